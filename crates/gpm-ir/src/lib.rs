@@ -1,0 +1,32 @@
+//! # gpm-ir
+//!
+//! Owns the meaning of a parsed program: name resolution, types and shapes, and lowering to the
+//! [`Model`] IR — data declarations, hyperparameters, Gaussian latent blocks, linear predictors
+//! (affine maps of the latents) and likelihood factors, each an unnormalised log-density per
+//! observation written as a [`Sx`] scalar expression in the predictors, the observed data and the
+//! hyperparameters. Library distributions (`bernoulli_logit`, `student_t`, ...) are lowered here to
+//! the same expression language as user-written density formulas, so that later stages never see
+//! a distribution *name*. It must not rewrite or simplify the math (that is `gpm-cas`) nor decide
+//! augmentations (that is `gpm-augment`); it reports every semantic mistake as a [`SemanticError`]
+//! with the source span.
+//!
+//! ```
+//! let src = "data { N : int; y : vector[N]; } latent { f : vector[N] ~ normal(0, 1); }
+//!            model { y ~ normal(f, 0.5); }";
+//! let program = gpm_syntax::parse(src).unwrap();
+//! let model = gpm_ir::lower(&program).unwrap();
+//! assert_eq!(model.factors.len(), 1);
+//! ```
+#![warn(missing_docs)]
+
+mod diag;
+mod library;
+mod lower;
+mod model;
+mod sx;
+
+pub use diag::{SemanticError, SemanticErrors};
+pub use library::{DISTRIBUTIONS, KERNELS, MATH_FUNCTIONS};
+pub use lower::lower;
+pub use model::*;
+pub use sx::{Sx, SxFunc, SymRole};

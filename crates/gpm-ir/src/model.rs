@@ -1,0 +1,426 @@
+//! The Model IR: what `gpm-augment`, `gpm-schedule` and the runtime consume.
+
+use crate::sx::Sx;
+use gpm_syntax::Span;
+use serde::Serialize;
+
+/// A size: a literal or the name of an `int` datum.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub enum Dim {
+    /// A literal size.
+    Const(usize),
+    /// The value of an `int` datum.
+    Var(String),
+}
+
+impl std::fmt::Display for Dim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Dim::Const(n) => write!(f, "{n}"),
+            Dim::Var(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// A shape: scalar, vector or matrix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Shape {
+    /// One value.
+    Scalar,
+    /// `vector[n]` (also `int[n]`, `real[n]`).
+    Vector(Dim),
+    /// `matrix[rows, cols]`.
+    Matrix(Dim, Dim),
+}
+
+impl std::fmt::Display for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Shape::Scalar => write!(f, "scalar"),
+            Shape::Vector(n) => write!(f, "vector[{n}]"),
+            Shape::Matrix(r, c) => write!(f, "matrix[{r}, {c}]"),
+        }
+    }
+}
+
+/// Element type of a datum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Elem {
+    /// Integers.
+    Int,
+    /// Reals.
+    Real,
+}
+
+/// A value constraint on data or hyperparameters.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum ValueSet {
+    /// No constraint.
+    Any,
+    /// One of these integers (labels).
+    Set(Vec<i64>),
+    /// Between the bounds, inclusive; a bound is a literal or an `int` datum.
+    Range {
+        /// Lower bound.
+        lo: Option<Bound>,
+        /// Upper bound.
+        hi: Option<Bound>,
+    },
+}
+
+/// A range bound.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Bound {
+    /// A literal.
+    Const(f64),
+    /// An `int` datum.
+    Var(String),
+}
+
+/// A declared datum.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DataVar {
+    /// Name.
+    pub name: String,
+    /// Element type.
+    pub elem: Elem,
+    /// Shape.
+    pub shape: Shape,
+    /// Value constraint, checked against the data when they are loaded.
+    pub constraint: ValueSet,
+    /// Declaration span.
+    pub span: Span,
+}
+
+/// How a hyperparameter gets its value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HyperKind {
+    /// Fixed to this value (one per element for a vector).
+    Fixed {
+        /// The value.
+        value: f64,
+    },
+    /// Learned by type-II maximum likelihood from this initial value.
+    Learn {
+        /// Initial value.
+        init: f64,
+    },
+    /// Given a prior.
+    Prior {
+        /// The prior.
+        prior: PriorDist,
+    },
+}
+
+/// A prior on a hyperparameter.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "family", rename_all = "snake_case")]
+pub enum PriorDist {
+    /// Gamma with shape and rate.
+    Gamma {
+        /// Shape α.
+        shape: f64,
+        /// Rate β.
+        rate: f64,
+    },
+    /// Inverse Gamma with shape and scale.
+    InvGamma {
+        /// Shape α.
+        shape: f64,
+        /// Scale β.
+        scale: f64,
+    },
+    /// Log-normal with location and scale of the log.
+    LogNormal {
+        /// Mean of the log.
+        mu: f64,
+        /// Standard deviation of the log.
+        sigma: f64,
+    },
+    /// Normal.
+    Normal {
+        /// Mean.
+        mu: f64,
+        /// Standard deviation.
+        sigma: f64,
+    },
+    /// Half-normal on `[0, ∞)`.
+    HalfNormal {
+        /// Scale.
+        sigma: f64,
+    },
+    /// Exponential with rate.
+    Exponential {
+        /// Rate.
+        rate: f64,
+    },
+}
+
+/// A hyperparameter.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hyper {
+    /// Name.
+    pub name: String,
+    /// Scalar or vector (ARD lengthscales).
+    pub shape: Shape,
+    /// Lower bound implied by the constraint (`in 0..` gives 0), if any.
+    pub lower: Option<f64>,
+    /// Fixed, learned or prior.
+    pub kind: HyperKind,
+    /// Declaration span.
+    pub span: Span,
+}
+
+/// A scalar parameter of a kernel or prior: a literal, a hyperparameter, or an expression of them.
+pub type Param = Sx;
+
+/// A covariance function.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Kernel {
+    /// `sqexp(ℓ)` / `rbf(ℓ)`: exp(−‖x−x'‖²/(2ℓ²)); `ℓ` a scalar or, for ARD, a vector hyper.
+    SqExp {
+        /// Lengthscale (scalar expression or vector hyper name).
+        lengthscale: Lengthscale,
+    },
+    /// `matern12(ℓ)`: exp(−r/ℓ).
+    Matern12 {
+        /// Lengthscale.
+        lengthscale: Lengthscale,
+    },
+    /// `matern32(ℓ)`: (1 + √3 r/ℓ) exp(−√3 r/ℓ).
+    Matern32 {
+        /// Lengthscale.
+        lengthscale: Lengthscale,
+    },
+    /// `matern52(ℓ)`: (1 + √5 r/ℓ + 5r²/(3ℓ²)) exp(−√5 r/ℓ).
+    Matern52 {
+        /// Lengthscale.
+        lengthscale: Lengthscale,
+    },
+    /// `linear()` or `linear(c)`: x·x' + c.
+    Linear {
+        /// Offset c (0 by default).
+        offset: Param,
+    },
+    /// `periodic(ℓ, p)`: exp(−2 sin²(π r / p)/ℓ²).
+    Periodic {
+        /// Lengthscale.
+        lengthscale: Param,
+        /// Period.
+        period: Param,
+    },
+    /// `constant()`: 1 everywhere (a random intercept).
+    Constant,
+    /// `white()`: 1 on the diagonal (i.i.d. noise on the latent).
+    White,
+    /// `k1 + k2`.
+    Sum {
+        /// First summand.
+        left: Box<Kernel>,
+        /// Second summand.
+        right: Box<Kernel>,
+    },
+    /// `k1 * k2`.
+    Product {
+        /// First factor.
+        left: Box<Kernel>,
+        /// Second factor.
+        right: Box<Kernel>,
+    },
+    /// `s * k` with `s` a scalar parameter (a variance).
+    Scale {
+        /// The variance `s`.
+        variance: Param,
+        /// The kernel it scales.
+        kernel: Box<Kernel>,
+    },
+}
+
+/// A lengthscale: one for all input dimensions, or one per dimension (ARD).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Lengthscale {
+    /// One lengthscale.
+    Scalar {
+        /// Its expression.
+        value: Param,
+    },
+    /// A `vector[D]` hyperparameter, one per input dimension.
+    Ard {
+        /// The hyperparameter's name.
+        hyper: String,
+    },
+}
+
+/// The Gaussian prior of a latent block.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "prior", rename_all = "snake_case")]
+pub enum LatentPrior {
+    /// A Gaussian process over the rows of a data matrix (or the entries of a data vector).
+    Gp {
+        /// Name of the input datum.
+        inputs: String,
+        /// Covariance function.
+        kernel: Kernel,
+        /// Constant prior mean.
+        mean: Param,
+        /// Sparse approximation with this many inducing points, if requested.
+        inducing: Option<usize>,
+    },
+    /// Independent normals: `normal(mean, scale)`; hierarchical when `scale` has a prior.
+    Normal {
+        /// Mean.
+        mean: Param,
+        /// Standard deviation.
+        scale: Param,
+    },
+}
+
+/// A Gaussian latent block: a scalar, a vector, or a matrix whose columns are independent
+/// latent functions (one per class, say).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Latent {
+    /// Name.
+    pub name: String,
+    /// Shape.
+    pub shape: Shape,
+    /// Prior.
+    pub prior: LatentPrior,
+    /// Declaration span.
+    pub span: Span,
+}
+
+/// How a latent block enters a predictor at observation `i`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "design", rename_all = "snake_case")]
+pub enum Design {
+    /// `latent[i]`.
+    Identity,
+    /// A scalar latent, the same at every observation.
+    Broadcast,
+    /// `Σ_j X[i, j] latent[j]` with `X` a data matrix.
+    Matrix {
+        /// The data matrix.
+        data: String,
+    },
+    /// `latent[index[i]]` with a 1-based integer datum (random effects by group).
+    Gather {
+        /// The index datum.
+        index: String,
+    },
+    /// Column `c` (0-based) of a matrix latent at row `i`: `latent[i, c]`.
+    Column {
+        /// Column.
+        column: usize,
+    },
+}
+
+/// One term `coef · design(latent)` of a predictor.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Term {
+    /// The latent block.
+    pub latent: String,
+    /// Constant multiplier.
+    pub coef: f64,
+    /// Optional per-observation multiplier (a covariate vector `x` in `x .* w`).
+    pub scale_by: Option<String>,
+    /// How the latent is read at observation `i`.
+    pub design: Design,
+}
+
+/// A linear predictor `η[i] = Σ_terms coef·design(latent)[i] + offset`, affine in the latents.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Predictor {
+    /// Name: the `let` name, the latent's name, or a generated `η1`, `η2` ...
+    pub name: String,
+    /// Number of observations it is defined at.
+    pub len: Dim,
+    /// Terms.
+    pub terms: Vec<Term>,
+    /// Constant offset.
+    pub offset: f64,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// What one likelihood factor says about one observation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "form", rename_all = "snake_case")]
+pub enum FactorForm {
+    /// `log p(y_i | η_i, θ)`, up to a constant: a scalar expression in predictor, data and hyper
+    /// symbols.
+    LogDensity {
+        /// The log-density.
+        log_density: Sx,
+    },
+    /// A normalised choice among `classes` classes: `p(y_i = k) = w(η_k) / Σ_c w(η_c)`
+    /// (the logistic-softmax when `w = logistic`). The expressions use the predictor symbol
+    /// `class_predictor` for `η` of one class.
+    Categorical {
+        /// Label datum (values in `1..classes`).
+        label: String,
+        /// Number of classes.
+        classes: Dim,
+        /// The latent matrix whose columns are the class predictors.
+        latent: String,
+        /// Symbol that stands for the class's predictor in `log_weight`.
+        class_predictor: String,
+        /// `log w(η)`.
+        log_weight: Sx,
+    },
+}
+
+/// One likelihood factor, vectorised over observations `1..n`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Factor {
+    /// Number of observations.
+    pub n: Dim,
+    /// The density.
+    pub form: FactorForm,
+    /// Predictors it depends on (names of [`Model::predictors`]).
+    pub predictors: Vec<String>,
+    /// Observation-indexed data it reads (`y` for `y[i]`): the responses and covariates.
+    pub data: Vec<String>,
+    /// Hyperparameters it reads.
+    pub hypers: Vec<String>,
+    /// The statement as written, for messages.
+    pub source: String,
+    /// The statement's span.
+    pub span: Span,
+}
+
+/// A whole lowered model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Model {
+    /// Data.
+    pub data: Vec<DataVar>,
+    /// Hyperparameters.
+    pub hypers: Vec<Hyper>,
+    /// Gaussian latent blocks.
+    pub latents: Vec<Latent>,
+    /// Linear predictors.
+    pub predictors: Vec<Predictor>,
+    /// Likelihood factors.
+    pub factors: Vec<Factor>,
+}
+
+impl Model {
+    /// The datum of this name.
+    pub fn datum(&self, name: &str) -> Option<&DataVar> {
+        self.data.iter().find(|d| d.name == name)
+    }
+    /// The hyperparameter of this name.
+    pub fn hyper(&self, name: &str) -> Option<&Hyper> {
+        self.hypers.iter().find(|d| d.name == name)
+    }
+    /// The latent block of this name.
+    pub fn latent(&self, name: &str) -> Option<&Latent> {
+        self.latents.iter().find(|d| d.name == name)
+    }
+    /// The predictor of this name.
+    pub fn predictor(&self, name: &str) -> Option<&Predictor> {
+        self.predictors.iter().find(|d| d.name == name)
+    }
+}

@@ -1,0 +1,12 @@
+//! # gpm-runtime
+//!
+//! Owns everything that runs numbers: exact samplers for the auxiliary-variable families
+//! (Pólya-Gamma, tilted completely-monotone mixtures by Laplace inversion, inverse Gaussian, GIG,
+//! Gamma, Poisson, negative binomial, negative multinomial), covariance kernels and the Gaussian
+//! linear algebra of latent blocks, the Gibbs and CAVI executors, MCMC diagnostics and prediction.
+//! It must not parse model text or print: it receives a compiled schedule and data as values and
+//! returns draws, variational posteriors and diagnostics as values.
+#![warn(missing_docs)]
+
+pub mod diagnostics;
+pub mod samplers;

@@ -1,0 +1,40 @@
+//! Parse diagnostics: where the text stopped making sense and what was expected there.
+
+use crate::ast::Span;
+use miette::Diagnostic;
+use thiserror::Error;
+
+/// A syntax error, with the span of the offending text.
+#[derive(Debug, Clone, Error, Diagnostic, PartialEq)]
+#[error("syntax error: {message}")]
+#[diagnostic(code(gpm::syntax))]
+pub struct ParseError {
+    /// What went wrong, in one sentence.
+    pub message: String,
+    /// Where.
+    #[label("{label}")]
+    pub span: Span,
+    /// The short label shown under the span.
+    pub label: String,
+    /// How to fix it.
+    #[help]
+    pub help: Option<String>,
+}
+
+impl ParseError {
+    /// A new error.
+    pub fn new(message: impl Into<String>, span: Span, label: impl Into<String>) -> Self {
+        ParseError {
+            message: message.into(),
+            span,
+            label: label.into(),
+            help: None,
+        }
+    }
+
+    /// Attach a help text.
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+}

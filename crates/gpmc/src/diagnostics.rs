@@ -1,0 +1,171 @@
+//! Diagnostics as values: one shape for syntax and semantic errors, rendered by miette for a
+//! terminal and as JSON (with line and column) for tools.
+
+use serde::Serialize;
+use std::fmt;
+
+/// A position in the source, for JSON consumers.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Location {
+    /// Byte offset of the start.
+    pub start: usize,
+    /// Byte offset one past the end.
+    pub end: usize,
+    /// 1-based line of the start.
+    pub line: usize,
+    /// 1-based column (in characters) of the start.
+    pub column: usize,
+}
+
+impl Location {
+    fn new(src: &str, start: usize, end: usize) -> Self {
+        let start = start.min(src.len());
+        let before = &src[..start];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        Location {
+            start,
+            end: end.min(src.len()).max(start),
+            line,
+            column,
+        }
+    }
+}
+
+/// One error in a model.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Diagnostic {
+    /// Stable code, e.g. `gpm::unknown_name`.
+    pub code: String,
+    /// One sentence.
+    pub message: String,
+    /// Where.
+    pub location: Location,
+    /// The label under the span.
+    pub label: String,
+    /// How to fix it.
+    pub help: Option<String>,
+    /// Other labelled places.
+    pub related: Vec<(Location, String)>,
+}
+
+impl Diagnostic {
+    /// From a syntax error.
+    pub fn from_parse(e: &gpm_syntax::ParseError, src: &str) -> Self {
+        Diagnostic {
+            code: "gpm::syntax".into(),
+            message: format!("syntax error: {}", e.message),
+            location: Location::new(src, e.span.start, e.span.end),
+            label: e.label.clone(),
+            help: e.help.clone(),
+            related: vec![],
+        }
+    }
+
+    /// From a semantic error.
+    pub fn from_semantic(e: &gpm_ir::SemanticError, src: &str) -> Self {
+        Diagnostic {
+            code: e.code.into(),
+            message: e.message.clone(),
+            location: Location::new(src, e.span.start, e.span.end),
+            label: e.label.clone(),
+            help: e.help.clone(),
+            related: e
+                .related
+                .iter()
+                .map(|(s, l)| (Location::new(src, s.start, s.end), l.clone()))
+                .collect(),
+        }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.message)
+    }
+}
+impl std::error::Error for Diagnostic {}
+
+impl miette::Diagnostic for Diagnostic {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(&self.code))
+    }
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        let span = |l: &Location| miette::SourceSpan::from((l.start, l.end - l.start));
+        let main = miette::LabeledSpan::new_primary_with_span(
+            Some(self.label.clone()),
+            span(&self.location),
+        );
+        let rest = self
+            .related
+            .iter()
+            .map(move |(l, t)| miette::LabeledSpan::new_with_span(Some(t.clone()), span(l)));
+        Some(Box::new(std::iter::once(main).chain(rest)))
+    }
+}
+
+/// A model that failed to compile: its diagnostics and the source they point into.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// File name.
+    pub name: String,
+    /// Source text.
+    pub source: String,
+    /// At least one diagnostic.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Failure {
+    /// A failure with these diagnostics.
+    pub fn new(name: &str, source: &str, diagnostics: Vec<Diagnostic>) -> Self {
+        Failure {
+            name: name.into(),
+            source: source.into(),
+            diagnostics,
+        }
+    }
+
+    /// The diagnostics as miette reports, each with the source attached for rendering.
+    pub fn reports(&self) -> Vec<miette::Report> {
+        self.diagnostics
+            .iter()
+            .map(|d| {
+                miette::Report::new(d.clone()).with_source_code(miette::NamedSource::new(
+                    self.name.clone(),
+                    self.source.clone(),
+                ))
+            })
+            .collect()
+    }
+
+    /// Render every diagnostic as text (without colour), as the CLI prints it.
+    pub fn render(&self) -> String {
+        let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+            .with_width(100);
+        let mut out = String::new();
+        for r in self.reports() {
+            let _ = handler.render_report(&mut out, r.as_ref());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} error{}",
+            self.name,
+            self.diagnostics.len(),
+            if self.diagnostics.len() == 1 { "" } else { "s" }
+        )
+    }
+}
+
+impl std::error::Error for Failure {}

@@ -1,0 +1,52 @@
+//! # gpmc
+//!
+//! The command-line interface and the embedding API of the gpmc compiler. It owns reading files,
+//! data and output formats, progress and printing — and holds no math: every number it shows is
+//! computed by the pipeline crates (`gpm-syntax` → `gpm-ir` → `gpm-cas`/`gpm-augment` →
+//! `gpm-schedule` → `gpm-runtime`).
+//!
+//! ```
+//! let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"),
+//!     "/../../models/gp_classification.gpm")).unwrap();
+//! let checked = gpmc::check("gp_classification.gpm", &src).unwrap();
+//! assert_eq!(checked.model.factors.len(), 1);
+//! ```
+#![warn(missing_docs)]
+
+pub mod diagnostics;
+pub mod report;
+
+pub use diagnostics::{Diagnostic, Failure};
+use gpm_ir::Model;
+
+/// A model that parsed, resolved and type-checked.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// File name, for messages.
+    pub name: String,
+    /// The source text.
+    pub source: String,
+    /// The lowered model.
+    pub model: Model,
+}
+
+/// Parse and check a model. On failure, returns every diagnostic with its source attached.
+pub fn check(name: &str, source: &str) -> Result<Checked, Failure> {
+    let program = gpm_syntax::parse(source)
+        .map_err(|e| Failure::new(name, source, vec![Diagnostic::from_parse(&e, source)]))?;
+    let model = gpm_ir::lower(&program).map_err(|errs| {
+        Failure::new(
+            name,
+            source,
+            errs.0
+                .iter()
+                .map(|e| Diagnostic::from_semantic(e, source))
+                .collect(),
+        )
+    })?;
+    Ok(Checked {
+        name: name.to_string(),
+        source: source.to_string(),
+        model,
+    })
+}

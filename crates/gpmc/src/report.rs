@@ -1,0 +1,277 @@
+//! What `gpmc check` prints: a summary a person reads, and the same as JSON (schema in
+//! `docs/cli.md`).
+
+use crate::Checked;
+use gpm_ir::*;
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+/// The version of the JSON schema; bumped when a field changes meaning.
+pub const SCHEMA_VERSION: u32 = 1;
+
+fn dims(shape: &Shape) -> Vec<String> {
+    match shape {
+        Shape::Scalar => vec![],
+        Shape::Vector(n) => vec![n.to_string()],
+        Shape::Matrix(r, c) => vec![r.to_string(), c.to_string()],
+    }
+}
+
+fn value_set(v: &ValueSet) -> Option<String> {
+    let b = |b: &Bound| match b {
+        Bound::Const(c) => format!("{c}"),
+        Bound::Var(v) => v.clone(),
+    };
+    match v {
+        ValueSet::Any => None,
+        ValueSet::Set(s) => Some(format!(
+            "{{{}}}",
+            s.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+        )),
+        ValueSet::Range { lo, hi } => Some(format!(
+            "{}..{}",
+            lo.as_ref().map(b).unwrap_or_default(),
+            hi.as_ref().map(b).unwrap_or_default()
+        )),
+    }
+}
+
+/// A kernel in surface syntax.
+pub fn kernel_text(k: &Kernel) -> String {
+    let ls = |l: &Lengthscale| match l {
+        Lengthscale::Scalar { value } => value.to_string(),
+        Lengthscale::Ard { hyper } => format!("{hyper} (ARD)"),
+    };
+    match k {
+        Kernel::SqExp { lengthscale } => format!("sqexp({})", ls(lengthscale)),
+        Kernel::Matern12 { lengthscale } => format!("matern12({})", ls(lengthscale)),
+        Kernel::Matern32 { lengthscale } => format!("matern32({})", ls(lengthscale)),
+        Kernel::Matern52 { lengthscale } => format!("matern52({})", ls(lengthscale)),
+        Kernel::Linear { offset } => format!("linear({offset})"),
+        Kernel::Periodic {
+            lengthscale,
+            period,
+        } => format!("periodic({lengthscale}, {period})"),
+        Kernel::Constant => "constant()".into(),
+        Kernel::White => "white()".into(),
+        Kernel::Sum { left, right } => format!("{} + {}", kernel_text(left), kernel_text(right)),
+        Kernel::Product { left, right } => {
+            format!("({}) * ({})", kernel_text(left), kernel_text(right))
+        }
+        Kernel::Scale { variance, kernel } => format!("{variance} * {}", kernel_text(kernel)),
+    }
+}
+
+fn prior_text(p: &PriorDist) -> String {
+    match p {
+        PriorDist::Gamma { shape, rate } => format!("gamma(shape {shape}, rate {rate})"),
+        PriorDist::InvGamma { shape, scale } => format!("inv_gamma(shape {shape}, scale {scale})"),
+        PriorDist::LogNormal { mu, sigma } => format!("lognormal({mu}, {sigma})"),
+        PriorDist::Normal { mu, sigma } => format!("normal({mu}, {sigma})"),
+        PriorDist::HalfNormal { sigma } => format!("half_normal({sigma})"),
+        PriorDist::Exponential { rate } => format!("exponential(rate {rate})"),
+    }
+}
+
+fn hyper_text(h: &Hyper) -> String {
+    match &h.kind {
+        HyperKind::Fixed { value } => format!("fixed at {value}"),
+        HyperKind::Learn { init } => format!("learned (type-II ML), initial value {init}"),
+        HyperKind::Prior { prior } => format!("prior {}", prior_text(prior)),
+    }
+}
+
+fn latent_text(z: &Latent) -> String {
+    match &z.prior {
+        LatentPrior::Gp {
+            inputs,
+            kernel,
+            mean,
+            inducing,
+        } => {
+            let mut s = format!("gp over rows of {inputs}, kernel {}", kernel_text(kernel));
+            if *mean != Sx::Num(0.0) {
+                let _ = write!(s, ", mean {mean}");
+            }
+            if let Some(m) = inducing {
+                let _ = write!(s, ", sparse with {m} inducing points");
+            }
+            if let Shape::Matrix(_, c) = &z.shape {
+                let _ = write!(s, " (independently for each of the {c} columns)");
+            }
+            s
+        }
+        LatentPrior::Normal { mean, scale } => {
+            format!("independent normal(mean {mean}, sd {scale})")
+        }
+    }
+}
+
+fn term_text(t: &Term) -> String {
+    let read = match &t.design {
+        Design::Identity => format!("{}[i]", t.latent),
+        Design::Broadcast => t.latent.clone(),
+        Design::Matrix { data } => format!("{data}[i] · {}", t.latent),
+        Design::Gather { index } => format!("{}[{index}[i]]", t.latent),
+        Design::Column { column } => format!("{}[i, {}]", t.latent, column + 1),
+    };
+    let read = match &t.scale_by {
+        Some(x) => format!("{x}[i] {read}"),
+        None => read,
+    };
+    if t.coef == 1.0 {
+        read
+    } else {
+        format!("{} {read}", t.coef)
+    }
+}
+
+fn predictor_text(p: &Predictor) -> String {
+    let mut s = p
+        .terms
+        .iter()
+        .map(term_text)
+        .collect::<Vec<_>>()
+        .join(" + ");
+    if p.offset != 0.0 {
+        let _ = write!(s, " + {}", p.offset);
+    }
+    s
+}
+
+fn factor_formula(f: &Factor) -> String {
+    match &f.form {
+        FactorForm::LogDensity { log_density } => format!("log p = {log_density}"),
+        FactorForm::Categorical {
+            label,
+            classes,
+            latent,
+            class_predictor,
+            log_weight,
+        } => format!(
+            "p({label} = k) = w({latent}[i, k]) / Σ_c w({latent}[i, c]), c = 1..{classes}, with log w({class_predictor}) = {log_weight}"
+        ),
+    }
+}
+
+/// The statement as the user wrote it (whitespace folded), or the IR's rendering of it.
+fn source_text(c: &Checked, f: &Factor) -> String {
+    c.source
+        .get(f.span.start..f.span.end)
+        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| f.source.clone())
+}
+
+fn line_of(src: &str, offset: usize) -> usize {
+    src[..offset.min(src.len())].matches('\n').count() + 1
+}
+
+/// The human-readable summary printed by `gpmc check`.
+pub fn text(c: &Checked) -> String {
+    let m = &c.model;
+    let mut out = String::new();
+    let _ = writeln!(out, "model {}: ok", c.name);
+    let _ = writeln!(out, "\ndata ({})", m.data.len());
+    for d in &m.data {
+        let elem = match d.elem {
+            Elem::Int => "int",
+            Elem::Real => "real",
+        };
+        let cons = value_set(&d.constraint)
+            .map(|s| format!(" in {s}"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  {:<14} {elem} {}{cons}", d.name, d.shape);
+    }
+    let _ = writeln!(out, "\nhyperparameters ({})", m.hypers.len());
+    for h in &m.hypers {
+        let lower = h.lower.map(|l| format!(" ≥ {l}")).unwrap_or_default();
+        let _ = writeln!(out, "  {:<14} {}{lower}, {}", h.name, h.shape, hyper_text(h));
+    }
+    let _ = writeln!(out, "\nlatent Gaussian blocks ({})", m.latents.len());
+    for z in &m.latents {
+        let _ = writeln!(out, "  {:<14} {} ~ {}", z.name, z.shape, latent_text(z));
+    }
+    let _ = writeln!(out, "\nlinear predictors ({})", m.predictors.len());
+    for p in &m.predictors {
+        let _ = writeln!(
+            out,
+            "  {:<14} {}[i] = {}   for i in 1..{}",
+            p.name,
+            p.name,
+            predictor_text(p),
+            p.len
+        );
+    }
+    let _ = writeln!(out, "\nlikelihood factors ({})", m.factors.len());
+    for (k, f) in m.factors.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  #{} (line {}) {}",
+            k + 1,
+            line_of(&c.source, f.span.start),
+            source_text(c, f)
+        );
+        let _ = writeln!(out, "      {}   for i in 1..{}", factor_formula(f), f.n);
+    }
+    out
+}
+
+/// The JSON document printed by `gpmc check --format json` (schema: `docs/cli.md`).
+pub fn json(c: &Checked) -> Value {
+    let m = &c.model;
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "gpmc_version": env!("CARGO_PKG_VERSION"),
+        "model": c.name,
+        "ok": true,
+        "data": m.data.iter().map(|d| json!({
+            "name": d.name,
+            "type": match d.elem { Elem::Int => "int", Elem::Real => "real" },
+            "dims": dims(&d.shape),
+            "constraint": value_set(&d.constraint),
+        })).collect::<Vec<_>>(),
+        "hypers": m.hypers.iter().map(|h| json!({
+            "name": h.name,
+            "dims": dims(&h.shape),
+            "lower": h.lower,
+            "spec": h.kind,
+            "description": hyper_text(h),
+        })).collect::<Vec<_>>(),
+        "latents": m.latents.iter().map(|z| json!({
+            "name": z.name,
+            "dims": dims(&z.shape),
+            "prior": z.prior,
+            "description": latent_text(z),
+        })).collect::<Vec<_>>(),
+        "predictors": m.predictors.iter().map(|p| json!({
+            "name": p.name,
+            "length": p.len.to_string(),
+            "terms": p.terms,
+            "offset": p.offset,
+            "formula": predictor_text(p),
+        })).collect::<Vec<_>>(),
+        "factors": m.factors.iter().map(|f| json!({
+            "source": source_text(c, f),
+            "line": line_of(&c.source, f.span.start),
+            "span": {"start": f.span.start, "end": f.span.end},
+            "observations": f.n.to_string(),
+            "predictors": f.predictors,
+            "data": f.data,
+            "hypers": f.hypers,
+            "form": match &f.form { FactorForm::LogDensity{..} => "log_density", FactorForm::Categorical{..} => "categorical" },
+            "formula": factor_formula(f),
+        })).collect::<Vec<_>>(),
+        "diagnostics": [],
+    })
+}
+
+/// The JSON document for a model that failed to compile.
+pub fn json_failure(f: &crate::Failure) -> Value {
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "gpmc_version": env!("CARGO_PKG_VERSION"),
+        "model": f.name,
+        "ok": false,
+        "diagnostics": f.diagnostics,
+    })
+}

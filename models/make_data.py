@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Regenerates the small example data sets beside the models (standard library only, fixed seed).
+
+Each model `name.gpm` gets `name.data.json` (training data, the layout CmdStan uses: one key per
+data variable) and `name.test.json` (held-out points for `--predict`). Run from anywhere:
+`python3 models/make_data.py`.
+"""
+import json
+import math
+import os
+import random
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def sigmoid(z):
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def latent_fn(x):
+    return 1.5 * math.sin(2.0 * x) + 0.5 * x
+
+
+def write(name, train, test):
+    for suffix, data in (("data", train), ("test", test)):
+        with open(os.path.join(HERE, f"{name}.{suffix}.json"), "w") as fh:
+            json.dump(data, fh, indent=None, separators=(",", ":"))
+            fh.write("\n")
+
+
+def r4(v):
+    return round(v, 4)
+
+
+def split(rows, n_train):
+    return rows[:n_train], rows[n_train:]
+
+
+def two_moons(rng, n):
+    """A 2-D classification problem with a curved boundary."""
+    xs, ys = [], []
+    for k in range(n):
+        label = 1 if k % 2 == 0 else -1
+        t = rng.uniform(0, math.pi)
+        if label == 1:
+            x = [math.cos(t), math.sin(t) - 0.3]
+        else:
+            x = [1.0 - math.cos(t), 0.3 - math.sin(t)]
+        x = [r4(v + rng.gauss(0, 0.25)) for v in x]
+        xs.append(x)
+        ys.append(label)
+    return xs, ys
+
+
+def regression_1d(rng, n, noise):
+    xs = sorted(rng.uniform(-3, 3) for _ in range(n))
+    rng.shuffle(xs)
+    ys = [latent_fn(x) + noise() for x in xs]
+    return [r4(x) for x in xs], [r4(y) for y in ys]
+
+
+def main():
+    rng = random.Random(20261122)
+    n_train, n_test = 60, 40
+
+    # Binary classification (labels ±1): GP classifier and Bayesian SVM.
+    xs, ys = two_moons(rng, n_train + n_test)
+    for name in ("gp_classification", "bayesian_svm"):
+        write(
+            name,
+            {"N": n_train, "D": 2, "X": xs[:n_train], "y": ys[:n_train]},
+            {"N": n_test, "D": 2, "X": xs[n_train:], "y": ys[n_train:]},
+        )
+
+    # Logistic regression (labels 0/1) with known weights.
+    w_true, b_true = [1.5, -2.0, 0.5], -0.5
+    X = [[r4(rng.gauss(0, 1)) for _ in w_true] for _ in range(150)]
+    y = [1 if rng.random() < sigmoid(sum(a * b for a, b in zip(x, w_true)) + b_true) else 0 for x in X]
+    write(
+        "logistic_regression",
+        {"N": 100, "D": 3, "X": X[:100], "y": y[:100]},
+        {"N": 50, "D": 3, "X": X[100:], "y": y[100:]},
+    )
+
+    # Linear regression with known weights and noise sd 0.5.
+    w_true, b_true = [0.8, -1.2], 2.0
+    X = [[r4(rng.gauss(0, 1)) for _ in w_true] for _ in range(80)]
+    y = [r4(sum(a * b for a, b in zip(x, w_true)) + b_true + rng.gauss(0, 0.5)) for x in X]
+    write(
+        "linear_regression",
+        {"N": 50, "D": 2, "X": X[:50], "y": y[:50]},
+        {"N": 30, "D": 2, "X": X[50:], "y": y[50:]},
+    )
+
+    # Robust regression with heavy-tailed noise (Student-t data with a few gross outliers).
+    def t_noise():
+        g = rng.gammavariate(2.0, 0.5)  # ν = 4: precision ~ Gamma(ν/2, rate ν/2)
+        return rng.gauss(0, 0.3 / math.sqrt(g))
+
+    for name, noise in (
+        ("student_t_regression", t_noise),
+        ("laplace_regression", lambda: (1 if rng.random() < 0.5 else -1) * rng.expovariate(1 / 0.3)),
+        ("matern32_regression", lambda: rng.gauss(0, 0.3)),
+    ):
+        x, y = regression_1d(rng, n_train + n_test, noise)
+        if name == "student_t_regression":
+            for k in (3, 17, 41):
+                y[k] = r4(y[k] + 4.0)
+        write(name, {"N": n_train, "x": x[:n_train], "y": y[:n_train]},
+              {"N": n_test, "x": x[n_train:], "y": y[n_train:]})
+
+    # Heteroscedastic regression: noise grows with |x|.
+    x = [r4(rng.uniform(-3, 3)) for _ in range(n_train + n_test)]
+    y = [r4(latent_fn(v) + rng.gauss(0, 0.1 + 0.25 * abs(v))) for v in x]
+    write("heteroscedastic_gp", {"N": n_train, "x": x[:n_train], "y": y[:n_train]},
+          {"N": n_test, "x": x[n_train:], "y": y[n_train:]})
+
+    # Counts: Poisson with rate λσ(f), λ = 10, and negative binomial with r = 3.
+    def poisson(lam):
+        # Knuth's method is fine for λ ≤ 30.
+        limit, k, p = math.exp(-lam), 0, 1.0
+        while True:
+            p *= rng.random()
+            if p <= limit:
+                return k
+            k += 1
+
+    x = [r4(rng.uniform(-3, 3)) for _ in range(n_train + n_test)]
+    y = [poisson(10 * sigmoid(latent_fn(v))) for v in x]
+    write("poisson_gp", {"N": n_train, "x": x[:n_train], "y": y[:n_train]},
+          {"N": n_test, "x": x[n_train:], "y": y[n_train:]})
+    x = [r4(rng.uniform(-3, 3)) for _ in range(n_train + n_test)]
+    y = []
+    for v in x:
+        p = sigmoid(latent_fn(v))  # success probability per trial; r = 3 failures
+        lam = rng.gammavariate(3.0, p / (1 - p))
+        y.append(poisson(lam))
+    write("negbin_gp", {"N": n_train, "x": x[:n_train], "y": y[:n_train]},
+          {"N": n_test, "x": x[n_train:], "y": y[n_train:]})
+
+    # Three classes in 2-D: Gaussian blobs.
+    centres = [(-1.5, 0.0), (1.5, 0.0), (0.0, 2.0)]
+    X, y = [], []
+    for k in range(n_train + n_test):
+        c = k % 3
+        X.append([r4(centres[c][0] + rng.gauss(0, 0.8)), r4(centres[c][1] + rng.gauss(0, 0.8))])
+        y.append(c + 1)
+    write("multiclass_gp", {"N": n_train, "D": 2, "C": 3, "X": X[:n_train], "y": y[:n_train]},
+          {"N": n_test, "D": 2, "C": 3, "X": X[n_train:], "y": y[n_train:]})
+
+
+if __name__ == "__main__":
+    main()
