@@ -191,10 +191,7 @@ pub fn log_density(name: &str, y: Sx, mut p: Vec<Sx>, labels: Option<&[i64]>) ->
                 ),
                 log(sigma),
             );
-            let kernel = Sx::mul(
-                nu1,
-                log(Sx::add(n(1.0), Sx::div(Sx::pow(z, n(2.0)), nu))),
-            );
+            let kernel = Sx::mul(nu1, log(Sx::add(n(1.0), Sx::div(Sx::pow(z, n(2.0)), nu))));
             Sx::sub(norm, kernel)
         }
         "laplace" => {
@@ -309,8 +306,14 @@ mod tests {
         // (density, largest value of the support to sum to)
         let cases = vec![
             (log_density("poisson", y.clone(), vec![n(3.2)], None), 400),
-            (log_density("neg_binomial_logit", y.clone(), vec![n(2.5), n(0.7)], None), 400),
-            (log_density("binomial_logit", y.clone(), vec![n(7.0), n(-0.4)], None), 7),
+            (
+                log_density("neg_binomial_logit", y.clone(), vec![n(2.5), n(0.7)], None),
+                400,
+            ),
+            (
+                log_density("binomial_logit", y.clone(), vec![n(7.0), n(-0.4)], None),
+                7,
+            ),
         ];
         for (c, top) in cases {
             let s: f64 = (0..=top).map(|k| eval_at(&c, k as f64).exp()).sum();

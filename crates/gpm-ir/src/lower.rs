@@ -100,9 +100,11 @@ impl Affine {
                 coef: t.coef * sign,
                 ..t
             };
-            if let Some(e) = self.terms.iter_mut().find(|e| {
-                e.latent == t.latent && e.design == t.design && e.scale_by == t.scale_by
-            }) {
+            if let Some(e) = self
+                .terms
+                .iter_mut()
+                .find(|e| e.latent == t.latent && e.design == t.design && e.scale_by == t.scale_by)
+            {
                 e.coef += t.coef;
             } else {
                 self.terms.push(t);
@@ -227,7 +229,8 @@ impl Lowerer {
             format!("unknown name `{name}`"),
             span,
             "not declared",
-        );
+        )
+        .help("see docs/language.md");
         e.help = Some(help.unwrap_or_else(|| {
             "declare it in the `data`, `hyper` or `latent` block, or with `let`".into()
         }));
@@ -321,12 +324,15 @@ impl Lowerer {
         match go(e) {
             Some(v) if v.is_finite() => Some(v),
             Some(_) => {
-                self.err(SemanticError::new(
-                    "gpm::not_constant",
-                    format!("{what} evaluates to a non-finite number"),
-                    e.span,
-                    "not finite",
-                ));
+                self.err(
+                    SemanticError::new(
+                        "gpm::not_constant",
+                        format!("{what} evaluates to a non-finite number"),
+                        e.span,
+                        "not finite",
+                    )
+                    .help("see docs/language.md"),
+                );
                 None
             }
             None => {
@@ -362,12 +368,15 @@ impl Lowerer {
                 let mut s = v.clone();
                 s.sort();
                 if s.windows(2).any(|w| w[0] == w[1]) {
-                    self.err(SemanticError::new(
-                        "gpm::bad_constraint",
-                        "a value is listed twice in the set",
-                        c.span,
-                        "repeated value",
-                    ));
+                    self.err(
+                        SemanticError::new(
+                            "gpm::bad_constraint",
+                            "a value is listed twice in the set",
+                            c.span,
+                            "repeated value",
+                        )
+                        .help("see docs/language.md"),
+                    );
                 }
                 ValueSet::Set(s)
             }
@@ -383,12 +392,15 @@ impl Lowerer {
                 let hi_b = bound(self, hi);
                 if let (Some(Bound::Const(a)), Some(Bound::Const(b))) = (&lo_b, &hi_b) {
                     if a > b {
-                        self.err(SemanticError::new(
-                            "gpm::bad_constraint",
-                            format!("the range {a}..{b} is empty"),
-                            c.span,
-                            "empty range",
-                        ));
+                        self.err(
+                            SemanticError::new(
+                                "gpm::bad_constraint",
+                                format!("the range {a}..{b} is empty"),
+                                c.span,
+                                "empty range",
+                            )
+                            .help("see docs/language.md"),
+                        );
                     }
                 }
                 ValueSet::Range { lo: lo_b, hi: hi_b }
@@ -437,22 +449,28 @@ impl Lowerer {
             }
         };
         let lower = match self.value_set(&h.constraint, Elem::Real) {
-            ValueSet::Range { lo: Some(Bound::Const(v)), .. } => Some(v),
+            ValueSet::Range {
+                lo: Some(Bound::Const(v)),
+                ..
+            } => Some(v),
             ValueSet::Any | ValueSet::Range { lo: None, .. } => None,
             _ => {
-                self.err(SemanticError::new(
-                    "gpm::bad_constraint",
-                    "a hyperparameter's constraint must be a numeric range like `in 0..`",
-                    h.constraint.as_ref().map_or(h.span, |c| c.span),
-                    "unsupported constraint",
-                ));
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_constraint",
+                        "a hyperparameter's constraint must be a numeric range like `in 0..`",
+                        h.constraint.as_ref().map_or(h.span, |c| c.span),
+                        "unsupported constraint",
+                    )
+                    .help("see docs/language.md"),
+                );
                 None
             }
         };
         let kind = match &h.spec {
-            ast::HyperSpec::Fixed(e) => self.constant(e, "a fixed hyperparameter").map(|value| {
-                HyperKind::Fixed { value }
-            }),
+            ast::HyperSpec::Fixed(e) => self
+                .constant(e, "a fixed hyperparameter")
+                .map(|value| HyperKind::Fixed { value }),
             ast::HyperSpec::Learn(e) => self
                 .constant(e, "the initial value of `learn`")
                 .map(|init| HyperKind::Learn { init }),
@@ -469,10 +487,14 @@ impl Lowerer {
                 self.err(
                     SemanticError::new(
                         "gpm::constraint_violated",
-                        format!("the value {v} of `{}` is below its lower bound {lo}", h.name.name),
+                        format!(
+                            "the value {v} of `{}` is below its lower bound {lo}",
+                            h.name.name
+                        ),
                         span,
                         "violates the constraint",
                     )
+                    .help("choose a value inside the declared range")
                     .also(h.constraint.as_ref().unwrap().span, "constraint"),
                 );
             }
@@ -505,7 +527,8 @@ impl Lowerer {
                             format!("`{}` has no argument `{}`", c.func.name, n.name),
                             n.span,
                             "unknown argument",
-                        );
+                        )
+                        .help("see docs/language.md");
                         e.help = Some(help.unwrap_or_else(|| {
                             format!("its arguments are: {}", params.join(", "))
                         }));
@@ -570,7 +593,8 @@ impl Lowerer {
                 format!("unknown prior `{}` for a hyperparameter", c.func.name),
                 c.func.span,
                 "unknown prior",
-            );
+            )
+            .help("see docs/language.md");
             e.help = Some(help.unwrap_or_else(|| {
                 "hyperparameter priors: gamma, inv_gamma, lognormal, normal, half_normal, exponential"
                     .into()
@@ -585,12 +609,15 @@ impl Lowerer {
             .collect::<Option<_>>()?;
         let positive = |l: &mut Self, k: usize| {
             if v[k] <= 0.0 {
-                l.err(SemanticError::new(
-                    "gpm::bad_parameter",
-                    format!("the `{}` of `{name}` must be positive", params[k]),
-                    args[k].span,
-                    "must be > 0",
-                ));
+                l.err(
+                    SemanticError::new(
+                        "gpm::bad_parameter",
+                        format!("the `{}` of `{name}` must be positive", params[k]),
+                        args[k].span,
+                        "must be > 0",
+                    )
+                    .help("scale, shape and rate parameters are positive"),
+                );
             }
         };
         match *name {
@@ -676,12 +703,15 @@ impl Lowerer {
                     let scale = self.param(&a[1], "the scale of a latent block");
                     if let Some(Sx::Num(s)) = &scale {
                         if *s <= 0.0 {
-                            self.err(SemanticError::new(
-                                "gpm::bad_parameter",
-                                "the scale of a normal prior must be positive",
-                                a[1].span,
-                                "must be > 0",
-                            ));
+                            self.err(
+                                SemanticError::new(
+                                    "gpm::bad_parameter",
+                                    "the scale of a normal prior must be positive",
+                                    a[1].span,
+                                    "must be > 0",
+                                )
+                                .help("see docs/language.md"),
+                            );
                             return None;
                         }
                     }
@@ -700,6 +730,7 @@ impl Lowerer {
                         z.prior.func.span,
                         "not a Gaussian prior",
                     )
+                    .help("see docs/language.md")
                     .help(help.unwrap_or_else(|| {
                         "latent blocks are Gaussian: `gp(X, kernel)` or `normal(mean, scale)`"
                             .into()
@@ -721,7 +752,12 @@ impl Lowerer {
         }
     }
 
-    fn gp_prior(&mut self, c: &ast::Call, shape: Option<&Shape>, name: &str) -> Option<LatentPrior> {
+    fn gp_prior(
+        &mut self,
+        c: &ast::Call,
+        shape: Option<&Shape>,
+        name: &str,
+    ) -> Option<LatentPrior> {
         let positional: Vec<&ast::Arg> = c.args.iter().filter(|a| a.name.is_none()).collect();
         if positional.len() != 2 {
             self.wrong_arity(c, 2, 2);
@@ -736,12 +772,15 @@ impl Lowerer {
                 "inducing" => {
                     let v = self.constant(&a.value, "the number of inducing points")?;
                     if v < 1.0 || v.fract() != 0.0 {
-                        self.err(SemanticError::new(
-                            "gpm::bad_parameter",
-                            "the number of inducing points is a positive integer",
-                            a.value.span,
-                            "not a positive integer",
-                        ));
+                        self.err(
+                            SemanticError::new(
+                                "gpm::bad_parameter",
+                                "the number of inducing points is a positive integer",
+                                a.value.span,
+                                "not a positive integer",
+                            )
+                            .help("see docs/language.md"),
+                        );
                         return None;
                     }
                     inducing = Some(v as usize);
@@ -775,12 +814,15 @@ impl Lowerer {
         };
         let Some(d) = self.model.datum(inputs).cloned() else {
             if self.names.contains_key(inputs) {
-                self.err(SemanticError::new(
-                    "gpm::bad_gp_inputs",
-                    format!("the inputs `{inputs}` of a GP must be data"),
-                    inputs_e.span,
-                    "not a datum",
-                ));
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_gp_inputs",
+                        format!("the inputs `{inputs}` of a GP must be data"),
+                        inputs_e.span,
+                        "not a datum",
+                    )
+                    .help("see docs/language.md"),
+                );
             } else {
                 self.unknown_name(inputs, inputs_e.span);
             }
@@ -790,24 +832,30 @@ impl Lowerer {
             Shape::Matrix(r, c) => (r.clone(), c.clone()),
             Shape::Vector(r) => (r.clone(), Dim::Const(1)),
             Shape::Scalar => {
-                self.err(SemanticError::new(
-                    "gpm::bad_gp_inputs",
-                    format!("the inputs `{inputs}` of a GP are a scalar"),
-                    inputs_e.span,
-                    "need one input per observation",
-                ));
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_gp_inputs",
+                        format!("the inputs `{inputs}` of a GP are a scalar"),
+                        inputs_e.span,
+                        "need one input per observation",
+                    )
+                    .help("see docs/language.md"),
+                );
                 return None;
             }
         };
         let len = match shape {
             Some(Shape::Vector(n)) | Some(Shape::Matrix(n, _)) => Some(n.clone()),
             Some(Shape::Scalar) => {
-                self.err(SemanticError::new(
-                    "gpm::shape_mismatch",
-                    format!("`{name}` is a scalar but has a GP prior"),
-                    c.span,
-                    "a GP needs a vector",
-                ));
+                self.err(
+                    SemanticError::new(
+                        "gpm::shape_mismatch",
+                        format!("`{name}` is a scalar but has a GP prior"),
+                        c.span,
+                        "a GP needs a vector",
+                    )
+                    .help("see docs/language.md"),
+                );
                 return None;
             }
             None => None,
@@ -817,7 +865,9 @@ impl Lowerer {
                 self.err(
                     SemanticError::new(
                         "gpm::shape_mismatch",
-                        format!("`{name}` has {len} entries but its inputs `{inputs}` have {rows} rows"),
+                        format!(
+                            "`{name}` has {len} entries but its inputs `{inputs}` have {rows} rows"
+                        ),
                         inputs_e.span,
                         format!("{rows} rows"),
                     )
@@ -873,13 +923,16 @@ impl Lowerer {
                             c.func.span,
                             "not a kernel",
                         )
+.help("see docs/language.md")
                         .help(help.unwrap_or_else(|| {
                             "kernels: sqexp (rbf), matern12, matern32, matern52, linear, periodic, constant, white".into()
                         })),
                     );
                     return None;
                 };
-                if c.args.len() < min || c.args.len() > max || c.args.iter().any(|a| a.name.is_some())
+                if c.args.len() < min
+                    || c.args.len() > max
+                    || c.args.iter().any(|a| a.name.is_some())
                 {
                     self.wrong_arity(c, min, max);
                     return None;
@@ -1013,7 +1066,9 @@ impl Lowerer {
                     self.err(
                         SemanticError::new(
                             "gpm::shape_mismatch",
-                            format!("the hyperparameter `{v}` is a vector; only kernels take it whole"),
+                            format!(
+                                "the hyperparameter `{v}` is a vector; only kernels take it whole"
+                            ),
                             span,
                             "vector hyperparameter",
                         )
@@ -1058,17 +1113,19 @@ impl Lowerer {
                         span,
                         name: Some(v.to_string()),
                     })),
-                    Shape::Vector(n) if ctx.var.is_none() && *n == ctx.n => Some(Node::Lat(Affine {
-                        terms: vec![Term {
-                            latent: v.to_string(),
-                            coef: 1.0,
-                            scale_by: None,
-                            design: Design::Identity,
-                        }],
-                        offset: 0.0,
-                        span,
-                        name: Some(v.to_string()),
-                    })),
+                    Shape::Vector(n) if ctx.var.is_none() && *n == ctx.n => {
+                        Some(Node::Lat(Affine {
+                            terms: vec![Term {
+                                latent: v.to_string(),
+                                coef: 1.0,
+                                scale_by: None,
+                                design: Design::Identity,
+                            }],
+                            offset: 0.0,
+                            span,
+                            name: Some(v.to_string()),
+                        }))
+                    }
                     Shape::Vector(_) => Some(Node::LatVec(v.to_string(), span)),
                     Shape::Matrix(..) => self.not_scalar(span),
                 }
@@ -1111,7 +1168,9 @@ impl Lowerer {
             self.err(
                 SemanticError::new(
                     "gpm::shape_mismatch",
-                    format!("`{v}` has {n} entries, but this statement runs over {want} observations"),
+                    format!(
+                        "`{v}` has {n} entries, but this statement runs over {want} observations"
+                    ),
                     span,
                     format!("length {n}"),
                 )
@@ -1135,12 +1194,15 @@ impl Lowerer {
         param_only: bool,
     ) -> Option<Node> {
         let ExprKind::Var(v) = &base.kind else {
-            self.err(SemanticError::new(
-                "gpm::bad_index",
-                "only named vectors and matrices can be indexed",
-                span,
-                "cannot index this",
-            ));
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_index",
+                    "only named vectors and matrices can be indexed",
+                    span,
+                    "cannot index this",
+                )
+                .help("see docs/language.md"),
+            );
             return None;
         };
         let Some((binding, _)) = self.names.get(v).cloned() else {
@@ -1148,12 +1210,15 @@ impl Lowerer {
             return None;
         };
         if param_only {
-            self.err(SemanticError::new(
-                "gpm::bad_parameter",
-                "indexing is not allowed in a parameter expression",
-                span,
-                "not a parameter",
-            ));
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_parameter",
+                    "indexing is not allowed in a parameter expression",
+                    span,
+                    "not a parameter",
+                )
+                .help("see docs/language.md"),
+            );
             return None;
         }
         let Some(i) = ctx.var.clone() else {
@@ -1191,16 +1256,19 @@ impl Lowerer {
             Shape::Matrix(..) => 2,
         };
         if ix.len() > rank {
-            self.err(SemanticError::new(
-                "gpm::bad_index",
-                format!(
-                    "`{v}` has {rank} dimension{} but is indexed with {}",
-                    if rank == 1 { "" } else { "s" },
-                    ix.len()
-                ),
-                span,
-                "too many indices",
-            ));
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_index",
+                    format!(
+                        "`{v}` has {rank} dimension{} but is indexed with {}",
+                        if rank == 1 { "" } else { "s" },
+                        ix.len()
+                    ),
+                    span,
+                    "too many indices",
+                )
+                .help("see docs/language.md"),
+            );
             return None;
         }
         match (&binding, &shape, ix) {
@@ -1218,7 +1286,10 @@ impl Lowerer {
             (Binding::Data, Shape::Matrix(n, _), [a, b]) if self.is_loop_var(a, ctx) => {
                 self.check_len(n, &ctx.n, v, span)?;
                 let c = self.constant(b, "a column index")?;
-                Some(Node::Value(Sx::sym(SymRole::Data, &format!("{v}[,{}]", c as i64))))
+                Some(Node::Value(Sx::sym(
+                    SymRole::Data,
+                    &format!("{v}[,{}]", c as i64),
+                )))
             }
             // f[i]
             (Binding::Latent, Shape::Vector(n), [a]) if self.is_loop_var(a, ctx) => {
@@ -1273,12 +1344,15 @@ impl Lowerer {
                     Dim::Var(_) => k >= 1.0,
                 };
                 if k.fract() != 0.0 || !in_range {
-                    self.err(SemanticError::new(
-                        "gpm::bad_index",
-                        format!("column {k} of `{v}` does not exist (columns are 1..{cols})"),
-                        b.span,
-                        "out of range",
-                    ));
+                    self.err(
+                        SemanticError::new(
+                            "gpm::bad_index",
+                            format!("column {k} of `{v}` does not exist (columns are 1..{cols})"),
+                            b.span,
+                            "out of range",
+                        )
+                        .help("see docs/language.md"),
+                    );
                     return None;
                 }
                 Some(Node::Lat(Affine {
@@ -1321,6 +1395,7 @@ impl Lowerer {
                 span,
                 "unsupported index",
             )
+.help("see docs/language.md")
             .help(format!(
                 "latents are read as `{v}[{i}]`, `{v}[group[{i}]]` (random effects) or `{v}[{i}, k]`"
             )),
@@ -1330,7 +1405,10 @@ impl Lowerer {
 
     fn call_node(&mut self, c: &ast::Call, ctx: &ObsCtx, param_only: bool) -> Option<Node> {
         let name = c.func.name.as_str();
-        let Some((_, arity)) = library::MATH_FUNCTIONS.iter().find(|(f, _)| *f == name).copied()
+        let Some((_, arity)) = library::MATH_FUNCTIONS
+            .iter()
+            .find(|(f, _)| *f == name)
+            .copied()
         else {
             let what = if library::distribution(name).is_some() {
                 "a distribution, not a function: use it in `y ~ ...`"
@@ -1368,6 +1446,7 @@ impl Lowerer {
                     c.span,
                     "unsupported here",
                 )
+.help("see docs/language.md")
                 .help("write `target += log(w(F[i, y[i]])) - log(sum(w(F[i])));` or use `categorical_logistic_softmax(F)`"),
             );
             return None;
@@ -1421,6 +1500,7 @@ impl Lowerer {
                     span,
                     "matrix-vector product of mismatched sizes",
                 )
+                .help("the data matrix needs one column per entry of the latent vector")
                 .also(wspan, format!("length {len}")),
             );
             return None;
@@ -1453,7 +1533,9 @@ impl Lowerer {
             }
             (BinOp::Add | BinOp::Sub, Lat(_), Lat(_)) => {
                 let sign = if op == BinOp::Sub { -1.0 } else { 1.0 };
-                let (Lat(x), Lat(y)) = (a, b) else { unreachable!() };
+                let (Lat(x), Lat(y)) = (a, b) else {
+                    unreachable!()
+                };
                 return Some(Lat(x.add(y, sign)));
             }
             (BinOp::Add | BinOp::Sub, Lat(_), Value(Sx::Num(c))) => {
@@ -1590,7 +1672,8 @@ impl Lowerer {
                     );
                     return;
                 }
-                let lo_ok = matches!(lo.kind, ExprKind::Num { value, is_int: true } if value == 1.0);
+                let lo_ok =
+                    matches!(lo.kind, ExprKind::Num { value, is_int: true } if value == 1.0);
                 if !lo_ok {
                     self.err(
                         SemanticError::new(
@@ -1626,7 +1709,9 @@ impl Lowerer {
             n: n.clone(),
             var: None,
         };
-        let Some(node) = self.node(value, &ctx, false) else { return };
+        let Some(node) = self.node(value, &ctx, false) else {
+            return;
+        };
         let binding = match node {
             Node::Lat(mut a) => {
                 a.name = Some(name.name.clone());
@@ -1737,8 +1822,12 @@ impl Lowerer {
         let Some(d) = self.model.datum(&name).cloned() else {
             if self.names.contains_key(&name) {
                 let what = match self.names.get(&name).map(|b| &b.0) {
-                    Some(Binding::Latent) => "a latent variable: latents get their prior in the `latent` block",
-                    Some(Binding::Hyper) => "a hyperparameter: give it a prior in the `hyper` block",
+                    Some(Binding::Latent) => {
+                        "a latent variable: latents get their prior in the `latent` block"
+                    }
+                    Some(Binding::Hyper) => {
+                        "a hyperparameter: give it a prior in the `hyper` block"
+                    }
                     _ => "not observed data",
                 };
                 self.err(
@@ -1764,7 +1853,8 @@ impl Lowerer {
                         format!("`{name}` has {n} entries but the loop runs to {ln}"),
                         span,
                         format!("length {n}"),
-                    ));
+                    )
+.help("loop over the observations of the response: `for i in 1..N` with `y : vector[N]`"));
                     return None;
                 }
                 n.clone()
@@ -1785,13 +1875,23 @@ impl Lowerer {
         Some((d, n))
     }
 
-    fn check_response_kind(&mut self, d: &DataVar, kind: ResponseKind, dist: &ast::Call) -> Option<()> {
+    fn check_response_kind(
+        &mut self,
+        d: &DataVar,
+        kind: ResponseKind,
+        dist: &ast::Call,
+    ) -> Option<()> {
         let name = &d.name;
         let bad = |l: &mut Self, msg: String, help: &str| {
             l.err(
-                SemanticError::new("gpm::bad_response", msg, dist.func.span, "this distribution")
-                    .also(d.span, "declared here")
-                    .help(help.to_string()),
+                SemanticError::new(
+                    "gpm::bad_response",
+                    msg,
+                    dist.func.span,
+                    "this distribution",
+                )
+                .also(d.span, "declared here")
+                .help(help.to_string()),
             );
             None
         };
@@ -1799,7 +1899,14 @@ impl Lowerer {
             ResponseKind::Real => Some(()),
             ResponseKind::Binary => {
                 if d.elem != Elem::Int {
-                    return bad(self, format!("`{}` needs integer labels but `{name}` is real", dist.func.name), "declare `y : int[N] in {0, 1};` or `in {-1, 1}`");
+                    return bad(
+                        self,
+                        format!(
+                            "`{}` needs integer labels but `{name}` is real",
+                            dist.func.name
+                        ),
+                        "declare `y : int[N] in {0, 1};` or `in {-1, 1}`",
+                    );
                 }
                 match &d.constraint {
                     ValueSet::Set(s) if s == &[0, 1] || s == &[-1, 1] => Some(()),
@@ -1817,13 +1924,24 @@ impl Lowerer {
             }
             ResponseKind::Count => {
                 if d.elem != Elem::Int {
-                    return bad(self, format!("`{}` needs counts but `{name}` is real", dist.func.name), "declare `y : int[N] in 0..;`");
+                    return bad(
+                        self,
+                        format!("`{}` needs counts but `{name}` is real", dist.func.name),
+                        "declare `y : int[N] in 0..;`",
+                    );
                 }
                 Some(())
             }
             ResponseKind::Category => {
                 if d.elem != Elem::Int {
-                    return bad(self, format!("`{}` needs class labels but `{name}` is real", dist.func.name), "declare `y : int[N] in 1..C;`");
+                    return bad(
+                        self,
+                        format!(
+                            "`{}` needs class labels but `{name}` is real",
+                            dist.func.name
+                        ),
+                        "declare `y : int[N] in 1..C;`",
+                    );
                 }
                 Some(())
             }
@@ -1836,7 +1954,11 @@ impl Lowerer {
             let help = did_you_mean(&dist.func.name, names).unwrap_or_else(|| {
                 format!(
                     "likelihoods: {}; or write any density with `target += ...`",
-                    library::DISTRIBUTIONS.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
+                    library::DISTRIBUTIONS
+                        .iter()
+                        .map(|d| d.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             });
             self.err(
@@ -1850,11 +1972,15 @@ impl Lowerer {
             );
             return;
         };
-        let Some((d, n)) = self.response(lhs, lp) else { return };
+        let Some((d, n)) = self.response(lhs, lp) else {
+            return;
+        };
         if self.check_response_kind(&d, info.response, dist).is_none() {
             return;
         }
-        let Some(args) = self.check_args(dist, info.params) else { return };
+        let Some(args) = self.check_args(dist, info.params) else {
+            return;
+        };
         let ctx = ObsCtx {
             n: n.clone(),
             var: lp.map(|(i, _)| i.to_string()),
@@ -1865,17 +1991,30 @@ impl Lowerer {
         }
         let mut params = Vec::new();
         for a in &args {
-            let Some(node) = self.node(a, &ctx, false) else { return };
-            let Some(sx) = self.lift_node(node, &ctx) else { return };
-            if sx.symbols().iter().any(|(r, s)| *r == SymRole::Data && s == &d.name) {
+            let Some(node) = self.node(a, &ctx, false) else {
+                return;
+            };
+            let Some(sx) = self.lift_node(node, &ctx) else {
+                return;
+            };
+            if sx
+                .symbols()
+                .iter()
+                .any(|(r, s)| *r == SymRole::Data && s == &d.name)
+            {
                 self.err(
                     SemanticError::new(
                         "gpm::response_in_parameter",
-                        format!("the response `{}` appears in its own distribution's parameters", d.name),
+                        format!(
+                            "the response `{}` appears in its own distribution's parameters",
+                            d.name
+                        ),
                         a.span,
                         "uses the response",
                     )
-                    .help("write the density as a formula with `target += ...` if this is intended"),
+                    .help(
+                        "write the density as a formula with `target += ...` if this is intended",
+                    ),
                 );
                 return;
             }
@@ -1896,7 +2035,9 @@ impl Lowerer {
         let name = match (&arg.kind, &ctx.var) {
             (ExprKind::Var(v), None) => Some(v.clone()),
             (ExprKind::Index(b, ix), Some(i)) => match (&b.kind, ix.as_slice()) {
-                (ExprKind::Var(v), [a]) if matches!(&a.kind, ExprKind::Var(j) if j == i) => Some(v.clone()),
+                (ExprKind::Var(v), [a]) if matches!(&a.kind, ExprKind::Var(j) if j == i) => {
+                    Some(v.clone())
+                }
                 _ => None,
             },
             _ => None,
@@ -1913,9 +2054,19 @@ impl Lowerer {
             );
             return;
         };
-        self.push_categorical(d, &z, arg.span, span, |cp| {
-            Sx::call(crate::sx::SxFunc::Log, Sx::call(crate::sx::SxFunc::Logistic, cp))
-        }, ctx);
+        self.push_categorical(
+            d,
+            &z,
+            arg.span,
+            span,
+            |cp| {
+                Sx::call(
+                    crate::sx::SxFunc::Log,
+                    Sx::call(crate::sx::SxFunc::Logistic, cp),
+                )
+            },
+            ctx,
+        );
     }
 
     fn push_categorical(
@@ -1935,17 +2086,24 @@ impl Lowerer {
                     arg_span,
                     format!("a {}", z.shape),
                 )
+                .help("see docs/language.md")
                 .also(z.span, "declared here"),
             );
             return;
         };
         if *rows != ctx.n {
-            self.err(SemanticError::new(
-                "gpm::shape_mismatch",
-                format!("`{}` has {rows} rows but there are {} observations", z.name, ctx.n),
-                arg_span,
-                format!("{rows} rows"),
-            ));
+            self.err(
+                SemanticError::new(
+                    "gpm::shape_mismatch",
+                    format!(
+                        "`{}` has {rows} rows but there are {} observations",
+                        z.name, ctx.n
+                    ),
+                    arg_span,
+                    format!("{rows} rows"),
+                )
+                .help("see docs/language.md"),
+            );
             return;
         }
         let labels_ok = match &d.constraint {
@@ -1970,6 +2128,7 @@ impl Lowerer {
                     d.span,
                     "label range",
                 )
+.help(format!("declare `{} : int[N] in 1..{classes};`: labels count classes from 1", d.name))
                 .also(arg_span, format!("{classes} classes")),
             );
             return;
@@ -2014,7 +2173,13 @@ impl Lowerer {
     }
 
     /// `target += expr;` (log-density) or `factor(expr);` (density).
-    fn formula_factor(&mut self, e: &ast::Expr, span: Span, lp: Option<(&str, &Dim)>, is_density: bool) {
+    fn formula_factor(
+        &mut self,
+        e: &ast::Expr,
+        span: Span,
+        lp: Option<(&str, &Dim)>,
+        is_density: bool,
+    ) {
         let Some((i, n)) = lp else {
             self.err(
                 SemanticError::new(
@@ -2034,23 +2199,41 @@ impl Lowerer {
         if self.try_categorical_formula(e, &ctx, span, is_density) {
             return;
         }
-        let Some(node) = self.node(e, &ctx, false) else { return };
-        let Some(sx) = self.lift_node(node, &ctx) else { return };
+        let Some(node) = self.node(e, &ctx, false) else {
+            return;
+        };
+        let Some(sx) = self.lift_node(node, &ctx) else {
+            return;
+        };
         let log_density = if is_density {
             Sx::call(crate::sx::SxFunc::Log, sx)
         } else {
             sx
         };
         let kw = if is_density { "factor" } else { "target +=" };
-        self.push_factor(FactorForm::LogDensity { log_density }, n.clone(), span, format!("{kw} {e}"));
+        self.push_factor(
+            FactorForm::LogDensity { log_density },
+            n.clone(),
+            span,
+            format!("{kw} {e}"),
+        );
     }
 
     /// `target += log(w(F[i, y[i]])) - log(sum(w(F[i])))` or `factor(w(F[i, y[i]]) / sum(w(F[i])))`.
-    fn try_categorical_formula(&mut self, e: &ast::Expr, ctx: &ObsCtx, span: Span, is_density: bool) -> bool {
+    fn try_categorical_formula(
+        &mut self,
+        e: &ast::Expr,
+        ctx: &ObsCtx,
+        span: Span,
+        is_density: bool,
+    ) -> bool {
         let (num, den) = match (&e.kind, is_density) {
             (ExprKind::Binary(BinOp::Sub, a, b), false) => match (&a.kind, &b.kind) {
                 (ExprKind::Call(la), ExprKind::Call(lb))
-                    if la.func.name == "log" && lb.func.name == "log" && la.args.len() == 1 && lb.args.len() == 1 =>
+                    if la.func.name == "log"
+                        && lb.func.name == "log"
+                        && la.args.len() == 1
+                        && lb.args.len() == 1 =>
                 {
                     (&la.args[0].value, &lb.args[0].value)
                 }
@@ -2059,7 +2242,9 @@ impl Lowerer {
             (ExprKind::Binary(BinOp::Div, a, b), true) => (&**a, &**b),
             _ => return false,
         };
-        let ExprKind::Call(sum) = &den.kind else { return false };
+        let ExprKind::Call(sum) = &den.kind else {
+            return false;
+        };
         if sum.func.name != "sum" || sum.args.len() != 1 {
             return false;
         }
@@ -2075,8 +2260,12 @@ impl Lowerer {
                 }
             }
         });
-        let Some((fname, fspan)) = row_of else { return false };
-        let Some(z) = self.model.latent(&fname).cloned() else { return false };
+        let Some((fname, fspan)) = row_of else {
+            return false;
+        };
+        let Some(z) = self.model.latent(&fname).cloned() else {
+            return false;
+        };
         let mut label = None;
         num.walk(&mut |x| {
             if let ExprKind::Index(b, ix) = &x.kind {
@@ -2094,13 +2283,15 @@ impl Lowerer {
             }
         });
         let Some(label) = label else { return false };
-        let Some(d) = self.model.datum(&label).cloned() else { return false };
+        let Some(d) = self.model.datum(&label).cloned() else {
+            return false;
+        };
         // Lower w(·) from the denominator with the class row replaced by a class symbol, and check
         // that the numerator is the same w at the observed class.
         let class_sym = "η_c";
         let w_den = replace_index(&sum.args[0].value, &fname, &i, None, class_sym);
         let w_num = replace_index(num, &fname, &i, Some(&label), class_sym);
-        if w_den != w_num {
+        if w_den.to_string() != w_num.to_string() {
             self.err(
                 SemanticError::new(
                     "gpm::bad_categorical",
@@ -2108,6 +2299,7 @@ impl Lowerer {
                     span,
                     "not a normalised class probability",
                 )
+                .help("see docs/language.md")
                 .help("write p(y = k) = w(F[i, k]) / sum(w(F[i])) with the same w above and below"),
             );
             return true;
@@ -2122,20 +2314,34 @@ impl Lowerer {
         let saved = std::mem::replace(&mut self.names, names);
         self.names.insert(
             class_sym.to_string(),
-            (Binding::LetValue(Sx::sym(SymRole::Predictor, class_sym), false), fspan),
+            (
+                Binding::LetValue(Sx::sym(SymRole::Predictor, class_sym), false),
+                fspan,
+            ),
         );
-        let w = self.node(&w_den, &sub_ctx, false).and_then(|n| self.lift_node(n, &sub_ctx));
+        let w = self
+            .node(&w_den, &sub_ctx, false)
+            .and_then(|n| self.lift_node(n, &sub_ctx));
         self.names = saved;
         let Some(w) = w else { return true };
-        self.push_categorical(&d, &z, fspan, span, move |cp| {
-            let _ = cp;
-            Sx::call(crate::sx::SxFunc::Log, w.clone())
-        }, ctx);
+        self.push_categorical(
+            &d,
+            &z,
+            fspan,
+            span,
+            move |cp| {
+                let _ = cp;
+                Sx::call(crate::sx::SxFunc::Log, w.clone())
+            },
+            ctx,
+        );
         true
     }
 
     fn push_factor(&mut self, form: FactorForm, n: Dim, span: Span, source: String) {
-        let FactorForm::LogDensity { log_density } = &form else { unreachable!() };
+        let FactorForm::LogDensity { log_density } = &form else {
+            unreachable!()
+        };
         let syms = log_density.symbols();
         let predictors: Vec<String> = syms
             .iter()
@@ -2156,7 +2362,13 @@ impl Lowerer {
         }
         let data = syms
             .iter()
-            .filter(|(r, s)| *r == SymRole::Data && self.model.datum(s).is_some_and(|d| d.shape != Shape::Scalar))
+            .filter(|(r, s)| {
+                *r == SymRole::Data
+                    && self
+                        .model
+                        .datum(s)
+                        .is_some_and(|d| d.shape != Shape::Scalar)
+            })
             .map(|(_, s)| s.clone())
             .collect();
         let hypers = syms
@@ -2199,7 +2411,12 @@ impl Lowerer {
             .model
             .predictors
             .iter()
-            .filter(|p| self.model.factors.iter().any(|f| f.predictors.contains(&p.name)))
+            .filter(|p| {
+                self.model
+                    .factors
+                    .iter()
+                    .any(|f| f.predictors.contains(&p.name))
+            })
             .flat_map(|p| p.terms.iter().map(|t| t.latent.as_str()))
             .collect();
         for f in &self.model.factors {

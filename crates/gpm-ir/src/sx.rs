@@ -194,7 +194,10 @@ fn lgamma(x: f64) -> f64 {
     ];
     if x < 0.5 {
         // Reflection: Γ(x)Γ(1−x) = π / sin(πx).
-        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin()).abs().ln() - lgamma(1.0 - x);
+        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin())
+            .abs()
+            .ln()
+            - lgamma(1.0 - x);
     }
     let x = x - 1.0;
     let mut a = C[0];

@@ -349,7 +349,7 @@ impl std::fmt::Display for Expr {
                 }
             }
             ExprKind::Var(v) => write!(f, "{v}"),
-            ExprKind::Neg(e) => write!(f, "-({e})"),
+            ExprKind::Neg(e) => write!(f, "(-({e}))"),
             ExprKind::Binary(op, a, b) => write!(f, "({a} {} {b})", op.symbol()),
             ExprKind::Call(c) => write!(f, "{c}"),
             ExprKind::Index(e, ix) => {

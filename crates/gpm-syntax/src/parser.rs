@@ -27,7 +27,9 @@ fn pratt() -> &'static PrattParser<Rule> {
 /// Parse a whole `.gpm` program.
 pub fn parse(src: &str) -> Result<Program, ParseError> {
     let mut pairs = GpmParser::parse(Rule::program, src).map_err(|e| convert_error(e, src))?;
-    let program = pairs.next().expect("the program rule always yields one pair");
+    let program = pairs
+        .next()
+        .expect("the program rule always yields one pair");
     let mut out = Program::default();
     for block in program.into_inner() {
         let span = span_of(&block);
@@ -110,12 +112,16 @@ fn hyper_decl(p: Pair<Rule>) -> Result<HyperDecl, ParseError> {
     for q in it {
         match q.as_rule() {
             Rule::set_constraint | Rule::range_constraint => constraint = Some(constraint_of(q)?),
-            Rule::fixed_spec => spec = Some(HyperSpec::Fixed(expr(q.into_inner().next().unwrap())?)),
+            Rule::fixed_spec => {
+                spec = Some(HyperSpec::Fixed(expr(q.into_inner().next().unwrap())?))
+            }
             Rule::learn_spec => {
                 let e = q.into_inner().find(|x| x.as_rule() == Rule::expr).unwrap();
                 spec = Some(HyperSpec::Learn(expr(e)?))
             }
-            Rule::prior_spec => spec = Some(HyperSpec::Prior(call(q.into_inner().next().unwrap())?)),
+            Rule::prior_spec => {
+                spec = Some(HyperSpec::Prior(call(q.into_inner().next().unwrap())?))
+            }
             r => unreachable!("grammar: unexpected {r:?} in hyper declaration"),
         }
     }
@@ -423,7 +429,9 @@ fn rule_name(r: &Rule) -> Option<&'static str> {
         Rule::hyper_block => "`hyper {`",
         Rule::latent_block => "`latent {`",
         Rule::model_block => "`model {`",
-        Rule::data_decl | Rule::hyper_decl | Rule::latent_decl => "a declaration `name : type ...;`",
+        Rule::data_decl | Rule::hyper_decl | Rule::latent_decl => {
+            "a declaration `name : type ...;`"
+        }
         Rule::ty_int | Rule::kw_int => "`int`",
         Rule::ty_real | Rule::kw_real => "`real`",
         Rule::ty_vector | Rule::kw_vector => "`vector[n]`",
@@ -481,7 +489,7 @@ fn convert_error(e: pest::error::Error<Rule>, src: &str) -> ParseError {
     } else {
         format!("expected {}, found {found}", join_or(&expected))
     };
-    let help = hint(src, start);
+    let help = hint(src, start).or_else(|| Some("see docs/language.md for the grammar".into()));
     let err = ParseError::new(message, Span::new(start, end), "here");
     match help {
         Some(h) => err.with_help(h),
@@ -505,6 +513,9 @@ fn join_or(items: &[&str]) -> String {
 fn hint(src: &str, pos: usize) -> Option<String> {
     let before = src[..pos].trim_end();
     let after = src[pos..].trim_start();
+    if after.starts_with("/*") && !after.contains("*/") {
+        return Some("this `/*` comment is never closed with `*/`".into());
+    }
     if after.starts_with('}') || (after.is_empty() && !before.ends_with('}')) {
         return Some("is a `;` or a closing `}` missing?".into());
     }
@@ -513,8 +524,8 @@ fn hint(src: &str, pos: usize) -> Option<String> {
         .take_while(|c| c.is_alphanumeric() || *c == '_')
         .collect();
     if [
-        "data", "hyper", "latent", "model", "let", "for", "in", "target", "factor", "learn",
-        "int", "real", "vector", "matrix",
+        "data", "hyper", "latent", "model", "let", "for", "in", "target", "factor", "learn", "int",
+        "real", "vector", "matrix",
     ]
     .contains(&word.as_str())
         && !before.ends_with(';')
@@ -527,7 +538,9 @@ fn hint(src: &str, pos: usize) -> Option<String> {
         return Some("declarations are written `name : type;` (the name comes first)".into());
     }
     if after.starts_with('<') {
-        return Some("constraints are written `in lo..hi` or `in {a, b}`, not `<lower=...>`".into());
+        return Some(
+            "constraints are written `in lo..hi` or `in {a, b}`, not `<lower=...>`".into(),
+        );
     }
     None
 }

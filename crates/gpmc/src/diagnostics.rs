@@ -145,8 +145,9 @@ impl Failure {
 
     /// Render every diagnostic as text (without colour), as the CLI prints it.
     pub fn render(&self) -> String {
-        let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-            .with_width(100);
+        let handler =
+            miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+                .with_width(100);
         let mut out = String::new();
         for r in self.reports() {
             let _ = handler.render_report(&mut out, r.as_ref());

@@ -4,7 +4,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "gpmc", version, about = "The gpmc compiler: automatic augmentation for Gaussian latent models")]
+#[command(
+    name = "gpmc",
+    version,
+    about = "The gpmc compiler: automatic augmentation for Gaussian latent models"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

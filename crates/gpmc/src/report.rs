@@ -26,7 +26,10 @@ fn value_set(v: &ValueSet) -> Option<String> {
         ValueSet::Any => None,
         ValueSet::Set(s) => Some(format!(
             "{{{}}}",
-            s.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+            s.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         )),
         ValueSet::Range { lo, hi } => Some(format!(
             "{}..{}",
@@ -185,7 +188,13 @@ pub fn text(c: &Checked) -> String {
     let _ = writeln!(out, "\nhyperparameters ({})", m.hypers.len());
     for h in &m.hypers {
         let lower = h.lower.map(|l| format!(" ≥ {l}")).unwrap_or_default();
-        let _ = writeln!(out, "  {:<14} {}{lower}, {}", h.name, h.shape, hyper_text(h));
+        let _ = writeln!(
+            out,
+            "  {:<14} {}{lower}, {}",
+            h.name,
+            h.shape,
+            hyper_text(h)
+        );
     }
     let _ = writeln!(out, "\nlatent Gaussian blocks ({})", m.latents.len());
     for z in &m.latents {
