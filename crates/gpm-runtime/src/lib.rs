@@ -8,5 +8,11 @@
 //! returns draws, variational posteriors and diagnostics as values.
 #![warn(missing_docs)]
 
+pub mod data;
 pub mod diagnostics;
+mod error;
+pub mod gaussian;
+pub mod kernels;
 pub mod samplers;
+
+pub use error::RuntimeError;

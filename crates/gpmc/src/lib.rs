@@ -13,6 +13,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod data;
 pub mod diagnostics;
 pub mod report;
 

@@ -1,0 +1,374 @@
+//! Reading data: JSON in the layout CmdStan uses (`{"N": 3, "y": [1, 0, 1], "X": [[..], ..]}`)
+//! and CSV with one row per observation (a matrix `X` as columns `X.1, X.2, ...` or
+//! `X[1], X[2], ...`). Several files may be merged. Every datum is checked against its
+//! declaration — present, right shape, finite, integral where declared `int`, inside its value
+//! constraint — and a failure names the variable and points at its declaration.
+
+use gpm_ir::{Bound, Dim, Elem, Model, Shape, ValueSet};
+use gpm_runtime::data::{Data, Value};
+use nalgebra::DMatrix;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Bad data: which variable, what is wrong, and where it is declared.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct DataError {
+    /// The variable (empty when the file itself is unreadable).
+    pub variable: String,
+    /// One sentence.
+    pub message: String,
+    /// How to fix it.
+    pub help: Option<String>,
+    /// Declaration span in the model source.
+    pub declared: Option<gpm_syntax::Span>,
+}
+
+impl miette::Diagnostic for DataError {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        Some(Box::new("gpm::data"))
+    }
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        let s = self.declared?;
+        Some(Box::new(std::iter::once(
+            miette::LabeledSpan::new_primary_with_span(
+                Some(format!("`{}` declared here", self.variable)),
+                s,
+            ),
+        )))
+    }
+}
+
+fn err(variable: &str, message: String, help: Option<&str>) -> DataError {
+    DataError {
+        variable: variable.into(),
+        message,
+        help: help.map(|h| h.into()),
+        declared: None,
+    }
+}
+
+/// Raw values as read from files, before checking against the model.
+#[derive(Debug, Clone)]
+enum Raw {
+    Num(f64),
+    Array(Vec<Raw>),
+    Bad(String),
+}
+
+fn from_json(v: &serde_json::Value) -> Raw {
+    match v {
+        serde_json::Value::Number(n) => Raw::Num(n.as_f64().unwrap_or(f64::NAN)),
+        serde_json::Value::Array(a) => Raw::Array(a.iter().map(from_json).collect()),
+        // CmdStan writes non-finite numbers as strings.
+        serde_json::Value::String(s) => match s.to_ascii_lowercase().as_str() {
+            "nan" => Raw::Num(f64::NAN),
+            "inf" | "+inf" | "infinity" => Raw::Num(f64::INFINITY),
+            "-inf" | "-infinity" => Raw::Num(f64::NEG_INFINITY),
+            _ => Raw::Bad(format!("the string {s:?}")),
+        },
+        serde_json::Value::Null => Raw::Bad("null".into()),
+        serde_json::Value::Bool(b) => Raw::Bad(format!("the boolean {b}")),
+        serde_json::Value::Object(_) => Raw::Bad("an object".into()),
+    }
+}
+
+/// Read one data file (`.json` or `.csv`) into raw named values.
+fn read_file(path: &Path, into: &mut BTreeMap<String, Raw>) -> Result<(), DataError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| err("", format!("cannot read the data file `{name}`: {e}"), None))?;
+    let is_csv = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    if is_csv {
+        read_csv(&text, &name, into)
+    } else {
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            err(
+                "",
+                format!("`{name}` is not valid JSON: {e}"),
+                Some("data files are JSON objects `{\"N\": 3, \"y\": [..]}` or CSV with a header"),
+            )
+        })?;
+        let serde_json::Value::Object(map) = v else {
+            return Err(err(
+                "",
+                format!("`{name}` must hold a JSON object of named values"),
+                None,
+            ));
+        };
+        for (k, v) in map {
+            into.insert(k, from_json(&v));
+        }
+        Ok(())
+    }
+}
+
+fn read_csv(text: &str, name: &str, into: &mut BTreeMap<String, Raw>) -> Result<(), DataError> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .from_reader(text.as_bytes());
+    let headers: Vec<String> = rdr
+        .headers()
+        .map_err(|e| err("", format!("`{name}`: bad CSV header: {e}"), None))?
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut columns: Vec<Vec<f64>> = vec![vec![]; headers.len()];
+    for (row, rec) in rdr.records().enumerate() {
+        let rec = rec.map_err(|e| err("", format!("`{name}`: bad CSV row {}: {e}", row + 2), None))?;
+        for (k, field) in rec.iter().enumerate() {
+            let v: f64 = field.parse().map_err(|_| {
+                err(
+                    headers[k].as_str(),
+                    format!("`{name}` row {}, column `{}`: `{field}` is not a number", row + 2, headers[k]),
+                    None,
+                )
+            })?;
+            columns[k].push(v);
+        }
+    }
+    // Group `X.1, X.2` / `X[1], X[2]` into matrix rows.
+    let mut matrices: BTreeMap<String, Vec<(usize, Vec<f64>)>> = BTreeMap::new();
+    for (h, col) in headers.iter().zip(columns) {
+        let split = h
+            .split_once('.')
+            .or_else(|| h.strip_suffix(']').and_then(|s| s.split_once('[')));
+        match split.and_then(|(base, k)| k.parse::<usize>().ok().map(|k| (base, k))) {
+            Some((base, k)) => matrices.entry(base.to_string()).or_default().push((k, col)),
+            None => {
+                into.insert(h.clone(), Raw::Array(col.into_iter().map(Raw::Num).collect()));
+            }
+        }
+    }
+    for (base, mut cols) in matrices {
+        cols.sort_by_key(|c| c.0);
+        let n = cols.first().map_or(0, |c| c.1.len());
+        let rows = (0..n)
+            .map(|i| Raw::Array(cols.iter().map(|c| Raw::Num(c.1[i])).collect()))
+            .collect();
+        into.insert(base, Raw::Array(rows));
+    }
+    Ok(())
+}
+
+/// Load and merge data files, then check every datum against the model.
+pub fn load(model: &Model, paths: &[&Path]) -> Result<Data, DataError> {
+    let mut raw = BTreeMap::new();
+    for p in paths {
+        read_file(p, &mut raw)?;
+    }
+    check(model, raw)
+}
+
+/// Check raw JSON values (already parsed) against the model.
+pub fn from_json_value(model: &Model, v: &serde_json::Value) -> Result<Data, DataError> {
+    let serde_json::Value::Object(map) = v else {
+        return Err(err("", "data must be a JSON object".into(), None));
+    };
+    check(model, map.iter().map(|(k, v)| (k.clone(), from_json(v))).collect())
+}
+
+fn shape_text(s: &Shape) -> String {
+    s.to_string()
+}
+
+fn check(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataError> {
+    infer_sizes(model, &mut raw);
+    let mut data = Data::default();
+    for d in &model.data {
+        let with_span = |mut e: DataError| {
+            e.declared = Some(d.span);
+            e
+        };
+        let Some(r) = raw.get(&d.name) else {
+            return Err(with_span(err(
+                &d.name,
+                format!("the data have no value for `{}` (declared {} {})", d.name, elem_text(d.elem), shape_text(&d.shape)),
+                Some("add it to the data file"),
+            )));
+        };
+        let dim = |dim: &Dim| -> Result<usize, DataError> {
+            match dim {
+                Dim::Const(n) => Ok(*n),
+                Dim::Var(v) => data
+                    .scalar(v)
+                    .map(|x| x as usize)
+                    .ok_or_else(|| err(v, format!("the size `{v}` is missing"), None)),
+            }
+        };
+        let value = match (&d.shape, r) {
+            (Shape::Scalar, Raw::Num(x)) => Value::Scalar(*x),
+            (Shape::Vector(n), Raw::Array(items)) => {
+                let n = dim(n).map_err(with_span)?;
+                if items.len() != n {
+                    return Err(with_span(err(&d.name, format!("`{}` has {} entries but is declared {} with {} = {n}", d.name, items.len(), shape_text(&d.shape), dim_name(&d.shape)), None)));
+                }
+                let mut v = Vec::with_capacity(n);
+                for (k, it) in items.iter().enumerate() {
+                    match it {
+                        Raw::Num(x) => v.push(*x),
+                        other => return Err(with_span(err(&d.name, format!("entry {} of `{}` is {}, not a number", k + 1, d.name, raw_text(other)), None))),
+                    }
+                }
+                Value::Vector(v)
+            }
+            (Shape::Matrix(r, c), Raw::Array(rows)) => {
+                let (nr, nc) = (dim(r).map_err(with_span)?, dim(c).map_err(with_span)?);
+                if rows.len() != nr {
+                    return Err(with_span(err(&d.name, format!("`{}` has {} rows but is declared {} with {} rows", d.name, rows.len(), shape_text(&d.shape), nr), None)));
+                }
+                let mut m = DMatrix::zeros(nr, nc);
+                for (i, row) in rows.iter().enumerate() {
+                    let Raw::Array(cells) = row else {
+                        return Err(with_span(err(&d.name, format!("row {} of the matrix `{}` is not an array", i + 1, d.name), Some("write a matrix as an array of rows: [[1, 2], [3, 4]]"))));
+                    };
+                    if cells.len() != nc {
+                        return Err(with_span(err(&d.name, format!("row {} of `{}` has {} columns but the declaration says {nc}", i + 1, d.name, cells.len()), None)));
+                    }
+                    for (j, c) in cells.iter().enumerate() {
+                        match c {
+                            Raw::Num(x) => m[(i, j)] = *x,
+                            other => return Err(with_span(err(&d.name, format!("entry [{}, {}] of `{}` is {}, not a number", i + 1, j + 1, d.name, raw_text(other)), None))),
+                        }
+                    }
+                }
+                Value::Matrix(m)
+            }
+            (s, r) => {
+                return Err(with_span(err(
+                    &d.name,
+                    format!("`{}` is declared {} but the data give {}", d.name, shape_text(s), raw_text(r)),
+                    None,
+                )))
+            }
+        };
+        check_values(model, &data, d, &value).map_err(with_span)?;
+        data.values.insert(d.name.clone(), value);
+    }
+    Ok(data)
+}
+
+fn dim_name(s: &Shape) -> String {
+    match s {
+        Shape::Vector(n) => n.to_string(),
+        _ => "?".into(),
+    }
+}
+
+fn elem_text(e: Elem) -> &'static str {
+    match e {
+        Elem::Int => "int",
+        Elem::Real => "real",
+    }
+}
+
+fn raw_text(r: &Raw) -> String {
+    match r {
+        Raw::Num(x) => format!("the number {x}"),
+        Raw::Array(a) => format!("an array of {} entries", a.len()),
+        Raw::Bad(s) => s.clone(),
+    }
+}
+
+/// Fill in sizes the files leave out when a vector or matrix declared with them determines them
+/// (CSV files never carry sizes).
+fn infer_sizes(model: &Model, raw: &mut BTreeMap<String, Raw>) {
+    for d in &model.data {
+        let dims: Vec<(&Dim, usize)> = match (&d.shape, raw.get(&d.name)) {
+            (Shape::Vector(n), Some(Raw::Array(a))) => vec![(n, a.len())],
+            (Shape::Matrix(r, c), Some(Raw::Array(a))) => {
+                let cols = match a.first() {
+                    Some(Raw::Array(row)) => Some(row.len()),
+                    _ => None,
+                };
+                let mut v = vec![(r, a.len())];
+                if let Some(c2) = cols {
+                    v.push((c, c2));
+                }
+                v
+            }
+            _ => vec![],
+        };
+        for (dim, n) in dims {
+            if let Dim::Var(v) = dim {
+                raw.entry(v.clone()).or_insert(Raw::Num(n as f64));
+            }
+        }
+    }
+}
+
+fn check_values(model: &Model, data: &Data, d: &gpm_ir::DataVar, value: &Value) -> Result<(), DataError> {
+    let entries: Vec<f64> = match value {
+        Value::Scalar(x) => vec![*x],
+        Value::Vector(v) => v.clone(),
+        Value::Matrix(m) => m.iter().copied().collect(),
+    };
+    let locate = |k: usize| match value {
+        Value::Scalar(_) => String::new(),
+        Value::Vector(_) => format!(" (entry {})", k + 1),
+        Value::Matrix(m) => format!(" (row {}, column {})", k % m.nrows() + 1, k / m.nrows() + 1),
+    };
+    for (k, x) in entries.iter().enumerate() {
+        if !x.is_finite() {
+            return Err(err(&d.name, format!("`{}` contains {x}{}", d.name, locate(k)), Some("remove or impute missing values before inference")));
+        }
+        if d.elem == Elem::Int && x.fract() != 0.0 {
+            return Err(err(&d.name, format!("`{}` is declared int but contains {x}{}", d.name, locate(k)), None));
+        }
+        if d.elem == Elem::Int && d.shape == Shape::Scalar && *x < 0.0 {
+            return Err(err(&d.name, format!("the size `{}` is negative ({x})", d.name), None));
+        }
+        let bound = |b: &Bound| match b {
+            Bound::Const(c) => Some(*c),
+            Bound::Var(v) => data.scalar(v),
+        };
+        match &d.constraint {
+            ValueSet::Any => {}
+            ValueSet::Set(s) => {
+                if !s.iter().any(|v| *v as f64 == *x) {
+                    return Err(err(&d.name, format!("`{}` contains {x}{}, outside its declared set {{{}}}", d.name, locate(k), s.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")), Some("recode the labels or change the declared set")));
+                }
+            }
+            ValueSet::Range { lo, hi } => {
+                if let Some(lo) = lo.as_ref().and_then(bound) {
+                    if *x < lo {
+                        return Err(err(&d.name, format!("`{}` contains {x}{}, below its declared lower bound {lo}", d.name, locate(k)), None));
+                    }
+                }
+                if let Some(hi) = hi.as_ref().and_then(bound) {
+                    if *x > hi {
+                        return Err(err(&d.name, format!("`{}` contains {x}{}, above its declared upper bound {hi}", d.name, locate(k)), None));
+                    }
+                }
+            }
+        }
+    }
+    // Group indices (`u[g[i]]`) must point into their latent vector.
+    for p in &model.predictors {
+        for t in &p.terms {
+            if let gpm_ir::Design::Gather { index } = &t.design {
+                if *index == d.name {
+                    let len = model.latent(&t.latent).and_then(|z| match &z.shape {
+                        Shape::Vector(Dim::Const(n)) => Some(*n as f64),
+                        Shape::Vector(Dim::Var(v)) => data.scalar(v),
+                        _ => None,
+                    });
+                    if let Some(len) = len {
+                        if let Some((k, x)) = entries.iter().enumerate().find(|(_, x)| **x < 1.0 || **x > len) {
+                            return Err(err(&d.name, format!("`{}` contains {x}{}, but `{}` has entries 1..{len}", d.name, locate(k), t.latent), Some("group indices count from 1")));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
