@@ -1,14 +1,23 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! # gpm-augment
+//!
+//! Owns recognition: turning each likelihood factor of a [`gpm_ir::Model`] into a certified
+//! augmentation [`Plan`] — the auxiliary variables that make the factor conditionally Gaussian in
+//! its predictors, their conditional families, and the augmented log-likelihood as a quadratic
+//! form — or into a [`Refusal`] that names the atom no rule applies to and why. Recognition works
+//! on the formula, never on a distribution's name (RECOGNITION.md): atoms of the log-density,
+//! rewrite rules that introduce auxiliary variables, and a numerical certificate for every plan.
+//! It must not sample or read data.
+#![warn(missing_docs)]
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+mod atoms;
+pub mod certify;
+mod norm;
+pub mod plan;
+pub mod poly;
+mod rules;
+pub mod tree;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use plan::{AuxVar, CategoricalPlan, Certificate, Family, Plan};
+pub use poly::Poly;
+pub use rules::{recognize, recognize_factor, Refusal};
+pub use tree::{Role, T};

@@ -1,0 +1,153 @@
+//! The result of recognition: a [`Plan`] per likelihood factor — the auxiliary variables with
+//! their conditionals, and the augmented log-likelihood as a quadratic form in the predictors.
+
+use crate::poly::Poly;
+use crate::tree::T;
+
+/// A distribution family with parameter expressions (in predictors, data, hyperparameters and
+/// earlier auxiliary variables).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Family {
+    /// Pólya-Gamma `PG(b, c)`.
+    PolyaGamma {
+        /// Shape `b > 0`.
+        b: T,
+        /// Tilt `c` (its absolute value is used).
+        c: T,
+    },
+    /// Gamma with shape and rate.
+    Gamma {
+        /// Shape.
+        shape: T,
+        /// Rate.
+        rate: T,
+    },
+    /// Inverse Gaussian with mean and shape.
+    InverseGaussian {
+        /// Mean.
+        mean: T,
+        /// Shape λ.
+        shape: T,
+    },
+    /// Generalised inverse Gaussian, density ∝ `x^(p−1) exp(−(a x + b/x)/2)`.
+    Gig {
+        /// Index `p`.
+        p: T,
+        /// `a`.
+        a: T,
+        /// `b`.
+        b: T,
+    },
+    /// Lévy with scale `a`: density `a/(2√π) ω^(−3/2) e^(−a²/(4ω))`, Laplace transform
+    /// `e^(−a√s)` (a prior only: tilting it gives the inverse Gaussian).
+    Levy {
+        /// `a`.
+        a: T,
+    },
+    /// Inverse Gamma with shape and scale (a prior only: tilting it gives a GIG).
+    InverseGamma {
+        /// Shape.
+        shape: T,
+        /// Scale.
+        scale: T,
+    },
+    /// Poisson with a rate.
+    Poisson {
+        /// Rate.
+        rate: T,
+    },
+    /// A completely monotone `φ` with no named mixing law: the exponentially tilted inverse
+    /// Laplace transform `π_φ(ω | c) ∝ e^(−c² ω) L⁻¹{φ}(ω)`, sampled by Laplace inversion.
+    TiltedLaplace {
+        /// `φ(r)` in the symbol `r`.
+        phi: T,
+        /// The tilt `c²`.
+        c2: T,
+    },
+}
+
+impl Family {
+    /// The family's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Family::PolyaGamma { .. } => "Pólya-Gamma",
+            Family::Gamma { .. } => "Gamma",
+            Family::InverseGaussian { .. } => "inverse Gaussian",
+            Family::Gig { .. } => "generalised inverse Gaussian",
+            Family::Poisson { .. } => "Poisson",
+            Family::Levy { .. } => "Lévy",
+            Family::InverseGamma { .. } => "inverse Gamma",
+            Family::TiltedLaplace { .. } => "tilted inverse-Laplace",
+        }
+    }
+    /// `Name(param = expr, ...)` for people.
+    pub fn describe(&self) -> String {
+        match self {
+            Family::PolyaGamma { b, c } => format!("PG(b = {b}, c = |{c}|)"),
+            Family::Gamma { shape, rate } => format!("Gamma(shape = {shape}, rate = {rate})"),
+            Family::InverseGaussian { mean, shape } => {
+                format!("InverseGaussian(mean = {mean}, shape = {shape})")
+            }
+            Family::Gig { p, a, b } => format!("GIG(p = {p}, a = {a}, b = {b})"),
+            Family::Poisson { rate } => format!("Poisson(rate = {rate})"),
+            Family::Levy { a } => format!("Lévy(a = {a})"),
+            Family::InverseGamma { shape, scale } => {
+                format!("InverseGamma(shape = {shape}, scale = {scale})")
+            }
+            Family::TiltedLaplace { phi, c2 } => format!("π_φ(ω | c² = {c2}) with φ(r) = {phi}"),
+        }
+    }
+}
+
+/// An auxiliary variable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuxVar {
+    /// Name (unique within the factor): `ω`, `ω2`, `n` ...
+    pub name: String,
+    /// Its prior, for people (`PG(1, 0)`, `Gamma(2.5, 4)`, `Poisson(λ)` ...).
+    pub prior: String,
+    /// Its prior as a family (parameters free of the predictors, except the Poisson rate of a
+    /// collapsed chain).
+    pub prior_family: Family,
+    /// Its complete conditional given the predictors (and earlier auxiliaries).
+    pub conditional: Family,
+    /// Its conditional mean as an expression (for CAVI, with `c²` replaced by `E_q[r]`).
+    pub mean: T,
+    /// The rule that introduced it.
+    pub rule: &'static str,
+}
+
+/// The augmentation of one likelihood factor.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Index of the factor in the model.
+    pub factor: usize,
+    /// One line naming the form recognised.
+    pub form: String,
+    /// The derivation, step by step, for `gpmc check`.
+    pub steps: Vec<String>,
+    /// Auxiliary variables, in sampling order.
+    pub aux: Vec<AuxVar>,
+    /// The augmented log-likelihood given the auxiliaries: a polynomial of degree ≤ 2 in the
+    /// predictors with coefficients in data, hyperparameters and auxiliaries.
+    pub augmented: Poly,
+    /// Predictors whose latents are sampled from their collapsed conditional (the factor before
+    /// augmentation is Gaussian in them): `(predictor, polynomial in it)` — thesis §7.2.1.
+    pub collapsed: Vec<(String, Poly)>,
+    /// Structural payload of a categorical (logistic-softmax) factor, if this is one.
+    pub categorical: Option<CategoricalPlan>,
+    /// The numerical check of the plan.
+    pub certificate: Certificate,
+}
+
+/// The logistic-softmax chain of thesis ch. 4 for one observation: `λ ~ Gamma(1 + Σ n_c, C)`,
+/// `n_c ~ Poisson(λ σ(−η_c))`, `ω_c ~ PG(y_c + n_c, |η_c|)`, linear term `(y_c − n_c)/2`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CategoricalPlan {
+    /// Label datum.
+    pub label: String,
+    /// Latent matrix (one column per class).
+    pub latent: String,
+}
+
+pub use crate::certify::Certificate;
