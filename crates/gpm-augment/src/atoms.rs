@@ -66,7 +66,18 @@ fn push(t: &T, s: &Signs, out: &mut Vec<T>) {
         T::Mul(v) => {
             // c · (a + b) → c·a + c·b when the coefficient is free of predictors and there is
             // exactly one sum or log among the factors (so the split terminates).
-            let (coef, rest): (Vec<&T>, Vec<&T>) = v.iter().partition(|u| !u.has_predictor());
+            let (mut coef, mut rest): (Vec<&T>, Vec<&T>) =
+                v.iter().partition(|u| !u.has_predictor());
+            if rest.is_empty() {
+                // A predictor-free atom: still split its one log or sum, so that hyperparameters
+                // show their `k·log θ` and `θ·q` structure (conjugate updates).
+                if let Some(k) = coef
+                    .iter()
+                    .position(|u| matches!(u, T::Call(SxFunc::Log, _)))
+                {
+                    rest.push(coef.remove(k));
+                }
+            }
             if rest.len() == 1 {
                 let coef = T::mul(coef.into_iter().cloned().collect());
                 let inner = atomize(rest[0], s);

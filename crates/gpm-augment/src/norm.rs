@@ -69,10 +69,7 @@ fn step(t: &T, s: &Signs) -> T {
                     };
                     if one {
                         if let Some(z) = is_exp_neg(other) {
-                            return T::call(
-                                SxFunc::Logistic,
-                                T::neg(z).replace(&T::Num(0.0), &T::Num(0.0)),
-                            );
+                            return T::call(SxFunc::Logistic, z);
                         }
                     }
                     t.clone()
@@ -83,6 +80,23 @@ fn step(t: &T, s: &Signs) -> T {
         // sqrt of a positive expression as a power, so that powers combine.
         T::Call(SxFunc::Sqrt, v) if s.positive(&v[0]) && !matches!(v[0], T::Num(_)) => {
             T::pow(v[0].clone(), T::Num(0.5))
+        }
+        // 1 − σ(z) = σ(−z)
+        T::Add(v) if v.len() == 2 => {
+            let lone = |a: &T, b: &T| -> Option<T> {
+                match (a, b) {
+                    (T::Num(c), T::Mul(m)) if *c == 1.0 && m.len() == 2 => match (&m[0], &m[1]) {
+                        (T::Num(k), T::Call(SxFunc::Logistic, z)) if *k == -1.0 => {
+                            Some(T::call(SxFunc::Logistic, T::neg(z[0].clone())))
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            };
+            lone(&v[0], &v[1])
+                .or_else(|| lone(&v[1], &v[0]))
+                .unwrap_or_else(|| t.clone())
         }
         // log(1 + exp z) = softplus(z)
         T::Call(SxFunc::Log, v) => match &v[0] {

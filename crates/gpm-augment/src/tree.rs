@@ -221,6 +221,7 @@ impl T {
                     SxFunc::Lgamma => lgamma(x),
                     SxFunc::Max => x.max(v[1].eval(env)?),
                     SxFunc::Min => x.min(v[1].eval(env)?),
+                    SxFunc::NormalCdf => gpm_ir::normal_cdf(x),
                 }
             }
         })

@@ -125,6 +125,8 @@ pub const MATH_FUNCTIONS: &[(&str, usize)] = &[
     ("square", 1),
     ("max", 2),
     ("min", 2),
+    ("normal_cdf", 1),
+    ("Phi", 1),
     ("sum", 1),
     ("dot", 2),
 ];
@@ -149,6 +151,7 @@ pub fn apply_math(name: &str, mut args: Vec<Sx>) -> Sx {
         "square" => Sx::pow(one(&mut args), Sx::num(2.0)),
         "max" => Sx::Call(SxFunc::Max, args),
         "min" => Sx::Call(SxFunc::Min, args),
+        "normal_cdf" | "Phi" => Sx::call(SxFunc::NormalCdf, one(&mut args)),
         other => unreachable!("apply_math called with non-scalar function {other}"),
     }
 }

@@ -1592,7 +1592,31 @@ impl Lowerer {
     fn lift_node(&mut self, n: Node, ctx: &ObsCtx) -> Option<Sx> {
         match n {
             Node::Value(s) => Some(s),
-            Node::Lat(a) => Some(Sx::sym(SymRole::Predictor, &self.lift(a, &ctx.n))),
+            Node::Lat(a) => {
+                // A multiple or shift of one latent reference (`-f[i]`, `2 * f[i] + 1`) keeps
+                // the reference as the predictor and the arithmetic in the formula, so that
+                // `log σ(f)` and `log σ(-f)` share one predictor (and one Pólya-Gamma variable).
+                if a.terms.len() == 1 && (a.terms[0].coef != 1.0 || a.offset != 0.0) {
+                    let (c, off) = (a.terms[0].coef, a.offset);
+                    let unit = Affine {
+                        terms: vec![Term {
+                            coef: 1.0,
+                            ..a.terms[0].clone()
+                        }],
+                        offset: 0.0,
+                        span: a.span,
+                        name: None,
+                    };
+                    let p = Sx::sym(SymRole::Predictor, &self.lift(unit, &ctx.n));
+                    let scaled = if c == 1.0 { p } else { Sx::mul(Sx::num(c), p) };
+                    return Some(if off == 0.0 {
+                        scaled
+                    } else {
+                        Sx::add(scaled, Sx::num(off))
+                    });
+                }
+                Some(Sx::sym(SymRole::Predictor, &self.lift(a, &ctx.n)))
+            }
             Node::DataRow(_) | Node::DataMatrix(_) | Node::LatVec(..) => None.or_else(|| {
                 self.err(
                     SemanticError::new(
@@ -2291,7 +2315,7 @@ impl Lowerer {
         let class_sym = "η_c";
         let w_den = replace_index(&sum.args[0].value, &fname, &i, None, class_sym);
         let w_num = replace_index(num, &fname, &i, Some(&label), class_sym);
-        if w_den.to_string() != w_num.to_string() {
+        if !self.same_weight(&w_den, &w_num, class_sym, &ctx.n, &i) {
             self.err(
                 SemanticError::new(
                     "gpm::bad_categorical",
@@ -2336,6 +2360,56 @@ impl Lowerer {
             ctx,
         );
         true
+    }
+
+    /// Whether two class-weight expressions are the same function of the class predictor:
+    /// lowered separately and compared at several points (so `logistic(z)` and
+    /// `1 / (1 + exp(-z))` agree).
+    fn same_weight(
+        &mut self,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        class_sym: &str,
+        n: &Dim,
+        i: &str,
+    ) -> bool {
+        let ctx = ObsCtx {
+            n: n.clone(),
+            var: Some(i.to_string()),
+        };
+        let saved_errors = self.errors.len();
+        self.names.insert(
+            class_sym.to_string(),
+            (
+                Binding::LetValue(Sx::sym(SymRole::Predictor, class_sym), false),
+                Span::default(),
+            ),
+        );
+        let la = self
+            .node(a, &ctx, false)
+            .and_then(|x| self.lift_node(x, &ctx));
+        let lb = self
+            .node(b, &ctx, false)
+            .and_then(|x| self.lift_node(x, &ctx));
+        self.names.remove(class_sym);
+        self.errors.truncate(saved_errors);
+        let (Some(la), Some(lb)) = (la, lb) else {
+            return false;
+        };
+        [-2.3, -0.7, 0.0, 0.4, 1.9].iter().all(|&z| {
+            let env = |r: SymRole, name: &str| -> Option<f64> {
+                if r == SymRole::Predictor && name == class_sym {
+                    Some(z)
+                } else {
+                    // Other symbols (hyperparameters) get the same arbitrary value in both.
+                    Some(1.37 + name.len() as f64 * 0.11)
+                }
+            };
+            match (la.eval(&env), lb.eval(&env)) {
+                (Some(x), Some(y)) => (x - y).abs() <= 1e-12 * (1.0 + x.abs()),
+                _ => false,
+            }
+        })
     }
 
     fn push_factor(&mut self, form: FactorForm, n: Dim, span: Span, source: String) {

@@ -49,7 +49,10 @@ fn regression_predictor_with_matrix_and_intercept() {
     assert_eq!(p.offset, 1.0);
     assert_eq!(p.terms[0].coef, 2.0);
     assert_eq!(p.terms[0].design, Design::Matrix { data: "X".into() });
-    assert_eq!((p.terms[1].coef, &p.terms[1].design), (-1.0, &Design::Broadcast));
+    assert_eq!(
+        (p.terms[1].coef, &p.terms[1].design),
+        (-1.0, &Design::Broadcast)
+    );
 }
 
 #[test]
@@ -87,7 +90,13 @@ fn categorical_formula_is_recognised_like_the_library_form() {
          model { for i in 1..N { target += log(logistic(F[i, y[i]])) - log(sum(logistic(F[i]))); } }",
     );
     for m in [&lib, &formula] {
-        let FactorForm::Categorical { log_weight, class_predictor, label, .. } = &m.factors[0].form else {
+        let FactorForm::Categorical {
+            log_weight,
+            class_predictor,
+            label,
+            ..
+        } = &m.factors[0].form
+        else {
             panic!("not categorical")
         };
         assert_eq!(label, "y");
@@ -119,5 +128,8 @@ fn errors_keep_going_after_the_first() {
     .unwrap();
     let errs = gpm_ir::lower(&p).unwrap_err();
     let codes: Vec<&str> = errs.0.iter().map(|e| e.code).collect();
-    assert!(codes.contains(&"gpm::unknown_kernel") && codes.contains(&"gpm::unknown_distribution"), "{codes:?}");
+    assert!(
+        codes.contains(&"gpm::unknown_kernel") && codes.contains(&"gpm::unknown_distribution"),
+        "{codes:?}"
+    );
 }

@@ -13,11 +13,17 @@ fn target_expr(src_expr: &str) -> Expr {
 
 #[test]
 fn precedence_and_associativity() {
-    assert_eq!(target_expr("a + b * c ^ d").to_string(), "(a + (b * (c ^ d)))");
+    assert_eq!(
+        target_expr("a + b * c ^ d").to_string(),
+        "(a + (b * (c ^ d)))"
+    );
     assert_eq!(target_expr("a - b - c").to_string(), "((a - b) - c)");
     assert_eq!(target_expr("a ^ b ^ c").to_string(), "(a ^ (b ^ c))");
     assert_eq!(target_expr("-a ^ 2").to_string(), "(-((a ^ 2)))");
-    assert_eq!(target_expr("x[i] * f[g[i]]").to_string(), "(x[i] * f[g[i]])");
+    assert_eq!(
+        target_expr("x[i] * f[g[i]]").to_string(),
+        "(x[i] * f[g[i]])"
+    );
     assert_eq!(target_expr("-2.5e-1").to_string(), "-0.25");
 }
 
@@ -26,9 +32,17 @@ fn spans_point_at_the_text() {
     let src = "model { target += log(logistic(y[i] * f[i])); }";
     let e = target_expr("log(logistic(y[i] * f[i]))");
     let p = parse(src).unwrap();
-    let Stmt::Target { expr, span } = &p.model[0] else { panic!() };
-    assert_eq!(&src[span.start..span.end], "target += log(logistic(y[i] * f[i]));");
-    assert_eq!(&src[expr.span.start..expr.span.end], "log(logistic(y[i] * f[i]))");
+    let Stmt::Target { expr, span } = &p.model[0] else {
+        panic!()
+    };
+    assert_eq!(
+        &src[span.start..span.end],
+        "target += log(logistic(y[i] * f[i]));"
+    );
+    assert_eq!(
+        &src[expr.span.start..expr.span.end],
+        "log(logistic(y[i] * f[i]))"
+    );
     let ExprKind::Call(c) = &e.kind else { panic!() };
     assert_eq!(c.func.name, "log");
 }
@@ -43,9 +57,17 @@ fn declarations_blocks_and_loops() {
     assert_eq!(p.data.len(), 3);
     assert_eq!(p.hypers.len(), 2);
     assert_eq!(p.latents[0].prior.args.len(), 3);
-    assert_eq!(p.latents[0].prior.args[2].name.as_ref().unwrap().name, "inducing");
-    let Stmt::For { lo, hi, body, .. } = &p.model[0] else { panic!() };
-    assert_eq!((lo.to_string(), hi.to_string(), body.len()), ("1".into(), "N".into(), 1));
+    assert_eq!(
+        p.latents[0].prior.args[2].name.as_ref().unwrap().name,
+        "inducing"
+    );
+    let Stmt::For { lo, hi, body, .. } = &p.model[0] else {
+        panic!()
+    };
+    assert_eq!(
+        (lo.to_string(), hi.to_string(), body.len()),
+        ("1".into(), "N".into(), 1)
+    );
 }
 
 #[test]
@@ -58,24 +80,33 @@ fn errors_point_at_the_offending_token() {
     assert!(e.message.contains("found `;`"), "{}", e.message);
 }
 
+const KEYWORDS: &[&str] = &[
+    "in", "for", "let", "int", "real", "data", "hyper", "model", "latent", "target", "factor",
+    "learn", "vector", "matrix",
+];
+
+fn ident() -> impl Strategy<Value = String> {
+    "[a-z][a-z0-9_]{0,3}".prop_filter("not a keyword", |s| !KEYWORDS.contains(&s.as_str()))
+}
+
 fn arb_expr() -> impl Strategy<Value = String> {
     let leaf = prop_oneof![
-        "[a-z][a-z0-9_]{0,3}".prop_filter("not a keyword", |s| ![
-            "in", "for", "let", "int", "real", "data", "hyper", "model", "latent", "target",
-            "factor", "learn", "vector", "matrix"
-        ]
-        .contains(&s.as_str())),
+        ident(),
         (0u32..1000).prop_map(|n| n.to_string()),
         (0u32..1000, 1u32..100).prop_map(|(a, b)| format!("{a}.{b}")),
     ];
     leaf.prop_recursive(5, 40, 3, |inner| {
         prop_oneof![
-            (inner.clone(), prop_oneof![Just("+"), Just("-"), Just("*"), Just("/"), Just("^")], inner.clone())
+            (
+                inner.clone(),
+                prop_oneof![Just("+"), Just("-"), Just("*"), Just("/"), Just("^")],
+                inner.clone()
+            )
                 .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
             inner.clone().prop_map(|a| format!("-({a})")),
-            ("[a-z]{1,4}", proptest::collection::vec(inner.clone(), 1..3))
+            (ident(), proptest::collection::vec(inner.clone(), 1..3))
                 .prop_map(|(f, args)| format!("{f}({})", args.join(", "))),
-            ("[a-z]{1,3}", inner).prop_map(|(v, i)| format!("{v}[{i}]")),
+            (ident(), inner).prop_map(|(v, i)| format!("{v}[{i}]")),
         ]
     })
 }

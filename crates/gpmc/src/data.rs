@@ -123,12 +123,17 @@ fn read_csv(text: &str, name: &str, into: &mut BTreeMap<String, Raw>) -> Result<
         .collect();
     let mut columns: Vec<Vec<f64>> = vec![vec![]; headers.len()];
     for (row, rec) in rdr.records().enumerate() {
-        let rec = rec.map_err(|e| err("", format!("`{name}`: bad CSV row {}: {e}", row + 2), None))?;
+        let rec =
+            rec.map_err(|e| err("", format!("`{name}`: bad CSV row {}: {e}", row + 2), None))?;
         for (k, field) in rec.iter().enumerate() {
             let v: f64 = field.parse().map_err(|_| {
                 err(
                     headers[k].as_str(),
-                    format!("`{name}` row {}, column `{}`: `{field}` is not a number", row + 2, headers[k]),
+                    format!(
+                        "`{name}` row {}, column `{}`: `{field}` is not a number",
+                        row + 2,
+                        headers[k]
+                    ),
                     None,
                 )
             })?;
@@ -144,7 +149,10 @@ fn read_csv(text: &str, name: &str, into: &mut BTreeMap<String, Raw>) -> Result<
         match split.and_then(|(base, k)| k.parse::<usize>().ok().map(|k| (base, k))) {
             Some((base, k)) => matrices.entry(base.to_string()).or_default().push((k, col)),
             None => {
-                into.insert(h.clone(), Raw::Array(col.into_iter().map(Raw::Num).collect()));
+                into.insert(
+                    h.clone(),
+                    Raw::Array(col.into_iter().map(Raw::Num).collect()),
+                );
             }
         }
     }
@@ -173,7 +181,10 @@ pub fn from_json_value(model: &Model, v: &serde_json::Value) -> Result<Data, Dat
     let serde_json::Value::Object(map) = v else {
         return Err(err("", "data must be a JSON object".into(), None));
     };
-    check(model, map.iter().map(|(k, v)| (k.clone(), from_json(v))).collect())
+    check(
+        model,
+        map.iter().map(|(k, v)| (k.clone(), from_json(v))).collect(),
+    )
 }
 
 fn shape_text(s: &Shape) -> String {
@@ -191,7 +202,12 @@ fn check(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataErro
         let Some(r) = raw.get(&d.name) else {
             return Err(with_span(err(
                 &d.name,
-                format!("the data have no value for `{}` (declared {} {})", d.name, elem_text(d.elem), shape_text(&d.shape)),
+                format!(
+                    "the data have no value for `{}` (declared {} {})",
+                    d.name,
+                    elem_text(d.elem),
+                    shape_text(&d.shape)
+                ),
                 Some("add it to the data file"),
             )));
         };
@@ -209,13 +225,34 @@ fn check(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataErro
             (Shape::Vector(n), Raw::Array(items)) => {
                 let n = dim(n).map_err(with_span)?;
                 if items.len() != n {
-                    return Err(with_span(err(&d.name, format!("`{}` has {} entries but is declared {} with {} = {n}", d.name, items.len(), shape_text(&d.shape), dim_name(&d.shape)), None)));
+                    return Err(with_span(err(
+                        &d.name,
+                        format!(
+                            "`{}` has {} entries but is declared {} with {} = {n}",
+                            d.name,
+                            items.len(),
+                            shape_text(&d.shape),
+                            dim_name(&d.shape)
+                        ),
+                        None,
+                    )));
                 }
                 let mut v = Vec::with_capacity(n);
                 for (k, it) in items.iter().enumerate() {
                     match it {
                         Raw::Num(x) => v.push(*x),
-                        other => return Err(with_span(err(&d.name, format!("entry {} of `{}` is {}, not a number", k + 1, d.name, raw_text(other)), None))),
+                        other => {
+                            return Err(with_span(err(
+                                &d.name,
+                                format!(
+                                    "entry {} of `{}` is {}, not a number",
+                                    k + 1,
+                                    d.name,
+                                    raw_text(other)
+                                ),
+                                None,
+                            )))
+                        }
                     }
                 }
                 Value::Vector(v)
@@ -223,20 +260,55 @@ fn check(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataErro
             (Shape::Matrix(r, c), Raw::Array(rows)) => {
                 let (nr, nc) = (dim(r).map_err(with_span)?, dim(c).map_err(with_span)?);
                 if rows.len() != nr {
-                    return Err(with_span(err(&d.name, format!("`{}` has {} rows but is declared {} with {} rows", d.name, rows.len(), shape_text(&d.shape), nr), None)));
+                    return Err(with_span(err(
+                        &d.name,
+                        format!(
+                            "`{}` has {} rows but is declared {} with {} rows",
+                            d.name,
+                            rows.len(),
+                            shape_text(&d.shape),
+                            nr
+                        ),
+                        None,
+                    )));
                 }
                 let mut m = DMatrix::zeros(nr, nc);
                 for (i, row) in rows.iter().enumerate() {
                     let Raw::Array(cells) = row else {
-                        return Err(with_span(err(&d.name, format!("row {} of the matrix `{}` is not an array", i + 1, d.name), Some("write a matrix as an array of rows: [[1, 2], [3, 4]]"))));
+                        return Err(with_span(err(
+                            &d.name,
+                            format!("row {} of the matrix `{}` is not an array", i + 1, d.name),
+                            Some("write a matrix as an array of rows: [[1, 2], [3, 4]]"),
+                        )));
                     };
                     if cells.len() != nc {
-                        return Err(with_span(err(&d.name, format!("row {} of `{}` has {} columns but the declaration says {nc}", i + 1, d.name, cells.len()), None)));
+                        return Err(with_span(err(
+                            &d.name,
+                            format!(
+                                "row {} of `{}` has {} columns but the declaration says {nc}",
+                                i + 1,
+                                d.name,
+                                cells.len()
+                            ),
+                            None,
+                        )));
                     }
                     for (j, c) in cells.iter().enumerate() {
                         match c {
                             Raw::Num(x) => m[(i, j)] = *x,
-                            other => return Err(with_span(err(&d.name, format!("entry [{}, {}] of `{}` is {}, not a number", i + 1, j + 1, d.name, raw_text(other)), None))),
+                            other => {
+                                return Err(with_span(err(
+                                    &d.name,
+                                    format!(
+                                        "entry [{}, {}] of `{}` is {}, not a number",
+                                        i + 1,
+                                        j + 1,
+                                        d.name,
+                                        raw_text(other)
+                                    ),
+                                    None,
+                                )))
+                            }
                         }
                     }
                 }
@@ -245,7 +317,12 @@ fn check(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataErro
             (s, r) => {
                 return Err(with_span(err(
                     &d.name,
-                    format!("`{}` is declared {} but the data give {}", d.name, shape_text(s), raw_text(r)),
+                    format!(
+                        "`{}` is declared {} but the data give {}",
+                        d.name,
+                        shape_text(s),
+                        raw_text(r)
+                    ),
                     None,
                 )))
             }
@@ -305,7 +382,12 @@ fn infer_sizes(model: &Model, raw: &mut BTreeMap<String, Raw>) {
     }
 }
 
-fn check_values(model: &Model, data: &Data, d: &gpm_ir::DataVar, value: &Value) -> Result<(), DataError> {
+fn check_values(
+    model: &Model,
+    data: &Data,
+    d: &gpm_ir::DataVar,
+    value: &Value,
+) -> Result<(), DataError> {
     let entries: Vec<f64> = match value {
         Value::Scalar(x) => vec![*x],
         Value::Vector(v) => v.clone(),
@@ -318,13 +400,25 @@ fn check_values(model: &Model, data: &Data, d: &gpm_ir::DataVar, value: &Value) 
     };
     for (k, x) in entries.iter().enumerate() {
         if !x.is_finite() {
-            return Err(err(&d.name, format!("`{}` contains {x}{}", d.name, locate(k)), Some("remove or impute missing values before inference")));
+            return Err(err(
+                &d.name,
+                format!("`{}` contains {x}{}", d.name, locate(k)),
+                Some("remove or impute missing values before inference"),
+            ));
         }
         if d.elem == Elem::Int && x.fract() != 0.0 {
-            return Err(err(&d.name, format!("`{}` is declared int but contains {x}{}", d.name, locate(k)), None));
+            return Err(err(
+                &d.name,
+                format!("`{}` is declared int but contains {x}{}", d.name, locate(k)),
+                None,
+            ));
         }
         if d.elem == Elem::Int && d.shape == Shape::Scalar && *x < 0.0 {
-            return Err(err(&d.name, format!("the size `{}` is negative ({x})", d.name), None));
+            return Err(err(
+                &d.name,
+                format!("the size `{}` is negative ({x})", d.name),
+                None,
+            ));
         }
         let bound = |b: &Bound| match b {
             Bound::Const(c) => Some(*c),
@@ -334,18 +428,46 @@ fn check_values(model: &Model, data: &Data, d: &gpm_ir::DataVar, value: &Value) 
             ValueSet::Any => {}
             ValueSet::Set(s) => {
                 if !s.iter().any(|v| *v as f64 == *x) {
-                    return Err(err(&d.name, format!("`{}` contains {x}{}, outside its declared set {{{}}}", d.name, locate(k), s.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")), Some("recode the labels or change the declared set")));
+                    return Err(err(
+                        &d.name,
+                        format!(
+                            "`{}` contains {x}{}, outside its declared set {{{}}}",
+                            d.name,
+                            locate(k),
+                            s.iter()
+                                .map(|v| v.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        Some("recode the labels or change the declared set"),
+                    ));
                 }
             }
             ValueSet::Range { lo, hi } => {
                 if let Some(lo) = lo.as_ref().and_then(bound) {
                     if *x < lo {
-                        return Err(err(&d.name, format!("`{}` contains {x}{}, below its declared lower bound {lo}", d.name, locate(k)), None));
+                        return Err(err(
+                            &d.name,
+                            format!(
+                                "`{}` contains {x}{}, below its declared lower bound {lo}",
+                                d.name,
+                                locate(k)
+                            ),
+                            None,
+                        ));
                     }
                 }
                 if let Some(hi) = hi.as_ref().and_then(bound) {
                     if *x > hi {
-                        return Err(err(&d.name, format!("`{}` contains {x}{}, above its declared upper bound {hi}", d.name, locate(k)), None));
+                        return Err(err(
+                            &d.name,
+                            format!(
+                                "`{}` contains {x}{}, above its declared upper bound {hi}",
+                                d.name,
+                                locate(k)
+                            ),
+                            None,
+                        ));
                     }
                 }
             }
@@ -362,8 +484,21 @@ fn check_values(model: &Model, data: &Data, d: &gpm_ir::DataVar, value: &Value) 
                         _ => None,
                     });
                     if let Some(len) = len {
-                        if let Some((k, x)) = entries.iter().enumerate().find(|(_, x)| **x < 1.0 || **x > len) {
-                            return Err(err(&d.name, format!("`{}` contains {x}{}, but `{}` has entries 1..{len}", d.name, locate(k), t.latent), Some("group indices count from 1")));
+                        if let Some((k, x)) = entries
+                            .iter()
+                            .enumerate()
+                            .find(|(_, x)| **x < 1.0 || **x > len)
+                        {
+                            return Err(err(
+                                &d.name,
+                                format!(
+                                    "`{}` contains {x}{}, but `{}` has entries 1..{len}",
+                                    d.name,
+                                    locate(k),
+                                    t.latent
+                                ),
+                                Some("group indices count from 1"),
+                            ));
                         }
                     }
                 }

@@ -79,6 +79,24 @@ impl Diagnostic {
     }
 }
 
+impl Diagnostic {
+    /// From a factor that no augmentation rule could take.
+    pub fn from_refusal(r: &gpm_augment::Refusal, model: &gpm_ir::Model, src: &str) -> Self {
+        let span = model.factors[r.factor].span;
+        Diagnostic {
+            code: "gpm::not_augmentable".into(),
+            message: format!("no conjugate augmentation found for this likelihood: {}", r.reason),
+            location: Location::new(src, span.start, span.end),
+            label: format!("stuck at {}", r.atom),
+            help: Some(format!(
+                "normal form reached: {}. Augmentable forms: logistic / binomial / negative-binomial links, Poisson with a scaled logistic link, scale mixtures φ((y − f)²) with φ completely monotone (Student-t, Laplace, Matérn, SVM hinge), the logistic-softmax; see docs/augmentation.md",
+                r.normal_form
+            )),
+            related: vec![],
+        }
+    }
+}
+
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.message)

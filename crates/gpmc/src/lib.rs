@@ -29,6 +29,8 @@ pub struct Checked {
     pub source: String,
     /// The lowered model.
     pub model: Model,
+    /// One certified augmentation plan per likelihood factor, in order.
+    pub plans: Vec<gpm_augment::Plan>,
 }
 
 /// Parse and check a model. On failure, returns every diagnostic with its source attached.
@@ -45,9 +47,23 @@ pub fn check(name: &str, source: &str) -> Result<Checked, Failure> {
                 .collect(),
         )
     })?;
+    // Recognition: every factor gets a certified plan, or the model is refused with the
+    // factor's span, the atom no rule applied to and why.
+    let mut plans = Vec::new();
+    let mut refusals = Vec::new();
+    for r in gpm_augment::recognize(&model) {
+        match r {
+            Ok(p) => plans.push(p),
+            Err(e) => refusals.push(Diagnostic::from_refusal(&e, &model, source)),
+        }
+    }
+    if !refusals.is_empty() {
+        return Err(Failure::new(name, source, refusals));
+    }
     Ok(Checked {
         name: name.to_string(),
         source: source.to_string(),
         model,
+        plans,
     })
 }

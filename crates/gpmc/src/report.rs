@@ -221,8 +221,58 @@ pub fn text(c: &Checked) -> String {
             source_text(c, f)
         );
         let _ = writeln!(out, "      {}   for i in 1..{}", factor_formula(f), f.n);
+        if let Some(p) = c.plans.get(k) {
+            let _ = writeln!(out, "      augmentation: {}", p.form);
+            for s in &p.steps {
+                let _ = writeln!(out, "        {s}");
+            }
+            for a in &p.aux {
+                let _ = writeln!(
+                    out,
+                    "        auxiliary {} ~ {} a priori; | rest ~ {}",
+                    a.name,
+                    a.prior,
+                    a.conditional.describe()
+                );
+            }
+            if p.categorical.is_none() {
+                let _ = writeln!(
+                    out,
+                    "        augmented log-likelihood: {}",
+                    p.augmented.to_tree()
+                );
+            }
+            for (pred, _) in &p.collapsed {
+                let _ = writeln!(out, "        {pred}: sampled from its collapsed (un-augmented) Gaussian conditional");
+            }
+            let _ = writeln!(
+                out,
+                "        certified: {} (max relative error {:.1e} at {} points; {})",
+                if p.certificate.passed { "yes" } else { "NO" },
+                p.certificate.max_rel_error,
+                p.certificate.points,
+                p.certificate.method
+            );
+        }
     }
     out
+}
+
+fn plan_json(p: &gpm_augment::Plan) -> Value {
+    json!({
+        "form": p.form,
+        "steps": p.steps,
+        "auxiliary": p.aux.iter().map(|a| json!({
+            "name": a.name,
+            "rule": a.rule,
+            "prior": a.prior,
+            "conditional": {"family": a.conditional.name(), "description": a.conditional.describe()},
+            "mean": a.mean.to_string(),
+        })).collect::<Vec<_>>(),
+        "augmented_log_likelihood": if p.categorical.is_some() { Value::Null } else { Value::String(p.augmented.to_tree().to_string()) },
+        "collapsed": p.collapsed.iter().map(|(x, _)| x.clone()).collect::<Vec<_>>(),
+        "certificate": p.certificate,
+    })
 }
 
 /// The JSON document printed by `gpmc check --format json` (schema: `docs/cli.md`).
@@ -259,7 +309,7 @@ pub fn json(c: &Checked) -> Value {
             "offset": p.offset,
             "formula": predictor_text(p),
         })).collect::<Vec<_>>(),
-        "factors": m.factors.iter().map(|f| json!({
+        "factors": m.factors.iter().enumerate().map(|(k, f)| json!({
             "source": source_text(c, f),
             "line": line_of(&c.source, f.span.start),
             "span": {"start": f.span.start, "end": f.span.end},
@@ -269,6 +319,7 @@ pub fn json(c: &Checked) -> Value {
             "hypers": f.hypers,
             "form": match &f.form { FactorForm::LogDensity{..} => "log_density", FactorForm::Categorical{..} => "categorical" },
             "formula": factor_formula(f),
+            "augmentation": c.plans.get(k).map(plan_json),
         })).collect::<Vec<_>>(),
         "diagnostics": [],
     })

@@ -1,0 +1,281 @@
+//! Recognition is by formula, not by name: every likelihood is recognised when written in
+//! several algebraically different ways, gets the same family of auxiliary variable, and its plan
+//! is certified; forms that are not augmentable this way are refused with a reason.
+
+use gpm_augment::{recognize, Family, Plan, Refusal};
+
+fn plans(data: &str, hyper: &str, latent: &str, model: &str) -> Vec<Result<Plan, Refusal>> {
+    let src =
+        format!("data {{ {data} }} hyper {{ {hyper} }} latent {{ {latent} }} model {{ {model} }}");
+    let p = gpm_syntax::parse(&src).unwrap_or_else(|e| panic!("{src}: {e:?}"));
+    let m = gpm_ir::lower(&p).unwrap_or_else(|e| panic!("{src}: {:?}", e.0));
+    recognize(&m)
+}
+
+fn family_names(p: &Plan) -> Vec<&'static str> {
+    p.aux.iter().map(|a| a.conditional.name()).collect()
+}
+
+/// Each way of writing the likelihood must give a certified plan with these auxiliary families.
+fn check_all(data: &str, hyper: &str, forms: &[&str], want: &[&str]) {
+    let latent = "f : vector[N] ~ gp(x, sqexp(1.0));";
+    for form in forms {
+        let r = plans(data, hyper, latent, form);
+        let p = match &r[0] {
+            Ok(p) => p,
+            Err(e) => panic!(
+                "`{form}` refused: {} — {}\n{}",
+                e.atom, e.reason, e.normal_form
+            ),
+        };
+        assert!(
+            p.certificate.passed && p.certificate.max_rel_error < 1e-8,
+            "{form}: {:?}",
+            p.certificate
+        );
+        assert_eq!(family_names(p), want, "`{form}`: {}", p.form);
+    }
+}
+
+const BIN_PM: &str = "N : int; x : vector[N]; y : int[N] in {-1, 1};";
+const BIN_01: &str = "N : int; x : vector[N]; y : int[N] in {0, 1};";
+const REAL: &str = "N : int; x : vector[N]; y : vector[N];";
+const COUNT: &str = "N : int; x : vector[N]; y : int[N] in 0..;";
+
+#[test]
+fn logistic_with_labels_plus_minus_one() {
+    check_all(
+        BIN_PM,
+        "",
+        &[
+            "y ~ bernoulli_logit(f);",
+            "for i in 1..N { target += log(logistic(y[i] * f[i])); }",
+            "for i in 1..N { factor(1 / (1 + exp(-y[i] * f[i]))); }",
+            "for i in 1..N { factor(exp(y[i] * f[i] / 2) / (2 * cosh(f[i] / 2))); }",
+            "for i in 1..N { target += -log1p(exp(-y[i] * f[i])); }",
+            "for i in 1..N { target += -softplus(-(y[i] * f[i])); }",
+        ],
+        &["Pólya-Gamma"],
+    );
+}
+
+#[test]
+fn logistic_with_labels_zero_one() {
+    check_all(
+        BIN_01,
+        "",
+        &[
+            "y ~ bernoulli_logit(f);",
+            "for i in 1..N { target += y[i] * log(logistic(f[i])) + (1 - y[i]) * log(1 - logistic(f[i])); }",
+            "for i in 1..N { target += y[i] * f[i] - log1p(exp(f[i])); }",
+            "for i in 1..N { factor(exp(y[i] * f[i]) / (1 + exp(f[i]))); }",
+        ],
+        &["Pólya-Gamma"],
+    );
+}
+
+#[test]
+fn binomial_and_negative_binomial() {
+    check_all(
+        "N : int; x : vector[N]; y : int[N] in 0..; n : int[N] in 0..;",
+        "",
+        &[
+            "y ~ binomial_logit(n, f);",
+            "for i in 1..N { target += y[i] * log(logistic(f[i])) + (n[i] - y[i]) * log(logistic(-f[i])); }",
+            "for i in 1..N { target += y[i] * f[i] - n[i] * softplus(f[i]); }",
+        ],
+        &["Pólya-Gamma"],
+    );
+    check_all(
+        COUNT,
+        "r : real in 0.. = 3.0;",
+        &[
+            "y ~ neg_binomial_logit(r, f);",
+            "for i in 1..N { target += lgamma(y[i] + r) - lgamma(r) + y[i] * log(logistic(f[i])) + r * log(logistic(-f[i])); }",
+            "for i in 1..N { factor(logistic(f[i])^y[i] * logistic(-f[i])^r); }",
+        ],
+        &["Pólya-Gamma"],
+    );
+}
+
+#[test]
+fn student_t() {
+    check_all(
+        REAL,
+        "nu : real in 0.. = 4.0; s : real in 0.. = 0.5;",
+        &[
+            "y ~ student_t(nu, f, s);",
+            "for i in 1..N { factor((1 + ((y[i] - f[i]) / s)^2 / nu)^(-(nu + 1) / 2)); }",
+            "for i in 1..N { target += -(nu + 1) / 2 * log1p(square(y[i] - f[i]) / (nu * s^2)); }",
+            "for i in 1..N { target += -(nu + 1) / 2 * log(nu * s^2 + square(f[i] - y[i])); }",
+        ],
+        &["Gamma"],
+    );
+}
+
+#[test]
+fn laplace() {
+    check_all(
+        REAL,
+        "b : real in 0.. = 0.7;",
+        &[
+            "for i in 1..N { y[i] ~ laplace(f[i], b); }",
+            "for i in 1..N { target += -abs(y[i] - f[i]) / b; }",
+            "for i in 1..N { factor(exp(-abs(f[i] - y[i]) / b) / (2 * b)); }",
+            "for i in 1..N { target += -sqrt(square(y[i] - f[i])) / b - log(2 * b); }",
+        ],
+        &["inverse Gaussian"],
+    );
+}
+
+#[test]
+fn matern32_likelihood() {
+    check_all(
+        REAL,
+        "rho : real in 0.. = 0.8;",
+        &[
+            "for i in 1..N { factor(sqrt(3) / (4 * rho) * (1 + sqrt(3) * abs(y[i] - f[i]) / rho) * exp(-sqrt(3) * abs(y[i] - f[i]) / rho)); }",
+            "for i in 1..N { target += log1p(sqrt(3) * abs(y[i] - f[i]) / rho) - sqrt(3) * abs(y[i] - f[i]) / rho; }",
+            "for i in 1..N { target += log(1 + 1.7320508075688772 * abs(f[i] - y[i]) / rho) - 1.7320508075688772 / rho * abs(f[i] - y[i]); }",
+        ],
+        &["generalised inverse Gaussian"],
+    );
+}
+
+#[test]
+fn bayesian_svm_hinge() {
+    check_all(
+        BIN_PM,
+        "",
+        &[
+            "for i in 1..N { factor(exp(-2 * max(1 - y[i] * f[i], 0))); }",
+            "for i in 1..N { target += -2 * max(0, 1 - y[i] * f[i]); }",
+            "for i in 1..N { target += -(1 - y[i] * f[i]) - abs(1 - y[i] * f[i]); }",
+        ],
+        &["inverse Gaussian"],
+    );
+}
+
+#[test]
+fn poisson_with_scaled_logistic_link() {
+    check_all(
+        COUNT,
+        "lambda : real in 0.. = 8.0;",
+        &[
+            "y ~ poisson(lambda * logistic(f));",
+            "for i in 1..N { target += y[i] * log(lambda * logistic(f[i])) - lambda * logistic(f[i]) - lgamma(y[i] + 1); }",
+            "for i in 1..N { factor((lambda / (1 + exp(-f[i])))^y[i] * exp(-lambda / (1 + exp(-f[i])))); }",
+        ],
+        &["Poisson", "Pólya-Gamma"],
+    );
+}
+
+#[test]
+fn heteroscedastic_gaussian() {
+    let data = REAL;
+    let latent = "f : vector[N] ~ gp(x, sqexp(1.0)); g : vector[N] ~ gp(x, sqexp(1.0));";
+    for form in [
+        "y ~ normal(f, 1 / sqrt(lambda * logistic(g)));",
+        "for i in 1..N { target += 0.5 * log(lambda * logistic(g[i])) - 0.5 * lambda * logistic(g[i]) * square(y[i] - f[i]); }",
+        "for i in 1..N { factor(sqrt(lambda * logistic(g[i])) * exp(-lambda * logistic(g[i]) * (y[i] - f[i])^2 / 2)); }",
+    ] {
+        let r = plans(data, "lambda : real in 0.. = 10.0;", latent, form);
+        let p = r[0].as_ref().unwrap_or_else(|e| panic!("{form}: {}", e.reason));
+        assert_eq!(family_names(p), ["Poisson", "Pólya-Gamma"], "{form}");
+        assert_eq!(p.collapsed.len(), 1, "{form}: f is sampled collapsed");
+        assert_eq!(p.collapsed[0].0, "f");
+        assert!(p.certificate.passed, "{form}");
+    }
+}
+
+#[test]
+fn multiclass_logistic_softmax_and_the_softmax_refused() {
+    let data = "N : int; C : int; X : matrix[N, 2]; y : int[N] in 1..C;";
+    let latent = "F : matrix[N, C] ~ gp(X, sqexp(1.0));";
+    for form in [
+        "y ~ categorical_logistic_softmax(F);",
+        "for i in 1..N { target += log(logistic(F[i, y[i]])) - log(sum(logistic(F[i]))); }",
+        "for i in 1..N { factor(logistic(F[i, y[i]]) / sum(1 / (1 + exp(-F[i])))); }",
+    ] {
+        let r = plans(data, "", latent, form);
+        let p = r[0]
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{form}: {}", e.reason));
+        assert!(p.categorical.is_some() && p.certificate.passed, "{form}");
+    }
+    let r = plans(
+        data,
+        "",
+        latent,
+        "for i in 1..N { factor(exp(F[i, y[i]]) / sum(exp(F[i]))); }",
+    );
+    let e = r[0].as_ref().unwrap_err();
+    assert!(e.reason.contains("softmax"), "{}", e.reason);
+}
+
+#[test]
+fn gaussian_factors_pass_through() {
+    check_all(
+        REAL,
+        "s : real in 0.. = 0.3;",
+        &[
+            "y ~ normal(f, s);",
+            "for i in 1..N { target += -square(y[i] - f[i]) / (2 * s^2); }",
+        ],
+        &[],
+    );
+}
+
+fn refused(data: &str, hyper: &str, form: &str) -> Refusal {
+    let r = plans(data, hyper, "f : vector[N] ~ gp(x, sqexp(1.0));", form);
+    match r.into_iter().next().unwrap() {
+        Ok(p) => panic!("`{form}` should be refused, got {}", p.form),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn non_augmentable_forms_are_refused_with_a_reason() {
+    let probit = refused(BIN_01, "", "for i in 1..N { target += y[i] * log(normal_cdf(f[i])) + (1 - y[i]) * log(normal_cdf(-f[i])); }");
+    assert!(
+        probit.reason.contains("no rule applies"),
+        "{}",
+        probit.reason
+    );
+    let exp_link = refused(COUNT, "", "y ~ poisson(exp(f));");
+    assert!(exp_link.atom.contains("exp(f)"), "{}", exp_link.atom);
+    let mixture = refused(
+        REAL,
+        "",
+        "for i in 1..N { factor(0.5 * exp(-square(y[i] - f[i]) / 2) + 0.5 * exp(-square(y[i] - f[i] - 3) / 2)); }",
+    );
+    assert!(
+        mixture.reason.contains("nonlinearly") || mixture.reason.contains("no rule"),
+        "{}",
+        mixture.reason
+    );
+    let increasing = refused(REAL, "", "for i in 1..N { target += abs(y[i] - f[i]); }");
+    assert!(
+        increasing.reason.contains("increasing"),
+        "{}",
+        increasing.reason
+    );
+    let infinite = refused(
+        REAL,
+        "",
+        "for i in 1..N { target += -0.5 * log(abs(y[i] - f[i])) - abs(y[i] - f[i]); }",
+    );
+    assert!(
+        infinite.reason.contains("φ(0) is not finite"),
+        "{}",
+        infinite.reason
+    );
+    let convex = refused(REAL, "", "for i in 1..N { target += square(y[i] - f[i]); }");
+    assert!(convex.reason.contains("not concave"), "{}", convex.reason);
+    let negative_b = refused(
+        BIN_PM,
+        "",
+        "for i in 1..N { target += -log(logistic(y[i] * f[i])); }",
+    );
+    assert!(negative_b.reason.contains("b > 0"), "{}", negative_b.reason);
+}
