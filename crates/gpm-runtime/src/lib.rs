@@ -10,9 +10,12 @@
 
 pub mod data;
 pub mod diagnostics;
+pub mod draw;
 mod error;
 pub mod gaussian;
+pub mod gibbs;
 pub mod kernels;
+pub mod prepared;
 pub mod samplers;
 
 pub use error::RuntimeError;

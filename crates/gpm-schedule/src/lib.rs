@@ -1,14 +1,292 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
+//! # gpm-schedule
+//!
+//! Owns the step from *what* to augment to *how* to run it: each certified [`Plan`] becomes a
+//! [`FactorProgram`] — the auxiliary variables in sampling order with their conditional
+//! parameters compiled to [`Tape`]s over numbered slots, and the per-observation curvature `a` and
+//! linear term `b` of the augmented log-likelihood `b·η − ½ a η²` for every predictor. The
+//! [`Schedule`] also fixes the order of a Gibbs sweep: latents sampled from collapsed
+//! conditionals first, then the auxiliaries, then the other latent blocks (thesis §7.2.1,
+//! Algorithm 2). It must not decide augmentations (that is `gpm-augment`) nor run anything.
+#![warn(missing_docs)]
+
+pub mod tape;
+
+use gpm_augment::{Family, Plan, Poly, Role, T};
+use gpm_ir::Model;
+use std::collections::BTreeSet;
+pub use tape::Tape;
+
+/// Where a slot's value comes from at observation `i`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// A predictor's value at `i`.
+    Predictor(String),
+    /// A datum: a vector's entry `i`, a matrix column's entry `i` (`X[,2]`), or a scalar.
+    Data(String),
+    /// A hyperparameter.
+    Hyper(String),
+    /// An auxiliary variable of this factor at `i`.
+    Aux(usize),
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// How an auxiliary variable is drawn, with compiled parameters.
+#[derive(Debug, Clone)]
+pub enum AuxKind {
+    /// `PG(b, |c|)`.
+    PolyaGamma {
+        /// Shape.
+        b: Tape,
+        /// Tilt.
+        c: Tape,
+    },
+    /// Gamma(shape, rate).
+    Gamma {
+        /// Shape.
+        shape: Tape,
+        /// Rate.
+        rate: Tape,
+    },
+    /// Inverse Gaussian(mean, shape).
+    InverseGaussian {
+        /// Mean.
+        mean: Tape,
+        /// Shape.
+        shape: Tape,
+    },
+    /// GIG(p, a, b).
+    Gig {
+        /// p.
+        p: Tape,
+        /// a.
+        a: Tape,
+        /// b.
+        b: Tape,
+    },
+    /// Poisson(rate).
+    Poisson {
+        /// Rate.
+        rate: Tape,
+    },
+}
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
+/// One auxiliary variable of a factor (one value per observation).
+#[derive(Debug, Clone)]
+pub struct AuxProgram {
+    /// Name.
+    pub name: String,
+    /// Its slot.
+    pub slot: usize,
+    /// Its conditional.
+    pub kind: AuxKind,
+    /// Its conditional mean as a function of the slots (CAVI uses it with `c² = E[r]`).
+    pub mean: Tape,
+}
+
+/// The curvature `a` and linear term `b` of `b·η − ½ a η²` for one predictor.
+#[derive(Debug, Clone)]
+pub struct Curvature {
+    /// The predictor.
+    pub predictor: String,
+    /// `b`.
+    pub lin: Tape,
+    /// `a` (≥ 0).
+    pub quad: Tape,
+}
+
+/// A categorical (logistic-softmax) factor: handled by its own block in the runtime.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CategoricalProgram {
+    /// Label datum (values `1..C`).
+    pub label: String,
+    /// Latent matrix, one column per class.
+    pub latent: String,
+}
+
+/// Everything the runtime needs to run one likelihood factor.
+#[derive(Debug, Clone)]
+pub struct FactorProgram {
+    /// Index of the factor in the model.
+    pub factor: usize,
+    /// What each slot holds.
+    pub slots: Vec<Source>,
+    /// Auxiliary variables in sampling order.
+    pub aux: Vec<AuxProgram>,
+    /// The augmented log-likelihood given the auxiliaries, per predictor.
+    pub curvature: Vec<Curvature>,
+    /// Collapsed conditionals (un-augmented), per predictor sampled that way.
+    pub collapsed: Vec<Curvature>,
+    /// The original log-density (pointwise log-likelihood, predictive densities).
+    pub log_density: Option<Tape>,
+    /// The categorical payload, if any.
+    pub categorical: Option<CategoricalProgram>,
+}
+
+/// The compiled model.
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    /// One program per factor.
+    pub factors: Vec<FactorProgram>,
+    /// Predictors whose latents are sampled from collapsed conditionals first in a sweep.
+    pub collapsed: BTreeSet<String>,
+}
+
+/// A plan the runtime cannot run.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[error("factor {factor}: {message}")]
+pub struct ScheduleError {
+    /// Factor index.
+    pub factor: usize,
+    /// What is missing.
+    pub message: String,
+}
+
+fn collect(t: &T, out: &mut Vec<(Role, String)>) {
+    match t {
+        T::Num(_) => {}
+        T::Sym(r, n) => {
+            if !out.iter().any(|(r2, n2)| r2 == r && n2 == n) {
+                out.push((*r, n.clone()));
+            }
+        }
+        T::Add(v) | T::Mul(v) | T::Call(_, v) => v.iter().for_each(|u| collect(u, out)),
+        T::Pow(a, b) => {
+            collect(a, out);
+            collect(b, out);
+        }
     }
+}
+
+fn family_trees(f: &Family) -> Vec<&T> {
+    match f {
+        Family::PolyaGamma { b, c } => vec![b, c],
+        Family::Gamma { shape, rate } => vec![shape, rate],
+        Family::InverseGaussian { mean, shape } => vec![mean, shape],
+        Family::Gig { p, a, b } => vec![p, a, b],
+        Family::Poisson { rate } => vec![rate],
+        Family::Levy { a } => vec![a],
+        Family::InverseGamma { shape, scale } => vec![shape, scale],
+        Family::TiltedLaplace { phi, c2 } => vec![phi, c2],
+    }
+}
+
+/// `(b, a)` of `b·η − ½ a η²` read off a polynomial in the predictors.
+fn curvature_trees(p: &Poly, predictor: &str) -> (T, T) {
+    let b = p.lin.get(predictor).cloned().unwrap_or(T::Num(0.0));
+    let q = p
+        .quad
+        .get(&(predictor.to_string(), predictor.to_string()))
+        .cloned()
+        .unwrap_or(T::Num(0.0));
+    (b, T::mul(vec![T::Num(-2.0), q]))
+}
+
+/// Compile a model's plans.
+pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
+    let mut factors = Vec::new();
+    let mut collapsed = BTreeSet::new();
+    for plan in plans {
+        let k = plan.factor;
+        let err = |message: String| ScheduleError { factor: k, message };
+        let f = &model.factors[k];
+        if let Some(c) = &plan.categorical {
+            factors.push(FactorProgram {
+                factor: k,
+                slots: vec![],
+                aux: vec![],
+                curvature: vec![],
+                collapsed: vec![],
+                log_density: None,
+                categorical: Some(CategoricalProgram {
+                    label: c.label.clone(),
+                    latent: c.latent.clone(),
+                }),
+            });
+            continue;
+        }
+        let gpm_ir::FactorForm::LogDensity { log_density } = &f.form else {
+            return Err(err("a categorical factor without a categorical plan".into()));
+        };
+        let original = T::from_sx(log_density);
+        // Every symbol any tape reads gets a slot.
+        let mut syms: Vec<(Role, String)> = Vec::new();
+        collect(&original, &mut syms);
+        for a in &plan.aux {
+            for t in family_trees(&a.conditional) {
+                collect(t, &mut syms);
+            }
+            collect(&a.mean, &mut syms);
+        }
+        collect(&plan.augmented.to_tree(), &mut syms);
+        for (_, p) in &plan.collapsed {
+            collect(&p.to_tree(), &mut syms);
+        }
+        for a in &plan.aux {
+            if !syms.iter().any(|(r, n)| *r == Role::Aux && *n == a.name) {
+                syms.push((Role::Aux, a.name.clone()));
+            }
+        }
+        let mut slots = Vec::new();
+        for (r, n) in &syms {
+            slots.push(match r {
+                Role::Predictor => Source::Predictor(n.clone()),
+                Role::Data => Source::Data(n.clone()),
+                Role::Hyper => Source::Hyper(n.clone()),
+                Role::Aux => match plan.aux.iter().position(|a| a.name == *n) {
+                    Some(j) => Source::Aux(j),
+                    None => return Err(err(format!("unknown auxiliary `{n}`"))),
+                },
+            });
+        }
+        let slot_of = |r: Role, n: &str| syms.iter().position(|(r2, n2)| *r2 == r && n2 == n);
+        let tape = |t: &T| Tape::compile(t, &slot_of).map_err(err);
+        let mut aux = Vec::new();
+        for a in &plan.aux {
+            let kind = match &a.conditional {
+                Family::PolyaGamma { b, c } => AuxKind::PolyaGamma { b: tape(b)?, c: tape(c)? },
+                Family::Gamma { shape, rate } => AuxKind::Gamma { shape: tape(shape)?, rate: tape(rate)? },
+                Family::InverseGaussian { mean, shape } => AuxKind::InverseGaussian { mean: tape(mean)?, shape: tape(shape)? },
+                Family::Gig { p, a: ga, b } => AuxKind::Gig { p: tape(p)?, a: tape(ga)?, b: tape(b)? },
+                Family::Poisson { rate } => AuxKind::Poisson { rate: tape(rate)? },
+                other => return Err(err(format!("the {} conditional has no sampler in the runtime yet", other.name()))),
+            };
+            aux.push(AuxProgram {
+                name: a.name.clone(),
+                slot: slot_of(Role::Aux, &a.name).expect("aux slot"),
+                kind,
+                mean: tape(&a.mean)?,
+            });
+        }
+        let mut curvature = Vec::new();
+        for p in &f.predictors {
+            if plan.collapsed.iter().any(|(c, _)| c == p) {
+                continue;
+            }
+            let (b, a) = curvature_trees(&plan.augmented, p);
+            curvature.push(Curvature {
+                predictor: p.clone(),
+                lin: tape(&b)?,
+                quad: tape(&a)?,
+            });
+        }
+        let mut coll = Vec::new();
+        for (p, poly) in &plan.collapsed {
+            let (b, a) = curvature_trees(poly, p);
+            coll.push(Curvature {
+                predictor: p.clone(),
+                lin: tape(&b)?,
+                quad: tape(&a)?,
+            });
+            collapsed.insert(p.clone());
+        }
+        factors.push(FactorProgram {
+            factor: k,
+            slots,
+            aux,
+            curvature,
+            collapsed: coll,
+            log_density: Some(tape(&original)?),
+            categorical: None,
+        });
+    }
+    Ok(Schedule { factors, collapsed })
 }

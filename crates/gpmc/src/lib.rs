@@ -15,6 +15,7 @@
 
 pub mod data;
 pub mod diagnostics;
+pub mod infer;
 pub mod report;
 
 pub use diagnostics::{Diagnostic, Failure};

@@ -30,13 +30,161 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Compile a model and run inference on data; write draws and a summary.
+    Infer {
+        /// The model file.
+        model: std::path::PathBuf,
+        /// Data files (JSON in the CmdStan layout, or CSV); several are merged.
+        #[arg(long, required = true, num_args = 1..)]
+        data: Vec<std::path::PathBuf>,
+        /// Inference method.
+        #[arg(long, value_enum, default_value_t = Method::Gibbs)]
+        method: Method,
+        /// Number of chains (run in parallel).
+        #[arg(long, default_value_t = 4)]
+        chains: usize,
+        /// Kept draws per chain.
+        #[arg(long, default_value_t = 1000)]
+        draws: usize,
+        /// Warm-up sweeps per chain.
+        #[arg(long, default_value_t = 200)]
+        warmup: usize,
+        /// Keep every n-th sweep.
+        #[arg(long, default_value_t = 1)]
+        thin: usize,
+        /// Random seed (a run is reproducible bit for bit).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output directory (default: out/<model name>).
+        #[arg(long)]
+        output: Option<std::path::PathBuf>,
+        /// Do not show a progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+enum Method {
+    Gibbs,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check { model, format } => check(&model, format),
+        Command::Infer {
+            model,
+            data,
+            method: _,
+            chains,
+            draws,
+            warmup,
+            thin,
+            seed,
+            output,
+            quiet,
+        } => {
+            let config = gpm_runtime::gibbs::GibbsConfig {
+                chains,
+                warmup,
+                draws,
+                thin,
+                seed,
+            };
+            infer(&model, &data, config, output, quiet)
+        }
     }
+}
+
+fn read_model(path: &std::path::Path) -> Result<(String, String), ExitCode> {
+    let name = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(s) => Ok((name, s)),
+        Err(e) => {
+            eprintln!("error: cannot read `{name}`: {e}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+fn infer(
+    path: &std::path::Path,
+    data: &[std::path::PathBuf],
+    config: gpm_runtime::gibbs::GibbsConfig,
+    output: Option<std::path::PathBuf>,
+    quiet: bool,
+) -> ExitCode {
+    use std::io::IsTerminal;
+    let (name, source) = match read_model(path) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let checked = match gpmc::check(&name, &source) {
+        Ok(c) => c,
+        Err(f) => {
+            for r in f.reports() {
+                eprintln!("{r:?}");
+            }
+            eprintln!("{f}");
+            return ExitCode::from(1);
+        }
+    };
+    let report = |e: gpmc::infer::InferError| {
+        let r = miette::Report::new(e).with_source_code(miette::NamedSource::new(name.clone(), source.clone()));
+        eprintln!("{r:?}");
+        ExitCode::from(1)
+    };
+    let paths: Vec<&std::path::Path> = data.iter().map(|p| p.as_path()).collect();
+    let d = match gpmc::data::load(&checked.model, &paths) {
+        Ok(d) => d,
+        Err(e) => return report(e.into()),
+    };
+    let total = (config.warmup + config.draws * config.thin) as u64;
+    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(total * config.chains as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} gibbs [{bar:40}] {pos}/{len} sweeps ({eta})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let progress = |_: usize, _: usize| {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    };
+    let result = match gpmc::infer::run_gibbs(&checked, &d, &config, &progress) {
+        Ok(r) => r,
+        Err(e) => return report(e),
+    };
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let dir = output.unwrap_or_else(|| {
+        std::path::Path::new("out").join(path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "model".into()))
+    });
+    let mut files = Vec::new();
+    for (k, ch) in result.chains.iter().enumerate() {
+        files.push((format!("chain-{}.csv", k + 1), gpmc::infer::chain_csv(&checked, ch, k, &config)));
+    }
+    let summary = gpmc::infer::summary_json(&checked, &result, &config);
+    files.push(("summary.json".into(), serde_json::to_string_pretty(&summary).expect("summary JSON")));
+    if let Err(e) = gpmc::infer::write_all(&dir, &files) {
+        return report(e);
+    }
+    for p in &checked.plans {
+        println!("factor #{}: {} (certified, max relative error {:.1e})", p.factor + 1, p.form, p.certificate.max_rel_error);
+    }
+    for (n, v, how) in &result.hypers {
+        println!("hyperparameter {n} = {v} ({how})");
+    }
+    if result.jitter > 0.0 {
+        println!("note: jitter {:.1e} was added to a GP prior covariance to factor it", result.jitter);
+    }
+    print!("{}", gpmc::infer::summary_table(&result, 12));
+    println!("wrote {} chain files and summary.json to {}", result.chains.len(), dir.display());
+    ExitCode::SUCCESS
 }
 
 fn check(path: &std::path::Path, format: Format) -> ExitCode {

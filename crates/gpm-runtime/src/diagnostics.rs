@@ -1,0 +1,253 @@
+//! MCMC diagnostics as in Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021), "Rank-
+//! normalization, folding, and localization": rank-normalised split-R̂, bulk and tail ESS with
+//! Geyer's initial monotone sequence (as Stan and ArviZ compute them), MCSE of the mean.
+
+use serde::Serialize;
+
+/// Posterior summary of one scalar quantity over all chains.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Summary {
+    /// Mean.
+    pub mean: f64,
+    /// Standard deviation.
+    pub sd: f64,
+    /// 5 % quantile.
+    pub q5: f64,
+    /// Median.
+    pub q50: f64,
+    /// 95 % quantile.
+    pub q95: f64,
+    /// Monte Carlo standard error of the mean.
+    pub mcse_mean: f64,
+    /// Bulk effective sample size.
+    pub ess_bulk: f64,
+    /// Tail effective sample size.
+    pub ess_tail: f64,
+    /// Rank-normalised split-R̂.
+    pub rhat: f64,
+}
+
+fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
+fn var(x: &[f64]) -> f64 {
+    let m = mean(x);
+    x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (x.len() as f64 - 1.0)
+}
+
+/// Split every chain in two halves (the paper's §4.1).
+fn split(chains: &[&[f64]]) -> Vec<Vec<f64>> {
+    let mut out = Vec::new();
+    for c in chains {
+        let h = c.len() / 2;
+        out.push(c[..h].to_vec());
+        out.push(c[c.len() - h..].to_vec());
+    }
+    out
+}
+
+/// Quantile by linear interpolation (numpy's default, type 7).
+pub fn quantile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let h = (sorted.len() - 1) as f64 * p;
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(sorted.len() - 1);
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+/// Inverse standard normal CDF (Acklam's rational approximation, refined by one Newton step).
+fn inv_normal(p: f64) -> f64 {
+    let a = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.383577518672690e2, -3.066479806614716e1, 2.506628277459239];
+    let b = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
+    let c = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+    let d = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
+    let pl = 0.02425;
+    let x = if p < pl {
+        let q = (-2.0 * p.ln()).sqrt();
+        (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0)
+    } else if p <= 1.0 - pl {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q
+            / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0)
+    } else {
+        let q = (-2.0 * (1.0 - p).ln()).sqrt();
+        -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0)
+    };
+    let e = 0.5 * statrs::function::erf::erfc(-x / std::f64::consts::SQRT_2) - p;
+    let u = e * (2.0 * std::f64::consts::PI).sqrt() * (x * x / 2.0).exp();
+    x - u / (1.0 + x * u / 2.0)
+}
+
+/// Rank-normalise all draws jointly: fractional ranks for ties, Blom's offset (eq. 14).
+fn rank_normalize(chains: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let mut all: Vec<(f64, usize, usize)> = Vec::new();
+    for (c, ch) in chains.iter().enumerate() {
+        for (i, v) in ch.iter().enumerate() {
+            all.push((*v, c, i));
+        }
+    }
+    all.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let s = all.len() as f64;
+    let mut out: Vec<Vec<f64>> = chains.iter().map(|c| vec![0.0; c.len()]).collect();
+    let mut k = 0;
+    while k < all.len() {
+        let mut j = k;
+        while j + 1 < all.len() && all[j + 1].0 == all[k].0 {
+            j += 1;
+        }
+        let rank = (k + j) as f64 / 2.0 + 1.0;
+        let z = inv_normal((rank - 0.375) / (s + 0.25));
+        for t in &all[k..=j] {
+            out[t.1][t.2] = z;
+        }
+        k = j + 1;
+    }
+    out
+}
+
+fn rhat_basic(chains: &[Vec<f64>]) -> f64 {
+    let m = chains.len() as f64;
+    let n = chains[0].len() as f64;
+    let means: Vec<f64> = chains.iter().map(|c| mean(c)).collect();
+    let w = chains.iter().map(|c| var(c)).sum::<f64>() / m;
+    let b = n * var(&means);
+    let vhat = (n - 1.0) / n * w + b / n;
+    (vhat / w).sqrt()
+}
+
+/// Autocovariance of one chain at lags 0..n (direct O(n·lag) up to where it is needed).
+fn autocov(x: &[f64], max_lag: usize) -> Vec<f64> {
+    let n = x.len();
+    let m = mean(x);
+    let d: Vec<f64> = x.iter().map(|v| v - m).collect();
+    (0..max_lag.min(n))
+        .map(|t| d[..n - t].iter().zip(&d[t..]).map(|(a, b)| a * b).sum::<f64>() / n as f64)
+        .collect()
+}
+
+/// ESS of (already split) chains, Stan's estimator with Geyer's initial monotone sequence.
+fn ess_raw(chains: &[Vec<f64>]) -> f64 {
+    let m = chains.len();
+    let n = chains[0].len();
+    if n < 4 {
+        return f64::NAN;
+    }
+    let acov: Vec<Vec<f64>> = chains.iter().map(|c| autocov(c, n)).collect();
+    let means: Vec<f64> = chains.iter().map(|c| mean(c)).collect();
+    let mean_var = acov.iter().map(|a| a[0]).sum::<f64>() / m as f64 * n as f64 / (n as f64 - 1.0);
+    let var_plus = mean_var * (n as f64 - 1.0) / n as f64 + if m > 1 { var(&means) } else { 0.0 };
+    if !(var_plus > 0.0) {
+        return f64::NAN;
+    }
+    let rho = |t: usize| 1.0 - (mean_var - acov.iter().map(|a| a[t]).sum::<f64>() / m as f64) / var_plus;
+    let mut rho_hat = vec![0.0; n];
+    rho_hat[0] = 1.0;
+    rho_hat[1] = rho(1);
+    let mut t = 1;
+    while t + 2 < n {
+        let r1 = rho(t + 1);
+        let r2 = rho(t + 2);
+        if r1 + r2 < 0.0 {
+            break;
+        }
+        rho_hat[t + 1] = r1;
+        rho_hat[t + 2] = r2;
+        t += 2;
+    }
+    let max_t = t;
+    // Initial monotone sequence.
+    let mut k = 1;
+    while k + 2 <= max_t {
+        if rho_hat[k + 1] + rho_hat[k + 2] > rho_hat[k - 1] + rho_hat[k] {
+            rho_hat[k + 1] = (rho_hat[k - 1] + rho_hat[k]) / 2.0;
+            rho_hat[k + 2] = rho_hat[k + 1];
+        }
+        k += 2;
+    }
+    let total = (m * n) as f64;
+    let tau = -1.0 + 2.0 * rho_hat[..=max_t.min(n - 1)].iter().sum::<f64>() + rho_hat.get(max_t + 1).copied().unwrap_or(0.0);
+    let tau = tau.max(1.0 / total.log10());
+    total / tau
+}
+
+fn valid(chains: &[&[f64]]) -> bool {
+    !chains.is_empty() && chains.iter().all(|c| c.len() >= 4 && c.len() == chains[0].len() && c.iter().all(|v| v.is_finite()))
+}
+
+fn constant(chains: &[&[f64]]) -> bool {
+    let v0 = chains[0][0];
+    chains.iter().all(|c| c.iter().all(|v| *v == v0))
+}
+
+/// Rank-normalised split-R̂: the larger of bulk and folded (tail) R̂.
+pub fn split_rhat(chains: &[&[f64]]) -> f64 {
+    if !valid(chains) || constant(chains) {
+        return f64::NAN;
+    }
+    let s = split(chains);
+    let bulk = rhat_basic(&rank_normalize(&s));
+    let all: Vec<f64> = chains.iter().flat_map(|c| c.iter().copied()).collect();
+    let mut sorted = all.clone();
+    sorted.sort_by(f64::total_cmp);
+    let med = quantile(&sorted, 0.5);
+    let folded: Vec<Vec<f64>> = s.iter().map(|c| c.iter().map(|v| (v - med).abs()).collect()).collect();
+    let tail = rhat_basic(&rank_normalize(&folded));
+    bulk.max(tail)
+}
+
+/// Bulk ESS: ESS of the rank-normalised split chains.
+pub fn ess_bulk(chains: &[&[f64]]) -> f64 {
+    if !valid(chains) || constant(chains) {
+        return f64::NAN;
+    }
+    ess_raw(&rank_normalize(&split(chains)))
+}
+
+/// Tail ESS: the smaller ESS of the 5 % and 95 % quantile indicators.
+pub fn ess_tail(chains: &[&[f64]]) -> f64 {
+    if !valid(chains) || constant(chains) {
+        return f64::NAN;
+    }
+    let mut sorted: Vec<f64> = chains.iter().flat_map(|c| c.iter().copied()).collect();
+    sorted.sort_by(f64::total_cmp);
+    let (q05, q95) = (quantile(&sorted, 0.05), quantile(&sorted, 0.95));
+    let s = split(chains);
+    let ind = |q: f64, below: bool| -> Vec<Vec<f64>> {
+        s.iter()
+            .map(|c| c.iter().map(|v| if (*v <= q) == below { 1.0 } else { 0.0 }).collect())
+            .collect()
+    };
+    ess_raw(&ind(q05, true)).min(ess_raw(&ind(q95, false)))
+}
+
+/// ESS of the mean (no rank normalisation), for the MCSE of the mean.
+pub fn ess_mean(chains: &[&[f64]]) -> f64 {
+    if !valid(chains) || constant(chains) {
+        return f64::NAN;
+    }
+    ess_raw(&split(chains))
+}
+
+/// Summary of one quantity.
+pub fn summarize(chains: &[&[f64]]) -> Summary {
+    let all: Vec<f64> = chains.iter().flat_map(|c| c.iter().copied()).collect();
+    let mut sorted = all.clone();
+    sorted.sort_by(f64::total_cmp);
+    let (m, sd) = if all.len() > 1 { (mean(&all), var(&all).sqrt()) } else { (f64::NAN, f64::NAN) };
+    let ess_m = ess_mean(chains);
+    Summary {
+        mean: m,
+        sd,
+        q5: quantile(&sorted, 0.05),
+        q50: quantile(&sorted, 0.5),
+        q95: quantile(&sorted, 0.95),
+        mcse_mean: sd / ess_m.sqrt(),
+        ess_bulk: ess_bulk(chains),
+        ess_tail: ess_tail(chains),
+        rhat: split_rhat(chains),
+    }
+}

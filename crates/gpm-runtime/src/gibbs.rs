@@ -1,0 +1,510 @@
+//! Blocked Gibbs sampling of an augmented model. One sweep (thesis ch. 5 §3.3.2, §7.2.1):
+//! 1. latents read by collapsed predictors, from their un-augmented Gaussian conditionals;
+//! 2. every auxiliary variable, observation by observation, from its exact conditional;
+//! 3. every other latent block from its Gaussian conditional given the auxiliaries.
+//!
+//! Each chain has its own counter-based RNG stream (ChaCha8, stream = chain index), so a fixed
+//! seed reproduces every chain bit for bit whatever the number of threads.
+
+use crate::data::Data;
+use crate::draw;
+use crate::gaussian::DenseBlock;
+use crate::kernels::HyperValues;
+use crate::prepared::{dense_block, Block, Prepared, Read, Slot};
+use crate::RuntimeError;
+use gpm_ir::{Model, Shape};
+use gpm_schedule::{AuxKind, Curvature, FactorProgram, Schedule};
+use nalgebra::{DMatrix, DVector};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+/// Settings of a Gibbs run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GibbsConfig {
+    /// Number of chains (run in parallel).
+    pub chains: usize,
+    /// Warm-up sweeps per chain (discarded).
+    pub warmup: usize,
+    /// Kept draws per chain.
+    pub draws: usize,
+    /// Keep every `thin`-th sweep.
+    pub thin: usize,
+    /// Seed.
+    pub seed: u64,
+}
+
+/// The draws of one chain: one row per kept draw, columns named as in CmdStan (`f.3`, `F.2.1`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chain {
+    /// Column names; the first is `lp__` (log joint density up to a constant).
+    pub columns: Vec<String>,
+    /// Rows of values.
+    pub rows: Vec<Vec<f64>>,
+    /// Seconds spent in warm-up.
+    pub warmup_seconds: f64,
+    /// Seconds spent sampling.
+    pub sampling_seconds: f64,
+}
+
+/// The per-chain state.
+#[derive(Debug, Clone)]
+pub struct State {
+    /// Latent values (matrix latents column-major).
+    pub latents: Vec<DVector<f64>>,
+    /// Auxiliaries: factor → auxiliary → observation.
+    pub aux: Vec<Vec<Vec<f64>>>,
+    /// Categorical auxiliaries per factor: (λ_i, n_ic, ω_ic).
+    pub cat: Vec<Option<(Vec<f64>, DMatrix<f64>, DMatrix<f64>)>>,
+}
+
+/// A model bound to data, ready for sweeps.
+pub struct Sampler<'a> {
+    model: &'a Model,
+    schedule: &'a Schedule,
+    prep: Prepared,
+    /// Per categorical factor: labels (0-based) and the number of classes.
+    labels: Vec<Option<(Vec<usize>, usize)>>,
+    /// Dense-block designs per (factor, curvature index).
+    dense_designs: Vec<Vec<Option<DMatrix<f64>>>>,
+    dense_designs_collapsed: Vec<Vec<Option<DMatrix<f64>>>>,
+}
+
+fn column_names(prep: &Prepared) -> Vec<String> {
+    let mut cols = vec!["lp__".to_string()];
+    for (name, len, shape) in &prep.latents {
+        match shape {
+            Shape::Scalar => cols.push(name.clone()),
+            Shape::Vector(_) => (1..=*len).for_each(|i| cols.push(format!("{name}.{i}"))),
+            Shape::Matrix(..) => {
+                // Column-major storage; CmdStan names entries row.column.
+                let rows = prep
+                    .preds
+                    .iter()
+                    .flat_map(|p| p.terms.iter())
+                    .find_map(|t| match t.read {
+                        Read::Column(_, r) => Some(r),
+                        _ => None,
+                    })
+                    .unwrap_or(*len);
+                let ncols = len / rows.max(1);
+                for c in 1..=ncols {
+                    for r in 1..=rows {
+                        cols.push(format!("{name}.{r}.{c}"));
+                    }
+                }
+            }
+        }
+    }
+    cols
+}
+
+impl<'a> Sampler<'a> {
+    /// Bind a compiled model to data and hyperparameter values.
+    pub fn new(model: &'a Model, schedule: &'a Schedule, data: &Data, hypers: &HyperValues) -> Result<Self, RuntimeError> {
+        let prep = Prepared::new(model, schedule, data, hypers)?;
+        let mut labels = Vec::new();
+        for fp in &schedule.factors {
+            labels.push(match &fp.categorical {
+                Some(c) => {
+                    let y = data.vector(&c.label).ok_or_else(|| RuntimeError::Model(format!("no labels `{}`", c.label)))?;
+                    let li = prep.latents.iter().position(|l| l.0 == c.latent).unwrap();
+                    let classes = prep.latents[li].1 / y.len().max(1);
+                    Some((y.iter().map(|v| *v as usize - 1).collect(), classes))
+                }
+                None => None,
+            });
+        }
+        let dense_parts = prep.blocks.iter().find_map(|b| match b {
+            Block::Dense { parts, prior_mean, .. } => Some((parts.clone(), prior_mean.len())),
+            _ => None,
+        });
+        let designs = |list: &dyn Fn(&FactorProgram) -> &Vec<Curvature>| -> Vec<Vec<Option<DMatrix<f64>>>> {
+            schedule
+                .factors
+                .iter()
+                .map(|fp| {
+                    list(fp)
+                        .iter()
+                        .map(|c| {
+                            let (parts, dim) = dense_parts.as_ref()?;
+                            let pi = prep.preds.iter().position(|p| p.name == c.predictor)?;
+                            prep.dense_design(pi, parts, *dim)
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let dense_designs = designs(&|fp| &fp.curvature);
+        let dense_designs_collapsed = designs(&|fp| &fp.collapsed);
+        Ok(Sampler { model, schedule, prep, labels, dense_designs, dense_designs_collapsed })
+    }
+
+    /// The prepared model.
+    pub fn prepared(&self) -> &Prepared {
+        &self.prep
+    }
+
+    /// Column names of the draws.
+    pub fn columns(&self) -> Vec<String> {
+        column_names(&self.prep)
+    }
+
+    /// The initial state: latents at their prior means, auxiliaries at 1 (counts at 0).
+    pub fn init(&self) -> State {
+        let mut latents: Vec<DVector<f64>> = self.prep.latents.iter().map(|(_, len, _)| DVector::zeros(*len)).collect();
+        for b in &self.prep.blocks {
+            match b {
+                Block::Gp { latent, column, gp } => {
+                    let rows = gp.len();
+                    for i in 0..rows {
+                        latents[*latent][column * rows + i] = gp.mean;
+                    }
+                }
+                Block::Dense { parts, prior_mean, .. } => {
+                    for (li, off, len) in parts {
+                        for j in 0..*len {
+                            latents[*li][j] = prior_mean[off + j];
+                        }
+                    }
+                }
+            }
+        }
+        let aux = self
+            .schedule
+            .factors
+            .iter()
+            .zip(&self.prep.factors)
+            .map(|(fp, pf)| {
+                fp.aux
+                    .iter()
+                    .map(|a| vec![if matches!(a.kind, AuxKind::Poisson { .. }) { 0.0 } else { 1.0 }; pf.n])
+                    .collect()
+            })
+            .collect();
+        let cat = self
+            .labels
+            .iter()
+            .zip(&self.prep.factors)
+            .map(|(l, pf)| {
+                l.as_ref().map(|(_, c)| {
+                    (vec![1.0; pf.n], DMatrix::zeros(pf.n, *c), DMatrix::from_element(pf.n, *c, 1.0))
+                })
+            })
+            .collect();
+        State { latents, aux, cat }
+    }
+
+    fn fill(&self, f: usize, i: usize, pv: &[Vec<f64>], state: &State, vals: &mut [f64]) {
+        for (s, slot) in self.prep.factors[f].slots.iter().enumerate() {
+            vals[s] = match slot {
+                Slot::Pred(p) => pv[*p][i],
+                Slot::Vector(v) => v[i],
+                Slot::Const(c) => *c,
+                Slot::Aux(j) => state.aux[f][*j][i],
+            };
+        }
+    }
+
+    fn predictors(&self, state: &State) -> Vec<Vec<f64>> {
+        self.prep.preds.iter().map(|p| p.eval(&state.latents)).collect()
+    }
+
+    fn block_is_collapsed(&self, b: &Block) -> bool {
+        let latents: Vec<usize> = match b {
+            Block::Gp { latent, .. } => vec![*latent],
+            Block::Dense { parts, .. } => parts.iter().map(|p| p.0).collect(),
+        };
+        self.schedule.collapsed.iter().any(|name| {
+            self.prep
+                .preds
+                .iter()
+                .find(|p| p.name == *name)
+                .is_some_and(|p| p.terms.iter().any(|t| latents.contains(&t.latent)))
+        })
+    }
+
+    /// One Gibbs sweep.
+    pub fn sweep(&self, state: &mut State, rng: &mut ChaCha8Rng) -> Result<(), RuntimeError> {
+        let mut pv = self.predictors(state);
+        for collapsed_phase in [true, false] {
+            if !collapsed_phase {
+                self.sample_aux(state, &pv, rng)?;
+            }
+            for b in &self.prep.blocks {
+                if self.block_is_collapsed(b) == collapsed_phase {
+                    self.sample_block(b, collapsed_phase, state, &pv, rng)?;
+                    pv = self.predictors(state);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn sample_aux(&self, state: &mut State, pv: &[Vec<f64>], rng: &mut ChaCha8Rng) -> Result<(), RuntimeError> {
+        let mut stack = Vec::with_capacity(64);
+        for (f, fp) in self.schedule.factors.iter().enumerate() {
+            if let Some((labels, classes)) = &self.labels[f] {
+                self.sample_categorical_aux(f, fp, labels, *classes, state, pv, rng)?;
+                continue;
+            }
+            let mut vals = vec![0.0; fp.slots.len()];
+            for i in 0..self.prep.factors[f].n {
+                self.fill(f, i, pv, state, &mut vals);
+                for (j, a) in fp.aux.iter().enumerate() {
+                    let ev = |t: &gpm_schedule::Tape, st: &mut Vec<f64>| t.eval(&vals, st);
+                    let v = match &a.kind {
+                        AuxKind::PolyaGamma { b, c } => draw::pg(rng, ev(b, &mut stack), ev(c, &mut stack))?,
+                        AuxKind::Gamma { shape, rate } => draw::gamma(rng, ev(shape, &mut stack), ev(rate, &mut stack))?,
+                        AuxKind::InverseGaussian { mean, shape } => {
+                            draw::inverse_gaussian(rng, ev(mean, &mut stack), ev(shape, &mut stack))?
+                        }
+                        AuxKind::Gig { p, a: ga, b } => draw::gig(rng, ev(p, &mut stack), ev(ga, &mut stack), ev(b, &mut stack))?,
+                        AuxKind::Poisson { rate } => draw::poisson(rng, ev(rate, &mut stack))?,
+                    };
+                    vals[a.slot] = v;
+                    state.aux[f][j][i] = v;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The logistic-softmax chain of thesis ch. 4: λ | n, then n | λ, η, then ω | n, η.
+    #[allow(clippy::too_many_arguments)]
+    fn sample_categorical_aux(
+        &self,
+        f: usize,
+        fp: &FactorProgram,
+        labels: &[usize],
+        classes: usize,
+        state: &mut State,
+        _pv: &[Vec<f64>],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        let c = fp.categorical.as_ref().unwrap();
+        let li = self.prep.latents.iter().position(|l| l.0 == c.latent).unwrap();
+        let n = labels.len();
+        let z = &state.latents[li];
+        let (lambda, counts, omega) = state.cat[f].as_mut().unwrap();
+        for i in 0..n {
+            let total: f64 = (0..classes).map(|k| counts[(i, k)]).sum();
+            lambda[i] = draw::gamma(rng, 1.0 + total, classes as f64)?;
+            for k in 0..classes {
+                let eta = z[k * n + i];
+                let s = 1.0 / (1.0 + eta.exp()); // σ(−η)
+                counts[(i, k)] = draw::poisson(rng, lambda[i] * s)?;
+                let y = if labels[i] == k { 1.0 } else { 0.0 };
+                omega[(i, k)] = draw::pg(rng, y + counts[(i, k)], eta)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Accumulate the block's curvature and linear term over every factor, then draw it.
+    fn sample_block(
+        &self,
+        b: &Block,
+        collapsed_phase: bool,
+        state: &mut State,
+        pv: &[Vec<f64>],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        let mut stack = Vec::with_capacity(64);
+        match b {
+            Block::Gp { latent, column, gp } => {
+                let rows = gp.len();
+                let (mut a, mut bb) = (vec![0.0; rows], vec![0.0; rows]);
+                for (f, fp) in self.schedule.factors.iter().enumerate() {
+                    if let Some((labels, _)) = &self.labels[f] {
+                        let cat = fp.categorical.as_ref().unwrap();
+                        if !collapsed_phase && self.prep.latents[*latent].0 == cat.latent {
+                            let (_, counts, omega) = state.cat[f].as_ref().unwrap();
+                            for i in 0..rows {
+                                let y = if labels[i] == *column { 1.0 } else { 0.0 };
+                                a[i] += omega[(i, *column)];
+                                bb[i] += (y - counts[(i, *column)]) / 2.0;
+                            }
+                        }
+                        continue;
+                    }
+                    let list = if collapsed_phase { &fp.collapsed } else { &fp.curvature };
+                    let mut vals = vec![0.0; fp.slots.len()];
+                    for cv in list {
+                        let pi = self.prep.preds.iter().position(|p| p.name == cv.predictor).unwrap();
+                        let Some(coef) = self.prep.reads(pi, *latent, Some(*column)) else { continue };
+                        for i in 0..self.prep.factors[f].n {
+                            self.fill(f, i, pv, state, &mut vals);
+                            let (ai, bi) = (cv.quad.eval(&vals, &mut stack), cv.lin.eval(&vals, &mut stack));
+                            let x = state.latents[*latent][column * rows + i];
+                            let rest = pv[pi][i] - coef * x;
+                            a[i] += ai * coef * coef;
+                            bb[i] += (bi - ai * rest) * coef;
+                        }
+                    }
+                }
+                let f = gp.sample(&a, &bb, rng)?;
+                for i in 0..rows {
+                    state.latents[*latent][column * rows + i] = f[i];
+                }
+            }
+            Block::Dense { parts, prior_mean, prior_sd } => {
+                let dim = prior_mean.len();
+                let mut theta = DVector::zeros(dim);
+                for (li, off, len) in parts {
+                    for j in 0..*len {
+                        theta[off + j] = state.latents[*li][j];
+                    }
+                }
+                let mut rows: Vec<DMatrix<f64>> = Vec::new();
+                let (mut a, mut bb) = (Vec::new(), Vec::new());
+                for (f, fp) in self.schedule.factors.iter().enumerate() {
+                    let (list, designs) = if collapsed_phase {
+                        (&fp.collapsed, &self.dense_designs_collapsed[f])
+                    } else {
+                        (&fp.curvature, &self.dense_designs[f])
+                    };
+                    let mut vals = vec![0.0; fp.slots.len()];
+                    for (cv, phi) in list.iter().zip(designs) {
+                        let Some(phi) = phi else { continue };
+                        let pi = self.prep.preds.iter().position(|p| p.name == cv.predictor).unwrap();
+                        let own = phi * &theta;
+                        for i in 0..self.prep.factors[f].n {
+                            self.fill(f, i, pv, state, &mut vals);
+                            let (ai, bi) = (cv.quad.eval(&vals, &mut stack), cv.lin.eval(&vals, &mut stack));
+                            let rest = pv[pi][i] - own[i];
+                            a.push(ai);
+                            bb.push(bi - ai * rest);
+                        }
+                        rows.push(phi.clone());
+                    }
+                }
+                if rows.is_empty() {
+                    return Ok(());
+                }
+                let total: usize = rows.iter().map(|r| r.nrows()).sum();
+                let mut design = DMatrix::zeros(total, dim);
+                let mut at = 0;
+                for r in rows {
+                    design.rows_mut(at, r.nrows()).copy_from(&r);
+                    at += r.nrows();
+                }
+                let block: DenseBlock = dense_block(design, prior_mean, prior_sd);
+                let th = block.sample(&a, &bb, rng)?;
+                for (li, off, len) in parts {
+                    for j in 0..*len {
+                        state.latents[*li][j] = th[off + j];
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Log joint density up to a constant: Σ log-likelihood + Σ Gaussian log-priors.
+    pub fn log_joint(&self, state: &State) -> f64 {
+        let pv = self.predictors(state);
+        let mut lp = self.log_likelihood_at(state, &pv);
+        for b in &self.prep.blocks {
+            match b {
+                Block::Gp { latent, column, gp } => {
+                    let rows = gp.len();
+                    let d = DVector::from_fn(rows, |i, _| state.latents[*latent][column * rows + i] - gp.mean);
+                    if let Some(v) = gp.chol.l().solve_lower_triangular(&d) {
+                        lp -= 0.5 * v.norm_squared();
+                    }
+                }
+                Block::Dense { parts, prior_mean, prior_sd } => {
+                    for (li, off, len) in parts {
+                        for j in 0..*len {
+                            let z = (state.latents[*li][j] - prior_mean[off + j]) / prior_sd[off + j];
+                            lp -= 0.5 * z * z;
+                        }
+                    }
+                }
+            }
+        }
+        lp
+    }
+
+    /// Σ_i log p(y_i | η_i) of every factor at the state.
+    pub fn log_likelihood_at(&self, state: &State, pv: &[Vec<f64>]) -> f64 {
+        let mut stack = Vec::new();
+        let mut total = 0.0;
+        for (f, fp) in self.schedule.factors.iter().enumerate() {
+            if let Some((labels, classes)) = &self.labels[f] {
+                let c = fp.categorical.as_ref().unwrap();
+                let li = self.prep.latents.iter().position(|l| l.0 == c.latent).unwrap();
+                let n = labels.len();
+                let z = &state.latents[li];
+                for i in 0..n {
+                    let sig = |e: f64| 1.0 / (1.0 + (-e).exp());
+                    let denom: f64 = (0..*classes).map(|k| sig(z[k * n + i])).sum();
+                    total += sig(z[labels[i] * n + i]).ln() - denom.ln();
+                }
+                continue;
+            }
+            let Some(tape) = &fp.log_density else { continue };
+            let mut vals = vec![0.0; fp.slots.len()];
+            for i in 0..self.prep.factors[f].n {
+                self.fill(f, i, pv, state, &mut vals);
+                total += tape.eval(&vals, &mut stack);
+            }
+        }
+        total
+    }
+
+    fn row(&self, state: &State) -> Vec<f64> {
+        let mut r = vec![self.log_joint(state)];
+        for z in &state.latents {
+            r.extend(z.iter().copied());
+        }
+        r
+    }
+
+    /// The model this sampler runs.
+    pub fn model(&self) -> &Model {
+        self.model
+    }
+}
+
+/// Run several chains in parallel. `progress(chain, sweep)` is called after every sweep.
+pub fn run(
+    sampler: &Sampler,
+    config: &GibbsConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<Chain>, RuntimeError> {
+    if config.chains == 0 || config.draws == 0 || config.thin == 0 {
+        return Err(RuntimeError::Model("chains, draws and thin must be at least 1".into()));
+    }
+    let columns = sampler.columns();
+    (0..config.chains)
+        .into_par_iter()
+        .map(|c| {
+            let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+            rng.set_stream(c as u64);
+            let mut state = sampler.init();
+            let t0 = std::time::Instant::now();
+            for s in 0..config.warmup {
+                sampler.sweep(&mut state, &mut rng)?;
+                progress(c, s + 1);
+            }
+            let warmup_seconds = t0.elapsed().as_secs_f64();
+            let t1 = std::time::Instant::now();
+            let mut rows = Vec::with_capacity(config.draws);
+            for s in 0..config.draws * config.thin {
+                sampler.sweep(&mut state, &mut rng)?;
+                if (s + 1) % config.thin == 0 {
+                    rows.push(sampler.row(&state));
+                }
+                progress(c, config.warmup + s + 1);
+            }
+            Ok(Chain {
+                columns: columns.clone(),
+                rows,
+                warmup_seconds,
+                sampling_seconds: t1.elapsed().as_secs_f64(),
+            })
+        })
+        .collect()
+}

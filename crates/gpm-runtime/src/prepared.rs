@@ -1,0 +1,311 @@
+//! A model made ready to run: data bound to every slot, predictors as explicit designs, latent
+//! blocks with their priors factored once. Shared by the Gibbs and CAVI executors.
+
+use crate::data::{Data, Value};
+use crate::gaussian::{DenseBlock, GpBlock};
+use crate::kernels::{kernel_matrix, HyperValues};
+use crate::RuntimeError;
+use gpm_ir::{Design, Dim, LatentPrior, Model, Shape};
+use gpm_schedule::{Schedule, Source};
+use nalgebra::{DMatrix, DVector};
+
+/// Where a slot's value comes from, resolved against the data.
+#[derive(Debug, Clone)]
+pub enum Slot {
+    /// Predictor by index.
+    Pred(usize),
+    /// A per-observation datum.
+    Vector(Vec<f64>),
+    /// A constant for this run (scalar datum or hyperparameter).
+    Const(f64),
+    /// Auxiliary variable `j` of the factor.
+    Aux(usize),
+}
+
+/// How a term reads its latent at observation `i`.
+#[derive(Debug, Clone)]
+pub enum Read {
+    /// `z[i]`
+    Identity,
+    /// scalar `z`
+    Broadcast,
+    /// `Σ_j X[i, j] z[j]`
+    Matrix(DMatrix<f64>),
+    /// `z[g[i]]` (0-based indices)
+    Gather(Vec<usize>),
+    /// `Z[i, c]` of a matrix latent stored column-major with `rows` rows.
+    Column(usize, usize),
+}
+
+/// One term `coef · read(latent)`.
+#[derive(Debug, Clone)]
+pub struct PTerm {
+    /// Latent index.
+    pub latent: usize,
+    /// Coefficient.
+    pub coef: f64,
+    /// Read.
+    pub read: Read,
+}
+
+/// A predictor as an explicit affine map.
+#[derive(Debug, Clone)]
+pub struct PPred {
+    /// Name.
+    pub name: String,
+    /// Number of observations.
+    pub n: usize,
+    /// Terms.
+    pub terms: Vec<PTerm>,
+    /// Offset.
+    pub offset: f64,
+}
+
+impl PPred {
+    /// Evaluate at all observations.
+    pub fn eval(&self, latents: &[DVector<f64>]) -> Vec<f64> {
+        let mut out = vec![self.offset; self.n];
+        for t in &self.terms {
+            let z = &latents[t.latent];
+            match &t.read {
+                Read::Identity => out.iter_mut().enumerate().for_each(|(i, o)| *o += t.coef * z[i]),
+                Read::Broadcast => out.iter_mut().for_each(|o| *o += t.coef * z[0]),
+                Read::Matrix(x) => {
+                    let v = x * z;
+                    out.iter_mut().enumerate().for_each(|(i, o)| *o += t.coef * v[i]);
+                }
+                Read::Gather(g) => out.iter_mut().enumerate().for_each(|(i, o)| *o += t.coef * z[g[i]]),
+                Read::Column(c, rows) => out
+                    .iter_mut()
+                    .enumerate()
+                    .for_each(|(i, o)| *o += t.coef * z[c * rows + i]),
+            }
+        }
+        out
+    }
+}
+
+/// A latent block's Gibbs / CAVI machinery.
+#[derive(Debug, Clone)]
+pub enum Block {
+    /// A GP column: latent `latent`, column `column` (0 for a vector).
+    Gp {
+        /// Latent index.
+        latent: usize,
+        /// Column of a matrix latent.
+        column: usize,
+        /// The factored prior.
+        gp: GpBlock,
+    },
+    /// All independent-normal latents together.
+    Dense {
+        /// `(latent index, offset in θ, length)`.
+        parts: Vec<(usize, usize, usize)>,
+        /// Prior means of θ.
+        prior_mean: DVector<f64>,
+        /// Prior sds of θ.
+        prior_sd: DVector<f64>,
+    },
+}
+
+/// Per-factor resolved slots and sizes.
+#[derive(Debug, Clone)]
+pub struct PFactor {
+    /// Observations.
+    pub n: usize,
+    /// Slot sources.
+    pub slots: Vec<Slot>,
+}
+
+/// The model ready to run.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// Latent names with their lengths (matrix latents flattened column-major).
+    pub latents: Vec<(String, usize, Shape)>,
+    /// Predictors.
+    pub preds: Vec<PPred>,
+    /// Blocks.
+    pub blocks: Vec<Block>,
+    /// Per-factor slot bindings (index = schedule factor index).
+    pub factors: Vec<PFactor>,
+    /// Diagonal jitter added to GP priors (largest), for the report.
+    pub jitter: f64,
+}
+
+fn dim(d: &Dim, data: &Data) -> Result<usize, RuntimeError> {
+    match d {
+        Dim::Const(n) => Ok(*n),
+        Dim::Var(v) => data
+            .scalar(v)
+            .map(|x| x as usize)
+            .ok_or_else(|| RuntimeError::Model(format!("no value for the size `{v}`"))),
+    }
+}
+
+impl Prepared {
+    /// Bind a model, its schedule and data.
+    pub fn new(model: &Model, schedule: &Schedule, data: &Data, hypers: &HyperValues) -> Result<Self, RuntimeError> {
+        let mut latents = Vec::new();
+        for z in &model.latents {
+            let len = match &z.shape {
+                Shape::Scalar => 1,
+                Shape::Vector(n) => dim(n, data)?,
+                Shape::Matrix(r, c) => dim(r, data)? * dim(c, data)?,
+            };
+            latents.push((z.name.clone(), len, z.shape.clone()));
+        }
+        let latent_index = |name: &str| latents.iter().position(|(n, _, _)| n == name);
+        // Predictors.
+        let mut preds = Vec::new();
+        for p in &model.predictors {
+            let n = dim(&p.len, data)?;
+            let mut terms = Vec::new();
+            for t in &p.terms {
+                if t.scale_by.is_some() {
+                    return Err(RuntimeError::Model("per-observation scaled terms are not supported".into()));
+                }
+                let li = latent_index(&t.latent).ok_or_else(|| RuntimeError::Model(format!("unknown latent {}", t.latent)))?;
+                let read = match &t.design {
+                    Design::Identity => Read::Identity,
+                    Design::Broadcast => Read::Broadcast,
+                    Design::Matrix { data: x } => Read::Matrix(
+                        data.matrix(x).cloned().ok_or_else(|| RuntimeError::Model(format!("`{x}` is not a matrix")))?,
+                    ),
+                    Design::Gather { index } => Read::Gather(
+                        data.vector(index)
+                            .ok_or_else(|| RuntimeError::Model(format!("no index vector `{index}`")))?
+                            .iter()
+                            .map(|g| *g as usize - 1)
+                            .collect(),
+                    ),
+                    Design::Column { column } => Read::Column(*column, n),
+                };
+                terms.push(PTerm { latent: li, coef: t.coef, read });
+            }
+            preds.push(PPred { name: p.name.clone(), n, terms, offset: p.offset });
+        }
+        // Blocks: one per GP column, one dense block for all normal latents.
+        let mut blocks = Vec::new();
+        let mut jitter: f64 = 0.0;
+        let mut dense_parts = Vec::new();
+        let (mut pm, mut ps) = (Vec::new(), Vec::new());
+        for (li, z) in model.latents.iter().enumerate() {
+            match &z.prior {
+                LatentPrior::Gp { inputs, kernel, mean, inducing } => {
+                    if inducing.is_some() {
+                        return Err(RuntimeError::Model("sparse GPs (inducing points) are not implemented in the runtime yet".into()));
+                    }
+                    let x = data.inputs(inputs).ok_or_else(|| RuntimeError::Model(format!("no inputs `{inputs}`")))?;
+                    let k = kernel_matrix(kernel, &x, &x, hypers)?;
+                    let mean = hypers.eval(mean)?;
+                    let cols = match &z.shape {
+                        Shape::Matrix(_, c) => dim(c, data)?,
+                        _ => 1,
+                    };
+                    let gp = GpBlock::new(k, mean)?;
+                    jitter = jitter.max(gp.jitter);
+                    for c in 0..cols {
+                        blocks.push(Block::Gp { latent: li, column: c, gp: gp.clone() });
+                    }
+                }
+                LatentPrior::Normal { mean, scale } => {
+                    let (m, s) = (hypers.eval(mean)?, hypers.eval(scale)?);
+                    if !(s > 0.0) {
+                        return Err(RuntimeError::Model(format!("the prior scale of `{}` is {s}, not positive", z.name)));
+                    }
+                    let len = latents[li].1;
+                    dense_parts.push((li, pm.len(), len));
+                    pm.extend(std::iter::repeat_n(m, len));
+                    ps.extend(std::iter::repeat_n(s, len));
+                }
+            }
+        }
+        if !dense_parts.is_empty() {
+            blocks.push(Block::Dense {
+                parts: dense_parts,
+                prior_mean: DVector::from_vec(pm),
+                prior_sd: DVector::from_vec(ps),
+            });
+        }
+        // Factor slots.
+        let mut factors = Vec::new();
+        for fp in &schedule.factors {
+            let f = &model.factors[fp.factor];
+            let n = dim(&f.n, data)?;
+            let mut slots = Vec::new();
+            for s in &fp.slots {
+                slots.push(match s {
+                    Source::Predictor(p) => Slot::Pred(
+                        preds.iter().position(|q| q.name == *p).ok_or_else(|| RuntimeError::Model(format!("unknown predictor {p}")))?,
+                    ),
+                    Source::Data(d) => {
+                        if let Some((base, col)) = d.strip_suffix(']').and_then(|s| s.split_once("[,")) {
+                            let m = data.matrix(base).ok_or_else(|| RuntimeError::Model(format!("no matrix `{base}`")))?;
+                            let c: usize = col.parse().map_err(|_| RuntimeError::Model(format!("bad column in `{d}`")))?;
+                            Slot::Vector(m.column(c - 1).iter().copied().collect())
+                        } else {
+                            match data.values.get(d) {
+                                Some(Value::Scalar(x)) => Slot::Const(*x),
+                                Some(Value::Vector(v)) => Slot::Vector(v.clone()),
+                                _ => return Err(RuntimeError::Model(format!("no per-observation datum `{d}`"))),
+                            }
+                        }
+                    }
+                    Source::Hyper(h) => Slot::Const(
+                        *hypers.scalars.get(h).ok_or_else(|| RuntimeError::Model(format!("no value for `{h}`")))?,
+                    ),
+                    Source::Aux(j) => Slot::Aux(*j),
+                });
+            }
+            factors.push(PFactor { n, slots });
+        }
+        Ok(Prepared { latents, preds, blocks, factors, jitter })
+    }
+
+    /// The dense block's design rows for a predictor: `Φ` with one row per observation.
+    pub fn dense_design(&self, pred: usize, parts: &[(usize, usize, usize)], dim: usize) -> Option<DMatrix<f64>> {
+        let p = &self.preds[pred];
+        let mut phi = DMatrix::zeros(p.n, dim);
+        let mut any = false;
+        for t in &p.terms {
+            let Some(&(_, off, len)) = parts.iter().find(|(li, _, _)| *li == t.latent) else { continue };
+            any = true;
+            match &t.read {
+                Read::Identity => (0..p.n).for_each(|i| phi[(i, off + i)] += t.coef),
+                Read::Broadcast => (0..p.n).for_each(|i| phi[(i, off)] += t.coef),
+                Read::Matrix(x) => {
+                    for i in 0..p.n {
+                        for j in 0..len {
+                            phi[(i, off + j)] += t.coef * x[(i, j)];
+                        }
+                    }
+                }
+                Read::Gather(g) => (0..p.n).for_each(|i| phi[(i, off + g[i])] += t.coef),
+                Read::Column(c, rows) => (0..p.n).for_each(|i| phi[(i, off + c * rows + i)] += t.coef),
+            }
+        }
+        any.then_some(phi)
+    }
+
+    /// Whether a predictor reads this latent (and column).
+    pub fn reads(&self, pred: usize, latent: usize, column: Option<usize>) -> Option<f64> {
+        self.preds[pred].terms.iter().find_map(|t| {
+            let col_ok = match (&t.read, column) {
+                (Read::Column(c, _), Some(k)) => *c == k,
+                (Read::Column(..), None) => false,
+                (Read::Identity, Some(0)) | (Read::Identity, None) => true,
+                _ => column.is_none(),
+            };
+            (t.latent == latent && col_ok).then_some(t.coef)
+        })
+    }
+}
+
+/// Dense blocks need the design; build the block from its parts.
+pub fn dense_block(design: DMatrix<f64>, prior_mean: &DVector<f64>, prior_sd: &DVector<f64>) -> DenseBlock {
+    DenseBlock {
+        design,
+        prior_mean: prior_mean.clone(),
+        prior_sd: prior_sd.clone(),
+    }
+}

@@ -1,0 +1,231 @@
+//! `gpmc infer`: run Gibbs on a checked model and write the results. Files are built in memory
+//! and written through temporary names that are renamed at the end, so a failed run leaves no
+//! partial output behind.
+
+use crate::data::DataError;
+use crate::Checked;
+use gpm_ir::{HyperKind, PriorDist, Shape};
+use gpm_runtime::diagnostics::{summarize, Summary};
+use gpm_runtime::gibbs::{self, Chain, GibbsConfig};
+use gpm_runtime::kernels::HyperValues;
+use serde_json::json;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Why inference failed.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum InferError {
+    /// Bad data.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Data(#[from] DataError),
+    /// The schedule could not be built.
+    #[error("cannot run this model: {0}")]
+    #[diagnostic(code(gpm::schedule))]
+    Schedule(String),
+    /// A runtime failure (numerical or a sampler).
+    #[error("inference failed: {0}")]
+    #[diagnostic(code(gpm::runtime))]
+    Runtime(#[from] gpm_runtime::RuntimeError),
+    /// Output could not be written.
+    #[error("cannot write the output: {0}")]
+    #[diagnostic(code(gpm::io))]
+    Io(String),
+}
+
+/// Options of `gpmc infer`.
+#[derive(Debug, Clone)]
+pub struct InferOptions {
+    /// Gibbs settings.
+    pub gibbs: GibbsConfig,
+    /// Output directory (created; existing files of the same names are replaced).
+    pub output: Option<PathBuf>,
+}
+
+/// The results of a run.
+#[derive(Debug, Clone)]
+pub struct InferResult {
+    /// The chains.
+    pub chains: Vec<Chain>,
+    /// Per column: name and summary.
+    pub summaries: Vec<(String, Summary)>,
+    /// Hyperparameter values used, and how each was set.
+    pub hypers: Vec<(String, f64, String)>,
+    /// Jitter added to GP priors.
+    pub jitter: f64,
+}
+
+/// The hyperparameter values a run uses. Fixed values as given; `learn` starts at its initial
+/// value; a prior gives its mean. Type-II maximum likelihood and sampling of hyperparameters are
+/// not implemented yet, so learned and prior hyperparameters stay at these values (and the
+/// output says so).
+pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
+    let mut hv = HyperValues::default();
+    let mut used = Vec::new();
+    for h in &c.model.hypers {
+        let (v, how) = match &h.kind {
+            HyperKind::Fixed { value } => (*value, "fixed".to_string()),
+            HyperKind::Learn { init } => (*init, "initial value (type-II ML not implemented yet: held fixed)".into()),
+            HyperKind::Prior { prior } => {
+                let m = match prior {
+                    PriorDist::Gamma { shape, rate } => shape / rate,
+                    PriorDist::InvGamma { shape, scale } => {
+                        if *shape > 1.0 {
+                            scale / (shape - 1.0)
+                        } else {
+                            scale / shape
+                        }
+                    }
+                    PriorDist::LogNormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
+                    PriorDist::Normal { mu, .. } => *mu,
+                    PriorDist::HalfNormal { sigma } => sigma * (2.0 / std::f64::consts::PI).sqrt(),
+                    PriorDist::Exponential { rate } => 1.0 / rate,
+                };
+                (m, "prior mean (sampling hyperparameters not implemented yet: held fixed)".into())
+            }
+        };
+        match &h.shape {
+            Shape::Vector(_) => {
+                // ARD vectors: one value per input dimension, sized when the data are known.
+                hv.vectors.insert(h.name.clone(), vec![v]);
+            }
+            _ => {
+                hv.scalars.insert(h.name.clone(), v);
+            }
+        }
+        used.push((h.name.clone(), v, how));
+    }
+    (hv, used)
+}
+
+/// Run Gibbs sampling on a checked model with loaded data.
+pub fn run_gibbs(
+    c: &Checked,
+    data: &gpm_runtime::data::Data,
+    config: &GibbsConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<InferResult, InferError> {
+    let schedule = gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
+    let (mut hv, hypers) = hyper_values(c);
+    // Size ARD lengthscales from their declared length.
+    for h in &c.model.hypers {
+        if let Shape::Vector(d) = &h.shape {
+            let n = match d {
+                gpm_ir::Dim::Const(n) => *n,
+                gpm_ir::Dim::Var(v) => data.scalar(v).unwrap_or(1.0) as usize,
+            };
+            let v = hv.vectors[&h.name][0];
+            hv.vectors.insert(h.name.clone(), vec![v; n]);
+        }
+    }
+    let sampler = gibbs::Sampler::new(&c.model, &schedule, data, &hv)?;
+    let jitter = sampler.prepared().jitter;
+    let chains = gibbs::run(&sampler, config, progress)?;
+    let ncol = chains[0].columns.len();
+    let mut summaries = Vec::with_capacity(ncol);
+    for j in 0..ncol {
+        let cols: Vec<Vec<f64>> = chains.iter().map(|ch| ch.rows.iter().map(|r| r[j]).collect()).collect();
+        let refs: Vec<&[f64]> = cols.iter().map(|v| v.as_slice()).collect();
+        summaries.push((chains[0].columns[j].clone(), summarize(&refs)));
+    }
+    Ok(InferResult { chains, summaries, hypers, jitter })
+}
+
+/// One chain as a CSV in the CmdStan layout (comment header, column names, one row per draw),
+/// which `arviz.from_cmdstan` reads.
+pub fn chain_csv(c: &Checked, chain: &Chain, k: usize, config: &GibbsConfig) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# model = {}", c.name);
+    let _ = writeln!(s, "# method = sample (algorithm = gibbs, augmented by gpmc)");
+    let _ = writeln!(s, "#   num_samples = {}", config.draws);
+    let _ = writeln!(s, "#   num_warmup = {}", config.warmup);
+    let _ = writeln!(s, "#   thin = {}", config.thin);
+    let _ = writeln!(s, "# id = {}", k + 1);
+    let _ = writeln!(s, "# seed = {}", config.seed);
+    let _ = writeln!(s, "{}", chain.columns.join(","));
+    for r in &chain.rows {
+        let line: Vec<String> = r.iter().map(|v| format!("{v:.9e}")).collect();
+        let _ = writeln!(s, "{}", line.join(","));
+    }
+    let _ = writeln!(s, "#  Elapsed Time: {:.3} seconds (Warm-up)", chain.warmup_seconds);
+    let _ = writeln!(s, "#                {:.3} seconds (Sampling)", chain.sampling_seconds);
+    s
+}
+
+/// `summary.json`.
+pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde_json::Value {
+    json!({
+        "model": c.name,
+        "method": "gibbs",
+        "chains": config.chains,
+        "warmup": config.warmup,
+        "draws": config.draws,
+        "thin": config.thin,
+        "seed": config.seed,
+        "hyperparameters": r.hypers.iter().map(|(n, v, how)| json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
+        "gp_jitter": r.jitter,
+        "augmentations": c.plans.iter().map(|p| json!({"factor": p.factor, "form": p.form, "certified_max_rel_error": p.certificate.max_rel_error})).collect::<Vec<_>>(),
+        "timing_seconds": {
+            "warmup": r.chains.iter().map(|ch| ch.warmup_seconds).collect::<Vec<_>>(),
+            "sampling": r.chains.iter().map(|ch| ch.sampling_seconds).collect::<Vec<_>>(),
+        },
+        "variables": r.summaries.iter().map(|(n, s)| json!({
+            "name": n, "mean": s.mean, "sd": s.sd, "q5": s.q5, "q50": s.q50, "q95": s.q95,
+            "mcse_mean": s.mcse_mean, "ess_bulk": s.ess_bulk, "ess_tail": s.ess_tail, "rhat": s.rhat,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The table printed after a run (at most `max_rows` variables, then a count).
+pub fn summary_table(r: &InferResult, max_rows: usize) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<14} {:>10} {:>9} {:>10} {:>10} {:>10} {:>8} {:>8} {:>6}",
+        "variable", "mean", "sd", "5%", "50%", "95%", "ess_bulk", "ess_tail", "rhat"
+    );
+    for (n, x) in r.summaries.iter().take(max_rows) {
+        let _ = writeln!(
+            s,
+            "{:<14} {:>10.4} {:>9.4} {:>10.4} {:>10.4} {:>10.4} {:>8.0} {:>8.0} {:>6.3}",
+            n, x.mean, x.sd, x.q5, x.q50, x.q95, x.ess_bulk, x.ess_tail, x.rhat
+        );
+    }
+    if r.summaries.len() > max_rows {
+        let _ = writeln!(s, "... and {} more (all in summary.json)", r.summaries.len() - max_rows);
+    }
+    let worst = r.summaries.iter().map(|(_, x)| x.rhat).filter(|v| v.is_finite()).fold(0.0f64, f64::max);
+    let min_ess = r.summaries.iter().map(|(_, x)| x.ess_bulk).filter(|v| v.is_finite()).fold(f64::INFINITY, f64::min);
+    let secs: f64 = r.chains.iter().map(|c| c.warmup_seconds + c.sampling_seconds).sum();
+    let _ = writeln!(
+        s,
+        "max R-hat {worst:.3}; min bulk ESS {min_ess:.0}; {secs:.2} CPU-seconds over {} chains ({:.0} min-ESS per CPU-second)",
+        r.chains.len(),
+        min_ess / secs.max(1e-9)
+    );
+    s
+}
+
+/// Write files atomically: every file goes to a temporary name first; only when all are written
+/// are they renamed into place. On any failure the temporaries are removed.
+pub fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), InferError> {
+    std::fs::create_dir_all(dir).map_err(|e| InferError::Io(format!("{}: {e}", dir.display())))?;
+    let mut temps = Vec::new();
+    let cleanup = |temps: &[PathBuf]| temps.iter().for_each(|t| drop(std::fs::remove_file(t)));
+    for (name, content) in files {
+        let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+        if let Err(e) = std::fs::write(&tmp, content) {
+            cleanup(&temps);
+            let _ = std::fs::remove_file(&tmp);
+            return Err(InferError::Io(format!("{}: {e}", tmp.display())));
+        }
+        temps.push(tmp);
+    }
+    for ((name, _), tmp) in files.iter().zip(&temps) {
+        if let Err(e) = std::fs::rename(tmp, dir.join(name)) {
+            cleanup(&temps);
+            return Err(InferError::Io(format!("{name}: {e}")));
+        }
+    }
+    Ok(())
+}
