@@ -60,14 +60,40 @@ pub fn quantile(sorted: &[f64], p: f64) -> f64 {
 
 /// Inverse standard normal CDF (Acklam's rational approximation, refined by one Newton step).
 fn inv_normal(p: f64) -> f64 {
-    let a = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.383577518672690e2, -3.066479806614716e1, 2.506628277459239];
-    let b = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
-    let c = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
-    let d = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
+    let a = [
+        -3.969683028665376e1,
+        2.209460984245205e2,
+        -2.759285104469687e2,
+        1.383577518672690e2,
+        -3.066479806614716e1,
+        2.506628277459239,
+    ];
+    let b = [
+        -5.447609879822406e1,
+        1.615858368580409e2,
+        -1.556989798598866e2,
+        6.680131188771972e1,
+        -1.328068155288572e1,
+    ];
+    let c = [
+        -7.784894002430293e-3,
+        -3.223964580411365e-1,
+        -2.400758277161838,
+        -2.549732539343734,
+        4.374664141464968,
+        2.938163982698783,
+    ];
+    let d = [
+        7.784695709041462e-3,
+        3.224671290700398e-1,
+        2.445134137142996,
+        3.754408661907416,
+    ];
     let pl = 0.02425;
     let x = if p < pl {
         let q = (-2.0 * p.ln()).sqrt();
-        (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0)
+        (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5])
+            / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0)
     } else if p <= 1.0 - pl {
         let q = p - 0.5;
         let r = q * q;
@@ -75,7 +101,8 @@ fn inv_normal(p: f64) -> f64 {
             / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0)
     } else {
         let q = (-2.0 * (1.0 - p).ln()).sqrt();
-        -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0)
+        -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5])
+            / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0)
     };
     let e = 0.5 * statrs::function::erf::erfc(-x / std::f64::consts::SQRT_2) - p;
     let u = e * (2.0 * std::f64::consts::PI).sqrt() * (x * x / 2.0).exp();
@@ -125,7 +152,14 @@ fn autocov(x: &[f64], max_lag: usize) -> Vec<f64> {
     let m = mean(x);
     let d: Vec<f64> = x.iter().map(|v| v - m).collect();
     (0..max_lag.min(n))
-        .map(|t| d[..n - t].iter().zip(&d[t..]).map(|(a, b)| a * b).sum::<f64>() / n as f64)
+        .map(|t| {
+            d[..n - t]
+                .iter()
+                .zip(&d[t..])
+                .map(|(a, b)| a * b)
+                .sum::<f64>()
+                / n as f64
+        })
         .collect()
 }
 
@@ -143,7 +177,8 @@ fn ess_raw(chains: &[Vec<f64>]) -> f64 {
     if !(var_plus > 0.0) {
         return f64::NAN;
     }
-    let rho = |t: usize| 1.0 - (mean_var - acov.iter().map(|a| a[t]).sum::<f64>() / m as f64) / var_plus;
+    let rho =
+        |t: usize| 1.0 - (mean_var - acov.iter().map(|a| a[t]).sum::<f64>() / m as f64) / var_plus;
     let mut rho_hat = vec![0.0; n];
     rho_hat[0] = 1.0;
     rho_hat[1] = rho(1);
@@ -169,13 +204,18 @@ fn ess_raw(chains: &[Vec<f64>]) -> f64 {
         k += 2;
     }
     let total = (m * n) as f64;
-    let tau = -1.0 + 2.0 * rho_hat[..=max_t.min(n - 1)].iter().sum::<f64>() + rho_hat.get(max_t + 1).copied().unwrap_or(0.0);
+    let tau = -1.0
+        + 2.0 * rho_hat[..=max_t.min(n - 1)].iter().sum::<f64>()
+        + rho_hat.get(max_t + 1).copied().unwrap_or(0.0);
     let tau = tau.max(1.0 / total.log10());
     total / tau
 }
 
 fn valid(chains: &[&[f64]]) -> bool {
-    !chains.is_empty() && chains.iter().all(|c| c.len() >= 4 && c.len() == chains[0].len() && c.iter().all(|v| v.is_finite()))
+    !chains.is_empty()
+        && chains
+            .iter()
+            .all(|c| c.len() >= 4 && c.len() == chains[0].len() && c.iter().all(|v| v.is_finite()))
 }
 
 fn constant(chains: &[&[f64]]) -> bool {
@@ -194,7 +234,10 @@ pub fn split_rhat(chains: &[&[f64]]) -> f64 {
     let mut sorted = all.clone();
     sorted.sort_by(f64::total_cmp);
     let med = quantile(&sorted, 0.5);
-    let folded: Vec<Vec<f64>> = s.iter().map(|c| c.iter().map(|v| (v - med).abs()).collect()).collect();
+    let folded: Vec<Vec<f64>> = s
+        .iter()
+        .map(|c| c.iter().map(|v| (v - med).abs()).collect())
+        .collect();
     let tail = rhat_basic(&rank_normalize(&folded));
     bulk.max(tail)
 }
@@ -218,7 +261,11 @@ pub fn ess_tail(chains: &[&[f64]]) -> f64 {
     let s = split(chains);
     let ind = |q: f64, below: bool| -> Vec<Vec<f64>> {
         s.iter()
-            .map(|c| c.iter().map(|v| if (*v <= q) == below { 1.0 } else { 0.0 }).collect())
+            .map(|c| {
+                c.iter()
+                    .map(|v| if (*v <= q) == below { 1.0 } else { 0.0 })
+                    .collect()
+            })
             .collect()
     };
     ess_raw(&ind(q05, true)).min(ess_raw(&ind(q95, false)))
@@ -237,7 +284,11 @@ pub fn summarize(chains: &[&[f64]]) -> Summary {
     let all: Vec<f64> = chains.iter().flat_map(|c| c.iter().copied()).collect();
     let mut sorted = all.clone();
     sorted.sort_by(f64::total_cmp);
-    let (m, sd) = if all.len() > 1 { (mean(&all), var(&all).sqrt()) } else { (f64::NAN, f64::NAN) };
+    let (m, sd) = if all.len() > 1 {
+        (mean(&all), var(&all).sqrt())
+    } else {
+        (f64::NAN, f64::NAN)
+    };
     let ess_m = ess_mean(chains);
     Summary {
         mean: m,

@@ -31,7 +31,11 @@ pub fn poisson<R: Rng + ?Sized>(rng: &mut R, rate: f64) -> Result<f64, RuntimeEr
 }
 
 /// Inverse Gaussian(mean μ, shape λ) by Michael, Schucany & Haas (1976).
-pub fn inverse_gaussian<R: Rng + ?Sized>(rng: &mut R, mean: f64, shape: f64) -> Result<f64, RuntimeError> {
+pub fn inverse_gaussian<R: Rng + ?Sized>(
+    rng: &mut R,
+    mean: f64,
+    shape: f64,
+) -> Result<f64, RuntimeError> {
     if !(shape > 0.0 && shape.is_finite() && mean > 0.0) {
         return Err(bad("inverse Gaussian", &[mean, shape]));
     }
@@ -45,7 +49,11 @@ pub fn inverse_gaussian<R: Rng + ?Sized>(rng: &mut R, mean: f64, shape: f64) -> 
     let x = mean + mean * mean * y / (2.0 * shape)
         - mean / (2.0 * shape) * (4.0 * mean * shape * y + mean * mean * y * y).sqrt();
     let u: f64 = rng.gen();
-    Ok(if u <= mean / (mean + x) { x } else { mean * mean / x })
+    Ok(if u <= mean / (mean + x) {
+        x
+    } else {
+        mean * mean / x
+    })
 }
 
 /// Generalised inverse Gaussian GIG(p, a, b).
@@ -57,6 +65,10 @@ pub fn gig<R: Rng + ?Sized>(_rng: &mut R, p: f64, a: f64, b: f64) -> Result<f64,
 
 /// Pólya-Gamma PG(b, c): sums of exact Devroye draws for integer `b`.
 pub fn pg<R: Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> Result<f64, RuntimeError> {
+    // PG(0, c) is the point mass at 0 (a class with no label and no count).
+    if b == 0.0 && c.is_finite() {
+        return Ok(0.0);
+    }
     if !(b > 0.0 && b.is_finite() && c.is_finite()) {
         return Err(bad("Pólya-Gamma", &[b, c]));
     }

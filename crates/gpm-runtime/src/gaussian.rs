@@ -17,14 +17,23 @@ use rand_distr::StandardNormal;
 
 /// Cholesky with jitter added only when the matrix is not numerically positive definite; the
 /// jitter used is returned so that it can be reported.
-pub fn cholesky_jitter(m: &DMatrix<f64>, what: &str) -> Result<(Cholesky<f64, Dyn>, f64), RuntimeError> {
+pub fn cholesky_jitter(
+    m: &DMatrix<f64>,
+    what: &str,
+) -> Result<(Cholesky<f64, Dyn>, f64), RuntimeError> {
     if m.iter().any(|v| !v.is_finite()) {
-        return Err(RuntimeError::Numerical(format!("the {what} contains NaN or infinite entries")));
+        return Err(RuntimeError::Numerical(format!(
+            "the {what} contains NaN or infinite entries"
+        )));
     }
     if let Some(c) = Cholesky::new(m.clone()) {
         return Ok((c, 0.0));
     }
-    let scale = m.diagonal().iter().fold(0.0f64, |s, v| s.max(v.abs())).max(1e-300);
+    let scale = m
+        .diagonal()
+        .iter()
+        .fold(0.0f64, |s, v| s.max(v.abs()))
+        .max(1e-300);
     let mut jitter = 1e-10 * scale;
     while jitter <= 1e-3 * scale {
         let mut mj = m.clone();
@@ -82,7 +91,12 @@ impl GpBlock {
         for i in 0..k.nrows() {
             k[(i, i)] += jitter;
         }
-        Ok(GpBlock { k, chol, mean, jitter })
+        Ok(GpBlock {
+            k,
+            chol,
+            mean,
+            jitter,
+        })
     }
 
     /// Number of latent values.
@@ -102,13 +116,21 @@ impl GpBlock {
             b[(i, i)] += 1.0;
         }
         Cholesky::new(b).ok_or_else(|| {
-            RuntimeError::Numerical("I + S K S is not positive definite (NaN in the augmented curvature?)".into())
+            RuntimeError::Numerical(
+                "I + S K S is not positive definite (NaN in the augmented curvature?)".into(),
+            )
         })
     }
 
-    fn curvature(&self, a: &[f64], b: &[f64]) -> Result<(DVector<f64>, DVector<f64>), RuntimeError> {
+    fn curvature(
+        &self,
+        a: &[f64],
+        b: &[f64],
+    ) -> Result<(DVector<f64>, DVector<f64>), RuntimeError> {
         if a.len() != self.len() || b.len() != self.len() {
-            return Err(RuntimeError::Model("curvature and linear term have the wrong length".into()));
+            return Err(RuntimeError::Model(
+                "curvature and linear term have the wrong length".into(),
+            ));
         }
         if let Some(i) = (0..a.len()).find(|&i| !(a[i] >= 0.0) || !b[i].is_finite()) {
             return Err(RuntimeError::Numerical(format!(
@@ -125,7 +147,12 @@ impl GpBlock {
     }
 
     /// One exact draw from the conditional `N(Σ(K⁻¹μ₀ + b), Σ)`, `Σ = (K⁻¹ + diag a)⁻¹`.
-    pub fn sample<R: Rng + ?Sized>(&self, a: &[f64], b: &[f64], rng: &mut R) -> Result<DVector<f64>, RuntimeError> {
+    pub fn sample<R: Rng + ?Sized>(
+        &self,
+        a: &[f64],
+        b: &[f64],
+        rng: &mut R,
+    ) -> Result<DVector<f64>, RuntimeError> {
         let n = self.len();
         let (s, bp) = self.curvature(a, b)?;
         let lb = self.b_matrix(&s)?;
@@ -187,10 +214,16 @@ pub struct DenseBlock {
 }
 
 impl DenseBlock {
-    fn precision(&self, a: &[f64], b: &[f64]) -> Result<(Cholesky<f64, Dyn>, DVector<f64>), RuntimeError> {
+    fn precision(
+        &self,
+        a: &[f64],
+        b: &[f64],
+    ) -> Result<(Cholesky<f64, Dyn>, DVector<f64>), RuntimeError> {
         let (n, d) = self.design.shape();
         if a.len() != n || b.len() != n {
-            return Err(RuntimeError::Model("curvature and linear term have the wrong length".into()));
+            return Err(RuntimeError::Model(
+                "curvature and linear term have the wrong length".into(),
+            ));
         }
         let mut p = DMatrix::zeros(d, d);
         let mut h = DVector::zeros(d);
@@ -215,7 +248,12 @@ impl DenseBlock {
     }
 
     /// One exact draw from the conditional.
-    pub fn sample<R: Rng + ?Sized>(&self, a: &[f64], b: &[f64], rng: &mut R) -> Result<DVector<f64>, RuntimeError> {
+    pub fn sample<R: Rng + ?Sized>(
+        &self,
+        a: &[f64],
+        b: &[f64],
+        rng: &mut R,
+    ) -> Result<DVector<f64>, RuntimeError> {
         let (chol, h) = self.precision(a, b)?;
         let mean = chol.solve(&h);
         let z = std_normal_vec(mean.len(), rng);

@@ -101,13 +101,20 @@ fn column_names(prep: &Prepared) -> Vec<String> {
 
 impl<'a> Sampler<'a> {
     /// Bind a compiled model to data and hyperparameter values.
-    pub fn new(model: &'a Model, schedule: &'a Schedule, data: &Data, hypers: &HyperValues) -> Result<Self, RuntimeError> {
+    pub fn new(
+        model: &'a Model,
+        schedule: &'a Schedule,
+        data: &Data,
+        hypers: &HyperValues,
+    ) -> Result<Self, RuntimeError> {
         let prep = Prepared::new(model, schedule, data, hypers)?;
         let mut labels = Vec::new();
         for fp in &schedule.factors {
             labels.push(match &fp.categorical {
                 Some(c) => {
-                    let y = data.vector(&c.label).ok_or_else(|| RuntimeError::Model(format!("no labels `{}`", c.label)))?;
+                    let y = data
+                        .vector(&c.label)
+                        .ok_or_else(|| RuntimeError::Model(format!("no labels `{}`", c.label)))?;
                     let li = prep.latents.iter().position(|l| l.0 == c.latent).unwrap();
                     let classes = prep.latents[li].1 / y.len().max(1);
                     Some((y.iter().map(|v| *v as usize - 1).collect(), classes))
@@ -116,28 +123,38 @@ impl<'a> Sampler<'a> {
             });
         }
         let dense_parts = prep.blocks.iter().find_map(|b| match b {
-            Block::Dense { parts, prior_mean, .. } => Some((parts.clone(), prior_mean.len())),
+            Block::Dense {
+                parts, prior_mean, ..
+            } => Some((parts.clone(), prior_mean.len())),
             _ => None,
         });
-        let designs = |list: &dyn Fn(&FactorProgram) -> &Vec<Curvature>| -> Vec<Vec<Option<DMatrix<f64>>>> {
-            schedule
-                .factors
-                .iter()
-                .map(|fp| {
-                    list(fp)
-                        .iter()
-                        .map(|c| {
-                            let (parts, dim) = dense_parts.as_ref()?;
-                            let pi = prep.preds.iter().position(|p| p.name == c.predictor)?;
-                            prep.dense_design(pi, parts, *dim)
-                        })
-                        .collect()
-                })
-                .collect()
-        };
+        let designs =
+            |list: &dyn Fn(&FactorProgram) -> &Vec<Curvature>| -> Vec<Vec<Option<DMatrix<f64>>>> {
+                schedule
+                    .factors
+                    .iter()
+                    .map(|fp| {
+                        list(fp)
+                            .iter()
+                            .map(|c| {
+                                let (parts, dim) = dense_parts.as_ref()?;
+                                let pi = prep.preds.iter().position(|p| p.name == c.predictor)?;
+                                prep.dense_design(pi, parts, *dim)
+                            })
+                            .collect()
+                    })
+                    .collect()
+            };
         let dense_designs = designs(&|fp| &fp.curvature);
         let dense_designs_collapsed = designs(&|fp| &fp.collapsed);
-        Ok(Sampler { model, schedule, prep, labels, dense_designs, dense_designs_collapsed })
+        Ok(Sampler {
+            model,
+            schedule,
+            prep,
+            labels,
+            dense_designs,
+            dense_designs_collapsed,
+        })
     }
 
     /// The prepared model.
@@ -152,7 +169,12 @@ impl<'a> Sampler<'a> {
 
     /// The initial state: latents at their prior means, auxiliaries at 1 (counts at 0).
     pub fn init(&self) -> State {
-        let mut latents: Vec<DVector<f64>> = self.prep.latents.iter().map(|(_, len, _)| DVector::zeros(*len)).collect();
+        let mut latents: Vec<DVector<f64>> = self
+            .prep
+            .latents
+            .iter()
+            .map(|(_, len, _)| DVector::zeros(*len))
+            .collect();
         for b in &self.prep.blocks {
             match b {
                 Block::Gp { latent, column, gp } => {
@@ -161,7 +183,9 @@ impl<'a> Sampler<'a> {
                         latents[*latent][column * rows + i] = gp.mean;
                     }
                 }
-                Block::Dense { parts, prior_mean, .. } => {
+                Block::Dense {
+                    parts, prior_mean, ..
+                } => {
                     for (li, off, len) in parts {
                         for j in 0..*len {
                             latents[*li][j] = prior_mean[off + j];
@@ -178,7 +202,16 @@ impl<'a> Sampler<'a> {
             .map(|(fp, pf)| {
                 fp.aux
                     .iter()
-                    .map(|a| vec![if matches!(a.kind, AuxKind::Poisson { .. }) { 0.0 } else { 1.0 }; pf.n])
+                    .map(|a| {
+                        vec![
+                            if matches!(a.kind, AuxKind::Poisson { .. }) {
+                                0.0
+                            } else {
+                                1.0
+                            };
+                            pf.n
+                        ]
+                    })
                     .collect()
             })
             .collect();
@@ -188,7 +221,11 @@ impl<'a> Sampler<'a> {
             .zip(&self.prep.factors)
             .map(|(l, pf)| {
                 l.as_ref().map(|(_, c)| {
-                    (vec![1.0; pf.n], DMatrix::zeros(pf.n, *c), DMatrix::from_element(pf.n, *c, 1.0))
+                    (
+                        vec![1.0; pf.n],
+                        DMatrix::zeros(pf.n, *c),
+                        DMatrix::from_element(pf.n, *c, 1.0),
+                    )
                 })
             })
             .collect();
@@ -207,7 +244,11 @@ impl<'a> Sampler<'a> {
     }
 
     fn predictors(&self, state: &State) -> Vec<Vec<f64>> {
-        self.prep.preds.iter().map(|p| p.eval(&state.latents)).collect()
+        self.prep
+            .preds
+            .iter()
+            .map(|p| p.eval(&state.latents))
+            .collect()
     }
 
     fn block_is_collapsed(&self, b: &Block) -> bool {
@@ -241,7 +282,12 @@ impl<'a> Sampler<'a> {
         Ok(())
     }
 
-    fn sample_aux(&self, state: &mut State, pv: &[Vec<f64>], rng: &mut ChaCha8Rng) -> Result<(), RuntimeError> {
+    fn sample_aux(
+        &self,
+        state: &mut State,
+        pv: &[Vec<f64>],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
         let mut stack = Vec::with_capacity(64);
         for (f, fp) in self.schedule.factors.iter().enumerate() {
             if let Some((labels, classes)) = &self.labels[f] {
@@ -254,12 +300,23 @@ impl<'a> Sampler<'a> {
                 for (j, a) in fp.aux.iter().enumerate() {
                     let ev = |t: &gpm_schedule::Tape, st: &mut Vec<f64>| t.eval(&vals, st);
                     let v = match &a.kind {
-                        AuxKind::PolyaGamma { b, c } => draw::pg(rng, ev(b, &mut stack), ev(c, &mut stack))?,
-                        AuxKind::Gamma { shape, rate } => draw::gamma(rng, ev(shape, &mut stack), ev(rate, &mut stack))?,
-                        AuxKind::InverseGaussian { mean, shape } => {
-                            draw::inverse_gaussian(rng, ev(mean, &mut stack), ev(shape, &mut stack))?
+                        AuxKind::PolyaGamma { b, c } => {
+                            draw::pg(rng, ev(b, &mut stack), ev(c, &mut stack))?
                         }
-                        AuxKind::Gig { p, a: ga, b } => draw::gig(rng, ev(p, &mut stack), ev(ga, &mut stack), ev(b, &mut stack))?,
+                        AuxKind::Gamma { shape, rate } => {
+                            draw::gamma(rng, ev(shape, &mut stack), ev(rate, &mut stack))?
+                        }
+                        AuxKind::InverseGaussian { mean, shape } => draw::inverse_gaussian(
+                            rng,
+                            ev(mean, &mut stack),
+                            ev(shape, &mut stack),
+                        )?,
+                        AuxKind::Gig { p, a: ga, b } => draw::gig(
+                            rng,
+                            ev(p, &mut stack),
+                            ev(ga, &mut stack),
+                            ev(b, &mut stack),
+                        )?,
                         AuxKind::Poisson { rate } => draw::poisson(rng, ev(rate, &mut stack))?,
                     };
                     vals[a.slot] = v;
@@ -283,7 +340,12 @@ impl<'a> Sampler<'a> {
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
         let c = fp.categorical.as_ref().unwrap();
-        let li = self.prep.latents.iter().position(|l| l.0 == c.latent).unwrap();
+        let li = self
+            .prep
+            .latents
+            .iter()
+            .position(|l| l.0 == c.latent)
+            .unwrap();
         let n = labels.len();
         let z = &state.latents[li];
         let (lambda, counts, omega) = state.cat[f].as_mut().unwrap();
@@ -328,14 +390,28 @@ impl<'a> Sampler<'a> {
                         }
                         continue;
                     }
-                    let list = if collapsed_phase { &fp.collapsed } else { &fp.curvature };
+                    let list = if collapsed_phase {
+                        &fp.collapsed
+                    } else {
+                        &fp.curvature
+                    };
                     let mut vals = vec![0.0; fp.slots.len()];
                     for cv in list {
-                        let pi = self.prep.preds.iter().position(|p| p.name == cv.predictor).unwrap();
-                        let Some(coef) = self.prep.reads(pi, *latent, Some(*column)) else { continue };
+                        let pi = self
+                            .prep
+                            .preds
+                            .iter()
+                            .position(|p| p.name == cv.predictor)
+                            .unwrap();
+                        let Some(coef) = self.prep.reads(pi, *latent, Some(*column)) else {
+                            continue;
+                        };
                         for i in 0..self.prep.factors[f].n {
                             self.fill(f, i, pv, state, &mut vals);
-                            let (ai, bi) = (cv.quad.eval(&vals, &mut stack), cv.lin.eval(&vals, &mut stack));
+                            let (ai, bi) = (
+                                cv.quad.eval(&vals, &mut stack),
+                                cv.lin.eval(&vals, &mut stack),
+                            );
                             let x = state.latents[*latent][column * rows + i];
                             let rest = pv[pi][i] - coef * x;
                             a[i] += ai * coef * coef;
@@ -348,7 +424,11 @@ impl<'a> Sampler<'a> {
                     state.latents[*latent][column * rows + i] = f[i];
                 }
             }
-            Block::Dense { parts, prior_mean, prior_sd } => {
+            Block::Dense {
+                parts,
+                prior_mean,
+                prior_sd,
+            } => {
                 let dim = prior_mean.len();
                 let mut theta = DVector::zeros(dim);
                 for (li, off, len) in parts {
@@ -367,11 +447,19 @@ impl<'a> Sampler<'a> {
                     let mut vals = vec![0.0; fp.slots.len()];
                     for (cv, phi) in list.iter().zip(designs) {
                         let Some(phi) = phi else { continue };
-                        let pi = self.prep.preds.iter().position(|p| p.name == cv.predictor).unwrap();
+                        let pi = self
+                            .prep
+                            .preds
+                            .iter()
+                            .position(|p| p.name == cv.predictor)
+                            .unwrap();
                         let own = phi * &theta;
                         for i in 0..self.prep.factors[f].n {
                             self.fill(f, i, pv, state, &mut vals);
-                            let (ai, bi) = (cv.quad.eval(&vals, &mut stack), cv.lin.eval(&vals, &mut stack));
+                            let (ai, bi) = (
+                                cv.quad.eval(&vals, &mut stack),
+                                cv.lin.eval(&vals, &mut stack),
+                            );
                             let rest = pv[pi][i] - own[i];
                             a.push(ai);
                             bb.push(bi - ai * rest);
@@ -409,15 +497,22 @@ impl<'a> Sampler<'a> {
             match b {
                 Block::Gp { latent, column, gp } => {
                     let rows = gp.len();
-                    let d = DVector::from_fn(rows, |i, _| state.latents[*latent][column * rows + i] - gp.mean);
+                    let d = DVector::from_fn(rows, |i, _| {
+                        state.latents[*latent][column * rows + i] - gp.mean
+                    });
                     if let Some(v) = gp.chol.l().solve_lower_triangular(&d) {
                         lp -= 0.5 * v.norm_squared();
                     }
                 }
-                Block::Dense { parts, prior_mean, prior_sd } => {
+                Block::Dense {
+                    parts,
+                    prior_mean,
+                    prior_sd,
+                } => {
                     for (li, off, len) in parts {
                         for j in 0..*len {
-                            let z = (state.latents[*li][j] - prior_mean[off + j]) / prior_sd[off + j];
+                            let z =
+                                (state.latents[*li][j] - prior_mean[off + j]) / prior_sd[off + j];
                             lp -= 0.5 * z * z;
                         }
                     }
@@ -434,7 +529,12 @@ impl<'a> Sampler<'a> {
         for (f, fp) in self.schedule.factors.iter().enumerate() {
             if let Some((labels, classes)) = &self.labels[f] {
                 let c = fp.categorical.as_ref().unwrap();
-                let li = self.prep.latents.iter().position(|l| l.0 == c.latent).unwrap();
+                let li = self
+                    .prep
+                    .latents
+                    .iter()
+                    .position(|l| l.0 == c.latent)
+                    .unwrap();
                 let n = labels.len();
                 let z = &state.latents[li];
                 for i in 0..n {
@@ -444,7 +544,9 @@ impl<'a> Sampler<'a> {
                 }
                 continue;
             }
-            let Some(tape) = &fp.log_density else { continue };
+            let Some(tape) = &fp.log_density else {
+                continue;
+            };
             let mut vals = vec![0.0; fp.slots.len()];
             for i in 0..self.prep.factors[f].n {
                 self.fill(f, i, pv, state, &mut vals);
@@ -475,7 +577,9 @@ pub fn run(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<Chain>, RuntimeError> {
     if config.chains == 0 || config.draws == 0 || config.thin == 0 {
-        return Err(RuntimeError::Model("chains, draws and thin must be at least 1".into()));
+        return Err(RuntimeError::Model(
+            "chains, draws and thin must be at least 1".into(),
+        ));
     }
     let columns = sampler.columns();
     (0..config.chains)

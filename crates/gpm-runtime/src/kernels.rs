@@ -29,11 +29,9 @@ impl HyperValues {
 fn lengthscales(l: &Lengthscale, dims: usize, h: &HyperValues) -> Result<Vec<f64>, RuntimeError> {
     let v = match l {
         Lengthscale::Scalar { value } => vec![h.eval(value)?; dims],
-        Lengthscale::Ard { hyper } => h
-            .vectors
-            .get(hyper)
-            .cloned()
-            .ok_or_else(|| RuntimeError::Model(format!("no value for the ARD lengthscale `{hyper}`")))?,
+        Lengthscale::Ard { hyper } => h.vectors.get(hyper).cloned().ok_or_else(|| {
+            RuntimeError::Model(format!("no value for the ARD lengthscale `{hyper}`"))
+        })?,
     };
     if v.len() != dims || v.iter().any(|x| !(*x > 0.0) || !x.is_finite()) {
         return Err(RuntimeError::Model(format!(
@@ -61,10 +59,11 @@ pub fn kernel_matrix(
     h: &HyperValues,
 ) -> Result<DMatrix<f64>, RuntimeError> {
     let (n, m, dims) = (x.nrows(), z.nrows(), x.ncols());
-    let stationary = |l: &Lengthscale, f: &dyn Fn(f64) -> f64| -> Result<DMatrix<f64>, RuntimeError> {
-        let ls = lengthscales(l, dims, h)?;
-        Ok(DMatrix::from_fn(n, m, |i, j| f(sqdist(x, i, z, j, &ls))))
-    };
+    let stationary =
+        |l: &Lengthscale, f: &dyn Fn(f64) -> f64| -> Result<DMatrix<f64>, RuntimeError> {
+            let ls = lengthscales(l, dims, h)?;
+            Ok(DMatrix::from_fn(n, m, |i, j| f(sqdist(x, i, z, j, &ls))))
+        };
     Ok(match k {
         Kernel::SqExp { lengthscale } => stationary(lengthscale, &|r2| (-0.5 * r2).exp())?,
         Kernel::Matern12 { lengthscale } => stationary(lengthscale, &|r2| (-r2.sqrt()).exp())?,
@@ -103,13 +102,18 @@ pub fn kernel_matrix(
                 0.0
             }
         }),
-        Kernel::Sum { left, right } => kernel_matrix(left, x, z, h)? + kernel_matrix(right, x, z, h)?,
-        Kernel::Product { left, right } => kernel_matrix(left, x, z, h)?
-            .component_mul(&kernel_matrix(right, x, z, h)?),
+        Kernel::Sum { left, right } => {
+            kernel_matrix(left, x, z, h)? + kernel_matrix(right, x, z, h)?
+        }
+        Kernel::Product { left, right } => {
+            kernel_matrix(left, x, z, h)?.component_mul(&kernel_matrix(right, x, z, h)?)
+        }
         Kernel::Scale { variance, kernel } => {
             let s = h.eval(variance)?;
             if !(s >= 0.0) {
-                return Err(RuntimeError::Model(format!("a kernel variance is negative ({s})")));
+                return Err(RuntimeError::Model(format!(
+                    "a kernel variance is negative ({s})"
+                )));
             }
             kernel_matrix(kernel, x, z, h)? * s
         }
@@ -117,7 +121,11 @@ pub fn kernel_matrix(
 }
 
 /// The diagonal `k(x_i, x_i)` (for predictive variances without forming the matrix).
-pub fn kernel_diag(k: &Kernel, x: &DMatrix<f64>, h: &HyperValues) -> Result<Vec<f64>, RuntimeError> {
+pub fn kernel_diag(
+    k: &Kernel,
+    x: &DMatrix<f64>,
+    h: &HyperValues,
+) -> Result<Vec<f64>, RuntimeError> {
     let n = x.nrows();
     let mut out = Vec::with_capacity(n);
     for i in 0..n {

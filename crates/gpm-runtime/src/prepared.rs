@@ -68,13 +68,21 @@ impl PPred {
         for t in &self.terms {
             let z = &latents[t.latent];
             match &t.read {
-                Read::Identity => out.iter_mut().enumerate().for_each(|(i, o)| *o += t.coef * z[i]),
+                Read::Identity => out
+                    .iter_mut()
+                    .enumerate()
+                    .for_each(|(i, o)| *o += t.coef * z[i]),
                 Read::Broadcast => out.iter_mut().for_each(|o| *o += t.coef * z[0]),
                 Read::Matrix(x) => {
                     let v = x * z;
-                    out.iter_mut().enumerate().for_each(|(i, o)| *o += t.coef * v[i]);
+                    out.iter_mut()
+                        .enumerate()
+                        .for_each(|(i, o)| *o += t.coef * v[i]);
                 }
-                Read::Gather(g) => out.iter_mut().enumerate().for_each(|(i, o)| *o += t.coef * z[g[i]]),
+                Read::Gather(g) => out
+                    .iter_mut()
+                    .enumerate()
+                    .for_each(|(i, o)| *o += t.coef * z[g[i]]),
                 Read::Column(c, rows) => out
                     .iter_mut()
                     .enumerate()
@@ -144,7 +152,12 @@ fn dim(d: &Dim, data: &Data) -> Result<usize, RuntimeError> {
 
 impl Prepared {
     /// Bind a model, its schedule and data.
-    pub fn new(model: &Model, schedule: &Schedule, data: &Data, hypers: &HyperValues) -> Result<Self, RuntimeError> {
+    pub fn new(
+        model: &Model,
+        schedule: &Schedule,
+        data: &Data,
+        hypers: &HyperValues,
+    ) -> Result<Self, RuntimeError> {
         let mut latents = Vec::new();
         for z in &model.latents {
             let len = match &z.shape {
@@ -162,27 +175,43 @@ impl Prepared {
             let mut terms = Vec::new();
             for t in &p.terms {
                 if t.scale_by.is_some() {
-                    return Err(RuntimeError::Model("per-observation scaled terms are not supported".into()));
+                    return Err(RuntimeError::Model(
+                        "per-observation scaled terms are not supported".into(),
+                    ));
                 }
-                let li = latent_index(&t.latent).ok_or_else(|| RuntimeError::Model(format!("unknown latent {}", t.latent)))?;
+                let li = latent_index(&t.latent)
+                    .ok_or_else(|| RuntimeError::Model(format!("unknown latent {}", t.latent)))?;
                 let read = match &t.design {
                     Design::Identity => Read::Identity,
                     Design::Broadcast => Read::Broadcast,
                     Design::Matrix { data: x } => Read::Matrix(
-                        data.matrix(x).cloned().ok_or_else(|| RuntimeError::Model(format!("`{x}` is not a matrix")))?,
+                        data.matrix(x)
+                            .cloned()
+                            .ok_or_else(|| RuntimeError::Model(format!("`{x}` is not a matrix")))?,
                     ),
                     Design::Gather { index } => Read::Gather(
                         data.vector(index)
-                            .ok_or_else(|| RuntimeError::Model(format!("no index vector `{index}`")))?
+                            .ok_or_else(|| {
+                                RuntimeError::Model(format!("no index vector `{index}`"))
+                            })?
                             .iter()
                             .map(|g| *g as usize - 1)
                             .collect(),
                     ),
                     Design::Column { column } => Read::Column(*column, n),
                 };
-                terms.push(PTerm { latent: li, coef: t.coef, read });
+                terms.push(PTerm {
+                    latent: li,
+                    coef: t.coef,
+                    read,
+                });
             }
-            preds.push(PPred { name: p.name.clone(), n, terms, offset: p.offset });
+            preds.push(PPred {
+                name: p.name.clone(),
+                n,
+                terms,
+                offset: p.offset,
+            });
         }
         // Blocks: one per GP column, one dense block for all normal latents.
         let mut blocks = Vec::new();
@@ -191,11 +220,21 @@ impl Prepared {
         let (mut pm, mut ps) = (Vec::new(), Vec::new());
         for (li, z) in model.latents.iter().enumerate() {
             match &z.prior {
-                LatentPrior::Gp { inputs, kernel, mean, inducing } => {
+                LatentPrior::Gp {
+                    inputs,
+                    kernel,
+                    mean,
+                    inducing,
+                } => {
                     if inducing.is_some() {
-                        return Err(RuntimeError::Model("sparse GPs (inducing points) are not implemented in the runtime yet".into()));
+                        return Err(RuntimeError::Model(
+                            "sparse GPs (inducing points) are not implemented in the runtime yet"
+                                .into(),
+                        ));
                     }
-                    let x = data.inputs(inputs).ok_or_else(|| RuntimeError::Model(format!("no inputs `{inputs}`")))?;
+                    let x = data
+                        .inputs(inputs)
+                        .ok_or_else(|| RuntimeError::Model(format!("no inputs `{inputs}`")))?;
                     let k = kernel_matrix(kernel, &x, &x, hypers)?;
                     let mean = hypers.eval(mean)?;
                     let cols = match &z.shape {
@@ -205,13 +244,20 @@ impl Prepared {
                     let gp = GpBlock::new(k, mean)?;
                     jitter = jitter.max(gp.jitter);
                     for c in 0..cols {
-                        blocks.push(Block::Gp { latent: li, column: c, gp: gp.clone() });
+                        blocks.push(Block::Gp {
+                            latent: li,
+                            column: c,
+                            gp: gp.clone(),
+                        });
                     }
                 }
                 LatentPrior::Normal { mean, scale } => {
                     let (m, s) = (hypers.eval(mean)?, hypers.eval(scale)?);
                     if !(s > 0.0) {
-                        return Err(RuntimeError::Model(format!("the prior scale of `{}` is {s}, not positive", z.name)));
+                        return Err(RuntimeError::Model(format!(
+                            "the prior scale of `{}` is {s}, not positive",
+                            z.name
+                        )));
                     }
                     let len = latents[li].1;
                     dense_parts.push((li, pm.len(), len));
@@ -236,39 +282,68 @@ impl Prepared {
             for s in &fp.slots {
                 slots.push(match s {
                     Source::Predictor(p) => Slot::Pred(
-                        preds.iter().position(|q| q.name == *p).ok_or_else(|| RuntimeError::Model(format!("unknown predictor {p}")))?,
+                        preds
+                            .iter()
+                            .position(|q| q.name == *p)
+                            .ok_or_else(|| RuntimeError::Model(format!("unknown predictor {p}")))?,
                     ),
                     Source::Data(d) => {
-                        if let Some((base, col)) = d.strip_suffix(']').and_then(|s| s.split_once("[,")) {
-                            let m = data.matrix(base).ok_or_else(|| RuntimeError::Model(format!("no matrix `{base}`")))?;
-                            let c: usize = col.parse().map_err(|_| RuntimeError::Model(format!("bad column in `{d}`")))?;
+                        if let Some((base, col)) =
+                            d.strip_suffix(']').and_then(|s| s.split_once("[,"))
+                        {
+                            let m = data.matrix(base).ok_or_else(|| {
+                                RuntimeError::Model(format!("no matrix `{base}`"))
+                            })?;
+                            let c: usize = col
+                                .parse()
+                                .map_err(|_| RuntimeError::Model(format!("bad column in `{d}`")))?;
                             Slot::Vector(m.column(c - 1).iter().copied().collect())
                         } else {
                             match data.values.get(d) {
                                 Some(Value::Scalar(x)) => Slot::Const(*x),
                                 Some(Value::Vector(v)) => Slot::Vector(v.clone()),
-                                _ => return Err(RuntimeError::Model(format!("no per-observation datum `{d}`"))),
+                                _ => {
+                                    return Err(RuntimeError::Model(format!(
+                                        "no per-observation datum `{d}`"
+                                    )))
+                                }
                             }
                         }
                     }
                     Source::Hyper(h) => Slot::Const(
-                        *hypers.scalars.get(h).ok_or_else(|| RuntimeError::Model(format!("no value for `{h}`")))?,
+                        *hypers
+                            .scalars
+                            .get(h)
+                            .ok_or_else(|| RuntimeError::Model(format!("no value for `{h}`")))?,
                     ),
                     Source::Aux(j) => Slot::Aux(*j),
                 });
             }
             factors.push(PFactor { n, slots });
         }
-        Ok(Prepared { latents, preds, blocks, factors, jitter })
+        Ok(Prepared {
+            latents,
+            preds,
+            blocks,
+            factors,
+            jitter,
+        })
     }
 
     /// The dense block's design rows for a predictor: `Φ` with one row per observation.
-    pub fn dense_design(&self, pred: usize, parts: &[(usize, usize, usize)], dim: usize) -> Option<DMatrix<f64>> {
+    pub fn dense_design(
+        &self,
+        pred: usize,
+        parts: &[(usize, usize, usize)],
+        dim: usize,
+    ) -> Option<DMatrix<f64>> {
         let p = &self.preds[pred];
         let mut phi = DMatrix::zeros(p.n, dim);
         let mut any = false;
         for t in &p.terms {
-            let Some(&(_, off, len)) = parts.iter().find(|(li, _, _)| *li == t.latent) else { continue };
+            let Some(&(_, off, len)) = parts.iter().find(|(li, _, _)| *li == t.latent) else {
+                continue;
+            };
             any = true;
             match &t.read {
                 Read::Identity => (0..p.n).for_each(|i| phi[(i, off + i)] += t.coef),
@@ -281,7 +356,9 @@ impl Prepared {
                     }
                 }
                 Read::Gather(g) => (0..p.n).for_each(|i| phi[(i, off + g[i])] += t.coef),
-                Read::Column(c, rows) => (0..p.n).for_each(|i| phi[(i, off + c * rows + i)] += t.coef),
+                Read::Column(c, rows) => {
+                    (0..p.n).for_each(|i| phi[(i, off + c * rows + i)] += t.coef)
+                }
             }
         }
         any.then_some(phi)
@@ -302,7 +379,11 @@ impl Prepared {
 }
 
 /// Dense blocks need the design; build the block from its parts.
-pub fn dense_block(design: DMatrix<f64>, prior_mean: &DVector<f64>, prior_sd: &DVector<f64>) -> DenseBlock {
+pub fn dense_block(
+    design: DMatrix<f64>,
+    prior_mean: &DVector<f64>,
+    prior_sd: &DVector<f64>,
+) -> DenseBlock {
     DenseBlock {
         design,
         prior_mean: prior_mean.clone(),

@@ -242,12 +242,30 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
         let mut aux = Vec::new();
         for a in &plan.aux {
             let kind = match &a.conditional {
-                Family::PolyaGamma { b, c } => AuxKind::PolyaGamma { b: tape(b)?, c: tape(c)? },
-                Family::Gamma { shape, rate } => AuxKind::Gamma { shape: tape(shape)?, rate: tape(rate)? },
-                Family::InverseGaussian { mean, shape } => AuxKind::InverseGaussian { mean: tape(mean)?, shape: tape(shape)? },
-                Family::Gig { p, a: ga, b } => AuxKind::Gig { p: tape(p)?, a: tape(ga)?, b: tape(b)? },
+                Family::PolyaGamma { b, c } => AuxKind::PolyaGamma {
+                    b: tape(b)?,
+                    c: tape(c)?,
+                },
+                Family::Gamma { shape, rate } => AuxKind::Gamma {
+                    shape: tape(shape)?,
+                    rate: tape(rate)?,
+                },
+                Family::InverseGaussian { mean, shape } => AuxKind::InverseGaussian {
+                    mean: tape(mean)?,
+                    shape: tape(shape)?,
+                },
+                Family::Gig { p, a: ga, b } => AuxKind::Gig {
+                    p: tape(p)?,
+                    a: tape(ga)?,
+                    b: tape(b)?,
+                },
                 Family::Poisson { rate } => AuxKind::Poisson { rate: tape(rate)? },
-                other => return Err(err(format!("the {} conditional has no sampler in the runtime yet", other.name()))),
+                other => {
+                    return Err(err(format!(
+                        "the {} conditional has no sampler in the runtime yet",
+                        other.name()
+                    )))
+                }
             };
             aux.push(AuxProgram {
                 name: a.name.clone(),

@@ -133,9 +133,11 @@ fn apply(f: SxFunc, x: f64) -> f64 {
 fn emit(t: &T, slot: SlotOf, ops: &mut Vec<Op>) -> Result<(), String> {
     match t {
         T::Num(v) => ops.push(Op::Const(*v)),
-        T::Sym(r, n) => ops.push(Op::Slot(
-            slot(*r, n).ok_or_else(|| format!("no value for the symbol `{n}` ({r:?})"))?,
-        )),
+        T::Sym(r, n) => {
+            ops.push(Op::Slot(slot(*r, n).ok_or_else(|| {
+                format!("no value for the symbol `{n}` ({r:?})")
+            })?))
+        }
         T::Add(v) => {
             for u in v {
                 emit(u, slot, ops)?;

@@ -65,7 +65,10 @@ pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
     for h in &c.model.hypers {
         let (v, how) = match &h.kind {
             HyperKind::Fixed { value } => (*value, "fixed".to_string()),
-            HyperKind::Learn { init } => (*init, "initial value (type-II ML not implemented yet: held fixed)".into()),
+            HyperKind::Learn { init } => (
+                *init,
+                "initial value (type-II ML not implemented yet: held fixed)".into(),
+            ),
             HyperKind::Prior { prior } => {
                 let m = match prior {
                     PriorDist::Gamma { shape, rate } => shape / rate,
@@ -81,7 +84,10 @@ pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
                     PriorDist::HalfNormal { sigma } => sigma * (2.0 / std::f64::consts::PI).sqrt(),
                     PriorDist::Exponential { rate } => 1.0 / rate,
                 };
-                (m, "prior mean (sampling hyperparameters not implemented yet: held fixed)".into())
+                (
+                    m,
+                    "prior mean (sampling hyperparameters not implemented yet: held fixed)".into(),
+                )
             }
         };
         match &h.shape {
@@ -105,7 +111,8 @@ pub fn run_gibbs(
     config: &GibbsConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<InferResult, InferError> {
-    let schedule = gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
+    let schedule =
+        gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
     let (mut hv, hypers) = hyper_values(c);
     // Size ARD lengthscales from their declared length.
     for h in &c.model.hypers {
@@ -124,11 +131,19 @@ pub fn run_gibbs(
     let ncol = chains[0].columns.len();
     let mut summaries = Vec::with_capacity(ncol);
     for j in 0..ncol {
-        let cols: Vec<Vec<f64>> = chains.iter().map(|ch| ch.rows.iter().map(|r| r[j]).collect()).collect();
+        let cols: Vec<Vec<f64>> = chains
+            .iter()
+            .map(|ch| ch.rows.iter().map(|r| r[j]).collect())
+            .collect();
         let refs: Vec<&[f64]> = cols.iter().map(|v| v.as_slice()).collect();
         summaries.push((chains[0].columns[j].clone(), summarize(&refs)));
     }
-    Ok(InferResult { chains, summaries, hypers, jitter })
+    Ok(InferResult {
+        chains,
+        summaries,
+        hypers,
+        jitter,
+    })
 }
 
 /// One chain as a CSV in the CmdStan layout (comment header, column names, one row per draw),
@@ -136,7 +151,10 @@ pub fn run_gibbs(
 pub fn chain_csv(c: &Checked, chain: &Chain, k: usize, config: &GibbsConfig) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# model = {}", c.name);
-    let _ = writeln!(s, "# method = sample (algorithm = gibbs, augmented by gpmc)");
+    let _ = writeln!(
+        s,
+        "# method = sample (algorithm = gibbs, augmented by gpmc)"
+    );
     let _ = writeln!(s, "#   num_samples = {}", config.draws);
     let _ = writeln!(s, "#   num_warmup = {}", config.warmup);
     let _ = writeln!(s, "#   thin = {}", config.thin);
@@ -147,8 +165,16 @@ pub fn chain_csv(c: &Checked, chain: &Chain, k: usize, config: &GibbsConfig) -> 
         let line: Vec<String> = r.iter().map(|v| format!("{v:.9e}")).collect();
         let _ = writeln!(s, "{}", line.join(","));
     }
-    let _ = writeln!(s, "#  Elapsed Time: {:.3} seconds (Warm-up)", chain.warmup_seconds);
-    let _ = writeln!(s, "#                {:.3} seconds (Sampling)", chain.sampling_seconds);
+    let _ = writeln!(
+        s,
+        "#  Elapsed Time: {:.3} seconds (Warm-up)",
+        chain.warmup_seconds
+    );
+    let _ = writeln!(
+        s,
+        "#                {:.3} seconds (Sampling)",
+        chain.sampling_seconds
+    );
     s
 }
 
@@ -192,11 +218,29 @@ pub fn summary_table(r: &InferResult, max_rows: usize) -> String {
         );
     }
     if r.summaries.len() > max_rows {
-        let _ = writeln!(s, "... and {} more (all in summary.json)", r.summaries.len() - max_rows);
+        let _ = writeln!(
+            s,
+            "... and {} more (all in summary.json)",
+            r.summaries.len() - max_rows
+        );
     }
-    let worst = r.summaries.iter().map(|(_, x)| x.rhat).filter(|v| v.is_finite()).fold(0.0f64, f64::max);
-    let min_ess = r.summaries.iter().map(|(_, x)| x.ess_bulk).filter(|v| v.is_finite()).fold(f64::INFINITY, f64::min);
-    let secs: f64 = r.chains.iter().map(|c| c.warmup_seconds + c.sampling_seconds).sum();
+    let worst = r
+        .summaries
+        .iter()
+        .map(|(_, x)| x.rhat)
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    let min_ess = r
+        .summaries
+        .iter()
+        .map(|(_, x)| x.ess_bulk)
+        .filter(|v| v.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    let secs: f64 = r
+        .chains
+        .iter()
+        .map(|c| c.warmup_seconds + c.sampling_seconds)
+        .sum();
     let _ = writeln!(
         s,
         "max R-hat {worst:.3}; min bulk ESS {min_ess:.0}; {secs:.2} CPU-seconds over {} chains ({:.0} min-ESS per CPU-second)",

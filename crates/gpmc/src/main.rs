@@ -131,7 +131,8 @@ fn infer(
         }
     };
     let report = |e: gpmc::infer::InferError| {
-        let r = miette::Report::new(e).with_source_code(miette::NamedSource::new(name.clone(), source.clone()));
+        let r = miette::Report::new(e)
+            .with_source_code(miette::NamedSource::new(name.clone(), source.clone()));
         eprintln!("{r:?}");
         ExitCode::from(1)
     };
@@ -144,8 +145,10 @@ fn infer(
     let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new(total * config.chains as u64);
         b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} gibbs [{bar:40}] {pos}/{len} sweeps ({eta})")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            indicatif::ProgressStyle::with_template(
+                "{spinner} gibbs [{bar:40}] {pos}/{len} sweeps ({eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         b
     });
@@ -162,28 +165,50 @@ fn infer(
         b.finish_and_clear();
     }
     let dir = output.unwrap_or_else(|| {
-        std::path::Path::new("out").join(path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "model".into()))
+        std::path::Path::new("out").join(
+            path.file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_else(|| "model".into()),
+        )
     });
     let mut files = Vec::new();
     for (k, ch) in result.chains.iter().enumerate() {
-        files.push((format!("chain-{}.csv", k + 1), gpmc::infer::chain_csv(&checked, ch, k, &config)));
+        files.push((
+            format!("chain-{}.csv", k + 1),
+            gpmc::infer::chain_csv(&checked, ch, k, &config),
+        ));
     }
     let summary = gpmc::infer::summary_json(&checked, &result, &config);
-    files.push(("summary.json".into(), serde_json::to_string_pretty(&summary).expect("summary JSON")));
+    files.push((
+        "summary.json".into(),
+        serde_json::to_string_pretty(&summary).expect("summary JSON"),
+    ));
     if let Err(e) = gpmc::infer::write_all(&dir, &files) {
         return report(e);
     }
     for p in &checked.plans {
-        println!("factor #{}: {} (certified, max relative error {:.1e})", p.factor + 1, p.form, p.certificate.max_rel_error);
+        println!(
+            "factor #{}: {} (certified, max relative error {:.1e})",
+            p.factor + 1,
+            p.form,
+            p.certificate.max_rel_error
+        );
     }
     for (n, v, how) in &result.hypers {
         println!("hyperparameter {n} = {v} ({how})");
     }
     if result.jitter > 0.0 {
-        println!("note: jitter {:.1e} was added to a GP prior covariance to factor it", result.jitter);
+        println!(
+            "note: jitter {:.1e} was added to a GP prior covariance to factor it",
+            result.jitter
+        );
     }
     print!("{}", gpmc::infer::summary_table(&result, 12));
-    println!("wrote {} chain files and summary.json to {}", result.chains.len(), dir.display());
+    println!(
+        "wrote {} chain files and summary.json to {}",
+        result.chains.len(),
+        dir.display()
+    );
     ExitCode::SUCCESS
 }
 

@@ -1,0 +1,1 @@
+//! Exact samplers for the auxiliary-variable families (work in progress).
