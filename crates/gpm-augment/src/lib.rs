@@ -11,6 +11,7 @@
 
 mod atoms;
 pub mod certify;
+pub mod conjugate;
 mod norm;
 pub mod plan;
 pub mod poly;

@@ -56,6 +56,8 @@ pub struct State {
     pub aux: Vec<Vec<Vec<f64>>>,
     /// Categorical auxiliaries per factor: (λ_i, n_ic, ω_ic).
     pub cat: Vec<Option<(Vec<f64>, DMatrix<f64>, DMatrix<f64>)>>,
+    /// Current hyperparameter values (as [`Prepared::hypers`]).
+    pub hypers: Vec<f64>,
 }
 
 /// A model bound to data, ready for sweeps.
@@ -162,9 +164,13 @@ impl<'a> Sampler<'a> {
         &self.prep
     }
 
-    /// Column names of the draws.
+    /// Column names of the draws: `lp__`, sampled hyperparameters, latents.
     pub fn columns(&self) -> Vec<String> {
-        column_names(&self.prep)
+        let mut c = column_names(&self.prep);
+        for (k, hp) in self.schedule.hypers.iter().enumerate() {
+            c.insert(1 + k, hp.name.clone());
+        }
+        c
     }
 
     /// The initial state: latents at their prior means, auxiliaries at 1 (counts at 0).
@@ -229,7 +235,13 @@ impl<'a> Sampler<'a> {
                 })
             })
             .collect();
-        State { latents, aux, cat }
+        let hypers = self.prep.hypers.iter().map(|h| h.1).collect();
+        State {
+            latents,
+            aux,
+            cat,
+            hypers,
+        }
     }
 
     fn fill(&self, f: usize, i: usize, pv: &[Vec<f64>], state: &State, vals: &mut [f64]) {
@@ -239,6 +251,7 @@ impl<'a> Sampler<'a> {
                 Slot::Vector(v) => v[i],
                 Slot::Const(c) => *c,
                 Slot::Aux(j) => state.aux[f][*j][i],
+                Slot::Hyper(k) => state.hypers[*k],
             };
         }
     }
@@ -278,6 +291,36 @@ impl<'a> Sampler<'a> {
                     pv = self.predictors(state);
                 }
             }
+        }
+        self.sample_hypers(state, &pv, rng)
+    }
+
+    /// Conjugate Gamma updates of the hyperparameters that allow them.
+    fn sample_hypers(
+        &self,
+        state: &mut State,
+        pv: &[Vec<f64>],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        let mut stack = Vec::new();
+        for hp in &self.schedule.hypers {
+            let (mut shape, mut rate) = (hp.shape, hp.rate);
+            for (f, k, q) in &hp.stats {
+                let mut vals = vec![0.0; self.schedule.factors[*f].slots.len()];
+                for i in 0..self.prep.factors[*f].n {
+                    self.fill(*f, i, pv, state, &mut vals);
+                    shape += k.eval(&vals, &mut stack);
+                    rate += q.eval(&vals, &mut stack);
+                }
+            }
+            let v = draw::gamma(rng, shape, rate)?;
+            let idx = self
+                .prep
+                .hypers
+                .iter()
+                .position(|h| h.0 == hp.name)
+                .expect("hyper index");
+            state.hypers[idx] = v;
         }
         Ok(())
     }
@@ -558,6 +601,15 @@ impl<'a> Sampler<'a> {
 
     fn row(&self, state: &State) -> Vec<f64> {
         let mut r = vec![self.log_joint(state)];
+        for hp in &self.schedule.hypers {
+            let idx = self
+                .prep
+                .hypers
+                .iter()
+                .position(|h| h.0 == hp.name)
+                .expect("hyper index");
+            r.push(state.hypers[idx]);
+        }
         for z in &state.latents {
             r.extend(z.iter().copied());
         }

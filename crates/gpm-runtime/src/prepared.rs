@@ -20,6 +20,8 @@ pub enum Slot {
     Const(f64),
     /// Auxiliary variable `j` of the factor.
     Aux(usize),
+    /// Hyperparameter `k` of [`Prepared::hypers`] (its current value lives in the chain state).
+    Hyper(usize),
 }
 
 /// How a term reads its latent at observation `i`.
@@ -138,6 +140,8 @@ pub struct Prepared {
     pub factors: Vec<PFactor>,
     /// Diagonal jitter added to GP priors (largest), for the report.
     pub jitter: f64,
+    /// Scalar hyperparameters and their starting values.
+    pub hypers: Vec<(String, f64)>,
 }
 
 fn dim(d: &Dim, data: &Data) -> Result<usize, RuntimeError> {
@@ -310,23 +314,30 @@ impl Prepared {
                             }
                         }
                     }
-                    Source::Hyper(h) => Slot::Const(
-                        *hypers
-                            .scalars
-                            .get(h)
-                            .ok_or_else(|| RuntimeError::Model(format!("no value for `{h}`")))?,
-                    ),
+                    Source::Hyper(h) => {
+                        Slot::Hyper(
+                            hypers.scalars.keys().position(|k| k == h).ok_or_else(|| {
+                                RuntimeError::Model(format!("no value for `{h}`"))
+                            })?,
+                        )
+                    }
                     Source::Aux(j) => Slot::Aux(*j),
                 });
             }
             factors.push(PFactor { n, slots });
         }
+        let hypers = hypers
+            .scalars
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
         Ok(Prepared {
             latents,
             preds,
             blocks,
             factors,
             jitter,
+            hypers,
         })
     }
 

@@ -121,11 +121,27 @@ pub struct FactorProgram {
     pub categorical: Option<CategoricalProgram>,
 }
 
+/// A hyperparameter with a Gamma prior that is conjugate to every factor it appears in:
+/// sampled from `Gamma(shape + Σ k, rate + Σ q)` each sweep.
+#[derive(Debug, Clone)]
+pub struct HyperProgram {
+    /// The hyperparameter.
+    pub name: String,
+    /// Prior shape.
+    pub shape: f64,
+    /// Prior rate.
+    pub rate: f64,
+    /// Per factor (index into [`Schedule::factors`]): the `k` and `q` statistics per observation.
+    pub stats: Vec<(usize, Tape, Tape)>,
+}
+
 /// The compiled model.
 #[derive(Debug, Clone)]
 pub struct Schedule {
     /// One program per factor.
     pub factors: Vec<FactorProgram>,
+    /// Hyperparameters sampled by conjugate Gamma updates.
+    pub hypers: Vec<HyperProgram>,
     /// Predictors whose latents are sampled from collapsed conditionals first in a sweep.
     pub collapsed: BTreeSet<String>,
 }
@@ -306,5 +322,141 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             categorical: None,
         });
     }
-    Ok(Schedule { factors, collapsed })
+    let hypers = conjugate_hypers(model, &factors, plans)?;
+    Ok(Schedule {
+        factors,
+        hypers,
+        collapsed,
+    })
+}
+
+/// Hyperparameters read by a latent block's prior (kernel, mean, scale).
+fn latent_hypers(model: &Model) -> BTreeSet<String> {
+    fn sx(s: &gpm_ir::Sx, out: &mut BTreeSet<String>) {
+        for (r, n) in s.symbols() {
+            if r == gpm_ir::SymRole::Hyper {
+                out.insert(n);
+            }
+        }
+    }
+    fn kernel(k: &gpm_ir::Kernel, out: &mut BTreeSet<String>) {
+        use gpm_ir::{Kernel, Lengthscale};
+        let ls = |l: &Lengthscale, out: &mut BTreeSet<String>| match l {
+            Lengthscale::Scalar { value } => sx(value, out),
+            Lengthscale::Ard { hyper } => {
+                out.insert(hyper.clone());
+            }
+        };
+        match k {
+            Kernel::SqExp { lengthscale }
+            | Kernel::Matern12 { lengthscale }
+            | Kernel::Matern32 { lengthscale }
+            | Kernel::Matern52 { lengthscale } => ls(lengthscale, out),
+            Kernel::Linear { offset } => sx(offset, out),
+            Kernel::Periodic {
+                lengthscale,
+                period,
+            } => {
+                sx(lengthscale, out);
+                sx(period, out);
+            }
+            Kernel::Constant | Kernel::White => {}
+            Kernel::Sum { left, right } | Kernel::Product { left, right } => {
+                kernel(left, out);
+                kernel(right, out);
+            }
+            Kernel::Scale {
+                variance,
+                kernel: k,
+            } => {
+                sx(variance, out);
+                kernel(k, out);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    for z in &model.latents {
+        match &z.prior {
+            gpm_ir::LatentPrior::Gp {
+                kernel: k, mean, ..
+            } => {
+                kernel(k, &mut out);
+                sx(mean, &mut out);
+            }
+            gpm_ir::LatentPrior::Normal { mean, scale } => {
+                sx(mean, &mut out);
+                sx(scale, &mut out);
+            }
+        }
+    }
+    out
+}
+
+fn conjugate_hypers(
+    model: &Model,
+    factors: &[FactorProgram],
+    plans: &[Plan],
+) -> Result<Vec<HyperProgram>, ScheduleError> {
+    let in_latents = latent_hypers(model);
+    let mut out = Vec::new();
+    for h in &model.hypers {
+        let gpm_ir::HyperKind::Prior {
+            prior: gpm_ir::PriorDist::Gamma { shape, rate },
+        } = &h.kind
+        else {
+            continue;
+        };
+        if in_latents.contains(&h.name) || h.shape != gpm_ir::Shape::Scalar {
+            continue;
+        }
+        // Auxiliary variables must not depend on it (their conditionals would change).
+        let in_aux = plans.iter().any(|p| {
+            p.aux.iter().any(|a| {
+                family_trees(&a.conditional)
+                    .iter()
+                    .any(|t| t.mentions(Role::Hyper, Some(&h.name)))
+            })
+        });
+        if in_aux {
+            continue;
+        }
+        let mut stats = Vec::new();
+        let mut ok = true;
+        for (fi, fp) in factors.iter().enumerate() {
+            if !model.factors[fp.factor].hypers.contains(&h.name) {
+                continue;
+            }
+            match gpm_augment::conjugate::gamma_stats(model, fp.factor, &h.name) {
+                Some(st) => {
+                    let slot_of = |r: Role, n: &str| {
+                        fp.slots.iter().position(|s| match (r, s) {
+                            (Role::Predictor, Source::Predictor(p)) => p == n,
+                            (Role::Data, Source::Data(d)) => d == n,
+                            (Role::Hyper, Source::Hyper(x)) => x == n,
+                            _ => false,
+                        })
+                    };
+                    let err = |message: String| ScheduleError {
+                        factor: fp.factor,
+                        message,
+                    };
+                    stats.push((
+                        fi,
+                        Tape::compile(&st.k, &slot_of).map_err(err)?,
+                        Tape::compile(&st.q, &slot_of).map_err(err)?,
+                    ));
+                }
+                None => ok = false,
+            }
+        }
+        if ok && !stats.is_empty() {
+            out.push(HyperProgram {
+                name: h.name.clone(),
+                shape: *shape,
+                rate: *rate,
+                stats,
+            });
+        }
+    }
+    Ok(out)
 }
