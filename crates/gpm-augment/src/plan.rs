@@ -136,6 +136,9 @@ pub struct Plan {
     pub collapsed: Vec<(String, Poly)>,
     /// Structural payload of a categorical (logistic-softmax) factor, if this is one.
     pub categorical: Option<CategoricalPlan>,
+    /// The part of the log-density free of the predictors and of the continuous auxiliaries
+    /// (`log C`, in data, hyperparameters and Poisson counts).
+    pub log_c: T,
     /// The numerical check of the plan.
     pub certificate: Certificate,
 }

@@ -695,11 +695,11 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
         augmented: w.poly,
         collapsed,
         categorical: None,
+        log_c: T::add(w.log_c.clone()),
         certificate: crate::certify::Certificate::pending(),
     };
-    plan.steps
-        .push(format!("log C = {}", T::add(w.log_c.clone())));
-    plan.certificate = crate::certify::certify(model, f, &plan, &T::add(w.log_c));
+    plan.steps.push(format!("log C = {}", plan.log_c));
+    plan.certificate = crate::certify::certify(model, f, &plan, &plan.log_c);
     if !plan.certificate.passed {
         return Err(refuse(
             "(certification)".into(),
@@ -973,6 +973,7 @@ fn recognize_categorical(model: &Model, k: usize, f: &Factor) -> Result<Plan, Re
             label: label.clone(),
             latent: latent.clone(),
         }),
+        log_c: T::Num(0.0),
         certificate: crate::certify::Certificate::pending(),
     };
     plan.certificate = crate::certify::certify_categorical(4);

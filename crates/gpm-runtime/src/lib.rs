@@ -8,6 +8,7 @@
 //! returns draws, variational posteriors and diagnostics as values.
 #![warn(missing_docs)]
 
+pub mod cavi;
 pub mod data;
 pub mod diagnostics;
 pub mod draw;

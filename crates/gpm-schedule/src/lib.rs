@@ -102,6 +102,67 @@ pub struct CategoricalProgram {
     pub latent: String,
 }
 
+/// A polynomial of degree ≤ 2 in the predictors (diagonal quadratic terms only), compiled:
+/// its expectation under a Gaussian `q` is `c0 + Σ lin·m + Σ quad·(m² + v)`.
+#[derive(Debug, Clone)]
+pub struct PolyTapes {
+    /// Constant term.
+    pub c0: Tape,
+    /// Linear coefficients by predictor.
+    pub lin: Vec<(String, Tape)>,
+    /// Coefficients of `η²` by predictor.
+    pub quad: Vec<(String, Tape)>,
+}
+
+/// The mixing law of an auxiliary variable, as CAVI needs it: `E[ω]` and `log φ` at `E[s]`.
+#[derive(Debug, Clone)]
+pub enum CaviFamily {
+    /// `PG(b, 0)` prior: `φ(s) = cosh(√(s/2))^(−b)` for the augmented term `−ω s`.
+    PolyaGamma {
+        /// b.
+        b: Tape,
+    },
+    /// Gamma(shape, rate) prior: `φ(s) = (1 + s/rate)^(−shape)`.
+    Gamma {
+        /// Shape.
+        shape: Tape,
+        /// Rate.
+        rate: Tape,
+    },
+    /// Lévy(a) prior: `φ(s) = e^(−a√s)`.
+    Levy {
+        /// a.
+        a: Tape,
+    },
+    /// Inverse Gamma(3/2, β) prior: `φ(s) = (1 + a√s) e^(−a√s)`, `a = 2√β`.
+    InverseGamma32 {
+        /// Scale β.
+        scale: Tape,
+    },
+}
+
+/// One auxiliary variable in CAVI: the augmented log-likelihood contains `−ω·s(η)`.
+#[derive(Debug, Clone)]
+pub struct CaviAux {
+    /// Slot of `ω` (holds `E[ω]` during CAVI).
+    pub slot: usize,
+    /// Its mixing law.
+    pub family: CaviFamily,
+    /// `s(η)`.
+    pub s: PolyTapes,
+}
+
+/// What CAVI needs of a factor (thesis ch. 5 §3.3.1): `ELBO_i = log C + E[P₀] + Σ log φ(E[s])`.
+#[derive(Debug, Clone)]
+pub struct CaviProgram {
+    /// `log C`.
+    pub log_c: Tape,
+    /// The augmented polynomial with every auxiliary at 0.
+    pub p0: PolyTapes,
+    /// The auxiliaries.
+    pub aux: Vec<CaviAux>,
+}
+
 /// Everything the runtime needs to run one likelihood factor.
 #[derive(Debug, Clone)]
 pub struct FactorProgram {
@@ -119,6 +180,9 @@ pub struct FactorProgram {
     pub log_density: Option<Tape>,
     /// The categorical payload, if any.
     pub categorical: Option<CategoricalProgram>,
+    /// Closed-form CAVI, when the plan has only Pólya-Gamma and scale-mixture variables
+    /// (`None` for Poisson chains, collapsed predictors and categorical factors: not yet).
+    pub cavi: Option<CaviProgram>,
 }
 
 /// A hyperparameter with a Gamma prior that is conjugate to every factor it appears in:
@@ -212,6 +276,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
                 curvature: vec![],
                 collapsed: vec![],
                 log_density: None,
+                cavi: None,
                 categorical: Some(CategoricalProgram {
                     label: c.label.clone(),
                     latent: c.latent.clone(),
@@ -312,6 +377,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             });
             collapsed.insert(p.clone());
         }
+        let cavi = cavi_program(plan, &slot_of).map_err(err)?;
         factors.push(FactorProgram {
             factor: k,
             slots,
@@ -320,6 +386,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             collapsed: coll,
             log_density: Some(tape(&original)?),
             categorical: None,
+            cavi,
         });
     }
     let hypers = conjugate_hypers(model, &factors, plans)?;
@@ -328,6 +395,85 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
         hypers,
         collapsed,
     })
+}
+
+fn poly_tapes(p: &Poly, slot_of: tape::SlotOf) -> Result<PolyTapes, String> {
+    let mut quad = Vec::new();
+    for ((a, b), t) in &p.quad {
+        if a != b {
+            return Err(format!("a cross term {a}·{b}"));
+        }
+        quad.push((a.clone(), Tape::compile(t, slot_of)?));
+    }
+    Ok(PolyTapes {
+        c0: Tape::compile(&p.c0, slot_of)?,
+        lin: p
+            .lin
+            .iter()
+            .map(|(k, t)| Ok((k.clone(), Tape::compile(t, slot_of)?)))
+            .collect::<Result<_, String>>()?,
+        quad,
+    })
+}
+
+fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram>, String> {
+    if !plan.collapsed.is_empty()
+        || plan
+            .aux
+            .iter()
+            .any(|a| matches!(a.conditional, Family::Poisson { .. }))
+    {
+        return Ok(None);
+    }
+    let aug = plan.augmented.to_tree();
+    let at = |values: &[(&str, f64)]| -> T {
+        let mut t = aug.clone();
+        for a in &plan.aux {
+            let v = values
+                .iter()
+                .find(|(n, _)| *n == a.name)
+                .map_or(0.0, |x| x.1);
+            t = t.replace(&T::sym(Role::Aux, &a.name), &T::Num(v));
+        }
+        t
+    };
+    let zero = at(&[]);
+    let Some(p0) = Poly::of(&zero, 2) else {
+        return Ok(None);
+    };
+    let mut aux = Vec::new();
+    for a in &plan.aux {
+        let s_tree = T::sub(zero.clone(), at(&[(a.name.as_str(), 1.0)]));
+        let Some(s) = Poly::of(&s_tree, 2) else {
+            return Ok(None);
+        };
+        let family = match &a.prior_family {
+            Family::PolyaGamma { b, .. } => CaviFamily::PolyaGamma {
+                b: Tape::compile(b, slot_of)?,
+            },
+            Family::Gamma { shape, rate } => CaviFamily::Gamma {
+                shape: Tape::compile(shape, slot_of)?,
+                rate: Tape::compile(rate, slot_of)?,
+            },
+            Family::Levy { a } => CaviFamily::Levy {
+                a: Tape::compile(a, slot_of)?,
+            },
+            Family::InverseGamma { scale, .. } => CaviFamily::InverseGamma32 {
+                scale: Tape::compile(scale, slot_of)?,
+            },
+            _ => return Ok(None),
+        };
+        aux.push(CaviAux {
+            slot: slot_of(Role::Aux, &a.name).ok_or("aux slot")?,
+            family,
+            s: poly_tapes(&s, slot_of)?,
+        });
+    }
+    Ok(Some(CaviProgram {
+        log_c: Tape::compile(&plan.log_c, slot_of)?,
+        p0: poly_tapes(&p0, slot_of)?,
+        aux,
+    }))
 }
 
 /// Hyperparameters read by a latent block's prior (kernel, mean, scale).

@@ -146,6 +146,51 @@ pub fn run_gibbs(
     })
 }
 
+/// Run CAVI on a checked model with loaded data.
+pub fn run_cavi(
+    c: &Checked,
+    data: &gpm_runtime::data::Data,
+    config: &gpm_runtime::cavi::CaviConfig,
+) -> Result<(gpm_runtime::cavi::CaviResult, Vec<(String, f64, String)>), InferError> {
+    let schedule =
+        gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
+    let (hv, hypers) = hyper_values(c);
+    let hv = size_ard(c, data, hv);
+    let r = gpm_runtime::cavi::run(&c.model, &schedule, data, &hv, config)?;
+    Ok((r, hypers))
+}
+
+fn size_ard(c: &Checked, data: &gpm_runtime::data::Data, mut hv: HyperValues) -> HyperValues {
+    for h in &c.model.hypers {
+        if let Shape::Vector(d) = &h.shape {
+            let n = match d {
+                gpm_ir::Dim::Const(n) => *n,
+                gpm_ir::Dim::Var(v) => data.scalar(v).unwrap_or(1.0) as usize,
+            };
+            let v = hv.vectors[&h.name][0];
+            hv.vectors.insert(h.name.clone(), vec![v; n]);
+        }
+    }
+    hv
+}
+
+/// The CAVI posterior: one row per latent entry (`name,mean,sd`).
+pub fn cavi_csv(r: &gpm_runtime::cavi::CaviResult) -> String {
+    let mut s = String::from("variable,mean,sd\n");
+    for (name, m, v) in &r.latents {
+        let n = m.len();
+        for i in 0..n {
+            let label = if n == 1 {
+                name.clone()
+            } else {
+                format!("{name}.{}", i + 1)
+            };
+            let _ = writeln!(s, "{label},{:.9e},{:.9e}", m[i], v[i].max(0.0).sqrt());
+        }
+    }
+    s
+}
+
 /// One chain as a CSV in the CmdStan layout (comment header, column names, one row per draw),
 /// which `arviz.from_cmdstan` reads.
 pub fn chain_csv(c: &Checked, chain: &Chain, k: usize, config: &GibbsConfig) -> String {
