@@ -16,6 +16,7 @@ mod error;
 pub mod gaussian;
 pub mod gibbs;
 pub mod kernels;
+pub mod predict;
 pub mod prepared;
 pub mod samplers;
 

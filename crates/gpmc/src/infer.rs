@@ -191,6 +191,129 @@ pub fn cavi_csv(r: &gpm_runtime::cavi::CaviResult) -> String {
     s
 }
 
+/// The response datum and label set of each factor with a finite label set (for predictive
+/// probabilities): a `{…}` set, or the classes `1..C` of a categorical factor.
+pub fn label_sets(c: &Checked, data: &gpm_runtime::data::Data) -> Vec<Option<(String, Vec<f64>)>> {
+    c.model
+        .factors
+        .iter()
+        .map(|f| {
+            if let gpm_ir::FactorForm::Categorical { label, classes, .. } = &f.form {
+                let k = match classes {
+                    gpm_ir::Dim::Const(k) => *k,
+                    gpm_ir::Dim::Var(v) => data.scalar(v)? as usize,
+                };
+                return Some((label.clone(), (1..=k).map(|x| x as f64).collect()));
+            }
+            f.data
+                .iter()
+                .find_map(|d| match &c.model.datum(d)?.constraint {
+                    gpm_ir::ValueSet::Set(s) => {
+                        Some((d.clone(), s.iter().map(|v| *v as f64).collect()))
+                    }
+                    _ => None,
+                })
+        })
+        .collect()
+}
+
+/// Predictions at test points from a Gibbs run: `predictions.csv` and the test metrics.
+pub fn predict(
+    c: &Checked,
+    train: &gpm_runtime::data::Data,
+    test: &gpm_runtime::data::Data,
+    r: &InferResult,
+    seed: u64,
+) -> Result<(String, serde_json::Value), InferError> {
+    let schedule =
+        gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
+    let (hv, _) = hyper_values(c);
+    let hv = size_ard(c, train, hv);
+    let labels = label_sets(c, test);
+    let p = gpm_runtime::predict::predict(
+        &c.model, &schedule, train, test, &hv, &r.chains, &labels, 1000, seed,
+    )?;
+    let n = p
+        .predictors
+        .iter()
+        .map(|x| x.1.len())
+        .chain(p.log_predictive.iter().map(|v| v.len()))
+        .chain(p.label_probabilities.iter().flatten().map(|l| l.1.len()))
+        .max()
+        .unwrap_or(0);
+    let mut header = vec!["point".to_string()];
+    for (name, _, _) in &p.predictors {
+        header.push(format!("{name}_mean"));
+        header.push(format!("{name}_sd"));
+    }
+    for (f, lp) in p.log_predictive.iter().enumerate() {
+        if !lp.is_empty() {
+            header.push(format!("log_predictive_{}", f + 1));
+        }
+    }
+    for (f, lab) in p.label_probabilities.iter().enumerate() {
+        if let Some((ls, _)) = lab {
+            for l in ls {
+                header.push(format!("p_{}_{}", f + 1, l));
+            }
+        }
+    }
+    let mut csv = header.join(",") + "\n";
+    for i in 0..n {
+        let mut row = vec![(i + 1).to_string()];
+        for (_, m, v) in &p.predictors {
+            row.push(format!("{:.6e}", m.get(i).copied().unwrap_or(f64::NAN)));
+            row.push(format!(
+                "{:.6e}",
+                v.get(i).copied().unwrap_or(f64::NAN).sqrt()
+            ));
+        }
+        for lp in &p.log_predictive {
+            if !lp.is_empty() {
+                row.push(format!("{:.6e}", lp.get(i).copied().unwrap_or(f64::NAN)));
+            }
+        }
+        for (ls, probs) in p.label_probabilities.iter().flatten() {
+            for k in 0..ls.len() {
+                row.push(format!("{:.6}", probs.get(i).map_or(f64::NAN, |pr| pr[k])));
+            }
+        }
+        csv += &(row.join(",") + "\n");
+    }
+    // Metrics: total and mean log predictive density; error rate where labels exist.
+    let mut metrics = serde_json::Map::new();
+    let lpd: f64 = p.log_predictive.iter().flatten().sum();
+    let count: usize = p.log_predictive.iter().map(|v| v.len()).sum();
+    metrics.insert("points".into(), json!(n));
+    metrics.insert("draws_used".into(), json!(p.draws));
+    metrics.insert("log_predictive_density".into(), json!(lpd));
+    metrics.insert(
+        "mean_log_predictive_density".into(),
+        json!(lpd / count.max(1) as f64),
+    );
+    for (f, lab) in p.label_probabilities.iter().enumerate() {
+        let (Some((ls, probs)), Some((name, _))) = (lab, &labels[f]) else {
+            continue;
+        };
+        let Some(y) = test.vector(name) else { continue };
+        let wrong = probs
+            .iter()
+            .zip(y)
+            .filter(|(pr, yi)| {
+                let best = (0..ls.len())
+                    .max_by(|a, b| pr[*a].total_cmp(&pr[*b]))
+                    .unwrap_or(0);
+                ls[best] != **yi
+            })
+            .count();
+        metrics.insert(
+            format!("error_rate_factor_{}", f + 1),
+            json!(wrong as f64 / y.len().max(1) as f64),
+        );
+    }
+    Ok((csv, serde_json::Value::Object(metrics)))
+}
+
 /// One chain as a CSV in the CmdStan layout (comment header, column names, one row per draw),
 /// which `arviz.from_cmdstan` reads.
 pub fn chain_csv(c: &Checked, chain: &Chain, k: usize, config: &GibbsConfig) -> String {

@@ -58,6 +58,10 @@ enum Command {
         /// Output directory (default: out/<model name>).
         #[arg(long)]
         output: Option<std::path::PathBuf>,
+        /// Test data (same layout as --data, responses included): writes predictions.csv and
+        /// test metrics (log predictive density, error rate) into summary.json.
+        #[arg(long, num_args = 1..)]
+        predict: Vec<std::path::PathBuf>,
         /// Do not show a progress bar.
         #[arg(long)]
         quiet: bool,
@@ -84,6 +88,7 @@ fn main() -> ExitCode {
             thin,
             seed,
             output,
+            predict,
             quiet,
         } => {
             let config = gpm_runtime::gibbs::GibbsConfig {
@@ -96,7 +101,7 @@ fn main() -> ExitCode {
             if method == Method::Cavi {
                 return cavi(&model, &data, output);
             }
-            infer(&model, &data, config, output, quiet)
+            infer(&model, &data, &predict, config, output, quiet)
         }
     }
 }
@@ -204,6 +209,7 @@ fn read_model(path: &std::path::Path) -> Result<(String, String), ExitCode> {
 fn infer(
     path: &std::path::Path,
     data: &[std::path::PathBuf],
+    predict: &[std::path::PathBuf],
     config: gpm_runtime::gibbs::GibbsConfig,
     output: Option<std::path::PathBuf>,
     quiet: bool,
@@ -271,7 +277,22 @@ fn infer(
             gpmc::infer::chain_csv(&checked, ch, k, &config),
         ));
     }
-    let summary = gpmc::infer::summary_json(&checked, &result, &config);
+    let mut summary = gpmc::infer::summary_json(&checked, &result, &config);
+    if !predict.is_empty() {
+        let tpaths: Vec<&std::path::Path> = predict.iter().map(|p| p.as_path()).collect();
+        let test = match gpmc::data::load(&checked.model, &tpaths) {
+            Ok(t) => t,
+            Err(e) => return report(e.into()),
+        };
+        match gpmc::infer::predict(&checked, &d, &test, &result, config.seed) {
+            Ok((csv, metrics)) => {
+                println!("test: {metrics}");
+                summary["test"] = metrics;
+                files.push(("predictions.csv".into(), csv));
+            }
+            Err(e) => return report(e),
+        }
+    }
     files.push((
         "summary.json".into(),
         serde_json::to_string_pretty(&summary).expect("summary JSON"),

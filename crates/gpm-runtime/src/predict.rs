@@ -1,0 +1,288 @@
+//! Prediction at new inputs from Gibbs draws. For every kept draw, each GP latent is extended to
+//! the test inputs by its Gaussian conditional `f* | f ~ N(μ + K*ᵀK⁻¹(f − μ), k** − K*ᵀK⁻¹K*)`
+//! (one marginal draw per test point), weights and random effects are reused as drawn, and the
+//! test predictors follow. Predictive densities average the likelihood over draws:
+//! `p(y*_i | y) ≈ (1/S) Σ_s p(y*_i | η*_is)`, computed in log space.
+
+use crate::data::Data;
+use crate::gibbs::Chain;
+use crate::kernels::{kernel_diag, kernel_matrix, HyperValues};
+use crate::prepared::{Block, Prepared, Slot};
+use crate::RuntimeError;
+use gpm_ir::{LatentPrior, Model};
+use gpm_schedule::Schedule;
+use nalgebra::DVector;
+use rand::SeedableRng;
+use rand_distr::{Distribution, StandardNormal};
+
+/// Predictions at the test points.
+#[derive(Debug, Clone)]
+pub struct Prediction {
+    /// Per predictor: posterior predictive mean and variance of `η*` at each test point.
+    pub predictors: Vec<(String, Vec<f64>, Vec<f64>)>,
+    /// Per factor with observed test responses: pointwise log predictive densities.
+    pub log_predictive: Vec<Vec<f64>>,
+    /// Per factor with a finite label set: the labels and the predictive probability of each
+    /// label, per point.
+    pub label_probabilities: Vec<Option<(Vec<f64>, Vec<Vec<f64>>)>>,
+    /// Draws used.
+    pub draws: usize,
+}
+
+fn log_mean_exp(v: &[f64]) -> f64 {
+    let m = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    if !m.is_finite() {
+        return m;
+    }
+    m + (v.iter().map(|x| (x - m).exp()).sum::<f64>() / v.len() as f64).ln()
+}
+
+/// Predict from Gibbs chains. `labels`: per factor, the response datum and its finite label set
+/// (for predictive probabilities), if any. At most `max_draws` draws are used (evenly thinned).
+#[allow(clippy::too_many_arguments)]
+pub fn predict(
+    model: &Model,
+    schedule: &Schedule,
+    train: &Data,
+    test: &Data,
+    hypers: &HyperValues,
+    chains: &[Chain],
+    labels: &[Option<(String, Vec<f64>)>],
+    max_draws: usize,
+    seed: u64,
+) -> Result<Prediction, RuntimeError> {
+    let tr = Prepared::new(model, schedule, train, hypers)?;
+    let te = Prepared::new(model, schedule, test, hypers)?;
+    let columns = &chains[0].columns;
+    // Column offset of each latent in a draw row.
+    let mut offsets = Vec::new();
+    for (name, len, _) in &tr.latents {
+        let first = columns
+            .iter()
+            .position(|c| c == name || c.starts_with(&format!("{name}.")))
+            .ok_or_else(|| RuntimeError::Model(format!("no draws for `{name}`")))?;
+        offsets.push((first, *len));
+    }
+    let hyper_cols: Vec<(usize, usize)> = te
+        .hypers
+        .iter()
+        .enumerate()
+        .filter_map(|(k, (n, _))| columns.iter().position(|c| c == n).map(|col| (k, col)))
+        .collect();
+    // Per GP block: K*ᵀ (test × train) and the conditional variances.
+    struct GpPred {
+        latent: usize,
+        column: usize,
+        kst: nalgebra::DMatrix<f64>,
+        var: Vec<f64>,
+        block: usize,
+        rows_test: usize,
+    }
+    let mut gps = Vec::new();
+    for (bi, b) in tr.blocks.iter().enumerate() {
+        if let Block::Gp { latent, column, gp } = b {
+            let z = &model.latents[*latent];
+            let LatentPrior::Gp { inputs, kernel, .. } = &z.prior else {
+                continue;
+            };
+            let x = train
+                .inputs(inputs)
+                .ok_or_else(|| RuntimeError::Model(format!("no inputs `{inputs}`")))?;
+            let xs = test.inputs(inputs).ok_or_else(|| {
+                RuntimeError::Model(format!("the test data have no inputs `{inputs}`"))
+            })?;
+            let ks = kernel_matrix(kernel, &xs, &x, hypers)?; // test × train
+            let kss = kernel_diag(kernel, &xs, hypers)?;
+            // v = L⁻¹ K*ᵀ: conditional variance k** − ‖v_i‖².
+            let v = gp
+                .chol
+                .l()
+                .solve_lower_triangular(&ks.transpose())
+                .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+            let var = (0..xs.nrows())
+                .map(|i| (kss[i] - v.column(i).norm_squared()).max(0.0))
+                .collect();
+            gps.push(GpPred {
+                latent: *latent,
+                column: *column,
+                kst: ks,
+                var,
+                block: bi,
+                rows_test: xs.nrows(),
+            });
+        }
+    }
+    // The draws to use.
+    let all: Vec<&Vec<f64>> = chains.iter().flat_map(|c| c.rows.iter()).collect();
+    let step = (all.len() / max_draws.max(1)).max(1);
+    let used: Vec<&Vec<f64>> = all.iter().step_by(step).copied().collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let npred = te.preds.len();
+    let mut sum = vec![vec![]; npred];
+    let mut sumsq = vec![vec![]; npred];
+    for p in 0..npred {
+        sum[p] = vec![0.0; te.preds[p].n];
+        sumsq[p] = vec![0.0; te.preds[p].n];
+    }
+    let nf = schedule.factors.len();
+    let mut lp_draws: Vec<Vec<Vec<f64>>> = (0..nf)
+        .map(|f| vec![Vec::with_capacity(used.len()); te.factors[f].n])
+        .collect();
+    let mut label_acc: Vec<Option<Vec<Vec<f64>>>> = (0..nf)
+        .map(|f| {
+            labels
+                .get(f)
+                .cloned()
+                .flatten()
+                .map(|l| vec![vec![0.0; l.1.len()]; te.factors[f].n])
+        })
+        .collect();
+    let mut stack = Vec::new();
+    for row in &used {
+        // Test-side latents.
+        let mut lat: Vec<DVector<f64>> = te
+            .latents
+            .iter()
+            .map(|(_, n, _)| DVector::zeros(*n))
+            .collect();
+        for (k, (first, len)) in offsets.iter().enumerate() {
+            if te.latents[k].1 == *len {
+                for j in 0..*len {
+                    lat[k][j] = row[first + j];
+                }
+            }
+        }
+        for g in &gps {
+            let Block::Gp { gp, .. } = &tr.blocks[g.block] else {
+                unreachable!()
+            };
+            let rows = gp.len();
+            let (first, _) = offsets[g.latent];
+            let f = DVector::from_fn(rows, |i, _| row[first + g.column * rows + i] - gp.mean);
+            let alpha = gp.chol.solve(&f);
+            let m = &g.kst * alpha;
+            for i in 0..g.rows_test {
+                let z: f64 = StandardNormal.sample(&mut rng);
+                lat[g.latent][g.column * g.rows_test + i] = gp.mean + m[i] + g.var[i].sqrt() * z;
+            }
+        }
+        let pv: Vec<Vec<f64>> = te.preds.iter().map(|p| p.eval(&lat)).collect();
+        for p in 0..npred {
+            for i in 0..pv[p].len() {
+                sum[p][i] += pv[p][i];
+                sumsq[p][i] += pv[p][i] * pv[p][i];
+            }
+        }
+        let mut hv: Vec<f64> = te.hypers.iter().map(|h| h.1).collect();
+        for (k, col) in &hyper_cols {
+            hv[*k] = row[*col];
+        }
+        for (f, fp) in schedule.factors.iter().enumerate() {
+            if let Some(c) = &fp.categorical {
+                let Some(y) = test.vector(&c.label) else {
+                    continue;
+                };
+                let li = te.latents.iter().position(|l| l.0 == c.latent).unwrap();
+                let n = te.factors[f].n;
+                let classes = te.latents[li].1 / n.max(1);
+                for i in 0..n {
+                    let sig = |e: f64| 1.0 / (1.0 + (-e).exp());
+                    let w: Vec<f64> = (0..classes).map(|k| sig(lat[li][k * n + i])).collect();
+                    let tot: f64 = w.iter().sum();
+                    let yi = y[i] as usize - 1;
+                    lp_draws[f][i].push((w[yi] / tot).ln());
+                    if let Some(acc) = &mut label_acc[f] {
+                        for k in 0..classes.min(acc[i].len()) {
+                            acc[i][k] += w[k] / tot;
+                        }
+                    }
+                }
+                continue;
+            }
+            let Some(tape) = &fp.log_density else {
+                continue;
+            };
+            let mut vals = vec![0.0; fp.slots.len()];
+            let response_known = te.factors[f]
+                .slots
+                .iter()
+                .all(|s| !matches!(s, Slot::Vector(v) if v.iter().any(|x| x.is_nan())));
+            for i in 0..te.factors[f].n {
+                for (s, slot) in te.factors[f].slots.iter().enumerate() {
+                    vals[s] = match slot {
+                        Slot::Pred(p) => pv[*p][i],
+                        Slot::Vector(v) => v[i],
+                        Slot::Const(c) => *c,
+                        Slot::Aux(_) => 0.0,
+                        Slot::Hyper(k) => hv[*k],
+                    };
+                }
+                if response_known {
+                    lp_draws[f][i].push(tape.eval(&vals, &mut stack));
+                }
+                if let (Some(acc), Some((name, ls))) =
+                    (&mut label_acc[f], labels.get(f).cloned().flatten())
+                {
+                    // Evaluate the likelihood at each label by overwriting the response slot.
+                    let resp: Vec<usize> = fp
+                        .slots
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, s)| matches!(s, gpm_schedule::Source::Data(d) if *d == name))
+                        .map(|(k, _)| k)
+                        .collect();
+                    for (k, l) in ls.iter().enumerate() {
+                        for &s in &resp {
+                            vals[s] = *l;
+                        }
+                        acc[i][k] += tape.eval(&vals, &mut stack).exp();
+                    }
+                }
+            }
+        }
+    }
+    let s = used.len() as f64;
+    let predictors = te
+        .preds
+        .iter()
+        .enumerate()
+        .map(|(p, pr)| {
+            let mean: Vec<f64> = sum[p].iter().map(|x| x / s).collect();
+            let var: Vec<f64> = sumsq[p]
+                .iter()
+                .zip(&mean)
+                .map(|(q, m)| (q / s - m * m).max(0.0))
+                .collect();
+            (pr.name.clone(), mean, var)
+        })
+        .collect();
+    let log_predictive = lp_draws
+        .iter()
+        .map(|per| {
+            per.iter()
+                .filter(|d| !d.is_empty())
+                .map(|d| log_mean_exp(d))
+                .collect()
+        })
+        .collect();
+    let label_probabilities = label_acc
+        .into_iter()
+        .enumerate()
+        .map(|(f, acc)| {
+            let (_, ls) = labels.get(f).cloned().flatten()?;
+            let acc = acc?;
+            Some((
+                ls,
+                acc.into_iter()
+                    .map(|v| v.into_iter().map(|x| x / s).collect())
+                    .collect(),
+            ))
+        })
+        .collect();
+    Ok(Prediction {
+        predictors,
+        log_predictive,
+        label_probabilities,
+        draws: used.len(),
+    })
+}
