@@ -10,13 +10,28 @@ use rand::SeedableRng;
 fn data_json(n: usize) -> serde_json::Value {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(n as u64);
     use rand::Rng;
-    let x: Vec<Vec<f64>> = (0..n).map(|_| vec![rng.gen_range(-3.0..3.0), rng.gen_range(-3.0..3.0)]).collect();
-    let y: Vec<i64> = x.iter().map(|r| if (r[0] * 1.3).sin() + 0.3 * r[1] > 0.0 { 1 } else { -1 }).collect();
+    let x: Vec<Vec<f64>> = (0..n)
+        .map(|_| vec![rng.gen_range(-3.0..3.0), rng.gen_range(-3.0..3.0)])
+        .collect();
+    let y: Vec<i64> = x
+        .iter()
+        .map(|r| {
+            if (r[0] * 1.3).sin() + 0.3 * r[1] > 0.0 {
+                1
+            } else {
+                -1
+            }
+        })
+        .collect();
     serde_json::json!({"N": n, "D": 2, "X": x, "y": y})
 }
 
 fn bench(c: &mut Criterion) {
-    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/gp_classification.gpm")).unwrap();
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../models/gp_classification.gpm"
+    ))
+    .unwrap();
     let checked = gpmc::check("gp_classification.gpm", &src).unwrap();
     let schedule = gpm_schedule::build(&checked.model, &checked.plans).unwrap();
     let mut group = c.benchmark_group("gp_classification");
@@ -31,11 +46,15 @@ fn bench(c: &mut Criterion) {
             b.iter(|| sampler.sweep(&mut state, &mut rng).unwrap())
         });
         let k = sampler.prepared().blocks.iter().find_map(|b| match b {
-            gpm_runtime::prepared::Block::Gp { gp, .. } => Some(gp.k.clone() + DMatrix::identity(n, n)),
+            gpm_runtime::prepared::Block::Gp { gp, .. } => {
+                Some(gp.k.clone() + DMatrix::identity(n, n))
+            }
             _ => None,
         });
         let k = k.unwrap();
-        group.bench_with_input(BenchmarkId::new("cholesky", n), &n, |b, _| b.iter(|| k.clone().cholesky().unwrap()));
+        group.bench_with_input(BenchmarkId::new("cholesky", n), &n, |b, _| {
+            b.iter(|| k.clone().cholesky().unwrap())
+        });
     }
     group.finish();
 }

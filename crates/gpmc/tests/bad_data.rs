@@ -20,20 +20,59 @@ fn err_for(json: &str) -> gpmc::data::DataError {
 #[test]
 fn each_kind_of_bad_data_names_the_variable() {
     let cases = [
-        (r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]]}"#, "y", "no value for `y`"),
-        (r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, -1, 1]}"#, "y", "has 3 entries"),
-        (r#"{"N": 2, "D": 1, "X": [[0.1, 0.3], [0.2]], "y": [1, -1]}"#, "X", "columns"),
-        (r#"{"N": 2, "D": 1, "X": [[0.1], ["NaN"]], "y": [1, -1]}"#, "X", "NaN"),
-        (r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, 0]}"#, "y", "outside its declared set"),
-        (r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, 0.5]}"#, "y", "declared int"),
-        (r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, null]}"#, "y", "null"),
-        (r#"{"N": 2, "D": 1, "X": [0.1, 0.2], "y": [1, -1]}"#, "X", "not an array"),
+        (
+            r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]]}"#,
+            "y",
+            "no value for `y`",
+        ),
+        (
+            r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, -1, 1]}"#,
+            "y",
+            "has 3 entries",
+        ),
+        (
+            r#"{"N": 2, "D": 1, "X": [[0.1, 0.3], [0.2]], "y": [1, -1]}"#,
+            "X",
+            "columns",
+        ),
+        (
+            r#"{"N": 2, "D": 1, "X": [[0.1], ["NaN"]], "y": [1, -1]}"#,
+            "X",
+            "NaN",
+        ),
+        (
+            r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, 0]}"#,
+            "y",
+            "outside its declared set",
+        ),
+        (
+            r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, 0.5]}"#,
+            "y",
+            "declared int",
+        ),
+        (
+            r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, null]}"#,
+            "y",
+            "null",
+        ),
+        (
+            r#"{"N": 2, "D": 1, "X": [0.1, 0.2], "y": [1, -1]}"#,
+            "X",
+            "not an array",
+        ),
     ];
     for (json, var, text) in cases {
         let e = err_for(json);
         assert_eq!(e.variable, var, "{json}: {}", e.message);
-        assert!(e.message.contains(text), "{json}: `{}` lacks `{text}`", e.message);
-        assert!(e.declared.is_some(), "{json}: the declaration span is attached");
+        assert!(
+            e.message.contains(text),
+            "{json}: `{}` lacks `{text}`",
+            e.message
+        );
+        assert!(
+            e.declared.is_some(),
+            "{json}: the declaration span is attached"
+        );
     }
 }
 
@@ -44,7 +83,8 @@ fn group_indices_must_point_into_their_latent() {
                model { for i in 1..N { y[i] ~ normal(f[i] + u[g[i]], 0.5); } }";
     let c = gpmc::check("re.gpm", src).unwrap();
     let v: serde_json::Value =
-        serde_json::from_str(r#"{"N": 3, "G": 2, "x": [0, 1, 2], "g": [1, 3, 2], "y": [0, 1, 0]}"#).unwrap();
+        serde_json::from_str(r#"{"N": 3, "G": 2, "x": [0, 1, 2], "g": [1, 3, 2], "y": [0, 1, 0]}"#)
+            .unwrap();
     let e = gpmc::data::from_json_value(&c.model, &v).unwrap_err();
     assert_eq!(e.variable, "g");
     assert!(e.message.contains("1..2"), "{}", e.message);
@@ -63,23 +103,41 @@ fn csv_data_with_matrix_columns_loads() {
 }
 
 fn tempdir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpmc-test-{}-{}", std::process::id(), rand_suffix()));
+    let d = std::env::temp_dir().join(format!(
+        "gpmc-test-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    ));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
 
 fn rand_suffix() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
 }
 
 #[test]
 fn cli_refuses_bad_data_and_writes_nothing() {
     let dir = tempdir();
     let data = dir.join("bad.json");
-    std::fs::write(&data, r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, 7]}"#).unwrap();
+    std::fs::write(
+        &data,
+        r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, 7]}"#,
+    )
+    .unwrap();
     let out = dir.join("out");
     let o = Command::new(env!("CARGO_BIN_EXE_gpmc"))
-        .args(["infer", root().join("models/gp_classification.gpm").to_str().unwrap(), "--data"])
+        .args([
+            "infer",
+            root()
+                .join("models/gp_classification.gpm")
+                .to_str()
+                .unwrap(),
+            "--data",
+        ])
         .arg(&data)
         .arg("--output")
         .arg(&out)
@@ -87,7 +145,10 @@ fn cli_refuses_bad_data_and_writes_nothing() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("`y` contains 7") && err.contains("outside its declared set"), "{err}");
+    assert!(
+        err.contains("`y` contains 7") && err.contains("outside its declared set"),
+        "{err}"
+    );
     assert!(!out.exists(), "no output directory is left behind");
 }
 
@@ -97,9 +158,19 @@ fn cli_runs_and_writes_every_file_reproducibly() {
     let run = |sub: &str| {
         let out = dir.join(sub);
         let o = Command::new(env!("CARGO_BIN_EXE_gpmc"))
-            .args(["infer", root().join("models/logistic_regression.gpm").to_str().unwrap(), "--data"])
+            .args([
+                "infer",
+                root()
+                    .join("models/logistic_regression.gpm")
+                    .to_str()
+                    .unwrap(),
+                "--data",
+            ])
             .arg(root().join("models/logistic_regression.data.json"))
-            .args(["--draws", "200", "--warmup", "50", "--chains", "2", "--seed", "42", "--quiet", "--output"])
+            .args([
+                "--draws", "200", "--warmup", "50", "--chains", "2", "--seed", "42", "--quiet",
+                "--output",
+            ])
             .arg(&out)
             .output()
             .unwrap();
@@ -109,13 +180,31 @@ fn cli_runs_and_writes_every_file_reproducibly() {
     let (a, b) = (run("a"), run("b"));
     for f in ["chain-1.csv", "chain-2.csv"] {
         let strip = |p: PathBuf| -> String {
-            std::fs::read_to_string(p).unwrap().lines().filter(|l| !l.contains("Elapsed") && !l.starts_with("# ") && !l.starts_with("#  ")).collect::<Vec<_>>().join("\n")
+            std::fs::read_to_string(p)
+                .unwrap()
+                .lines()
+                .filter(|l| !l.contains("Elapsed") && !l.starts_with("# ") && !l.starts_with("#  "))
+                .collect::<Vec<_>>()
+                .join("\n")
         };
-        assert_eq!(strip(a.join(f)), strip(b.join(f)), "a fixed seed reproduces {f} bit for bit");
+        assert_eq!(
+            strip(a.join(f)),
+            strip(b.join(f)),
+            "a fixed seed reproduces {f} bit for bit"
+        );
     }
-    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(a.join("summary.json")).unwrap()).unwrap();
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(a.join("summary.json")).unwrap()).unwrap();
     assert_eq!(s["chains"], 2);
-    assert!(s["variables"].as_array().unwrap().iter().any(|v| v["name"] == "b"));
+    assert!(s["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|v| v["name"] == "b"));
     // No temporary files remain.
-    assert!(std::fs::read_dir(&a).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().contains(".tmp")));
+    assert!(std::fs::read_dir(&a).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .contains(".tmp")));
 }
