@@ -15,6 +15,7 @@ pub mod draw;
 mod error;
 pub mod gaussian;
 pub mod gibbs;
+mod inversion;
 pub mod kernels;
 pub mod predict;
 pub mod prepared;

@@ -1,0 +1,89 @@
+//! Sampling a positive random variable from its Laplace transform: the CDF
+//! `F(x) = L⁻¹{φ(s)/s}(x)` by the Euler algorithm of Abate & Whitt (1995, "Numerical inversion
+//! of Laplace transforms of probability distributions"), and `F(X) = U` solved by bisection
+//! safeguarded Newton steps (Ridout 2009). Discretisation error ≈ e^(−A) with A = 18.4,
+//! truncation handled by Euler summation of the alternating tail (n = 15, m = 11 terms).
+
+use num_complex::Complex64;
+
+const A: f64 = 18.4;
+const N_TERMS: usize = 15;
+const M_EULER: usize = 11;
+
+/// Binomial weights C(m, k) / 2^m of Euler summation.
+fn euler_weights() -> [f64; M_EULER + 1] {
+    let mut w = [0.0; M_EULER + 1];
+    let mut c = 1.0;
+    for (k, wk) in w.iter_mut().enumerate() {
+        *wk = c / 2f64.powi(M_EULER as i32);
+        c = c * (M_EULER - k) as f64 / (k + 1) as f64;
+    }
+    w
+}
+
+/// `L⁻¹{g}(t)` for a transform `g` analytic in Re s > 0.
+pub fn invert(g: &dyn Fn(Complex64) -> Complex64, t: f64) -> f64 {
+    let w = euler_weights();
+    let h = std::f64::consts::PI / t;
+    let u = (A / 2.0).exp() / t;
+    let x = A / (2.0 * t);
+    let mut partial = vec![0.0; N_TERMS + M_EULER + 1];
+    let mut sum = g(Complex64::new(x, 0.0)).re / 2.0;
+    partial[0] = sum;
+    for (k, p) in partial.iter_mut().enumerate().skip(1) {
+        let sign = if k % 2 == 1 { -1.0 } else { 1.0 };
+        sum += sign * g(Complex64::new(x, k as f64 * h)).re;
+        *p = sum;
+    }
+    let mut avg = 0.0;
+    for (j, wj) in w.iter().enumerate() {
+        avg += wj * partial[N_TERMS + j];
+    }
+    u * avg
+}
+
+/// Draw `X` with Laplace transform `phi` (of a distribution on (0, ∞)), given a guess of its
+/// mean and standard deviation to bracket the root of `F(x) = u`.
+pub fn sample_by_inversion(
+    phi: &dyn Fn(Complex64) -> Complex64,
+    u: f64,
+    mean: f64,
+    sd: f64,
+) -> f64 {
+    let cdf = |x: f64| invert(&|s: Complex64| phi(s) / s, x).clamp(0.0, 1.0);
+    let pdf = |x: f64| invert(phi, x).max(0.0);
+    // Bracket: grow the upper end until F(hi) > u.
+    let mut lo = 0.0;
+    let mut hi = (mean + 4.0 * sd).max(1e-8);
+    while cdf(hi) < u {
+        lo = hi;
+        hi *= 2.0;
+        if hi > 1e12 {
+            break;
+        }
+    }
+    let mut x = mean.clamp(lo + 1e-12 * hi, hi);
+    // The inverted CDF is accurate to ~1e-8, so asking for more only costs bisection steps.
+    for _ in 0..100 {
+        let fx = cdf(x) - u;
+        if fx.abs() < 1e-9 {
+            break;
+        }
+        if fx > 0.0 {
+            hi = x;
+        } else {
+            lo = x;
+        }
+        let d = pdf(x);
+        let newton = x - fx / d;
+        x = if d > 0.0 && newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+        if hi - lo < 1e-10 * hi {
+            break;
+        }
+    }
+    x
+}

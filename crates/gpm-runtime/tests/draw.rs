@@ -1,0 +1,127 @@
+//! The executors' samplers: moments against closed forms, Kolmogorov-Smirnov against an
+//! independent CDF, and the exactness of the non-integer Pólya-Gamma and GIG draws.
+
+use gpm_runtime::draw;
+use rand::SeedableRng;
+
+fn moments(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let m = x.iter().sum::<f64>() / n;
+    let v = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0);
+    (m, v)
+}
+
+/// z-scores of the sample mean and variance (the variance's standard error from the fourth
+/// central moment).
+fn z_scores(x: &[f64], mean: f64, var: f64) -> (f64, f64) {
+    let n = x.len() as f64;
+    let (m, v) = moments(x);
+    let m4 = x.iter().map(|t| (t - m).powi(4)).sum::<f64>() / n;
+    (
+        (m - mean) / (var / n).sqrt(),
+        (v - var) / ((m4 - v * v) / n).sqrt(),
+    )
+}
+
+#[test]
+fn polya_gamma_moments_for_integer_and_fractional_shapes() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    for &b in &[0.5, 1.0, 3.7, 50.0] {
+        for &c in &[0.0, 0.1, 5.0, 50.0] {
+            let n = if b > 10.0 { 4_000 } else { 20_000 };
+            let x: Vec<f64> = (0..n).map(|_| draw::pg(&mut rng, b, c).unwrap()).collect();
+            let (zm, zv) = z_scores(&x, draw::pg_mean(b, c), draw::pg_var(b, c));
+            assert!(
+                zm.abs() < 4.5 && zv.abs() < 4.5,
+                "PG({b}, {c}): z mean {zm:.2}, z var {zv:.2}"
+            );
+        }
+    }
+}
+
+#[test]
+fn devroye_and_laplace_inversion_agree_by_kolmogorov_smirnov() {
+    // PG(1, c) by Devroye against PG(0.5, c) + PG(0.5, c) by inversion: same law, two methods.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+    for &c in &[0.0, 2.0] {
+        let n = 4000;
+        let mut a: Vec<f64> = (0..n)
+            .map(|_| draw::pg(&mut rng, 1.0, c).unwrap())
+            .collect();
+        let mut b: Vec<f64> = (0..n)
+            .map(|_| draw::pg(&mut rng, 0.5, c).unwrap() + draw::pg(&mut rng, 0.5, c).unwrap())
+            .collect();
+        a.sort_by(f64::total_cmp);
+        b.sort_by(f64::total_cmp);
+        // Two-sample KS statistic.
+        let (mut i, mut j, mut d) = (0, 0, 0.0f64);
+        while i < n && j < n {
+            if a[i] <= b[j] {
+                i += 1;
+            } else {
+                j += 1;
+            }
+            d = d.max((i as f64 / n as f64 - j as f64 / n as f64).abs());
+        }
+        // Critical value at p = 0.001: 1.95 sqrt(2/n).
+        assert!(
+            d < 1.95 * (2.0 / n as f64).sqrt(),
+            "c = {c}: KS distance {d}"
+        );
+    }
+}
+
+#[test]
+fn gig_moments_match_the_bessel_closed_form() {
+    // E[GIG(p, a, b)] = √(b/a) K_{p+1}(z)/K_p(z), z = √(ab), with the half-integer Bessel
+    // functions in closed form: K_{1/2} ∝ 1, K_{3/2} ∝ 1 + 1/z, K_{5/2} ∝ 1 + 3/z + 3/z².
+    // X ~ GIG(−3/2, a, b): E[X] = √(b/a)/(1 + 1/z); 1/X ~ GIG(3/2, b, a):
+    // E[1/X] = √(a/b)(1 + 3/z + 3/z²)/(1 + 1/z).
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    for &(a, b) in &[(0.5, 2.0), (8.0, 0.3), (0.01, 5.0), (30.0, 30.0)] {
+        let n = 20_000;
+        let x: Vec<f64> = (0..n)
+            .map(|_| draw::gig(&mut rng, -1.5, a, b).unwrap())
+            .collect();
+        let z = (a * b).sqrt();
+        let mean = (b / a).sqrt() / (1.0 + 1.0 / z);
+        let inv_mean = (a / b).sqrt() * (1.0 + 3.0 / z + 3.0 / (z * z)) / (1.0 + 1.0 / z);
+        let (m, v) = moments(&x);
+        let zm = (m - mean) / (v / n as f64).sqrt();
+        let inv: Vec<f64> = x.iter().map(|t| 1.0 / t).collect();
+        let (mi, vi) = moments(&inv);
+        let zi = (mi - inv_mean) / (vi / n as f64).sqrt();
+        assert!(
+            zm.abs() < 4.5 && zi.abs() < 4.5,
+            "GIG(-1.5, {a}, {b}): z {zm:.2}, z(1/X) {zi:.2}"
+        );
+    }
+    // p = −1/2 is the inverse Gaussian with mean √(b/a).
+    let x: Vec<f64> = (0..20_000)
+        .map(|_| draw::gig(&mut rng, -0.5, 2.0, 3.0).unwrap())
+        .collect();
+    let (m, v) = moments(&x);
+    assert!(((m - (1.5f64).sqrt()) / (v / 20_000.0).sqrt()).abs() < 4.5);
+}
+
+#[test]
+fn inverse_gaussian_moments() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+    let (mu, lam) = (0.7, 2.5);
+    let x: Vec<f64> = (0..40_000)
+        .map(|_| draw::inverse_gaussian(&mut rng, mu, lam).unwrap())
+        .collect();
+    let (zm, zv) = z_scores(&x, mu, mu.powi(3) / lam);
+    assert!(zm.abs() < 4.5 && zv.abs() < 4.5, "{zm} {zv}");
+}
+
+#[test]
+fn invalid_parameters_are_errors_not_panics() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    assert!(draw::pg(&mut rng, -1.0, 0.0).is_err());
+    assert!(draw::pg(&mut rng, 1.0, f64::NAN).is_err());
+    assert!(draw::gamma(&mut rng, 0.0, 1.0).is_err());
+    assert!(draw::poisson(&mut rng, -2.0).is_err());
+    assert!(draw::gig(&mut rng, 1.0, 0.0, 0.0).is_err());
+    assert_eq!(draw::pg(&mut rng, 0.0, 3.0).unwrap(), 0.0);
+}
