@@ -342,10 +342,16 @@ impl std::fmt::Display for Expr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.kind {
             ExprKind::Num { value, is_int } => {
-                if *is_int {
-                    write!(f, "{}", *value as i64)
+                // A negative literal is parenthesised: `-1 ^ a` would read as `-(1 ^ a)`.
+                let text = if *is_int {
+                    format!("{}", *value as i64)
                 } else {
-                    write!(f, "{value:?}")
+                    format!("{value:?}")
+                };
+                if *value < 0.0 {
+                    write!(f, "({text})")
+                } else {
+                    write!(f, "{text}")
                 }
             }
             ExprKind::Var(v) => write!(f, "{v}"),

@@ -24,7 +24,7 @@ fn precedence_and_associativity() {
         target_expr("x[i] * f[g[i]]").to_string(),
         "(x[i] * f[g[i]])"
     );
-    assert_eq!(target_expr("-2.5e-1").to_string(), "-0.25");
+    assert_eq!(target_expr("-2.5e-1").to_string(), "(-0.25)");
 }
 
 #[test]
