@@ -17,6 +17,7 @@ pub mod gaussian;
 pub mod gibbs;
 mod inversion;
 pub mod kernels;
+pub mod learn;
 pub mod predict;
 pub mod prepared;
 pub mod samplers;

@@ -53,6 +53,8 @@ pub struct InferResult {
     pub hypers: Vec<(String, f64, String)>,
     /// Jitter added to GP priors.
     pub jitter: f64,
+    /// The hyperparameter values the run used (after type-II ML).
+    pub values: HyperValues,
 }
 
 /// The hyperparameter values a run uses. Fixed values as given; `learn` starts at its initial
@@ -65,10 +67,7 @@ pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
     for h in &c.model.hypers {
         let (v, how) = match &h.kind {
             HyperKind::Fixed { value } => (*value, "fixed".to_string()),
-            HyperKind::Learn { init } => (
-                *init,
-                "initial value (type-II ML not implemented yet: held fixed)".into(),
-            ),
+            HyperKind::Learn { init } => (*init, "initial value".into()),
             HyperKind::Prior { prior } => {
                 let m = match prior {
                     PriorDist::Gamma { shape, rate } => shape / rate,
@@ -104,6 +103,63 @@ pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
     (hv, used)
 }
 
+/// Type-II maximum likelihood for the hyperparameters declared `learn(init)`: maximise the CAVI
+/// ELBO over their logarithms. Models whose augmentation has no closed-form CAVI yet keep the
+/// initial values, and the report says so.
+fn learn_hypers(
+    c: &Checked,
+    schedule: &gpm_schedule::Schedule,
+    data: &gpm_runtime::data::Data,
+    hv: HyperValues,
+    hypers: &mut [(String, f64, String)],
+) -> Result<HyperValues, InferError> {
+    use gpm_runtime::learn::Coord;
+    let mut coords = Vec::new();
+    for h in &c.model.hypers {
+        if let HyperKind::Learn { .. } = h.kind {
+            match &h.shape {
+                Shape::Scalar => coords.push(Coord::Scalar(h.name.clone())),
+                _ => {
+                    let n = hv.vectors.get(&h.name).map_or(0, |v| v.len());
+                    coords.extend((0..n).map(|k| Coord::Entry(h.name.clone(), k)));
+                }
+            }
+        }
+    }
+    if coords.is_empty() {
+        return Ok(hv);
+    }
+    if schedule.factors.iter().any(|f| f.cavi.is_none()) {
+        for (n, _, how) in hypers.iter_mut() {
+            if coords
+                .iter()
+                .any(|c| matches!(c, Coord::Scalar(x) | Coord::Entry(x, _) if x == n))
+            {
+                *how = "initial value: type-II ML needs closed-form CAVI, not yet available for this augmentation".into();
+            }
+        }
+        return Ok(hv);
+    }
+    let learned = gpm_runtime::learn::learn(&c.model, schedule, data, &hv, &coords, 400)?;
+    for (n, v, how) in hypers.iter_mut() {
+        if let Some(x) = learned.hypers.scalars.get(n) {
+            if coords.contains(&Coord::Scalar(n.clone())) {
+                *v = *x;
+                *how = format!(
+                    "learned by type-II ML (ELBO {:.4} after {} evaluations)",
+                    learned.fit.elbo.last().copied().unwrap_or(f64::NAN),
+                    learned.evaluations
+                );
+            }
+        }
+        if let Some(vs) = learned.hypers.vectors.get(n) {
+            *v = vs[0];
+            *how = format!("learned by type-II ML (ARD, values {vs:?})");
+        }
+    }
+    Ok(learned.hypers)
+}
+
 /// Run Gibbs sampling on a checked model with loaded data.
 pub fn run_gibbs(
     c: &Checked,
@@ -113,18 +169,14 @@ pub fn run_gibbs(
 ) -> Result<InferResult, InferError> {
     let schedule =
         gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
-    let (mut hv, hypers) = hyper_values(c);
-    // Size ARD lengthscales from their declared length.
-    for h in &c.model.hypers {
-        if let Shape::Vector(d) = &h.shape {
-            let n = match d {
-                gpm_ir::Dim::Const(n) => *n,
-                gpm_ir::Dim::Var(v) => data.scalar(v).unwrap_or(1.0) as usize,
-            };
-            let v = hv.vectors[&h.name][0];
-            hv.vectors.insert(h.name.clone(), vec![v; n]);
+    let (hv, mut hypers) = hyper_values(c);
+    for (name, _, how) in &mut hypers {
+        if schedule.hypers.iter().any(|h| h.name == *name) {
+            *how = "sampled by its conjugate Gamma update; starts at the prior mean".into();
         }
     }
+    let hv = size_ard(c, data, hv);
+    let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
     let sampler = gibbs::Sampler::new(&c.model, &schedule, data, &hv)?;
     let jitter = sampler.prepared().jitter;
     let chains = gibbs::run(&sampler, config, progress)?;
@@ -143,6 +195,7 @@ pub fn run_gibbs(
         summaries,
         hypers,
         jitter,
+        values: hv,
     })
 }
 
@@ -154,8 +207,9 @@ pub fn run_cavi(
 ) -> Result<(gpm_runtime::cavi::CaviResult, Vec<(String, f64, String)>), InferError> {
     let schedule =
         gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
-    let (hv, hypers) = hyper_values(c);
+    let (hv, mut hypers) = hyper_values(c);
     let hv = size_ard(c, data, hv);
+    let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
     let r = gpm_runtime::cavi::run(&c.model, &schedule, data, &hv, config)?;
     Ok((r, hypers))
 }
@@ -227,8 +281,7 @@ pub fn predict(
 ) -> Result<(String, serde_json::Value), InferError> {
     let schedule =
         gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
-    let (hv, _) = hyper_values(c);
-    let hv = size_ard(c, train, hv);
+    let hv = r.values.clone();
     let labels = label_sets(c, test);
     let p = gpm_runtime::predict::predict(
         &c.model, &schedule, train, test, &hv, &r.chains, &labels, 1000, seed,

@@ -146,3 +146,57 @@ fn conjugate_gaussian_model_is_exact() {
         assert!((w.1[j] - mean[j]).abs() < 1e-9 && (w.2[j] - cov[(j, j)]).abs() < 1e-9);
     }
 }
+
+#[test]
+fn type_two_maximum_likelihood_finds_a_local_maximum_of_the_elbo() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let src = std::fs::read_to_string(root.join("gp_classification.gpm")).unwrap();
+    assert!(
+        src.contains("learn("),
+        "the example learns its kernel hyperparameters"
+    );
+    let (c, d, r) = run("gp_classification", None);
+    let learned = r.elbo.last().copied().unwrap();
+    let schedule = gpm_schedule::build(&c.model, &c.plans).unwrap();
+    let (hv, mut how) = gpmc::infer::hyper_values(&c);
+    let elbo_at = |ell: f64, var: f64| {
+        let mut h = hv.clone();
+        h.scalars.insert("lengthscale".into(), ell);
+        h.scalars.insert("variance".into(), var);
+        let r = gpm_runtime::cavi::run(
+            &c.model,
+            &schedule,
+            &d,
+            &h,
+            &CaviConfig {
+                tolerance: 1e-12,
+                max_iter: 2000,
+            },
+        )
+        .unwrap();
+        r.elbo.last().copied().unwrap()
+    };
+    // Better than the initial values, and no better point 10 % away in any direction.
+    assert!(
+        learned > elbo_at(1.0, 2.0) + 1.0,
+        "learning improves the ELBO: {learned}"
+    );
+    let (_, hypers) = gpmc::infer::run_cavi(
+        &c,
+        &d,
+        &CaviConfig {
+            tolerance: 1e-12,
+            max_iter: 2000,
+        },
+    )
+    .unwrap();
+    how.clear();
+    let get = |n: &str| hypers.iter().find(|h| h.0 == n).unwrap().1;
+    let (ell, var) = (get("lengthscale"), get("variance"));
+    for (de, dv) in [(1.1, 1.0), (0.9, 1.0), (1.0, 1.1), (1.0, 0.9)] {
+        assert!(
+            elbo_at(ell * de, var * dv) <= learned + 1e-4,
+            "({de}, {dv}) beats the optimum"
+        );
+    }
+}

@@ -91,8 +91,8 @@ fn gibbs_agrees_with_elliptical_slice_sampling_on_gp_models() {
         };
         let r = gpmc::infer::run_gibbs(&c, &d, &config, &|_, _| {}).unwrap();
         let schedule = gpm_schedule::build(&c.model, &c.plans).unwrap();
-        let (hv, _) = gpmc::infer::hyper_values(&c);
-        let sampler = Sampler::new(&c.model, &schedule, &d, &hv).unwrap();
+        // The same hyperparameters as the Gibbs run (after type-II ML where declared).
+        let sampler = Sampler::new(&c.model, &schedule, &d, &r.values).unwrap();
         let chains: Vec<Vec<DVector<f64>>> = (0..4)
             .map(|k| ess_chain(&sampler, 15_000, 5, 100 + k))
             .collect();
