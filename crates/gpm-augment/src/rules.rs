@@ -657,6 +657,9 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
     if w.aux.is_empty() {
         forms.push("Gaussian (conjugate, no augmentation)");
     }
+    if w.aux.iter().any(|a| matches!(a.conditional, Family::Poisson { .. })) {
+        forms.insert(0, "Poisson MGF →");
+    }
     // The augmented factor must be a Gaussian in each predictor: non-positive curvature.
     let mut collapsed = Vec::new();
     for p in &w.collapsed {
