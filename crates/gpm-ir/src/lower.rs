@@ -48,8 +48,8 @@ enum Binding {
     Data,
     Hyper,
     Latent,
-    /// A `let` whose value is affine in the latents.
-    LetPredictor(Affine),
+    /// A `let` whose value is affine in the latents, with its length.
+    LetPredictor(Affine, Dim),
     /// A `let` whose value is free of latents (kept as a formula at one observation).
     LetValue(Sx, bool),
     LoopVar,
@@ -1130,7 +1130,7 @@ impl Lowerer {
                     Shape::Matrix(..) => self.not_scalar(span),
                 }
             }
-            Binding::LetPredictor(a) => {
+            Binding::LetPredictor(a, _) => {
                 if param_only {
                     return forbid(self, "the predictor");
                 }
@@ -1233,6 +1233,13 @@ impl Lowerer {
             );
             return None;
         };
+        // `eta[i]` of a `let` predictor: the predictor at this observation.
+        if let (Binding::LetPredictor(a, len), [ix0]) = (&binding, ix) {
+            if self.is_loop_var(ix0, ctx) {
+                self.check_len(len, &ctx.n, v, span)?;
+                return Some(Node::Lat(Affine { span, ..a.clone() }));
+            }
+        }
         let shape = match &binding {
             Binding::Data => self.model.datum(v).map(|d| d.shape.clone()),
             Binding::Latent => self.model.latent(v).map(|d| d.shape.clone()),
@@ -1739,7 +1746,7 @@ impl Lowerer {
         let binding = match node {
             Node::Lat(mut a) => {
                 a.name = Some(name.name.clone());
-                Binding::LetPredictor(a)
+                Binding::LetPredictor(a, n.clone())
             }
             Node::Value(sx) => {
                 if sx.has_role(SymRole::Predictor) {
@@ -1785,7 +1792,9 @@ impl Lowerer {
                     Some(Shape::Vector(n)) => found = Some(n),
                     Some(Shape::Matrix(n, _)) if self.model.datum(v).is_some() => found = Some(n),
                     _ => {
-                        if let Some((Binding::LetPredictor(_), _)) = self.names.get(v) {
+                        if let Some((Binding::LetPredictor(_, len), _)) = self.names.get(v) {
+                            found = Some(len.clone());
+                        } else if let Some((Binding::LetPredictor(..), _)) = self.names.get(v) {
                             if let Some(p) = self.model.predictor(v) {
                                 found = Some(p.len.clone());
                             }

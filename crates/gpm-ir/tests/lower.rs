@@ -133,3 +133,15 @@ fn errors_keep_going_after_the_first() {
         "{codes:?}"
     );
 }
+
+#[test]
+fn let_predictors_can_be_indexed_in_loops() {
+    let m = lower_src(
+        "data { N : int; D : int; X : matrix[N, D]; y : int[N] in {0, 1}; }
+         latent { w : vector[D] ~ normal(0, 1); b : real ~ normal(0, 1); }
+         model { let eta = X * w + b; for i in 1..N { target += y[i] * eta[i] - softplus(eta[i]); } }",
+    );
+    assert_eq!(m.predictors.len(), 1);
+    assert_eq!(m.predictors[0].name, "eta");
+    assert_eq!(m.factors[0].predictors, vec!["eta".to_string()]);
+}
