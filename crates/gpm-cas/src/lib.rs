@@ -1,0 +1,46 @@
+//! # gpm-cas
+//!
+//! Owns the algebra of real scalar expressions, built on the `egg` e-graph library: the
+//! expression language ([`Math`], s-expressions), constant folding, a rule set of identities
+//! (each tested numerically), simplification and equivalence by equality saturation, symbolic
+//! derivatives, evaluation in real and complex arithmetic, and a prover of complete
+//! monotonicity / the Bernstein property. It knows nothing about models, data or sampling.
+//!
+//! ```
+//! let e = gpm_cas::parse("(/ 1 (+ 1 (exp (* -1 z))))").unwrap();
+//! let f = gpm_cas::parse("(logistic z)").unwrap();
+//! assert!(gpm_cas::equivalent(&e, &f));
+//! ```
+#![warn(missing_docs)]
+
+mod analysis;
+mod diff;
+mod eval;
+mod language;
+pub mod monotone;
+pub mod rules;
+mod simplify;
+
+pub use analysis::ConstantFold;
+pub use diff::derivative;
+pub use eval::{eval, eval_complex, lgamma, normal_cdf};
+pub use language::{parse, Constant, Expr, Math};
+pub use monotone::{is_bernstein, is_completely_monotone, Proof};
+pub use simplify::{equivalent, saturate, simplify, simplify_with, Limits};
+
+/// What can go wrong in the CAS.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum CasError {
+    /// Text that is not an s-expression of the language.
+    #[error("cannot parse: {0}")]
+    Parse(String),
+    /// A symbol without a value.
+    #[error("no value for the symbol `{0}`")]
+    Unbound(String),
+    /// A function with no analytic continuation was evaluated in complex arithmetic.
+    #[error("not analytic: {0}")]
+    NotAnalytic(String),
+    /// An empty expression.
+    #[error("empty expression")]
+    Empty,
+}
