@@ -101,6 +101,18 @@ fn log_mixing(prior: &Family, env: &dyn Fn(Role, &str) -> Option<f64>, s: f64) -
             let (a, b) = (ev(shape)?, ev(scale)?);
             log_laplace_quadrature(&|w| a * b.ln() - lgamma(a) - (a + 1.0) * w.ln() - b / w, s)
         }
+        // A CAS-proved φ: its Laplace transform is φ itself (the identity is by Bernstein's
+        // theorem; what is checked numerically is the algebra that produced φ).
+        Family::TiltedLaplace { phi, .. } => {
+            let v = phi.eval(&|r, n| {
+                if r == Role::Aux && n == "r" {
+                    Some(s)
+                } else {
+                    env(r, n)
+                }
+            })?;
+            v.ln()
+        }
         _ => return None,
     })
 }
@@ -138,6 +150,10 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
     for a in &continuous {
         method.push(match a.prior_family {
             Family::PolyaGamma { .. } => format!("{}: PG Laplace transform (closed form)", a.name),
+            Family::TiltedLaplace { .. } => format!(
+                "{}: φ proved completely monotone by the CAS; the algebra checked numerically",
+                a.name
+            ),
             _ => format!(
                 "{}: quadrature of the {} density",
                 a.name,

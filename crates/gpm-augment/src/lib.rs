@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 mod atoms;
+pub mod cas;
 pub mod certify;
 pub mod conjugate;
 mod norm;

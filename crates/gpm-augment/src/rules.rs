@@ -657,7 +657,10 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
     if w.aux.is_empty() {
         forms.push("Gaussian (conjugate, no augmentation)");
     }
-    if w.aux.iter().any(|a| matches!(a.conditional, Family::Poisson { .. })) {
+    if w.aux
+        .iter()
+        .any(|a| matches!(a.conditional, Family::Poisson { .. }))
+    {
         forms.insert(0, "Poisson MGF →");
     }
     // The augmented factor must be a Gaussian in each predictor: non-positive curvature.
@@ -896,10 +899,82 @@ fn name_mixture(
             }
         }
     }
-    Err(format!(
-        "φ(r) = exp({}) is not one of the named mixing laws (Gamma, Lévy, inverse Gamma); proving complete monotonicity of a general φ is not implemented yet",
-        T::add(atoms_r.to_vec())
-    ))
+    // Not a named law: ask the CAS to prove ψ(r) = log φ(0) − log φ(r) Bernstein, i.e. φ/φ(0)
+    // completely monotone (RECOGNITION.md §3); the mixing law is then the tilted inverse
+    // Laplace transform of φ, and E[ω | c] = ψ'(c²).
+    let log_phi = T::add(atoms_r.to_vec());
+    let psi = sqrt_powers(
+        &T::sub(log_phi.replace(r, &T::Num(0.0)), log_phi.clone()),
+        r,
+    );
+    let positive = |s: &str| w.signs.positive_hypers.contains(s);
+    // Try ψ as written and after constant folding by saturation (ψ(0)-terms vanish).
+    let light = gpm_cas::Limits {
+        nodes: 4_000,
+        iterations: 4,
+        time: std::time::Duration::from_millis(100),
+    };
+    let proof = crate::cas::to_cas(&psi).and_then(|c| {
+        [c.clone(), gpm_cas::simplify_with(&c, &light)]
+            .into_iter()
+            .find_map(|c| gpm_cas::is_bernstein(&c, "r", &positive).map(|p| (c, p)))
+    });
+    match proof {
+        Some((psi_c, proof)) => {
+            let dpsi = gpm_cas::derivative(&psi_c, "r");
+            let role = |s: &str| {
+                if s == "r" {
+                    Role::Aux
+                } else if w.model.hyper(s).is_some() {
+                    Role::Hyper
+                } else {
+                    Role::Data
+                }
+            };
+            let mean = crate::cas::from_cas(&dpsi, &role).replace(r, r_expr);
+            // The proved (constant-folded) ψ is the one shown and used.
+            let psi = crate::cas::from_cas(&psi_c, &role);
+            let phi = T::exp(T::neg(psi.clone()));
+            let rules: Vec<&str> = proof_rules(&proof);
+            Ok((
+                Family::TiltedLaplace { phi: phi.clone(), c2: r_expr.clone() },
+                Family::TiltedLaplace { phi, c2: T::Num(0.0) },
+                format!("L⁻¹{{exp(−ψ)}} with ψ(r) = {psi} Bernstein ({})", rules.join("; ")),
+                mean,
+                "completely monotone φ proved by the CAS",
+            ))
+        }
+        None => Err(format!(
+            "φ(r) = exp({}) is not one of the named mixing laws (Gamma, Lévy, inverse Gamma), and the CAS could not prove ψ(r) = −log φ(r) + log φ(0) a Bernstein function (so φ may not be completely monotone)",
+            log_phi
+        )),
+    }
+}
+
+/// `(√r)^p = r^(p/2)` for `r ≥ 0`, so that powers of a residual's absolute value read as
+/// powers of `r`.
+fn sqrt_powers(t: &T, r: &T) -> T {
+    let go = |x: &T| sqrt_powers(x, r);
+    match t {
+        T::Pow(a, p) => match (&**a, &**p) {
+            (T::Call(SxFunc::Sqrt, v), T::Num(e)) if v[0] == *r => {
+                T::pow(r.clone(), T::Num(e / 2.0))
+            }
+            _ => T::pow(go(a), go(p)),
+        },
+        T::Add(v) => T::add(v.iter().map(go).collect()),
+        T::Mul(v) => T::mul(v.iter().map(go).collect()),
+        T::Call(f, v) => T::Call(*f, v.iter().map(go).collect()),
+        other => other.clone(),
+    }
+}
+
+fn proof_rules(p: &gpm_cas::Proof) -> Vec<&'static str> {
+    let mut out = vec![p.rule];
+    for q in &p.premises {
+        out.extend(proof_rules(q));
+    }
+    out
 }
 
 fn log_argument(a: &T) -> Option<T> {

@@ -213,6 +213,25 @@ fn multiclass_logistic_softmax_and_the_softmax_refused() {
     assert!(e.reason.contains("softmax"), "{}", e.reason);
 }
 
+/// A likelihood no table lists: exponential-power noise `exp(−k|y − f|^1.5)`. The CAS proves
+/// ψ(r) = k r^0.75 Bernstein (power rule), so φ is completely monotone and the mixing law is the
+/// tilted inverse Laplace transform of φ.
+#[test]
+fn exponential_power_noise_is_recognised_by_the_cas_proof() {
+    check_all(
+        REAL,
+        "k : real in 0.. = 1.5;",
+        &[
+            "for i in 1..N { target += -k * abs(y[i] - f[i])^1.5; }",
+            "for i in 1..N { factor(exp(-k * sqrt(square(f[i] - y[i]))^1.5)); }",
+        ],
+        &["tilted inverse-Laplace"],
+    );
+    // exp(−|y − f|³): r^1.5 is not Bernstein, φ is not completely monotone.
+    let e = refused(REAL, "", "for i in 1..N { target += -abs(y[i] - f[i])^3; }");
+    assert!(e.reason.contains("could not prove"), "{}", e.reason);
+}
+
 #[test]
 fn gaussian_factors_pass_through() {
     check_all(

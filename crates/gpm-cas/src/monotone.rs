@@ -248,22 +248,18 @@ impl Ctx<'_> {
                     }
                 }
             }
+            // ψ^(−p) is CM on (0, ∞) for a Bernstein ψ (it may be infinite at 0, as the
+            // derivative of a Bernstein function may; φ(0) < ∞ is checked by the caller).
             Math::Pow([a, p]) => {
                 if let Some(e) = self.constant(usize::from(*p)) {
                     if e < 0.0 {
                         if let Some(q) = self.bf(usize::from(*a)) {
-                            let base = sub(self.e, usize::from(*a));
-                            let b0 =
-                                eval(&base, &|s| if s == self.r { Some(0.0) } else { Some(1.0) })
-                                    .ok()?;
-                            if b0 > 0.0 {
-                                return Some(self.proof(
-                                    i,
-                                    "CM",
-                                    "(c + ψ)^(−p), c > 0, p > 0, ψ Bernstein",
-                                    vec![q],
-                                ));
-                            }
+                            return Some(self.proof(
+                                i,
+                                "CM",
+                                "ψ^(−p), p > 0, ψ Bernstein",
+                                vec![q],
+                            ));
                         }
                     }
                 }
@@ -310,12 +306,16 @@ pub fn is_bernstein(psi: &Expr, r: &str, positive: &dyn Fn(&str) -> bool) -> Opt
     .bf(psi.as_ref().len() - 1)
 }
 
-/// Prove `φ` completely monotone in `r`.
+/// Prove `φ` completely monotone on `[0, ∞)` in `r`: CM on `(0, ∞)` and finite at 0.
 pub fn is_completely_monotone(
     phi: &Expr,
     r: &str,
     positive: &dyn Fn(&str) -> bool,
 ) -> Option<Proof> {
+    let at0 = eval(phi, &|s| if s == r { Some(0.0) } else { Some(1.0) }).ok()?;
+    if !at0.is_finite() {
+        return None;
+    }
     Ctx {
         e: phi,
         r,

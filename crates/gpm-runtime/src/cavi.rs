@@ -67,6 +67,16 @@ fn mixing(f: &CaviFamily, vals: &[f64], s: f64, stack: &mut Vec<f64>) -> (f64, f
             let a = a.eval(vals, stack);
             (a / (2.0 * s.sqrt()), -a * s.sqrt())
         }
+        CaviFamily::Tilted(t) => {
+            // E[ω] = ψ'(s), log φ(s) = −ψ(s).
+            let param = |n: &str| t.params.iter().find(|p| p.0 == n).map(|p| vals[p.1]);
+            let env = |n: &str| if n == "r" { Some(s) } else { param(n) };
+            let d = gpm_cas::eval(&t.dpsi, &env).unwrap_or(f64::NAN);
+            let p = gpm_cas::eval(&t.psi, &env).unwrap_or(f64::NAN);
+            let p0 = gpm_cas::eval(&t.psi, &|n| if n == "r" { Some(0.0) } else { param(n) })
+                .unwrap_or(0.0);
+            (d, -(p - p0))
+        }
         CaviFamily::InverseGamma32 { scale } => {
             let a = 2.0 * scale.eval(vals, stack).sqrt();
             let q = a * s.sqrt();

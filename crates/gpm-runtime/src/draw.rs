@@ -189,6 +189,50 @@ fn ars<R: Rng + ?Sized>(
     ))
 }
 
+/// The exponentially tilted inverse-Laplace law of a CAS-proved completely monotone
+/// `φ = exp(−ψ)`: Laplace transform `φ(s + c²)/φ(c²)`, drawn by CDF inversion (Ridout 2009).
+pub fn tilted<R: Rng + ?Sized>(
+    rng: &mut R,
+    t: &gpm_schedule::Tilted,
+    vals: &[f64],
+    stack: &mut Vec<f64>,
+) -> Result<f64, RuntimeError> {
+    use num_complex::Complex64;
+    let c2 = t.c2.eval(vals, stack).max(0.0);
+    let param = |n: &str| t.params.iter().find(|p| p.0 == n).map(|p| vals[p.1]);
+    let psi = |s: Complex64| -> Complex64 {
+        gpm_cas::eval_complex(&t.psi, &|n| {
+            if n == "r" {
+                Some(s)
+            } else {
+                param(n).map(|v| Complex64::new(v, 0.0))
+            }
+        })
+        .unwrap_or(Complex64::new(f64::NAN, 0.0))
+    };
+    let psi_c2 = psi(Complex64::new(c2, 0.0));
+    let phi = |s: Complex64| (psi_c2 - psi(s + c2)).exp();
+    let mean = gpm_cas::eval(&t.dpsi, &|n| {
+        if n == "r" {
+            Some(c2.max(1e-12))
+        } else {
+            param(n)
+        }
+    })
+    .map_err(|e| RuntimeError::Sampler(e.to_string()))?;
+    if !(mean > 0.0 && mean.is_finite()) {
+        return Err(RuntimeError::Sampler(format!(
+            "tilted law with mean {mean}"
+        )));
+    }
+    Ok(crate::inversion::sample_by_inversion(
+        &phi,
+        rng.gen::<f64>(),
+        mean,
+        mean,
+    ))
+}
+
 /// Pólya-Gamma PG(b, c): sums of exact Devroye draws for integer `b`.
 pub fn pg<R: Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> Result<f64, RuntimeError> {
     // PG(0, c) is the point mass at 0 (a class with no label and no count).

@@ -361,6 +361,7 @@ impl<'a> Sampler<'a> {
                             ev(b, &mut stack),
                         )?,
                         AuxKind::Poisson { rate } => draw::poisson(rng, ev(rate, &mut stack))?,
+                        AuxKind::Tilted(t) => draw::tilted(rng, t, &vals, &mut stack)?,
                     };
                     vals[a.slot] = v;
                     state.aux[f][j][i] = v;

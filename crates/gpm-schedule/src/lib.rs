@@ -67,6 +67,22 @@ pub enum AuxKind {
         /// Rate.
         rate: Tape,
     },
+    /// The tilted inverse-Laplace law of a CAS-proved completely monotone `φ`.
+    Tilted(Tilted),
+}
+
+/// A completely monotone `φ(r) = exp(−ψ(r))` with no named law: evaluated by the CAS (in
+/// complex arithmetic for Laplace inversion), its parameters read from slots.
+#[derive(Debug, Clone)]
+pub struct Tilted {
+    /// `ψ(r)`.
+    pub psi: gpm_cas::Expr,
+    /// `ψ'(r)`: `E[ω | c] = ψ'(c²)`.
+    pub dpsi: gpm_cas::Expr,
+    /// The tilt `c²`.
+    pub c2: Tape,
+    /// Symbols of `ψ` other than `r`, with their slots.
+    pub params: Vec<(String, usize)>,
 }
 
 /// One auxiliary variable of a factor (one value per observation).
@@ -139,6 +155,8 @@ pub enum CaviFamily {
         /// Scale β.
         scale: Tape,
     },
+    /// A CAS-proved `φ = exp(−ψ)`: `E[ω] = ψ'(s)`, `log φ(s) = −ψ(s)`.
+    Tilted(Tilted),
 }
 
 /// One auxiliary variable in CAVI: the augmented log-likelihood contains `−ω·s(η)`.
@@ -245,7 +263,8 @@ fn family_trees(f: &Family) -> Vec<&T> {
         Family::Poisson { rate } => vec![rate],
         Family::Levy { a } => vec![a],
         Family::InverseGamma { shape, scale } => vec![shape, scale],
-        Family::TiltedLaplace { phi, c2 } => vec![phi, c2],
+        // φ is evaluated by the CAS; its symbol `r` is not a slot.
+        Family::TiltedLaplace { c2, .. } => vec![c2],
     }
 }
 
@@ -295,6 +314,15 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             for t in family_trees(&a.conditional) {
                 collect(t, &mut syms);
             }
+            if let Family::TiltedLaplace { phi, .. } = &a.conditional {
+                let mut inner = Vec::new();
+                collect(phi, &mut inner);
+                for x in inner {
+                    if !(x.0 == Role::Aux && x.1 == "r") && !syms.contains(&x) {
+                        syms.push(x);
+                    }
+                }
+            }
             collect(&a.mean, &mut syms);
         }
         collect(&plan.augmented.to_tree(), &mut syms);
@@ -341,6 +369,9 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
                     b: tape(b)?,
                 },
                 Family::Poisson { rate } => AuxKind::Poisson { rate: tape(rate)? },
+                Family::TiltedLaplace { phi, c2 } => {
+                    AuxKind::Tilted(tilted(phi, tape(c2)?, &slot_of).map_err(err)?)
+                }
                 other => {
                     return Err(err(format!(
                         "the {} conditional has no sampler in the runtime yet",
@@ -461,6 +492,9 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram
             Family::InverseGamma { scale, .. } => CaviFamily::InverseGamma32 {
                 scale: Tape::compile(scale, slot_of)?,
             },
+            Family::TiltedLaplace { phi, .. } => {
+                CaviFamily::Tilted(tilted(phi, Tape::constant(0.0), slot_of)?)
+            }
             _ => return Ok(None),
         };
         aux.push(CaviAux {
@@ -474,6 +508,35 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram
         p0: poly_tapes(&p0, slot_of)?,
         aux,
     }))
+}
+
+/// `φ = exp(−ψ)` as CAS expressions with its parameters bound to slots.
+fn tilted(phi: &T, c2: Tape, slot_of: tape::SlotOf) -> Result<Tilted, String> {
+    // φ was built as exp(−ψ): take ψ back out.
+    let psi_tree = match phi {
+        T::Call(gpm_ir::SxFunc::Exp, v) => T::neg(v[0].clone()),
+        other => T::neg(T::log(other.clone())),
+    };
+    let psi = gpm_cas::parse(&psi_tree.to_sexpr()).map_err(|e| e.to_string())?;
+    let dpsi = gpm_cas::derivative(&psi, "r");
+    let mut syms = Vec::new();
+    collect(&psi_tree, &mut syms);
+    let mut params = Vec::new();
+    for (r, n) in syms {
+        if r == Role::Aux && n == "r" {
+            continue;
+        }
+        params.push((
+            n.clone(),
+            slot_of(r, &n).ok_or_else(|| format!("no slot for `{n}` in φ"))?,
+        ));
+    }
+    Ok(Tilted {
+        psi,
+        dpsi,
+        c2,
+        params,
+    })
 }
 
 /// Hyperparameters read by a latent block's prior (kernel, mean, scale).

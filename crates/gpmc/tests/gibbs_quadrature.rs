@@ -59,6 +59,14 @@ fn cases() -> Vec<Case> {
             loglik: |y, b| -(y - b).abs() / 0.7,
         },
         Case {
+            name: "exponential power 1.5",
+            data_decl: "N : int; y : vector[N];",
+            hyper: "k : real in 0.. = 1.5;",
+            lik: "for i in 1..N { target += -k * abs(y[i] - b)^1.5; }",
+            data: r#"{"N": 5, "y": [0.3, 1.4, -0.2, 0.8, 2.0]}"#,
+            loglik: |y, b| -1.5 * (y - b).abs().powf(1.5),
+        },
+        Case {
             name: "svm hinge",
             data_decl: "N : int; y : int[N] in {-1, 1};",
             hyper: "",
