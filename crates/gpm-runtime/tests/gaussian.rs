@@ -13,7 +13,9 @@ fn setup() -> (DMatrix<f64>, Vec<f64>, Vec<f64>) {
     let k = Kernel::Scale {
         variance: Sx::num(1.5),
         kernel: Box::new(Kernel::SqExp {
-            lengthscale: Lengthscale::Scalar { value: Sx::num(0.8) },
+            lengthscale: Lengthscale::Scalar {
+                value: Sx::num(0.8),
+            },
         }),
     };
     let km = kernel_matrix(&k, &x, &x, &HyperValues::default()).unwrap();
@@ -44,7 +46,8 @@ fn gp_block_moments_match_explicit_inverse() {
     let kinv = block.k.clone().try_inverse().unwrap();
     let d = &mean - DVector::from_element(6, 0.4);
     let kl = 0.5
-        * ((&kinv * &cov).trace() + (d.transpose() * &kinv * &d)[(0, 0)] - 6.0 + block.k.determinant().ln()
+        * ((&kinv * &cov).trace() + (d.transpose() * &kinv * &d)[(0, 0)] - 6.0
+            + block.k.determinant().ln()
             - cov.determinant().ln());
     assert!((m.kl - kl).abs() < 1e-8, "{} vs {kl}", m.kl);
 }
@@ -67,7 +70,12 @@ fn gp_block_draws_have_the_posterior_moments() {
     let c = s2 / n as f64 - &m * m.transpose();
     for i in 0..6 {
         let se = (cov[(i, i)] / n as f64).sqrt();
-        assert!((m[i] - mean[i]).abs() < 5.0 * se, "mean {i}: {} vs {}", m[i], mean[i]);
+        assert!(
+            (m[i] - mean[i]).abs() < 5.0 * se,
+            "mean {i}: {} vs {}",
+            m[i],
+            mean[i]
+        );
         for j in 0..6 {
             let se = ((cov[(i, i)] * cov[(j, j)] + cov[(i, j)].powi(2)) / n as f64).sqrt();
             assert!((c[(i, j)] - cov[(i, j)]).abs() < 5.0 * se, "cov {i},{j}");
@@ -88,7 +96,8 @@ fn dense_block_matches_explicit_posterior() {
     let (m, cov) = block.moments(&a, &b).unwrap();
     let prec = DMatrix::from_diagonal(&DVector::from_column_slice(&[0.25, 4.0]))
         + design.transpose() * DMatrix::from_diagonal(&DVector::from_column_slice(&a)) * &design;
-    let h = DVector::from_column_slice(&[0.0, 4.0]) + design.transpose() * DVector::from_column_slice(&b);
+    let h = DVector::from_column_slice(&[0.0, 4.0])
+        + design.transpose() * DVector::from_column_slice(&b);
     let c2 = prec.clone().try_inverse().unwrap();
     let m2 = &c2 * h;
     assert!((m.mean - m2).norm() < 1e-12 && (cov - c2).norm() < 1e-12);
