@@ -57,6 +57,8 @@ enum Binding {
 
 #[derive(Default)]
 struct Lowerer {
+    /// Where the expression being lowered is, for errors raised while lifting it.
+    span_hint: Span,
     model: Model,
     errors: Vec<SemanticError>,
     names: HashMap<String, (Binding, Span)>,
@@ -449,6 +451,19 @@ impl Lowerer {
             }
         };
         let lower = match self.value_set(&h.constraint, Elem::Real) {
+            // An upper bound would be silently ignored by learning and sampling: refuse it.
+            ValueSet::Range { hi: Some(_), .. } => {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_constraint",
+                        "upper bounds on hyperparameters are not supported",
+                        h.constraint.as_ref().map_or(h.span, |c| c.span),
+                        "upper bound",
+                    )
+                    .help("write `in 0..` (a positive scale); bound it through its prior instead"),
+                );
+                None
+            }
             ValueSet::Range {
                 lo: Some(Bound::Const(v)),
                 ..
@@ -471,9 +486,22 @@ impl Lowerer {
             ast::HyperSpec::Fixed(e) => self
                 .constant(e, "a fixed hyperparameter")
                 .map(|value| HyperKind::Fixed { value }),
-            ast::HyperSpec::Learn(e) => self
-                .constant(e, "the initial value of `learn`")
-                .map(|init| HyperKind::Learn { init }),
+            ast::HyperSpec::Learn(e) => match self.constant(e, "the initial value of `learn`") {
+                Some(init) if init > 0.0 => Some(HyperKind::Learn { init }),
+                Some(init) => {
+                    self.err(
+                        SemanticError::new(
+                            "gpm::bad_parameter",
+                            format!("`learn` starts at {init}, but learned hyperparameters are positive scales"),
+                            e.span,
+                            "must be > 0",
+                        )
+                        .help("type-II maximum likelihood optimises the logarithm: start at a positive value"),
+                    );
+                    None
+                }
+                None => None,
+            },
             ast::HyperSpec::Prior(c) => self.hyper_prior(c).map(|prior| HyperKind::Prior { prior }),
         };
         if let (Some(lo), Some(HyperKind::Fixed { value: v } | HyperKind::Learn { init: v })) =
@@ -670,6 +698,27 @@ impl Lowerer {
                 None
             }
         }
+    }
+
+    /// A parameter that must be positive: a literal is checked here, a hyperparameter by its
+    /// declaration and at run time.
+    fn positive_param(&mut self, e: &ast::Expr, what: &str) -> Option<Sx> {
+        let p = self.param(e, what)?;
+        if let Sx::Num(v) = p {
+            if v <= 0.0 {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_parameter",
+                        format!("{what} must be positive, not {v}"),
+                        e.span,
+                        "must be > 0",
+                    )
+                    .help("kernel variances, lengthscales and periods are positive"),
+                );
+                return None;
+            }
+        }
+        Some(p)
     }
 
     fn latent_decl(&mut self, z: &ast::LatentDecl) {
@@ -899,11 +948,11 @@ impl Lowerer {
                         right: Box::new(self.kernel(b, dims)?),
                     }),
                     (BinOp::Mul, false, true) => Some(Kernel::Scale {
-                        variance: self.param(a, "a kernel variance")?,
+                        variance: self.positive_param(a, "a kernel variance")?,
                         kernel: Box::new(self.kernel(b, dims)?),
                     }),
                     (BinOp::Mul, true, false) => Some(Kernel::Scale {
-                        variance: self.param(b, "a kernel variance")?,
+                        variance: self.positive_param(b, "a kernel variance")?,
                         kernel: Box::new(self.kernel(a, dims)?),
                     }),
                     _ => self.not_a_kernel(e),
@@ -958,8 +1007,8 @@ impl Lowerer {
                         },
                     },
                     "periodic" => Kernel::Periodic {
-                        lengthscale: self.param(&c.args[0].value, "a lengthscale")?,
-                        period: self.param(&c.args[1].value, "a period")?,
+                        lengthscale: self.positive_param(&c.args[0].value, "a lengthscale")?,
+                        period: self.positive_param(&c.args[1].value, "a period")?,
                     },
                     "constant" => Kernel::Constant,
                     _ => Kernel::White,
@@ -1003,7 +1052,7 @@ impl Lowerer {
             }
         }
         Some(Lengthscale::Scalar {
-            value: self.param(e, "a lengthscale")?,
+            value: self.positive_param(e, "a lengthscale")?,
         })
     }
 
@@ -1130,13 +1179,14 @@ impl Lowerer {
                     Shape::Matrix(..) => self.not_scalar(span),
                 }
             }
-            Binding::LetPredictor(a, _) => {
+            Binding::LetPredictor(a, len) => {
                 if param_only {
                     return forbid(self, "the predictor");
                 }
                 if ctx.var.is_some() {
                     return self.not_scalar(span);
                 }
+                self.check_len(&len, &ctx.n, v, span)?;
                 Some(Node::Lat(Affine { span, ..a }))
             }
             Binding::LetValue(sx, vectorised) => {
@@ -1290,9 +1340,27 @@ impl Lowerer {
                 Some(Node::DataRow(v.clone()))
             }
             // X[i, 2]: one covariate.
-            (Binding::Data, Shape::Matrix(n, _), [a, b]) if self.is_loop_var(a, ctx) => {
+            (Binding::Data, Shape::Matrix(n, cols), [a, b]) if self.is_loop_var(a, ctx) => {
                 self.check_len(n, &ctx.n, v, span)?;
                 let c = self.constant(b, "a column index")?;
+                let in_range = c.fract() == 0.0
+                    && c >= 1.0
+                    && match cols {
+                        Dim::Const(k) => c <= *k as f64,
+                        Dim::Var(_) => true,
+                    };
+                if !in_range {
+                    self.err(
+                        SemanticError::new(
+                            "gpm::bad_index",
+                            format!("column {c} of `{v}` does not exist (columns are 1..{cols})"),
+                            b.span,
+                            "out of range",
+                        )
+                        .help("columns count from 1"),
+                    );
+                    return None;
+                }
                 Some(Node::Value(Sx::sym(
                     SymRole::Data,
                     &format!("{v}[,{}]", c as i64),
@@ -1484,6 +1552,7 @@ impl Lowerer {
         }
         let mut sx = Vec::new();
         for a in args {
+            self.span_hint = c.span;
             sx.push(self.lift_node(a, ctx)?);
         }
         Some(Node::Value(library::apply_math(name, sx)))
@@ -1584,6 +1653,7 @@ impl Lowerer {
         {
             return self.not_scalar(e.span);
         }
+        self.span_hint = e.span;
         let sa = self.lift_node(a, ctx)?;
         let sb = self.lift_node(b, ctx)?;
         Some(Value(match op {
@@ -1597,6 +1667,7 @@ impl Lowerer {
 
     /// Turn a node into a scalar formula, lifting an affine node into a predictor symbol.
     fn lift_node(&mut self, n: Node, ctx: &ObsCtx) -> Option<Sx> {
+        let hint = self.span_hint;
         match n {
             Node::Value(s) => Some(s),
             Node::Lat(a) => {
@@ -1629,7 +1700,7 @@ impl Lowerer {
                     SemanticError::new(
                         "gpm::shape_mismatch",
                         "a vector or matrix is used where one value per observation is needed",
-                        Span::default(),
+                        hint,
                         "not a scalar",
                     )
                     .help("multiply covariates by a latent vector: `X * w` or `dot(X[i], w)`"),
@@ -2027,6 +2098,7 @@ impl Lowerer {
             let Some(node) = self.node(a, &ctx, false) else {
                 return;
             };
+            self.span_hint = a.span;
             let Some(sx) = self.lift_node(node, &ctx) else {
                 return;
             };
@@ -2235,6 +2307,7 @@ impl Lowerer {
         let Some(node) = self.node(e, &ctx, false) else {
             return;
         };
+        self.span_hint = e.span;
         let Some(sx) = self.lift_node(node, &ctx) else {
             return;
         };

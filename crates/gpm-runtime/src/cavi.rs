@@ -251,9 +251,32 @@ pub fn run(
                     let p = pred_index(name);
                     (pm[p].0[i], pm[p].1[i])
                 };
-                for (j, a) in cp.aux.iter().enumerate() {
-                    let s = expect(&a.s, &vals, &m, &mut stack);
-                    e_omega[f][j][i] = mixing(&a.family, &vals, s, &mut stack).0;
+                // E[s] for every continuous variable (c² of its q(ω)).
+                let svals: Vec<f64> = cp
+                    .aux
+                    .iter()
+                    .map(|a| expect(&a.s, &vals, &m, &mut stack))
+                    .collect();
+                // q(n) = Po(γ): log γ = log κ + ∂F/∂n, F linear in n (thesis §7.1; the
+                // Pólya-Gamma terms contribute −log cosh(c/2) per count).
+                if let Some(pn) = &cp.poisson {
+                    let kappa = pn.kappa.eval(&vals, &mut stack);
+                    let mut f_at = |n: f64, vals: &mut Vec<f64>| {
+                        vals[pn.slot] = n;
+                        let mut t =
+                            cp.log_c.eval(vals, &mut stack) + expect(&cp.p0, vals, &m, &mut stack);
+                        for (a, sv) in cp.aux.iter().zip(&svals) {
+                            t += mixing(&a.family, vals, *sv, &mut stack).1;
+                        }
+                        t
+                    };
+                    let slope = f_at(1.0, &mut vals) - f_at(0.0, &mut vals);
+                    let gamma = kappa * slope.exp();
+                    vals[pn.slot] = gamma;
+                    e_omega[f][pn.index][i] = gamma;
+                }
+                for (a, sv) in cp.aux.iter().zip(&svals) {
+                    e_omega[f][a.index][i] = mixing(&a.family, &vals, *sv, &mut stack).0;
                 }
             }
         }
@@ -353,6 +376,15 @@ pub fn run(
                 for a in &cp.aux {
                     let s = expect(&a.s, &vals, &m, &mut stack);
                     elbo += mixing(&a.family, &vals, s, &mut stack).1;
+                }
+                // − KL(Po(γ) ‖ Po(κ)).
+                if let Some(pn) = &cp.poisson {
+                    let (g, k) = (vals[pn.slot], pn.kappa.eval(&vals, &mut stack));
+                    if g > 0.0 {
+                        elbo -= g * (g / k).ln() - g + k;
+                    } else {
+                        elbo -= k;
+                    }
                 }
             }
         }

@@ -301,6 +301,12 @@ impl Prepared {
                             let c: usize = col
                                 .parse()
                                 .map_err(|_| RuntimeError::Model(format!("bad column in `{d}`")))?;
+                            if c == 0 || c > m.ncols() {
+                                return Err(RuntimeError::Model(format!(
+                                    "`{d}`: `{base}` has columns 1..{}",
+                                    m.ncols()
+                                )));
+                            }
                             Slot::Vector(m.column(c - 1).iter().copied().collect())
                         } else {
                             match data.values.get(d) {

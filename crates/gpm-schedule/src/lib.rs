@@ -162,6 +162,8 @@ pub enum CaviFamily {
 /// One auxiliary variable in CAVI: the augmented log-likelihood contains `−ω·s(η)`.
 #[derive(Debug, Clone)]
 pub struct CaviAux {
+    /// Index of the variable among the plan's auxiliaries (its slot holds `E[ω]`).
+    pub index: usize,
     /// Slot of `ω` (holds `E[ω]` during CAVI).
     pub slot: usize,
     /// Its mixing law.
@@ -177,8 +179,23 @@ pub struct CaviProgram {
     pub log_c: Tape,
     /// The augmented polynomial with every auxiliary at 0.
     pub p0: PolyTapes,
-    /// The auxiliaries.
+    /// The continuous auxiliaries.
     pub aux: Vec<CaviAux>,
+    /// A Poisson count `n ~ Po(κ)` of the Poisson MGF rule, if any: `q(n) = Po(γ)` with the
+    /// Pólya-Gamma shape `b(n)` linear in `n` (thesis §7.1). `P₀`, `log C` and `b` read `n`'s
+    /// slot, which holds `γ = E[n]`.
+    pub poisson: Option<CaviPoisson>,
+}
+
+/// The Poisson count of a factor in CAVI.
+#[derive(Debug, Clone)]
+pub struct CaviPoisson {
+    /// Index among the plan's auxiliaries.
+    pub index: usize,
+    /// Its slot.
+    pub slot: usize,
+    /// The prior rate `κ` (free of the predictors).
+    pub kappa: Tape,
 }
 
 /// Everything the runtime needs to run one likelihood factor.
@@ -448,18 +465,29 @@ fn poly_tapes(p: &Poly, slot_of: tape::SlotOf) -> Result<PolyTapes, String> {
 }
 
 fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram>, String> {
-    if !plan.collapsed.is_empty()
-        || plan
-            .aux
-            .iter()
-            .any(|a| matches!(a.conditional, Family::Poisson { .. }))
-    {
+    let is_poisson = |a: &gpm_augment::AuxVar| matches!(a.conditional, Family::Poisson { .. });
+    let n_poisson = plan.aux.iter().filter(|a| is_poisson(a)).count();
+    if !plan.collapsed.is_empty() || n_poisson > 1 {
         return Ok(None);
     }
+    let mut poisson = None;
+    for (index, a) in plan.aux.iter().enumerate() {
+        if let Family::Poisson { rate } = &a.prior_family {
+            if rate.has_predictor() {
+                return Ok(None);
+            }
+            poisson = Some(CaviPoisson {
+                index,
+                slot: slot_of(Role::Aux, &a.name).ok_or("aux slot")?,
+                kappa: Tape::compile(rate, slot_of)?,
+            });
+        }
+    }
     let aug = plan.augmented.to_tree();
+    // Continuous auxiliaries set to values; the Poisson count stays a symbol (its slot).
     let at = |values: &[(&str, f64)]| -> T {
         let mut t = aug.clone();
-        for a in &plan.aux {
+        for a in plan.aux.iter().filter(|a| !is_poisson(a)) {
             let v = values
                 .iter()
                 .find(|(n, _)| *n == a.name)
@@ -473,7 +501,10 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram
         return Ok(None);
     };
     let mut aux = Vec::new();
-    for a in &plan.aux {
+    for (index, a) in plan.aux.iter().enumerate() {
+        if is_poisson(a) {
+            continue;
+        }
         let s_tree = T::sub(zero.clone(), at(&[(a.name.as_str(), 1.0)]));
         let Some(s) = Poly::of(&s_tree, 2) else {
             return Ok(None);
@@ -498,6 +529,7 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram
             _ => return Ok(None),
         };
         aux.push(CaviAux {
+            index,
             slot: slot_of(Role::Aux, &a.name).ok_or("aux slot")?,
             family,
             s: poly_tapes(&s, slot_of)?,
@@ -507,6 +539,7 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram
         log_c: Tape::compile(&plan.log_c, slot_of)?,
         p0: poly_tapes(&p0, slot_of)?,
         aux,
+        poisson,
     }))
 }
 

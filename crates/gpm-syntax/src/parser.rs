@@ -174,7 +174,10 @@ fn constraint(p: Pair<Rule>) -> Result<Constraint, ParseError> {
 }
 
 fn constraint_of(p: Pair<Rule>) -> Result<Constraint, ParseError> {
-    let span = span_of(&p);
+    // pest's span of a range can end in the whitespace that follows it: trim it.
+    let text = p.as_str();
+    let mut span = span_of(&p);
+    span.end = span.start + text.trim_end().len();
     let kind = match p.as_rule() {
         Rule::set_constraint => {
             let mut values = Vec::new();

@@ -331,7 +331,19 @@ fn check(path: &std::path::Path, format: Format) -> ExitCode {
     let source = match std::fs::read_to_string(path) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: cannot read `{name}`: {e}");
+            if format == Format::Json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "schema_version": gpmc::report::SCHEMA_VERSION,
+                        "model": name,
+                        "ok": false,
+                        "diagnostics": [{"code": "gpm::io", "message": format!("cannot read `{name}`: {e}")}],
+                    })
+                );
+            } else {
+                eprintln!("error: cannot read `{name}`: {e}");
+            }
             return ExitCode::from(2);
         }
     };

@@ -51,6 +51,7 @@ fn elbo_never_decreases_and_converges() {
         "laplace_regression",
         "bayesian_svm",
         "negbin_gp",
+        "poisson_gp",
         "linear_regression",
     ] {
         let (_, _, r) = run(m, None);
