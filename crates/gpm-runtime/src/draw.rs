@@ -302,14 +302,33 @@ fn p_ig_below(t: f64, z: f64) -> f64 {
     a + b
 }
 
-/// Coefficient `a_n(x)` of the alternating series of J*(1) (Devroye 2009; PSW 2013 §4).
-fn a_n(n: usize, x: f64) -> f64 {
-    let k = n as f64 + 0.5;
-    let pi = std::f64::consts::PI;
-    if x > TRUNC {
-        pi * k * (-k * k * pi * pi * x / 2.0).exp()
-    } else {
-        (2.0 / (pi * x)).powf(1.5) * pi * k * (-2.0 * k * k / x).exp()
+/// Coefficients `a_n(x)` of the alternating series of J*(1) (Devroye 2009; PSW 2013 §4), with
+/// the factors that depend only on `x` computed once per proposal.
+struct Series {
+    scale: f64,
+    rate: f64,
+}
+
+impl Series {
+    fn new(x: f64) -> Series {
+        let pi = std::f64::consts::PI;
+        if x > TRUNC {
+            Series {
+                scale: pi,
+                rate: pi * pi * x / 2.0,
+            }
+        } else {
+            let u = 2.0 / (pi * x);
+            Series {
+                scale: u * u.sqrt() * pi,
+                rate: 2.0 / x,
+            }
+        }
+    }
+    #[inline]
+    fn a(&self, n: usize) -> f64 {
+        let k = n as f64 + 0.5;
+        self.scale * k * (-k * k * self.rate).exp()
     }
 }
 
@@ -356,18 +375,19 @@ fn pg1<R: Rng + ?Sized>(rng: &mut R, c: f64) -> f64 {
         } else {
             truncated_ig(rng, z)
         };
-        let mut s = a_n(0, x);
+        let series = Series::new(x);
+        let mut s = series.a(0);
         let y = rng.gen::<f64>() * s;
         let mut n = 0;
         loop {
             n += 1;
             if n % 2 == 1 {
-                s -= a_n(n, x);
+                s -= series.a(n);
                 if y <= s {
                     return 0.25 * x;
                 }
             } else {
-                s += a_n(n, x);
+                s += series.a(n);
                 if y > s {
                     break;
                 }

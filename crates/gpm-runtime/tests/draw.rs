@@ -26,9 +26,15 @@ fn z_scores(x: &[f64], mean: f64, var: f64) -> (f64, f64) {
 #[test]
 fn polya_gamma_moments_for_integer_and_fractional_shapes() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-    for &b in &[0.5, 1.0, 3.7, 50.0] {
+    for &b in &[0.5, 1.0, 3.7, 50.0, 1000.0] {
         for &c in &[0.0, 0.1, 5.0, 50.0] {
-            let n = if b > 10.0 { 4_000 } else { 20_000 };
+            let n = if b > 100.0 {
+                1_000
+            } else if b > 10.0 {
+                4_000
+            } else {
+                20_000
+            };
             let x: Vec<f64> = (0..n).map(|_| draw::pg(&mut rng, b, c).unwrap()).collect();
             let (zm, zv) = z_scores(&x, draw::pg_mean(b, c), draw::pg_var(b, c));
             assert!(
