@@ -133,6 +133,9 @@ enum Node {
     LatVec(String, Span),
     /// A whole data matrix `X`, in a vectorised statement, waiting for `* w`.
     DataMatrix(String),
+    /// `value + affine`: a sum whose latent part is kept apart so that further `±` of latents
+    /// join the same predictor (`y[i] - f[i] - b` has one predictor `f + b`).
+    Mixed(Sx, Affine),
 }
 
 /// Where an expression is evaluated.
@@ -1066,6 +1069,7 @@ impl Lowerer {
             ExprKind::Neg(a) => match self.node(a, ctx, param_only)? {
                 Node::Value(s) => Some(Node::Value(Sx::neg(s))),
                 Node::Lat(a) => Some(Node::Lat(a.scale(-1.0))),
+                Node::Mixed(v, a) => Some(Node::Mixed(Sx::neg(v), a.scale(-1.0))),
                 _ => self.not_scalar(a.span),
             },
             ExprKind::Binary(op, a, b) => {
@@ -1648,6 +1652,50 @@ impl Lowerer {
             }
             _ => {}
         }
+        // Sums and differences keep latent parts together (see `Node::Mixed`).
+        if matches!(op, BinOp::Add | BinOp::Sub) {
+            let sign = if op == BinOp::Sub { -1.0 } else { 1.0 };
+            let neg = |v: Sx| if sign < 0.0 { Sx::neg(v) } else { v };
+            let split = |n: &Node| -> Option<(Option<Sx>, Option<Affine>)> {
+                match n {
+                    Value(v) => Some((Some(v.clone()), None)),
+                    Lat(a) => Some((None, Some(a.clone()))),
+                    Mixed(v, a) => Some((Some(v.clone()), Some(a.clone()))),
+                    _ => None,
+                }
+            };
+            if let (Some((va, la)), Some((vb, lb))) = (split(&a), split(&b)) {
+                if la.is_some() || lb.is_some() {
+                    let value = match (va, vb) {
+                        (Some(x), Some(y)) => Some(if sign < 0.0 {
+                            Sx::sub(x, y)
+                        } else {
+                            Sx::add(x, y)
+                        }),
+                        (Some(x), None) => Some(x),
+                        (None, Some(y)) => Some(neg(y)),
+                        (None, None) => None,
+                    };
+                    let lat = match (la, lb) {
+                        (Some(x), Some(y)) => x.add(y, sign),
+                        (Some(x), None) => x,
+                        (None, Some(y)) => y.scale(sign),
+                        (None, None) => unreachable!("one side has latents"),
+                    };
+                    return Some(match value {
+                        Some(v) => Mixed(v, lat),
+                        None => Lat(lat),
+                    });
+                }
+            }
+        }
+        if let (BinOp::Mul | BinOp::Div, Mixed(v, l), Value(Sx::Num(c))) = (op, &a, &b) {
+            let c = if op == BinOp::Div { 1.0 / c } else { *c };
+            return Some(Mixed(Sx::mul(Sx::num(c), v.clone()), l.clone().scale(c)));
+        }
+        if let (BinOp::Mul, Value(Sx::Num(c)), Mixed(v, l)) = (op, &a, &b) {
+            return Some(Mixed(Sx::mul(Sx::num(*c), v.clone()), l.clone().scale(*c)));
+        }
         if matches!(a, DataRow(_) | DataMatrix(_) | LatVec(..))
             || matches!(b, DataRow(_) | DataMatrix(_) | LatVec(..))
         {
@@ -1669,6 +1717,16 @@ impl Lowerer {
     fn lift_node(&mut self, n: Node, ctx: &ObsCtx) -> Option<Sx> {
         let hint = self.span_hint;
         match n {
+            Node::Mixed(v, a) => {
+                // Keep the predictor's leading sign positive: `y − f − b` reads `y − η`,
+                // `η = f + b`.
+                if a.terms.first().is_some_and(|t| t.coef < 0.0) {
+                    let p = self.lift_node(Node::Lat(a.scale(-1.0)), ctx)?;
+                    return Some(Sx::sub(v, p));
+                }
+                let p = self.lift_node(Node::Lat(a), ctx)?;
+                Some(Sx::add(v, p))
+            }
             Node::Value(s) => Some(s),
             Node::Lat(a) => {
                 // A multiple or shift of one latent reference (`-f[i]`, `2 * f[i] + 1`) keeps
@@ -1720,7 +1778,14 @@ impl Lowerer {
         {
             return p.name.clone();
         }
-        let name = match a.name {
+        // A bare latent reference `f[i]` is the predictor `f`.
+        let unit_name = match a.terms.as_slice() {
+            [t] if t.coef == 1.0 && a.offset == 0.0 && t.design == Design::Identity => {
+                Some(t.latent.clone())
+            }
+            _ => None,
+        };
+        let name = match a.name.or(unit_name) {
             Some(name) if self.model.predictor(&name).is_none() => name,
             _ => loop {
                 self.anon += 1;

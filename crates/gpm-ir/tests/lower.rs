@@ -145,3 +145,27 @@ fn let_predictors_can_be_indexed_in_loops() {
     assert_eq!(m.predictors[0].name, "eta");
     assert_eq!(m.factors[0].predictors, vec!["eta".to_string()]);
 }
+
+#[test]
+fn sums_of_latents_join_one_predictor_however_they_are_bracketed() {
+    for body in [
+        "y[i] - f[i] - b",
+        "y[i] - (f[i] + b)",
+        "(y[i] - b) - f[i]",
+        "-b + y[i] - f[i]",
+    ] {
+        let m = lower_src(&format!(
+            "data {{ N : int; x : vector[N]; y : vector[N]; }}
+             latent {{ f : vector[N] ~ gp(x, sqexp(1.0)); b : real ~ normal(0, 1); }}
+             model {{ for i in 1..N {{ target += -square({body}); }} }}"
+        ));
+        assert_eq!(m.factors[0].predictors.len(), 1, "{body}");
+        let p = &m.predictors[0];
+        assert_eq!(p.terms.len(), 2, "{body}");
+        assert!(
+            p.terms.iter().all(|t| t.coef == 1.0),
+            "{body}: {:?}",
+            p.terms
+        );
+    }
+}
