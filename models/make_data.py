@@ -148,6 +148,13 @@ def main():
     write("multiclass_gp", {"N": n_train, "D": 2, "C": 3, "X": X[:n_train], "y": y[:n_train]},
           {"N": n_test, "D": 2, "C": 3, "X": X[n_train:], "y": y[n_train:]})
 
+    # A larger classification set for the sparse GP / SVI example (its own stream, so that the
+    # sets above stay as they were).
+    rng2 = random.Random(20261123)
+    xs, ys = two_moons(rng2, 5000)
+    write("sparse_gp_classification", {"N": 4000, "D": 2, "X": xs[:4000], "y": ys[:4000]},
+          {"N": 1000, "D": 2, "X": xs[4000:], "y": ys[4000:]})
+
 
 if __name__ == "__main__":
     main()

@@ -817,10 +817,18 @@ impl Lowerer {
         }
         let mut mean = Sx::num(0.0);
         let mut inducing = None;
+        let mut inducing_points: Option<(String, Span)> = None;
         for a in c.args.iter().filter(|a| a.name.is_some()) {
             let n = a.name.as_ref().unwrap();
             match n.name.as_str() {
                 "mean" => mean = self.param(&a.value, "the mean of a GP")?,
+                "inducing" if matches!(&a.value.kind, ExprKind::Var(v) if self.model.datum(v).is_some_and(|d| !matches!(d.shape, Shape::Scalar))) =>
+                {
+                    let ExprKind::Var(z) = &a.value.kind else {
+                        unreachable!()
+                    };
+                    inducing_points = Some((z.clone(), a.value.span));
+                }
                 "inducing" => {
                     let v = self.constant(&a.value, "the number of inducing points")?;
                     if v < 1.0 || v.fract() != 0.0 {
@@ -835,7 +843,7 @@ impl Lowerer {
                         );
                         return None;
                     }
-                    inducing = Some(v as usize);
+                    inducing = Some(Inducing::Count(v as usize));
                 }
                 other => {
                     self.err(
@@ -927,6 +935,28 @@ impl Lowerer {
                 );
                 return None;
             }
+        }
+        if let Some((z, span)) = inducing_points {
+            let zd = self.model.datum(&z).cloned()?;
+            let zdims = match &zd.shape {
+                Shape::Matrix(_, c) => c.clone(),
+                _ => Dim::Const(1),
+            };
+            if zdims != dims {
+                self.err(
+                    SemanticError::new(
+                        "gpm::shape_mismatch",
+                        format!(
+                            "the inducing inputs `{z}` have {zdims} columns but the inputs `{inputs}` have {dims}"
+                        ),
+                        span,
+                        format!("{zdims} columns"),
+                    )
+                    .help("inducing inputs live in the input space: one row per inducing point"),
+                );
+                return None;
+            }
+            inducing = Some(Inducing::Points(z));
         }
         let kernel = self.kernel(&positional[1].value, &dims)?;
         Some(LatentPrior::Gp {

@@ -254,6 +254,16 @@ pub enum Lengthscale {
     },
 }
 
+/// Inducing inputs of a sparse GP.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Inducing {
+    /// `inducing = M`: `M` points chosen from the inputs by k-means++ (seeded, reproducible).
+    Count(usize),
+    /// `inducing = Z`: the rows of a data matrix (same columns as the inputs).
+    Points(String),
+}
+
 /// The Gaussian prior of a latent block.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "prior", rename_all = "snake_case")]
@@ -266,8 +276,8 @@ pub enum LatentPrior {
         kernel: Kernel,
         /// Constant prior mean.
         mean: Param,
-        /// Sparse approximation with this many inducing points, if requested.
-        inducing: Option<usize>,
+        /// Sparse approximation (Titsias 2009 / Hensman 2013), if requested.
+        inducing: Option<Inducing>,
     },
     /// Independent normals: `normal(mean, scale)`; hierarchical when `scale` has a prior.
     Normal {

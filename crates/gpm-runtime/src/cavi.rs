@@ -10,9 +10,10 @@
 use crate::data::Data;
 use crate::kernels::HyperValues;
 use crate::prepared::{dense_block, Block, Prepared, Slot};
+use crate::sparse::QInducing;
 use crate::RuntimeError;
 use gpm_ir::Model;
-use gpm_schedule::{CaviFamily, PolyTapes, Schedule};
+use gpm_schedule::{CaviFamily, CaviProgram, PolyTapes, Schedule};
 use nalgebra::{DMatrix, DVector};
 
 /// Settings of a CAVI run.
@@ -35,6 +36,30 @@ pub struct CaviResult {
     pub converged: bool,
     /// Seconds.
     pub seconds: f64,
+    /// The final variational posterior of every block (as [`Prepared::blocks`]), for prediction.
+    pub blocks: Vec<BlockPosterior>,
+}
+
+/// The variational posterior of one latent block, in the form prediction needs.
+#[derive(Debug, Clone)]
+pub enum BlockPosterior {
+    /// A full GP column: `q(f) ∝ p(f) exp(Σ_i b_i f_i − ½ a_i f_i²)`, kept as its curvature and
+    /// linear term (GPML §3.4: predictions need only these and the prior).
+    Gp {
+        /// Curvature `a`.
+        a: Vec<f64>,
+        /// Linear term `b`.
+        b: Vec<f64>,
+    },
+    /// A sparse GP column: `q(v)` of the whitened inducing values.
+    Sparse(QInducing),
+    /// The dense block: mean and covariance of its coefficients.
+    Dense {
+        /// Mean.
+        mean: DVector<f64>,
+        /// Covariance.
+        cov: DMatrix<f64>,
+    },
 }
 
 fn log_cosh(x: f64) -> f64 {
@@ -102,6 +127,70 @@ fn expect(
     e
 }
 
+/// The closed-form update of observation `i`'s `q(ω)` (and `q(n)`) given the moments `m` of its
+/// predictors; `vals` holds its slots, `set(j, E[·])` receives the new expectation of auxiliary `j`
+/// (which is also written into `vals`).
+pub(crate) fn local_step(
+    cp: &CaviProgram,
+    vals: &mut [f64],
+    m: &dyn Fn(&str) -> (f64, f64),
+    stack: &mut Vec<f64>,
+    set: &mut dyn FnMut(usize, f64),
+) {
+    // E[s] for every continuous variable (c² of its q(ω)).
+    let svals: Vec<f64> = cp
+        .aux
+        .iter()
+        .map(|a| expect(&a.s, vals, m, stack))
+        .collect();
+    // q(n) = Po(γ): log γ = log κ + ∂F/∂n, F linear in n (thesis §7.1; the Pólya-Gamma terms
+    // contribute −log cosh(c/2) per count).
+    if let Some(pn) = &cp.poisson {
+        let kappa = pn.kappa.eval(vals, stack);
+        let mut f_at = |n: f64, vals: &mut [f64]| {
+            vals[pn.slot] = n;
+            let mut t = cp.log_c.eval(vals, stack) + expect(&cp.p0, vals, m, stack);
+            for (a, sv) in cp.aux.iter().zip(&svals) {
+                t += mixing(&a.family, vals, *sv, stack).1;
+            }
+            t
+        };
+        let slope = f_at(1.0, vals) - f_at(0.0, vals);
+        let gamma = kappa * slope.exp();
+        vals[pn.slot] = gamma;
+        set(pn.index, gamma);
+    }
+    for (a, sv) in cp.aux.iter().zip(&svals) {
+        let e = mixing(&a.family, vals, *sv, stack).0;
+        vals[a.slot] = e;
+        set(a.index, e);
+    }
+}
+
+/// Observation `i`'s term of the ELBO at the optimal `q(ω)` (ch. 5 §3.3.1), including
+/// `−KL(Po(γ) ‖ Po(κ))` of a Poisson chain.
+pub(crate) fn local_elbo(
+    cp: &CaviProgram,
+    vals: &[f64],
+    m: &dyn Fn(&str) -> (f64, f64),
+    stack: &mut Vec<f64>,
+) -> f64 {
+    let mut elbo = cp.log_c.eval(vals, stack) + expect(&cp.p0, vals, m, stack);
+    for a in &cp.aux {
+        let s = expect(&a.s, vals, m, stack);
+        elbo += mixing(&a.family, vals, s, stack).1;
+    }
+    if let Some(pn) = &cp.poisson {
+        let (g, k) = (vals[pn.slot], pn.kappa.eval(vals, stack));
+        if g > 0.0 {
+            elbo -= g * (g / k).ln() - g + k;
+        } else {
+            elbo -= k;
+        }
+    }
+    elbo
+}
+
 /// Run CAVI. Fails when a factor has no closed-form CAVI program.
 pub fn run(
     model: &Model,
@@ -134,7 +223,24 @@ pub fn run(
         .collect();
     // Start at the prior.
     let mut dense_cov: Option<DMatrix<f64>> = None;
-    for b in &prep.blocks {
+    // Sparse blocks: Φ = L⁻¹K_mx and k̃ for the training inputs, computed once.
+    let mut features: Vec<Option<(DMatrix<f64>, Vec<f64>)>> = vec![None; prep.blocks.len()];
+    let mut posteriors: Vec<BlockPosterior> = prep
+        .blocks
+        .iter()
+        .map(|b| match b {
+            Block::Gp { gp, .. } => BlockPosterior::Gp {
+                a: vec![0.0; gp.len()],
+                b: vec![0.0; gp.len()],
+            },
+            Block::Sparse { sp, .. } => BlockPosterior::Sparse(QInducing::prior(sp.m())),
+            Block::Dense { prior_sd, .. } => BlockPosterior::Dense {
+                mean: DVector::zeros(prior_sd.len()),
+                cov: DMatrix::zeros(prior_sd.len(), prior_sd.len()),
+            },
+        })
+        .collect();
+    for (bi, b) in prep.blocks.iter().enumerate() {
         match b {
             Block::Gp { latent, column, gp } => {
                 let r = gp.len();
@@ -142,6 +248,20 @@ pub fn run(
                     mean[*latent][column * r + i] = gp.mean;
                     var[*latent][column * r + i] = gp.k[(i, i)];
                 }
+            }
+            Block::Sparse {
+                latent,
+                column,
+                sp,
+                inputs,
+            } => {
+                let (phi, kt) = sp.features(inputs)?;
+                let r = kt.len();
+                for i in 0..r {
+                    mean[*latent][column * r + i] = sp.mean;
+                    var[*latent][column * r + i] = kt[i] + phi.column(i).norm_squared();
+                }
+                features[bi] = Some((phi, kt));
             }
             Block::Dense {
                 parts,
@@ -251,41 +371,20 @@ pub fn run(
                     let p = pred_index(name);
                     (pm[p].0[i], pm[p].1[i])
                 };
-                // E[s] for every continuous variable (c² of its q(ω)).
-                let svals: Vec<f64> = cp
-                    .aux
-                    .iter()
-                    .map(|a| expect(&a.s, &vals, &m, &mut stack))
-                    .collect();
-                // q(n) = Po(γ): log γ = log κ + ∂F/∂n, F linear in n (thesis §7.1; the
-                // Pólya-Gamma terms contribute −log cosh(c/2) per count).
-                if let Some(pn) = &cp.poisson {
-                    let kappa = pn.kappa.eval(&vals, &mut stack);
-                    let mut f_at = |n: f64, vals: &mut Vec<f64>| {
-                        vals[pn.slot] = n;
-                        let mut t =
-                            cp.log_c.eval(vals, &mut stack) + expect(&cp.p0, vals, &m, &mut stack);
-                        for (a, sv) in cp.aux.iter().zip(&svals) {
-                            t += mixing(&a.family, vals, *sv, &mut stack).1;
-                        }
-                        t
-                    };
-                    let slope = f_at(1.0, &mut vals) - f_at(0.0, &mut vals);
-                    let gamma = kappa * slope.exp();
-                    vals[pn.slot] = gamma;
-                    e_omega[f][pn.index][i] = gamma;
-                }
-                for (a, sv) in cp.aux.iter().zip(&svals) {
-                    e_omega[f][a.index][i] = mixing(&a.family, &vals, *sv, &mut stack).0;
-                }
+                local_step(cp, &mut vals, &m, &mut stack, &mut |j, v| {
+                    e_omega[f][j][i] = v
+                });
             }
         }
         // q(latents), block by block, with the other blocks at their means.
         for (bi, b) in prep.blocks.iter().enumerate() {
             let pm = moments(&mean, &var, &dense_cov);
             match b {
-                Block::Gp { latent, column, gp } => {
-                    let r = gp.len();
+                Block::Gp { latent, column, .. } | Block::Sparse { latent, column, .. } => {
+                    let r = match b {
+                        Block::Gp { gp, .. } => gp.len(),
+                        _ => features[bi].as_ref().map_or(0, |f| f.1.len()),
+                    };
                     let (mut a, mut bb) = (vec![0.0; r], vec![0.0; r]);
                     for (f, fp) in schedule.factors.iter().enumerate() {
                         for cv in &fp.curvature {
@@ -305,12 +404,36 @@ pub fn run(
                             }
                         }
                     }
-                    let mo = gp.moments(&a, &bb)?;
+                    let (mo_mean, mo_var, kl) = match b {
+                        Block::Gp { gp, .. } => {
+                            let mo = gp.moments(&a, &bb)?;
+                            posteriors[bi] = BlockPosterior::Gp {
+                                a: a.clone(),
+                                b: bb.clone(),
+                            };
+                            (
+                                mo.mean.as_slice().to_vec(),
+                                mo.var.as_slice().to_vec(),
+                                mo.kl,
+                            )
+                        }
+                        Block::Sparse { sp, .. } => {
+                            let (phi, kt) =
+                                features[bi].as_ref().expect("features computed at start");
+                            let (prec, h) = QInducing::target(phi, &a, &bb, sp.mean, 1.0)?;
+                            let q = QInducing::from_natural(prec, h)?;
+                            let (m2, v2) = q.marginals(phi, kt, sp.mean)?;
+                            let kl = q.kl()?;
+                            posteriors[bi] = BlockPosterior::Sparse(q);
+                            (m2, v2, kl)
+                        }
+                        Block::Dense { .. } => unreachable!("matched above"),
+                    };
                     for i in 0..r {
-                        mean[*latent][column * r + i] = mo.mean[i];
-                        var[*latent][column * r + i] = mo.var[i];
+                        mean[*latent][column * r + i] = mo_mean[i];
+                        var[*latent][column * r + i] = mo_var[i];
                     }
-                    kls[bi] = mo.kl;
+                    kls[bi] = kl;
                 }
                 Block::Dense {
                     parts,
@@ -356,6 +479,10 @@ pub fn run(
                             var[*li][j] = mo.var[off + j];
                         }
                     }
+                    posteriors[bi] = BlockPosterior::Dense {
+                        mean: DVector::from_fn(dense_dim, |j, _| mo.mean[j]),
+                        cov: cov.clone(),
+                    };
                     dense_cov = Some(cov);
                     kls[bi] = mo.kl;
                 }
@@ -372,20 +499,7 @@ pub fn run(
                     let p = pred_index(name);
                     (pm[p].0[i], pm[p].1[i])
                 };
-                elbo += cp.log_c.eval(&vals, &mut stack) + expect(&cp.p0, &vals, &m, &mut stack);
-                for a in &cp.aux {
-                    let s = expect(&a.s, &vals, &m, &mut stack);
-                    elbo += mixing(&a.family, &vals, s, &mut stack).1;
-                }
-                // − KL(Po(γ) ‖ Po(κ)).
-                if let Some(pn) = &cp.poisson {
-                    let (g, k) = (vals[pn.slot], pn.kappa.eval(&vals, &mut stack));
-                    if g > 0.0 {
-                        elbo -= g * (g / k).ln() - g + k;
-                    } else {
-                        elbo -= k;
-                    }
-                }
+                elbo += local_elbo(cp, &vals, &m, &mut stack);
             }
         }
         if !elbo.is_finite() {
@@ -411,5 +525,6 @@ pub fn run(
         elbo: elbo_trace,
         converged,
         seconds: t0.elapsed().as_secs_f64(),
+        blocks: posteriors,
     })
 }

@@ -110,6 +110,15 @@ impl<'a> Sampler<'a> {
         hypers: &HyperValues,
     ) -> Result<Self, RuntimeError> {
         let prep = Prepared::new(model, schedule, data, hypers)?;
+        if prep
+            .blocks
+            .iter()
+            .any(|b| matches!(b, Block::Sparse { .. }))
+        {
+            return Err(RuntimeError::Model(
+                "sparse GPs (`inducing = ...`) run with --method cavi or --method svi; sparse Gibbs sampling is not implemented yet (drop `inducing` to sample the full GP)".into(),
+            ));
+        }
         let mut labels = Vec::new();
         for fp in &schedule.factors {
             labels.push(match &fp.categorical {
@@ -189,6 +198,7 @@ impl<'a> Sampler<'a> {
                         latents[*latent][column * rows + i] = gp.mean;
                     }
                 }
+                Block::Sparse { .. } => {} // refused in `new`
                 Block::Dense {
                     parts, prior_mean, ..
                 } => {
@@ -266,7 +276,7 @@ impl<'a> Sampler<'a> {
 
     fn block_is_collapsed(&self, b: &Block) -> bool {
         let latents: Vec<usize> = match b {
-            Block::Gp { latent, .. } => vec![*latent],
+            Block::Gp { latent, .. } | Block::Sparse { latent, .. } => vec![*latent],
             Block::Dense { parts, .. } => parts.iter().map(|p| p.0).collect(),
         };
         self.schedule.collapsed.iter().any(|name| {
@@ -468,6 +478,11 @@ impl<'a> Sampler<'a> {
                     state.latents[*latent][column * rows + i] = f[i];
                 }
             }
+            Block::Sparse { .. } => {
+                return Err(RuntimeError::Model(
+                    "sparse GP blocks have no Gibbs update".into(),
+                ))
+            }
             Block::Dense {
                 parts,
                 prior_mean,
@@ -548,6 +563,7 @@ impl<'a> Sampler<'a> {
                         lp -= 0.5 * v.norm_squared();
                     }
                 }
+                Block::Sparse { .. } => {}
                 Block::Dense {
                     parts,
                     prior_mean,

@@ -21,5 +21,8 @@ pub mod learn;
 pub mod predict;
 pub mod prepared;
 pub mod samplers;
+pub mod sparse;
+pub mod svi;
+pub mod vpredict;
 
 pub use error::RuntimeError;

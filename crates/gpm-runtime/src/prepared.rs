@@ -4,8 +4,13 @@
 use crate::data::{Data, Value};
 use crate::gaussian::{DenseBlock, GpBlock};
 use crate::kernels::{kernel_matrix, HyperValues};
+use crate::sparse::{kmeans_pp, SparseGp};
 use crate::RuntimeError;
-use gpm_ir::{Design, Dim, LatentPrior, Model, Shape};
+use gpm_ir::{Design, Dim, Inducing, LatentPrior, Model, Shape};
+
+/// Seed of the k-means++ choice of inducing points: fixed, so that `inducing = M` gives the same
+/// points on every run and in every chain.
+pub const INDUCING_SEED: u64 = 0x5eed_1d0c;
 use gpm_schedule::{Schedule, Source};
 use nalgebra::{DMatrix, DVector};
 
@@ -107,6 +112,17 @@ pub enum Block {
         /// The factored prior.
         gp: GpBlock,
     },
+    /// A sparse GP column (inducing points): the latent values are never formed jointly.
+    Sparse {
+        /// Latent index.
+        latent: usize,
+        /// Column of a matrix latent.
+        column: usize,
+        /// The prior with its inducing points.
+        sp: SparseGp,
+        /// Training inputs (rows).
+        inputs: DMatrix<f64>,
+    },
     /// All independent-normal latents together.
     Dense {
         /// `(latent index, offset in θ, length)`.
@@ -161,6 +177,27 @@ impl Prepared {
         schedule: &Schedule,
         data: &Data,
         hypers: &HyperValues,
+    ) -> Result<Self, RuntimeError> {
+        Self::bind(model, schedule, data, hypers, true)
+    }
+
+    /// Bind test data for prediction: predictors and factor slots only, no latent priors
+    /// (`blocks` is empty, nothing of size test × test is formed).
+    pub fn for_test(
+        model: &Model,
+        schedule: &Schedule,
+        data: &Data,
+        hypers: &HyperValues,
+    ) -> Result<Self, RuntimeError> {
+        Self::bind(model, schedule, data, hypers, false)
+    }
+
+    fn bind(
+        model: &Model,
+        schedule: &Schedule,
+        data: &Data,
+        hypers: &HyperValues,
+        with_blocks: bool,
     ) -> Result<Self, RuntimeError> {
         let mut latents = Vec::new();
         for z in &model.latents {
@@ -223,6 +260,9 @@ impl Prepared {
         let mut dense_parts = Vec::new();
         let (mut pm, mut ps) = (Vec::new(), Vec::new());
         for (li, z) in model.latents.iter().enumerate() {
+            if !with_blocks {
+                break;
+            }
             match &z.prior {
                 LatentPrior::Gp {
                     inputs,
@@ -230,15 +270,45 @@ impl Prepared {
                     mean,
                     inducing,
                 } => {
-                    if inducing.is_some() {
-                        return Err(RuntimeError::Model(
-                            "sparse GPs (inducing points) are not implemented in the runtime yet"
-                                .into(),
-                        ));
-                    }
                     let x = data
                         .inputs(inputs)
                         .ok_or_else(|| RuntimeError::Model(format!("no inputs `{inputs}`")))?;
+                    if let Some(ind) = inducing {
+                        let zi = match ind {
+                            Inducing::Count(m) => kmeans_pp(&x, *m, INDUCING_SEED)?,
+                            Inducing::Points(name) => {
+                                let z = data.inputs(name).ok_or_else(|| {
+                                    RuntimeError::Model(format!(
+                                        "no inducing inputs `{name}` in the data"
+                                    ))
+                                })?;
+                                if z.ncols() != x.ncols() {
+                                    return Err(RuntimeError::Model(format!(
+                                        "the inducing inputs `{name}` have {} columns, the inputs `{inputs}` {}",
+                                        z.ncols(),
+                                        x.ncols()
+                                    )));
+                                }
+                                z
+                            }
+                        };
+                        let mean = hypers.eval(mean)?;
+                        let sp = SparseGp::new(kernel, hypers, zi, mean)?;
+                        jitter = jitter.max(sp.jitter);
+                        let cols = match &z.shape {
+                            Shape::Matrix(_, c) => dim(c, data)?,
+                            _ => 1,
+                        };
+                        for c in 0..cols {
+                            blocks.push(Block::Sparse {
+                                latent: li,
+                                column: c,
+                                sp: sp.clone(),
+                                inputs: x.clone(),
+                            });
+                        }
+                        continue;
+                    }
                     let k = kernel_matrix(kernel, &x, &x, hypers)?;
                     let mean = hypers.eval(mean)?;
                     let cols = match &z.shape {

@@ -205,13 +205,97 @@ pub fn run_cavi(
     data: &gpm_runtime::data::Data,
     config: &gpm_runtime::cavi::CaviConfig,
 ) -> Result<(gpm_runtime::cavi::CaviResult, Vec<(String, f64, String)>), InferError> {
+    let (r, hypers, _) = run_cavi_with_values(c, data, config)?;
+    Ok((r, hypers))
+}
+
+/// [`run_cavi`], also returning the hyperparameter values used (learned ones included).
+pub fn run_cavi_with_values(
+    c: &Checked,
+    data: &gpm_runtime::data::Data,
+    config: &gpm_runtime::cavi::CaviConfig,
+) -> Result<
+    (
+        gpm_runtime::cavi::CaviResult,
+        Vec<(String, f64, String)>,
+        HyperValues,
+    ),
+    InferError,
+> {
     let schedule =
         gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
     let (hv, mut hypers) = hyper_values(c);
     let hv = size_ard(c, data, hv);
     let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
     let r = gpm_runtime::cavi::run(&c.model, &schedule, data, &hv, config)?;
-    Ok((r, hypers))
+    Ok((r, hypers, hv))
+}
+
+/// Run stochastic CAVI on a checked model whose latents are sparse GPs. Hyperparameters keep
+/// their fixed or initial values (`learn` is not optimised under SVI yet, and the report says
+/// so). `report` sees the trace points as they come.
+pub fn run_svi(
+    c: &Checked,
+    data: &gpm_runtime::data::Data,
+    config: &gpm_runtime::svi::SviConfig,
+    report: &mut dyn FnMut(&gpm_runtime::svi::SviPoint, &[gpm_runtime::cavi::BlockPosterior]),
+) -> Result<
+    (
+        gpm_runtime::svi::SviResult,
+        Vec<(String, f64, String)>,
+        HyperValues,
+    ),
+    InferError,
+> {
+    let schedule =
+        gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
+    let (hv, mut hypers) = hyper_values(c);
+    let hv = size_ard(c, data, hv);
+    for h in &c.model.hypers {
+        if let HyperKind::Learn { .. } = h.kind {
+            if let Some(x) = hypers.iter_mut().find(|x| x.0 == h.name) {
+                x.2 = "initial value: learning hyperparameters under SVI is not implemented yet (use --method cavi to learn them, then fix them)".into();
+            }
+        }
+    }
+    let r = gpm_runtime::svi::run(&c.model, &schedule, data, &hv, config, report)?;
+    Ok((r, hypers, hv))
+}
+
+/// The inducing values `u` of every sparse block (`name.u.k,mean,sd`).
+pub fn inducing_csv(
+    c: &Checked,
+    data: &gpm_runtime::data::Data,
+    hypers: &HyperValues,
+    blocks: &[gpm_runtime::cavi::BlockPosterior],
+) -> Result<String, InferError> {
+    let schedule =
+        gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
+    let prep = gpm_runtime::prepared::Prepared::new(&c.model, &schedule, data, hypers)?;
+    let mut s = String::from("variable,mean,sd\n");
+    for (b, post) in prep.blocks.iter().zip(blocks) {
+        if let (
+            gpm_runtime::prepared::Block::Sparse {
+                latent, column, sp, ..
+            },
+            gpm_runtime::cavi::BlockPosterior::Sparse(q),
+        ) = (b, post)
+        {
+            let (mu, sd) = q.inducing_values(sp)?;
+            let name = &prep.latents[*latent].0;
+            for k in 0..mu.len() {
+                let _ = writeln!(
+                    s,
+                    "{name}.u.{}.{},{:.9e},{:.9e}",
+                    column + 1,
+                    k + 1,
+                    mu[k],
+                    sd[k]
+                );
+            }
+        }
+    }
+    Ok(s)
 }
 
 fn size_ard(c: &Checked, data: &gpm_runtime::data::Data, mut hv: HyperValues) -> HyperValues {
@@ -286,6 +370,32 @@ pub fn predict(
     let p = gpm_runtime::predict::predict(
         &c.model, &schedule, train, test, &hv, &r.chains, &labels, 1000, seed,
     )?;
+    Ok(prediction_outputs(&p, &labels, test))
+}
+
+/// Predictions at test points from a variational posterior (CAVI or SVI): `predictions.csv` and
+/// the test metrics, the densities by adaptive Gauss-Hermite quadrature.
+pub fn predict_variational(
+    c: &Checked,
+    train: &gpm_runtime::data::Data,
+    test: &gpm_runtime::data::Data,
+    hypers: &HyperValues,
+    blocks: &[gpm_runtime::cavi::BlockPosterior],
+) -> Result<(String, serde_json::Value), InferError> {
+    let schedule =
+        gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
+    let labels = label_sets(c, test);
+    let p =
+        gpm_runtime::vpredict::predict(&c.model, &schedule, train, test, hypers, blocks, &labels)?;
+    Ok(prediction_outputs(&p, &labels, test))
+}
+
+/// The CSV and metrics of a prediction.
+pub fn prediction_outputs(
+    p: &gpm_runtime::predict::Prediction,
+    labels: &[Option<(String, Vec<f64>)>],
+    test: &gpm_runtime::data::Data,
+) -> (String, serde_json::Value) {
     let n = p
         .predictors
         .iter()
@@ -338,7 +448,14 @@ pub fn predict(
     let lpd: f64 = p.log_predictive.iter().flatten().sum();
     let count: usize = p.log_predictive.iter().map(|v| v.len()).sum();
     metrics.insert("points".into(), json!(n));
-    metrics.insert("draws_used".into(), json!(p.draws));
+    if p.draws > 0 {
+        metrics.insert("draws_used".into(), json!(p.draws));
+    } else {
+        metrics.insert(
+            "quadrature".into(),
+            json!("adaptive Gauss-Hermite, 40 nodes"),
+        );
+    }
     metrics.insert("log_predictive_density".into(), json!(lpd));
     metrics.insert(
         "mean_log_predictive_density".into(),
@@ -364,7 +481,7 @@ pub fn predict(
             json!(wrong as f64 / y.len().max(1) as f64),
         );
     }
-    Ok((csv, serde_json::Value::Object(metrics)))
+    (csv, serde_json::Value::Object(metrics))
 }
 
 /// One chain as a CSV in the CmdStan layout (comment header, column names, one row per draw),

@@ -65,13 +65,29 @@ enum Command {
         /// Do not show a progress bar.
         #[arg(long)]
         quiet: bool,
+        /// SVI: minibatch size.
+        #[arg(long, default_value_t = 1000)]
+        batch: usize,
+        /// SVI: number of minibatch iterations.
+        #[arg(long, default_value_t = 1000)]
+        iterations: usize,
+        /// SVI: forgetting rate κ of the step schedule ρ_t = (t + τ)^(−κ), in (0.5, 1].
+        #[arg(long, default_value_t = 0.6)]
+        forgetting: f64,
+        /// SVI: delay τ of the step schedule.
+        #[arg(long, default_value_t = 1.0)]
+        delay: f64,
     },
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
 enum Method {
+    /// Blocked Gibbs sampling.
     Gibbs,
+    /// Closed-form coordinate-ascent variational inference (full batch).
     Cavi,
+    /// Stochastic CAVI: minibatch natural-gradient steps on sparse GPs.
+    Svi,
 }
 
 fn main() -> ExitCode {
@@ -90,6 +106,10 @@ fn main() -> ExitCode {
             output,
             predict,
             quiet,
+            batch,
+            iterations,
+            forgetting,
+            delay,
         } => {
             let config = gpm_runtime::gibbs::GibbsConfig {
                 chains,
@@ -98,17 +118,28 @@ fn main() -> ExitCode {
                 thin,
                 seed,
             };
-            if method == Method::Cavi {
-                return cavi(&model, &data, output);
+            if method != Method::Gibbs {
+                let svi = gpm_runtime::svi::SviConfig {
+                    batch,
+                    iterations,
+                    forgetting,
+                    delay,
+                    seed,
+                    report_every: (iterations / 20).max(1),
+                };
+                let svi = (method == Method::Svi).then_some(svi);
+                return variational(&model, &data, &predict, svi, output);
             }
             infer(&model, &data, &predict, config, output, quiet)
         }
     }
 }
 
-fn cavi(
+fn variational(
     path: &std::path::Path,
     data: &[std::path::PathBuf],
+    predict: &[std::path::PathBuf],
+    svi: Option<gpm_runtime::svi::SviConfig>,
     output: Option<std::path::PathBuf>,
 ) -> ExitCode {
     let (name, source) = match read_model(path) {
@@ -135,13 +166,15 @@ fn cavi(
         Ok(d) => d,
         Err(e) => return report(e.into()),
     };
-    let config = gpm_runtime::cavi::CaviConfig {
-        tolerance: 1e-9,
-        max_iter: 500,
-    };
-    let (r, hypers) = match gpmc::infer::run_cavi(&checked, &d, &config) {
-        Ok(x) => x,
-        Err(e) => return report(e),
+    // Test data are read before the run, so that a bad file fails fast.
+    let test = if predict.is_empty() {
+        None
+    } else {
+        let tpaths: Vec<&std::path::Path> = predict.iter().map(|p| p.as_path()).collect();
+        match gpmc::data::load(&checked.model, &tpaths) {
+            Ok(t) => Some(t),
+            Err(e) => return report(e.into()),
+        }
     };
     let dir = output.unwrap_or_else(|| {
         std::path::Path::new("out").join(
@@ -150,48 +183,104 @@ fn cavi(
                 .unwrap_or_else(|| "model".into()),
         )
     });
-    let summary = serde_json::json!({
-        "model": name,
-        "method": "cavi",
-        "converged": r.converged,
-        "iterations": r.elbo.len(),
-        "elbo": r.elbo,
-        "seconds": r.seconds,
-        "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
-    });
-    let files = vec![
-        ("posterior.csv".to_string(), gpmc::infer::cavi_csv(&r)),
-        (
-            "summary.json".to_string(),
-            serde_json::to_string_pretty(&summary).expect("summary JSON"),
-        ),
-    ];
+    let mut files = Vec::new();
+    let (mut summary, blocks, hv) = if let Some(config) = svi {
+        let (r, hypers, hv) = match gpmc::infer::run_svi(&checked, &d, &config, &mut |_, _| {}) {
+            Ok(x) => x,
+            Err(e) => return report(e),
+        };
+        let last = r.trace.last().copied();
+        println!(
+            "SVI: {} iterations of batch {} ({:.1} epochs) in {:.3} s; ELBO estimate {:.6}",
+            config.iterations,
+            config.batch,
+            last.map_or(0.0, |p| p.epoch),
+            r.seconds,
+            last.map_or(f64::NAN, |p| p.elbo)
+        );
+        let summary = serde_json::json!({
+            "model": name,
+            "method": "svi",
+            "batch": config.batch,
+            "iterations": config.iterations,
+            "step_schedule": {"delay": config.delay, "forgetting": config.forgetting},
+            "seed": config.seed,
+            "trace": r.trace.iter().map(|p| serde_json::json!({"iteration": p.iteration, "epoch": p.epoch, "seconds": p.seconds, "elbo_estimate": p.elbo})).collect::<Vec<_>>(),
+            "seconds": r.seconds,
+            "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
+        });
+        (summary, r.blocks, hv)
+    } else {
+        let config = gpm_runtime::cavi::CaviConfig {
+            tolerance: 1e-9,
+            max_iter: 500,
+        };
+        let (r, hypers, hv) = match gpmc::infer::run_cavi_with_values(&checked, &d, &config) {
+            Ok(x) => x,
+            Err(e) => return report(e),
+        };
+        println!(
+            "CAVI {} after {} iterations in {:.3} s; ELBO {:.6}",
+            if r.converged {
+                "converged"
+            } else {
+                "stopped (not converged)"
+            },
+            r.elbo.len(),
+            r.seconds,
+            r.elbo.last().copied().unwrap_or(f64::NAN)
+        );
+        for (n, m, v) in r.latents.iter().take(3) {
+            let k = m.len().min(5);
+            let cells: Vec<String> = (0..k)
+                .map(|i| format!("{:.3} ± {:.3}", m[i], v[i].max(0.0).sqrt()))
+                .collect();
+            println!(
+                "  {n}: {}{}",
+                cells.join(", "),
+                if m.len() > k { ", ..." } else { "" }
+            );
+        }
+        files.push(("posterior.csv".to_string(), gpmc::infer::cavi_csv(&r)));
+        let summary = serde_json::json!({
+            "model": name,
+            "method": "cavi",
+            "converged": r.converged,
+            "iterations": r.elbo.len(),
+            "elbo": r.elbo,
+            "seconds": r.seconds,
+            "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
+        });
+        (summary, r.blocks, hv)
+    };
+    if blocks
+        .iter()
+        .any(|b| matches!(b, gpm_runtime::cavi::BlockPosterior::Sparse(_)))
+    {
+        match gpmc::infer::inducing_csv(&checked, &d, &hv, &blocks) {
+            Ok(csv) => files.push(("inducing.csv".to_string(), csv)),
+            Err(e) => return report(e),
+        }
+    }
+    if let Some(test) = &test {
+        match gpmc::infer::predict_variational(&checked, &d, test, &hv, &blocks) {
+            Ok((csv, metrics)) => {
+                println!("test: {metrics}");
+                summary["test"] = metrics;
+                files.push(("predictions.csv".into(), csv));
+            }
+            Err(e) => return report(e),
+        }
+    }
+    files.push((
+        "summary.json".to_string(),
+        serde_json::to_string_pretty(&summary).expect("summary JSON"),
+    ));
     if let Err(e) = gpmc::infer::write_all(&dir, &files) {
         return report(e);
     }
-    println!(
-        "CAVI {} after {} iterations in {:.3} s; ELBO {:.6}",
-        if r.converged {
-            "converged"
-        } else {
-            "stopped (not converged)"
-        },
-        r.elbo.len(),
-        r.seconds,
-        r.elbo.last().copied().unwrap_or(f64::NAN)
-    );
-    for (n, m, v) in r.latents.iter().take(3) {
-        let k = m.len().min(5);
-        let cells: Vec<String> = (0..k)
-            .map(|i| format!("{:.3} ± {:.3}", m[i], v[i].max(0.0).sqrt()))
-            .collect();
-        println!(
-            "  {n}: {}{}",
-            cells.join(", "),
-            if m.len() > k { ", ..." } else { "" }
-        );
-    }
-    println!("wrote posterior.csv and summary.json to {}", dir.display());
+    let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+    println!("wrote {} to {}", names.join(", "), dir.display());
     ExitCode::SUCCESS
 }
 

@@ -96,8 +96,17 @@ fn latent_text(z: &Latent) -> String {
             if *mean != Sx::Num(0.0) {
                 let _ = write!(s, ", mean {mean}");
             }
-            if let Some(m) = inducing {
-                let _ = write!(s, ", sparse with {m} inducing points");
+            match inducing {
+                Some(gpm_ir::Inducing::Count(m)) => {
+                    let _ = write!(
+                        s,
+                        ", sparse with {m} inducing points (k-means++ on {inputs})"
+                    );
+                }
+                Some(gpm_ir::Inducing::Points(z)) => {
+                    let _ = write!(s, ", sparse with inducing inputs the rows of {z}");
+                }
+                None => {}
             }
             if let Shape::Matrix(_, c) = &z.shape {
                 let _ = write!(s, " (independently for each of the {c} columns)");

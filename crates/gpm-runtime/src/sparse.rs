@@ -1,0 +1,263 @@
+//! Sparse GP blocks with inducing points (Titsias 2009; Hensman, Fusi & Lawrence 2013; thesis
+//! ch. 3 §4 and ch. 5 Algorithm 3), in the whitened parameterisation `u = μ₀ + L v`,
+//! `K_mm = L Lᵀ`, prior `v ~ N(0, I)`. Given `v`, each latent value is independent:
+//! `f_i | v ~ N(μ₀ + φ_iᵀ v, k̃_i)` with `φ_i = L⁻¹ k_m(x_i)` and `k̃_i = k(x_i, x_i) − ‖φ_i‖²`.
+//!
+//! Under an augmented likelihood that is the diagonal quadratic `Σ_i (b_i f_i − ½ a_i f_i²)`, the
+//! optimal `q(v) = N(m, S)` has natural parameters `Λ = S⁻¹ = I + Φ diag(a) Φᵀ` and
+//! `h = S⁻¹ m = Φ (b − a μ₀)` (thesis ch. 3 eq. for the sparse CAVI update); stochastic CAVI
+//! replaces the sums over observations by `N/|B|` times a minibatch sum and takes the natural
+//! gradient step `θ ← (1 − ρ) θ + ρ θ̂` (Hoffman et al. 2013), which for this family is the
+//! exact coordinate update when `ρ = 1` and `B` is everything.
+
+use crate::gaussian::cholesky_jitter;
+use crate::kernels::{kernel_diag, kernel_matrix, HyperValues};
+use crate::RuntimeError;
+use gpm_ir::Kernel;
+use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
+use rand::{Rng, SeedableRng};
+
+/// A sparse GP prior: kernel, inducing inputs and the factor of `K_mm`.
+#[derive(Debug, Clone)]
+pub struct SparseGp {
+    /// Inducing inputs, one row per point.
+    pub z: DMatrix<f64>,
+    /// Lower Cholesky factor of `K_mm` (with jitter, if any was needed).
+    pub l: DMatrix<f64>,
+    /// Constant prior mean `μ₀`.
+    pub mean: f64,
+    /// Diagonal jitter that was needed to factor `K_mm`.
+    pub jitter: f64,
+    kernel: Kernel,
+    hypers: HyperValues,
+}
+
+impl SparseGp {
+    /// Factor `K_mm` for the inducing inputs `z`.
+    pub fn new(
+        kernel: &Kernel,
+        hypers: &HyperValues,
+        z: DMatrix<f64>,
+        mean: f64,
+    ) -> Result<Self, RuntimeError> {
+        let kmm = kernel_matrix(kernel, &z, &z, hypers)?;
+        let (chol, jitter) = cholesky_jitter(&kmm, "covariance of the inducing points")?;
+        Ok(SparseGp {
+            l: chol.l(),
+            z,
+            mean,
+            jitter,
+            kernel: kernel.clone(),
+            hypers: hypers.clone(),
+        })
+    }
+
+    /// Number of inducing points.
+    pub fn m(&self) -> usize {
+        self.z.nrows()
+    }
+
+    /// `Φ = L⁻¹ K_mx` (`M × rows`) and the residual variances `k̃_i` for the rows of `x`.
+    pub fn features(&self, x: &DMatrix<f64>) -> Result<(DMatrix<f64>, Vec<f64>), RuntimeError> {
+        let kmx = kernel_matrix(&self.kernel, &self.z, x, &self.hypers)?;
+        let phi = self
+            .l
+            .solve_lower_triangular(&kmx)
+            .ok_or_else(|| RuntimeError::Numerical("triangular solve with L_mm failed".into()))?;
+        let kxx = kernel_diag(&self.kernel, x, &self.hypers)?;
+        let kt = (0..x.nrows())
+            .map(|i| (kxx[i] - phi.column(i).norm_squared()).max(0.0))
+            .collect();
+        Ok((phi, kt))
+    }
+}
+
+/// `q(v) = N(m, S)` held by its precision `Λ = S⁻¹` and `h = Λ m` (the natural parameters up to
+/// the factor −½ on `Λ`).
+#[derive(Debug, Clone)]
+pub struct QInducing {
+    /// Precision `Λ`.
+    pub prec: DMatrix<f64>,
+    /// `h = Λ m`.
+    pub h: DVector<f64>,
+    /// Mean `m`.
+    pub mean: DVector<f64>,
+    chol: Cholesky<f64, Dyn>,
+}
+
+impl QInducing {
+    /// The prior `N(0, I)`.
+    pub fn prior(m: usize) -> Self {
+        let prec = DMatrix::identity(m, m);
+        QInducing {
+            chol: Cholesky::new(prec.clone()).expect("identity is positive definite"),
+            prec,
+            h: DVector::zeros(m),
+            mean: DVector::zeros(m),
+        }
+    }
+
+    /// From natural parameters; the precision must be positive definite.
+    pub fn from_natural(prec: DMatrix<f64>, h: DVector<f64>) -> Result<Self, RuntimeError> {
+        let chol = Cholesky::new(prec.clone()).ok_or_else(|| {
+            RuntimeError::Numerical(
+                "the precision of q(u) is not positive definite (NaN in the augmented curvature?)"
+                    .into(),
+            )
+        })?;
+        let mean = chol.solve(&h);
+        Ok(QInducing {
+            prec,
+            h,
+            mean,
+            chol,
+        })
+    }
+
+    /// The optimal natural parameters for the curvature `a` and linear term `b` at the columns
+    /// of `phi`, each observation counted `scale` times (`N/|B|` for a minibatch).
+    pub fn target(
+        phi: &DMatrix<f64>,
+        a: &[f64],
+        b: &[f64],
+        mean0: f64,
+        scale: f64,
+    ) -> Result<(DMatrix<f64>, DVector<f64>), RuntimeError> {
+        let (m, n) = phi.shape();
+        if let Some(i) = (0..n).find(|&i| !(a[i] >= 0.0) || !b[i].is_finite()) {
+            return Err(RuntimeError::Numerical(format!(
+                "observation {}: augmented curvature {} / linear term {} is not valid",
+                i + 1,
+                a[i],
+                b[i]
+            )));
+        }
+        // Φ diag(a) Φᵀ as W Wᵀ with W = Φ diag(√a): one GEMM.
+        let w = DMatrix::from_fn(m, n, |r, c| phi[(r, c)] * (scale * a[c]).sqrt());
+        let mut prec = &w * w.transpose();
+        for r in 0..m {
+            prec[(r, r)] += 1.0;
+        }
+        let rhs = DVector::from_fn(n, |i, _| scale * (b[i] - a[i] * mean0));
+        Ok((prec, phi * rhs))
+    }
+
+    /// Means and variances of `f_i` at feature columns `phi` with residual variances `kt`.
+    pub fn marginals(
+        &self,
+        phi: &DMatrix<f64>,
+        kt: &[f64],
+        mean0: f64,
+    ) -> Result<(Vec<f64>, Vec<f64>), RuntimeError> {
+        let mean = phi.tr_mul(&self.mean);
+        let w = self
+            .chol
+            .l()
+            .solve_lower_triangular(phi)
+            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        Ok((
+            mean.iter().map(|x| x + mean0).collect(),
+            (0..phi.ncols())
+                .map(|i| kt[i] + w.column(i).norm_squared())
+                .collect(),
+        ))
+    }
+
+    /// `KL(q(v) ‖ N(0, I)) = ½ (tr S + mᵀm − M + log|Λ|)`.
+    pub fn kl(&self) -> Result<f64, RuntimeError> {
+        let m = self.mean.len();
+        let linv = self
+            .chol
+            .l()
+            .solve_lower_triangular(&DMatrix::identity(m, m))
+            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        let logdet = 2.0 * self.chol.l().diagonal().iter().map(|x| x.ln()).sum::<f64>();
+        Ok(0.5 * (linv.norm_squared() + self.mean.norm_squared() - m as f64 + logdet))
+    }
+
+    /// `u = μ₀ + L m` and the marginal sds of `u` (for reporting the inducing values).
+    pub fn inducing_values(
+        &self,
+        sp: &SparseGp,
+    ) -> Result<(DVector<f64>, DVector<f64>), RuntimeError> {
+        let mut mu = &sp.l * &self.mean;
+        mu.add_scalar_mut(sp.mean);
+        let m = self.mean.len();
+        // Cov(u) = L S Lᵀ = (L_Λ⁻¹ Lᵀ)ᵀ (L_Λ⁻¹ Lᵀ).
+        let a = self
+            .chol
+            .l()
+            .solve_lower_triangular(&sp.l.transpose())
+            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        let sd = DVector::from_fn(m, |i, _| a.column(i).norm());
+        Ok((mu, sd))
+    }
+}
+
+/// `k` points chosen among the rows of `x` by k-means++ seeding followed by a few Lloyd
+/// iterations (Arthur & Vassilvitskii 2007), on at most 20 000 rows sampled with the seed. When
+/// `x` has at most `k` distinct rows, those rows are returned.
+pub fn kmeans_pp(x: &DMatrix<f64>, k: usize, seed: u64) -> Result<DMatrix<f64>, RuntimeError> {
+    let (n, d) = x.shape();
+    if k == 0 || n == 0 {
+        return Err(RuntimeError::Model(
+            "k-means++ needs at least one point and one input row".into(),
+        ));
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let rows: Vec<usize> = if n > 20_000 {
+        (0..20_000).map(|_| rng.gen_range(0..n)).collect()
+    } else {
+        (0..n).collect()
+    };
+    let dist = |i: usize, c: &[f64]| -> f64 { (0..d).map(|j| (x[(i, j)] - c[j]).powi(2)).sum() };
+    let mut centres: Vec<Vec<f64>> = Vec::with_capacity(k);
+    let first = rows[rng.gen_range(0..rows.len())];
+    centres.push(x.row(first).iter().copied().collect());
+    let mut best: Vec<f64> = rows.iter().map(|&i| dist(i, &centres[0])).collect();
+    while centres.len() < k {
+        let total: f64 = best.iter().sum();
+        if !(total > 0.0) {
+            break; // fewer distinct rows than k
+        }
+        let mut u = rng.gen::<f64>() * total;
+        let mut pick = rows.len() - 1;
+        for (r, w) in best.iter().enumerate() {
+            if u < *w {
+                pick = r;
+                break;
+            }
+            u -= w;
+        }
+        let c: Vec<f64> = x.row(rows[pick]).iter().copied().collect();
+        for (r, &i) in rows.iter().enumerate() {
+            best[r] = best[r].min(dist(i, &c));
+        }
+        centres.push(c);
+    }
+    // Lloyd iterations refine the seeding.
+    for _ in 0..10 {
+        let kk = centres.len();
+        let mut sum = vec![vec![0.0; d]; kk];
+        let mut count = vec![0usize; kk];
+        for &i in &rows {
+            let (mut bj, mut bd) = (0, f64::INFINITY);
+            for (j, c) in centres.iter().enumerate() {
+                let dd = dist(i, c);
+                if dd < bd {
+                    (bj, bd) = (j, dd);
+                }
+            }
+            count[bj] += 1;
+            for t in 0..d {
+                sum[bj][t] += x[(i, t)];
+            }
+        }
+        for j in 0..kk {
+            if count[j] > 0 {
+                centres[j] = sum[j].iter().map(|s| s / count[j] as f64).collect();
+            }
+        }
+    }
+    Ok(DMatrix::from_fn(centres.len(), d, |i, j| centres[i][j]))
+}

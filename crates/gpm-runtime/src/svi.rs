@@ -1,0 +1,340 @@
+//! Stochastic CAVI on sparse GP blocks (thesis ch. 3 §4; ch. 5 Algorithm 3; Hoffman et al. 2013).
+//! Each iteration draws a minibatch `B` of observations (a fresh permutation every epoch), sets
+//! every local `q(ω_i)` of the batch to its closed-form optimum given the current `q(u)`, and
+//! moves the global natural parameters of every sparse block towards the minibatch estimate of
+//! their optimum: `θ ← (1 − ρ_t) θ + ρ_t θ̂`, `θ̂ = (I + (N/|B|) Φ_B A Φ_Bᵀ, (N/|B|) Φ_B (b − a μ₀))`,
+//! with the Robbins-Monro schedule `ρ_t = (t + τ)^(−κ)`. That step is the natural gradient of the
+//! ELBO, so no learning rate needs tuning beyond the schedule, and with `|B| = N`, `ρ = 1` it
+//! is exactly one CAVI sweep.
+//!
+//! Memory is `O(M² + |B|·M)` per block plus the data themselves; nothing of size `N × N` or
+//! `N × M` is ever formed.
+
+use crate::cavi::{local_elbo, local_step, BlockPosterior};
+use crate::data::Data;
+use crate::kernels::HyperValues;
+use crate::prepared::{Block, Prepared, Read, Slot};
+use crate::sparse::QInducing;
+use crate::RuntimeError;
+use gpm_ir::Model;
+use gpm_schedule::Schedule;
+use nalgebra::DMatrix;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+/// Settings of a stochastic CAVI run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SviConfig {
+    /// Minibatch size `|B|`.
+    pub batch: usize,
+    /// Number of iterations (minibatches).
+    pub iterations: usize,
+    /// Delay `τ ≥ 0` of the step schedule `ρ_t = (t + τ)^(−κ)`.
+    pub delay: f64,
+    /// Forgetting rate `κ ∈ (0.5, 1]` of the step schedule.
+    pub forgetting: f64,
+    /// Seed of the minibatch order.
+    pub seed: u64,
+    /// Record the ELBO estimate every this many iterations.
+    pub report_every: usize,
+}
+
+impl Default for SviConfig {
+    fn default() -> Self {
+        SviConfig {
+            batch: 1000,
+            iterations: 1000,
+            delay: 1.0,
+            forgetting: 0.6,
+            seed: 1,
+            report_every: 50,
+        }
+    }
+}
+
+/// One point of the SVI trace.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SviPoint {
+    /// Iterations done.
+    pub iteration: usize,
+    /// Passes over the data done.
+    pub epoch: f64,
+    /// Seconds since the start (excluding time spent in the report callback).
+    pub seconds: f64,
+    /// Unbiased minibatch estimate of the ELBO at this iteration.
+    pub elbo: f64,
+}
+
+/// The result of a stochastic CAVI run.
+#[derive(Debug, Clone)]
+pub struct SviResult {
+    /// Final posterior of every block (as [`Prepared::blocks`]).
+    pub blocks: Vec<BlockPosterior>,
+    /// ELBO estimates along the way.
+    pub trace: Vec<SviPoint>,
+    /// Total seconds (excluding callbacks).
+    pub seconds: f64,
+}
+
+/// Check that a prepared model can run by SVI; returns the number of observations.
+fn check(prep: &Prepared, schedule: &Schedule) -> Result<usize, RuntimeError> {
+    for fp in &schedule.factors {
+        if fp.cavi.is_none() {
+            return Err(RuntimeError::Model(format!(
+                "factor #{} has no closed-form CAVI program (collapsed predictors and the logistic-softmax are Gibbs-only for now), so it cannot run by SVI",
+                fp.factor + 1
+            )));
+        }
+    }
+    let mut n = None;
+    for b in &prep.blocks {
+        match b {
+            Block::Sparse { inputs, .. } => {
+                if n.is_some_and(|m| m != inputs.nrows()) {
+                    return Err(RuntimeError::Model(
+                        "SVI needs every sparse GP over the same observations".into(),
+                    ));
+                }
+                n = Some(inputs.nrows());
+            }
+            _ => {
+                return Err(RuntimeError::Model(
+                    "SVI needs every latent block to be a sparse GP (`gp(X, k, inducing = M)`); weights and full GPs with SVI are not implemented yet: use --method cavi".into(),
+                ))
+            }
+        }
+    }
+    let n = n.ok_or_else(|| RuntimeError::Model("SVI needs a sparse GP latent".into()))?;
+    for (f, pf) in prep.factors.iter().enumerate() {
+        if pf.n != n {
+            return Err(RuntimeError::Model(format!(
+                "factor #{} has {} observations but the sparse GP has {n} inputs; SVI subsamples observations and needs one factor term per input",
+                schedule.factors[f].factor + 1,
+                pf.n
+            )));
+        }
+    }
+    for p in &prep.preds {
+        for t in &p.terms {
+            if !matches!(t.read, Read::Identity | Read::Column(..)) {
+                return Err(RuntimeError::Model(format!(
+                    "predictor `{}` reads a latent other than element-wise; SVI needs `f[i]`",
+                    p.name
+                )));
+            }
+        }
+    }
+    Ok(n)
+}
+
+/// Which block holds latent `latent`, column `column`.
+fn block_of(prep: &Prepared, latent: usize, column: usize) -> Option<usize> {
+    prep.blocks.iter().position(
+        |b| matches!(b, Block::Sparse { latent: l, column: c, .. } if *l == latent && *c == column),
+    )
+}
+
+/// Run stochastic CAVI. `report` is called every `report_every` iterations with the trace point
+/// and the current posteriors (for held-out metrics); its time is not counted.
+pub fn run(
+    model: &Model,
+    schedule: &Schedule,
+    data: &Data,
+    hypers: &HyperValues,
+    config: &SviConfig,
+    report: &mut dyn FnMut(&SviPoint, &[BlockPosterior]),
+) -> Result<SviResult, RuntimeError> {
+    let prep = Prepared::new(model, schedule, data, hypers)?;
+    run_prepared(&prep, schedule, config, report)
+}
+
+/// [`run`] on an already prepared model.
+pub fn run_prepared(
+    prep: &Prepared,
+    schedule: &Schedule,
+    config: &SviConfig,
+    report: &mut dyn FnMut(&SviPoint, &[BlockPosterior]),
+) -> Result<SviResult, RuntimeError> {
+    let n = check(prep, schedule)?;
+    if config.batch == 0 || !(config.forgetting > 0.5 && config.forgetting <= 1.0) {
+        return Err(RuntimeError::Model(
+            "SVI needs a positive batch size and a forgetting rate in (0.5, 1]".into(),
+        ));
+    }
+    let batch = config.batch.min(n);
+    let scale = n as f64 / batch as f64;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(config.seed);
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(&mut rng);
+    let mut cursor = 0;
+    let mut q: Vec<QInducing> = prep
+        .blocks
+        .iter()
+        .map(|b| match b {
+            Block::Sparse { sp, .. } => QInducing::prior(sp.m()),
+            _ => unreachable!("checked"),
+        })
+        .collect();
+    // Predictor terms resolved to blocks once.
+    let terms: Vec<Vec<(usize, f64)>> = prep
+        .preds
+        .iter()
+        .map(|p| {
+            p.terms
+                .iter()
+                .map(|t| {
+                    let col = match t.read {
+                        Read::Column(c, _) => c,
+                        _ => 0,
+                    };
+                    block_of(prep, t.latent, col)
+                        .map(|b| (b, t.coef))
+                        .ok_or_else(|| {
+                            RuntimeError::Model("predictor reads no sparse block".into())
+                        })
+                })
+                .collect::<Result<_, _>>()
+        })
+        .collect::<Result<_, _>>()?;
+    let pred_index = |name: &str| prep.preds.iter().position(|p| p.name == name).unwrap();
+    let mut stack = Vec::with_capacity(64);
+    let mut vals = Vec::new();
+    let mut trace = Vec::new();
+    let mut elapsed = 0.0;
+    let mut idx = vec![0usize; batch];
+    for t in 0..config.iterations {
+        let t0 = std::time::Instant::now();
+        for slot in idx.iter_mut() {
+            if cursor == n {
+                order.shuffle(&mut rng);
+                cursor = 0;
+            }
+            *slot = order[cursor];
+            cursor += 1;
+        }
+        // Features and marginals of every block on the batch.
+        let mut feats = Vec::with_capacity(prep.blocks.len());
+        let mut marg = Vec::with_capacity(prep.blocks.len());
+        for (bi, b) in prep.blocks.iter().enumerate() {
+            let Block::Sparse { sp, inputs, .. } = b else {
+                unreachable!("checked")
+            };
+            let xb = DMatrix::from_fn(batch, inputs.ncols(), |j, d| inputs[(idx[j], d)]);
+            let (phi, kt) = sp.features(&xb)?;
+            marg.push(q[bi].marginals(&phi, &kt, sp.mean)?);
+            feats.push(phi);
+        }
+        // Predictor moments on the batch (blocks independent under q).
+        let pm: Vec<(Vec<f64>, Vec<f64>)> = prep
+            .preds
+            .iter()
+            .zip(&terms)
+            .map(|(p, ts)| {
+                let mut m = vec![p.offset; batch];
+                let mut v = vec![0.0; batch];
+                for &(b, c) in ts {
+                    for j in 0..batch {
+                        m[j] += c * marg[b].0[j];
+                        v[j] += c * c * marg[b].1[j];
+                    }
+                }
+                (m, v)
+            })
+            .collect();
+        // Local steps, the ELBO estimate and the curvature of every block.
+        let mut a = vec![vec![0.0; batch]; prep.blocks.len()];
+        let mut bb = vec![vec![0.0; batch]; prep.blocks.len()];
+        let mut local = 0.0;
+        for (f, fp) in schedule.factors.iter().enumerate() {
+            let cp = fp.cavi.as_ref().expect("checked");
+            let mut e_aux = vec![1.0; fp.aux.len()];
+            if let Some(pn) = &cp.poisson {
+                e_aux[pn.index] = 0.0;
+            }
+            for j in 0..batch {
+                let i = idx[j];
+                vals.clear();
+                for slot in &prep.factors[f].slots {
+                    vals.push(match slot {
+                        Slot::Pred(p) => pm[*p].0[j],
+                        Slot::Vector(v) => v[i],
+                        Slot::Const(c) => *c,
+                        Slot::Aux(k) => e_aux[*k],
+                        Slot::Hyper(k) => prep.hypers[*k].1,
+                    });
+                }
+                let m = |name: &str| {
+                    let p = pred_index(name);
+                    (pm[p].0[j], pm[p].1[j])
+                };
+                // A Poisson chain's q(n) and q(ω) depend on each other: iterate the local
+                // coordinate steps to their joint fixed point (the full-batch CAVI keeps them
+                // between sweeps; here they start afresh for every visit).
+                let passes = if cp.poisson.is_some() { 100 } else { 1 };
+                for _ in 0..passes {
+                    let mut change = 0.0f64;
+                    local_step(cp, &mut vals, &m, &mut stack, &mut |k, v| {
+                        change = change.max((v - e_aux[k]).abs() / v.abs().max(1e-12));
+                        e_aux[k] = v;
+                    });
+                    if change < 1e-12 {
+                        break;
+                    }
+                }
+                local += local_elbo(cp, &vals, &m, &mut stack);
+                for cv in &fp.curvature {
+                    let pi = pred_index(&cv.predictor);
+                    let (ai, bi) = (
+                        cv.quad.eval(&vals, &mut stack),
+                        cv.lin.eval(&vals, &mut stack),
+                    );
+                    for &(blk, coef) in &terms[pi] {
+                        let rest = pm[pi].0[j] - coef * marg[blk].0[j];
+                        a[blk][j] += ai * coef * coef;
+                        bb[blk][j] += (bi - ai * rest) * coef;
+                    }
+                }
+            }
+        }
+        let mut kl = 0.0;
+        for qb in &q {
+            kl += qb.kl()?;
+        }
+        let elbo = scale * local - kl;
+        // Natural-gradient step on every block.
+        let rho = (t as f64 + 1.0 + config.delay).powf(-config.forgetting);
+        for (bi, b) in prep.blocks.iter().enumerate() {
+            let Block::Sparse { sp, .. } = b else {
+                unreachable!("checked")
+            };
+            let (prec_hat, h_hat) = QInducing::target(&feats[bi], &a[bi], &bb[bi], sp.mean, scale)?;
+            let prec = &q[bi].prec * (1.0 - rho) + prec_hat * rho;
+            let h = &q[bi].h * (1.0 - rho) + h_hat * rho;
+            q[bi] = QInducing::from_natural(prec, h)?;
+        }
+        elapsed += t0.elapsed().as_secs_f64();
+        if !elbo.is_finite() {
+            return Err(RuntimeError::Numerical(format!(
+                "the ELBO estimate became {elbo} at iteration {}",
+                t + 1
+            )));
+        }
+        if (t + 1) % config.report_every.max(1) == 0 || t + 1 == config.iterations {
+            let point = SviPoint {
+                iteration: t + 1,
+                epoch: ((t + 1) * batch) as f64 / n as f64,
+                seconds: elapsed,
+                elbo,
+            };
+            trace.push(point);
+            let posts: Vec<BlockPosterior> =
+                q.iter().cloned().map(BlockPosterior::Sparse).collect();
+            report(&point, &posts);
+        }
+    }
+    Ok(SviResult {
+        blocks: q.into_iter().map(BlockPosterior::Sparse).collect(),
+        trace,
+        seconds: elapsed,
+    })
+}

@@ -1,0 +1,285 @@
+//! Sparse GPs and stochastic CAVI:
+//! * with the inducing inputs equal to the training inputs (`M = N`), sparse CAVI reproduces the
+//!   full-GP CAVI posterior and ELBO on every example likelihood with a CAVI program;
+//! * SVI with the whole data as its batch converges to the CAVI fixed point, and with minibatches
+//!   gets within Monte Carlo noise of it;
+//! * variational prediction is exact GP regression on a Gaussian likelihood, and agrees between
+//!   the full and the `M = N` sparse posteriors.
+
+use gpm_runtime::cavi::{BlockPosterior, CaviConfig};
+use gpm_runtime::data::{Data, Value};
+use gpm_runtime::svi::SviConfig;
+use nalgebra::{DMatrix, DVector};
+use std::path::Path;
+
+/// Add `, inducing = <points>` to the first `gp(...)` call and fix `learn(v)` at `v`.
+fn sparsify(src: &str, points: &str) -> String {
+    let start = src.find("gp(").expect("a gp call");
+    let mut depth = 0;
+    let mut end = start;
+    for (k, ch) in src[start..].char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = start + k;
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let out = format!("{}, inducing = {}{}", &src[..end], points, &src[end..]);
+    out.replace("learn(", "(")
+}
+
+fn load(model: &str, src: &str) -> (gpmc::Checked, Data) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let c = gpmc::check(model, src).unwrap_or_else(|f| panic!("{}", f.render()));
+    let d = gpmc::data::load(
+        &c.model,
+        &[root.join(format!("{model}.data.json")).as_path()],
+    )
+    .unwrap();
+    (c, d)
+}
+
+fn source(model: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    std::fs::read_to_string(root.join(format!("{model}.gpm"))).unwrap()
+}
+
+/// The name of the inputs of the first GP in a model.
+fn inputs_of(src: &str) -> String {
+    let start = src.find("gp(").unwrap() + 3;
+    src[start..].split(',').next().unwrap().trim().to_string()
+}
+
+const CAVI: CaviConfig = CaviConfig {
+    tolerance: 0.0,
+    max_iter: 3000,
+};
+
+#[test]
+fn sparse_with_all_inputs_as_inducing_points_is_the_full_gp() {
+    for m in [
+        "gp_classification",
+        "student_t_regression",
+        "laplace_regression",
+        "bayesian_svm",
+        "poisson_gp",
+        "negbin_gp",
+    ] {
+        let full_src = source(m).replace("learn(", "(");
+        let x = inputs_of(&full_src);
+        let sparse_src = sparsify(&source(m), &x);
+        let (cf, d) = load(m, &full_src);
+        let (cs, _) = load(m, &sparse_src);
+        let (full, _) = gpmc::infer::run_cavi(&cf, &d, &CAVI).unwrap();
+        let (sparse, _) = gpmc::infer::run_cavi(&cs, &d, &CAVI).unwrap();
+        let (ef, es) = (full.elbo.last().unwrap(), sparse.elbo.last().unwrap());
+        assert!(
+            (ef - es).abs() < 1e-5 * ef.abs().max(1.0),
+            "{m}: ELBO full {ef} vs sparse {es}"
+        );
+        let (_, mf, vf) = &full.latents[0];
+        let (_, ms, vs) = &sparse.latents[0];
+        for i in 0..mf.len() {
+            let sd = vf[i].sqrt();
+            assert!(
+                (mf[i] - ms[i]).abs() < 1e-4 * sd.max(1e-3),
+                "{m}: mean {i}: {} vs {}",
+                mf[i],
+                ms[i]
+            );
+            assert!(
+                (vf[i] - vs[i]).abs() < 1e-4 * vf[i].max(1e-6),
+                "{m}: var {i}: {} vs {}",
+                vf[i],
+                vs[i]
+            );
+        }
+        for w in sparse.elbo.windows(2) {
+            assert!(
+                w[1] >= w[0] - 1e-9 * w[0].abs(),
+                "{m}: sparse ELBO decreased"
+            );
+        }
+    }
+}
+
+/// Mean and sd of `f` at the training inputs from a sparse posterior.
+fn f_moments(c: &gpmc::Checked, d: &Data, post: &[BlockPosterior]) -> (Vec<f64>, Vec<f64>) {
+    let schedule = gpm_schedule::build(&c.model, &c.plans).unwrap();
+    let (hv, _) = gpmc::infer::hyper_values(c);
+    let p = gpm_runtime::vpredict::predict(&c.model, &schedule, d, d, &hv, post, &[]).unwrap();
+    let (_, m, v) = &p.predictors[0];
+    (m.clone(), v.iter().map(|x| x.sqrt()).collect())
+}
+
+#[test]
+fn svi_converges_to_the_cavi_fixed_point() {
+    for m in ["gp_classification", "student_t_regression", "poisson_gp"] {
+        let src = source(m);
+        let x = inputs_of(&src);
+        let (c, d) = load(m, &sparsify(&src, "12"));
+        let schedule = gpm_schedule::build(&c.model, &c.plans).unwrap();
+        let (hv, _) = gpmc::infer::hyper_values(&c);
+        let (cavi, _) = gpmc::infer::run_cavi(&c, &d, &CAVI).unwrap();
+        let n = d.inputs(&x).unwrap().nrows();
+        let (cm, cs) = f_moments(&c, &d, &cavi.blocks);
+        // Full batch: the damped fixed-point iteration reaches the CAVI optimum.
+        let full = gpm_runtime::svi::run(
+            &c.model,
+            &schedule,
+            &d,
+            &hv,
+            &SviConfig {
+                batch: n,
+                iterations: 2000,
+                ..SviConfig::default()
+            },
+            &mut |_, _| {},
+        )
+        .unwrap();
+        let (sm, ss) = f_moments(&c, &d, &full.blocks);
+        for i in 0..n {
+            assert!(
+                (cm[i] - sm[i]).abs() < 1e-3 * cs[i],
+                "{m} full batch: mean {i} {} vs {}",
+                cm[i],
+                sm[i]
+            );
+            assert!((cs[i] - ss[i]).abs() < 1e-3 * cs[i], "{m}: sd {i}");
+        }
+        // The full-batch estimate of the ELBO is the ELBO: it matches CAVI's at the optimum.
+        let e_svi = full.trace.last().unwrap().elbo;
+        let e_cavi = *cavi.elbo.last().unwrap();
+        assert!(
+            (e_svi - e_cavi).abs() < 1e-4 * e_cavi.abs(),
+            "{m}: ELBO {e_svi} vs {e_cavi}"
+        );
+        // Minibatches of a quarter of the data: noisy, but centred on the optimum.
+        let mini = gpm_runtime::svi::run(
+            &c.model,
+            &schedule,
+            &d,
+            &hv,
+            &SviConfig {
+                batch: n / 4,
+                iterations: 3000,
+                forgetting: 0.9,
+                ..SviConfig::default()
+            },
+            &mut |_, _| {},
+        )
+        .unwrap();
+        let (mm, ms) = f_moments(&c, &d, &mini.blocks);
+        let worst = (0..n)
+            .map(|i| (cm[i] - mm[i]).abs() / cs[i])
+            .fold(0.0, f64::max);
+        let avg = (0..n).map(|i| (cm[i] - mm[i]).abs() / cs[i]).sum::<f64>() / n as f64;
+        eprintln!("{m}: minibatch mean error: worst {worst:.3} sd, average {avg:.3} sd");
+        assert!(worst < 0.2, "{m} minibatch: worst mean error {worst} sd");
+        assert!(avg < 0.05, "{m} minibatch: average mean error {avg} sd");
+        let worst_sd = (0..n)
+            .map(|i| (cs[i] - ms[i]).abs() / cs[i])
+            .fold(0.0, f64::max);
+        eprintln!("{m}: minibatch sd error: worst {worst_sd:.3}");
+        assert!(worst_sd < 0.1, "{m} minibatch: worst sd error {worst_sd}");
+    }
+}
+
+#[test]
+fn variational_prediction_is_exact_gp_regression_for_gaussian_noise() {
+    let src = "data { N : int; T : int; x : vector[N]; y : vector[N]; xt : vector[T]; }\n\
+               latent { f : vector[N] ~ gp(x, 1.3 * sqexp(0.7)); }\n\
+               model { y ~ normal(f, 0.3); }";
+    let n = 25;
+    let x: Vec<f64> = (0..n)
+        .map(|i| -2.0 + 4.0 * i as f64 / (n - 1) as f64)
+        .collect();
+    let y: Vec<f64> = x.iter().map(|v| (2.0 * v).sin() + 0.1 * v).collect();
+    let mut train = Data::default();
+    train.values.insert("N".into(), Value::Scalar(n as f64));
+    train.values.insert("T".into(), Value::Scalar(1.0));
+    train.values.insert("x".into(), Value::Vector(x.clone()));
+    train.values.insert("y".into(), Value::Vector(y.clone()));
+    train.values.insert("xt".into(), Value::Vector(vec![0.0]));
+    let xs = vec![-2.5, -0.33, 0.1, 1.7, 3.0];
+    let mut test = Data::default();
+    test.values
+        .insert("N".into(), Value::Scalar(xs.len() as f64));
+    test.values.insert("x".into(), Value::Vector(xs.clone()));
+    let ys = vec![0.5, -0.2, 0.3, 0.1, -0.4];
+    test.values.insert("y".into(), Value::Vector(ys.clone()));
+    let k = |a: f64, b: f64| 1.3 * (-0.5 * ((a - b) / 0.7f64).powi(2)).exp();
+    // Closed form: mean k*ᵀ(K + σ²I)⁻¹y, variance k** − k*ᵀ(K + σ²I)⁻¹k*.
+    let kn = DMatrix::from_fn(n, n, |i, j| k(x[i], x[j]) + if i == j { 0.09 } else { 0.0 });
+    let ch = kn.cholesky().unwrap();
+    let alpha = ch.solve(&DVector::from_vec(y.clone()));
+    for (variant, text) in [
+        ("full", src.to_string()),
+        (
+            "sparse M = N",
+            src.replace("sqexp(0.7))", "sqexp(0.7), inducing = x)"),
+        ),
+    ] {
+        let c = gpmc::check("gauss", &text).unwrap_or_else(|f| panic!("{}", f.render()));
+        let (r, _) = gpmc::infer::run_cavi(&c, &train, &CAVI).unwrap();
+        let schedule = gpm_schedule::build(&c.model, &c.plans).unwrap();
+        let (hv, _) = gpmc::infer::hyper_values(&c);
+        let p =
+            gpm_runtime::vpredict::predict(&c.model, &schedule, &train, &test, &hv, &r.blocks, &[])
+                .unwrap();
+        let (_, m, v) = &p.predictors[0];
+        for (t, xt) in xs.iter().enumerate() {
+            let ks = DVector::from_fn(n, |i, _| k(x[i], *xt));
+            let mean = ks.dot(&alpha);
+            let var = 1.3 - ks.dot(&ch.solve(&ks));
+            assert!(
+                (m[t] - mean).abs() < 1e-6,
+                "{variant}: mean {} vs {mean}",
+                m[t]
+            );
+            assert!(
+                (v[t] - var).abs() < 1e-6,
+                "{variant}: var {} vs {var}",
+                v[t]
+            );
+            // Predictive density N(y*; mean, var + σ²) by quadrature.
+            let s2 = var + 0.09;
+            let lp = -0.5 * ((ys[t] - mean).powi(2) / s2 + (2.0 * std::f64::consts::PI * s2).ln());
+            let got = p.log_predictive[0][t];
+            assert!((got - lp).abs() < 1e-6, "{variant}: lpd {got} vs {lp}");
+        }
+    }
+}
+
+#[test]
+fn gauss_hermite_integrates_polynomials_exactly() {
+    let (x, w) = gpm_runtime::vpredict::gauss_hermite(10);
+    let moment = |p: i32| x.iter().zip(&w).map(|(x, w)| w * x.powi(p)).sum::<f64>();
+    assert!((moment(0) - 1.0).abs() < 1e-12);
+    assert!(moment(1).abs() < 1e-12);
+    assert!((moment(2) - 1.0).abs() < 1e-12);
+    assert!((moment(4) - 3.0).abs() < 1e-11);
+    assert!((moment(8) - 105.0).abs() < 1e-9);
+}
+
+#[test]
+fn kmeans_pp_is_seeded_and_spreads_the_points() {
+    let x = DMatrix::from_fn(500, 2, |i, j| ((i * (j + 3)) % 97) as f64 / 10.0);
+    let a = gpm_runtime::sparse::kmeans_pp(&x, 20, 7).unwrap();
+    let b = gpm_runtime::sparse::kmeans_pp(&x, 20, 7).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a.nrows(), 20);
+    // Distinct centres.
+    for i in 0..20 {
+        for j in 0..i {
+            let d = (a.row(i) - a.row(j)).norm();
+            assert!(d > 1e-9, "centres {i} and {j} coincide");
+        }
+    }
+}
