@@ -35,6 +35,7 @@ fn ess_chain(sampler: &Sampler, iters: usize, thin: usize, seed: u64) -> Vec<DVe
                         nu[*latent][column * r + i] = v[i];
                     }
                 }
+                Block::Sparse { .. } => unreachable!("the Gibbs sampler refuses sparse blocks"),
                 Block::Dense {
                     parts, prior_sd, ..
                 } => {

@@ -1,0 +1,85 @@
+//! `gpmc infer` runs every example model end to end, by every method that applies, with test
+//! predictions; a method that does not apply refuses with exit code 1, a message that says why,
+//! and no output directory left behind.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Methods each model must run with; the others must be refused.
+fn methods(model: &str) -> &'static [&'static str] {
+    match model {
+        "sparse_gp_classification" => &["cavi", "svi"],
+        "multiclass_gp" | "heteroscedastic_gp" => &["gibbs"],
+        _ => &["gibbs", "cavi"],
+    }
+}
+
+#[test]
+fn every_model_runs_by_every_method_that_applies() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let mut models: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            (p.extension()? == "gpm").then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
+        })
+        .collect();
+    models.sort();
+    assert!(models.len() >= 12, "models: {models:?}");
+    let tmp = std::env::temp_dir().join(format!("gpmc-e2e-{}", std::process::id()));
+    for m in &models {
+        for method in ["gibbs", "cavi", "svi"] {
+            let out = tmp.join(format!("{m}-{method}"));
+            let o = Command::new(env!("CARGO_BIN_EXE_gpmc"))
+                .arg("infer")
+                .arg(root.join(format!("{m}.gpm")))
+                .arg("--data")
+                .arg(root.join(format!("{m}.data.json")))
+                .arg("--predict")
+                .arg(root.join(format!("{m}.test.json")))
+                .args([
+                    "--method", method, "--chains", "2", "--draws", "60", "--warmup", "30",
+                ])
+                .args([
+                    "--batch",
+                    "500",
+                    "--iterations",
+                    "100",
+                    "--quiet",
+                    "--output",
+                ])
+                .arg(&out)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            if methods(m).contains(&method) {
+                assert!(o.status.success(), "{m} --method {method} failed: {stderr}");
+                let summary: serde_json::Value = serde_json::from_str(
+                    &std::fs::read_to_string(out.join("summary.json")).unwrap(),
+                )
+                .unwrap();
+                let lpd = summary["test"]["mean_log_predictive_density"]
+                    .as_f64()
+                    .unwrap_or(f64::NAN);
+                assert!(lpd.is_finite() && lpd < 5.0, "{m} {method}: test lpd {lpd}");
+                if let Some(err) = summary["test"]["error_rate_factor_1"].as_f64() {
+                    assert!(err < 0.35, "{m} {method}: test error {err}");
+                }
+            } else {
+                assert_eq!(
+                    o.status.code(),
+                    Some(1),
+                    "{m} --method {method} should be refused"
+                );
+                assert!(
+                    stderr.contains("not implemented")
+                        || stderr.contains("Gibbs-only")
+                        || stderr.contains("SVI needs"),
+                    "{m} {method}: unclear refusal: {stderr}"
+                );
+                assert!(!out.exists(), "{m} {method}: output left behind");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
