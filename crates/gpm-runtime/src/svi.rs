@@ -197,6 +197,17 @@ pub fn run_prepared(
         })
         .collect::<Result<_, _>>()?;
     let pred_index = |name: &str| prep.preds.iter().position(|p| p.name == name).unwrap();
+    // The predictor of every curvature term, resolved once rather than per observation.
+    let curvature_preds: Vec<Vec<usize>> = schedule
+        .factors
+        .iter()
+        .map(|fp| {
+            fp.curvature
+                .iter()
+                .map(|cv| pred_index(&cv.predictor))
+                .collect()
+        })
+        .collect();
     let mut stack = Vec::with_capacity(64);
     let mut vals = Vec::new();
     let mut trace = Vec::new();
@@ -282,8 +293,7 @@ pub fn run_prepared(
                     }
                 }
                 local += local_elbo(cp, &vals, &m, &mut stack);
-                for cv in &fp.curvature {
-                    let pi = pred_index(&cv.predictor);
+                for (cv, &pi) in fp.curvature.iter().zip(&curvature_preds[f]) {
                     let (ai, bi) = (
                         cv.quad.eval(&vals, &mut stack),
                         cv.lin.eval(&vals, &mut stack),
