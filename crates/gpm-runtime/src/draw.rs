@@ -3,7 +3,7 @@
 
 use crate::RuntimeError;
 use rand::Rng;
-use rand_distr::{Distribution, Exp1, StandardNormal};
+use rand_distr::{Distribution, StandardNormal};
 
 fn bad(what: &str, v: &[f64]) -> RuntimeError {
     RuntimeError::Sampler(format!("{what} with invalid parameters {v:?}"))
@@ -233,7 +233,9 @@ pub fn tilted<R: Rng + ?Sized>(
     ))
 }
 
-/// Pólya-Gamma PG(b, c): sums of exact Devroye draws for integer `b`.
+/// Pólya-Gamma PG(b, c) for any `b ≥ 0` and finite `c`, exactly: Devroye's method for `b = 1`,
+/// the alternate method of Windle, Polson & Scott (2014) in chunks for `b > 1`, and CDF inversion
+/// of the closed-form Laplace transform for `b < 1` (see [`crate::samplers::polya_gamma`]).
 pub fn pg<R: Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> Result<f64, RuntimeError> {
     // PG(0, c) is the point mass at 0 (a class with no label and no count).
     if b == 0.0 && c.is_finite() {
@@ -242,156 +244,7 @@ pub fn pg<R: Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> Result<f64, RuntimeEr
     if !(b > 0.0 && b.is_finite() && c.is_finite()) {
         return Err(bad("Pólya-Gamma", &[b, c]));
     }
-    // Integer part: sums of exact Devroye draws; fractional part: CDF inversion of the
-    // closed-form Laplace transform E[e^(−sω)] = cosh(c/2)^f / cosh(√(s/2 + c²/4))^f.
-    let mut s = 0.0;
-    for _ in 0..b.floor() as u64 {
-        s += pg1(rng, c);
-    }
-    let f = b.fract();
-    if f > 0.0 {
-        let c2 = c * c;
-        let lc = (0.5 * c.abs()).cosh().ln();
-        let phi = |z: num_complex::Complex64| -> num_complex::Complex64 {
-            // log cosh w = w + log(1 + e^(−2w)) − log 2 (Re w ≥ 0): no overflow for large |s|.
-            let w = (z / 2.0 + c2 / 4.0).sqrt();
-            let lcosh = w + (1.0 + (-2.0 * w).exp()).ln() - std::f64::consts::LN_2;
-            (f * (lc - lcosh)).exp()
-        };
-        let (mean, var) = (pg_mean(f, c), pg_var(f, c));
-        s += crate::inversion::sample_by_inversion(&phi, rng.gen::<f64>(), mean, var.sqrt());
-    }
-    Ok(s)
+    Ok(crate::samplers::polya_gamma::sample(rng, b, c))
 }
 
-/// E[PG(b, c)] = b/(2c) tanh(c/2), → b/4 at c = 0.
-pub fn pg_mean(b: f64, c: f64) -> f64 {
-    let c = c.abs();
-    if c < 1e-4 {
-        b / 4.0 * (1.0 - c * c / 12.0)
-    } else {
-        b / (2.0 * c) * (0.5 * c).tanh()
-    }
-}
-
-/// Var[PG(b, c)] = b/(4c³)(sinh c − c)/cosh²(c/2), → b/24 at c = 0.
-pub fn pg_var(b: f64, c: f64) -> f64 {
-    let c = c.abs();
-    if c < 1e-3 {
-        b / 24.0 * (1.0 - c * c / 10.0)
-    } else {
-        b / (4.0 * c * c * c) * (c.sinh() - c) / (0.5 * c).cosh().powi(2)
-    }
-}
-
-const TRUNC: f64 = 0.64;
-
-fn std_normal_cdf(x: f64) -> f64 {
-    0.5 * statrs::function::erf::erfc(-x / std::f64::consts::SQRT_2)
-}
-
-/// P(IG(μ = 1/z, λ = 1) < t).
-fn p_ig_below(t: f64, z: f64) -> f64 {
-    let st = (1.0 / t).sqrt();
-    if z == 0.0 {
-        return 2.0 * std_normal_cdf(-st);
-    }
-    let mu = 1.0 / z;
-    let a = std_normal_cdf(st * (t / mu - 1.0));
-    let b = (2.0 / mu).exp() * std_normal_cdf(-st * (t / mu + 1.0));
-    a + b
-}
-
-/// Coefficients `a_n(x)` of the alternating series of J*(1) (Devroye 2009; PSW 2013 §4), with
-/// the factors that depend only on `x` computed once per proposal.
-struct Series {
-    scale: f64,
-    rate: f64,
-}
-
-impl Series {
-    fn new(x: f64) -> Series {
-        let pi = std::f64::consts::PI;
-        if x > TRUNC {
-            Series {
-                scale: pi,
-                rate: pi * pi * x / 2.0,
-            }
-        } else {
-            let u = 2.0 / (pi * x);
-            Series {
-                scale: u * u.sqrt() * pi,
-                rate: 2.0 / x,
-            }
-        }
-    }
-    #[inline]
-    fn a(&self, n: usize) -> f64 {
-        let k = n as f64 + 0.5;
-        self.scale * k * (-k * k * self.rate).exp()
-    }
-}
-
-/// Inverse Gaussian (mean 1/z, shape 1) truncated to (0, t).
-fn truncated_ig<R: Rng + ?Sized>(rng: &mut R, z: f64) -> f64 {
-    let t = TRUNC;
-    let mu = if z > 0.0 { 1.0 / z } else { f64::INFINITY };
-    if mu > t {
-        loop {
-            let (mut e1, mut e2): (f64, f64) = (rng.sample(Exp1), rng.sample(Exp1));
-            while e1 * e1 > 2.0 * e2 / t {
-                e1 = rng.sample(Exp1);
-                e2 = rng.sample(Exp1);
-            }
-            let x = t / ((1.0 + t * e1) * (1.0 + t * e1));
-            let alpha = (-0.5 * z * z * x).exp();
-            if rng.gen::<f64>() <= alpha {
-                return x;
-            }
-        }
-    }
-    loop {
-        let y: f64 = rng.sample::<f64, _>(StandardNormal).powi(2);
-        let mut x = mu + 0.5 * mu * mu * y - 0.5 * mu * (4.0 * mu * y + (mu * y) * (mu * y)).sqrt();
-        if rng.gen::<f64>() > mu / (mu + x) {
-            x = mu * mu / x;
-        }
-        if x < t {
-            return x;
-        }
-    }
-}
-
-/// PG(1, c) by Devroye's alternating-series method (PSW 2013): PG(1, c) = J*(1, c/2)/4.
-fn pg1<R: Rng + ?Sized>(rng: &mut R, c: f64) -> f64 {
-    let z = 0.5 * c.abs();
-    let pi = std::f64::consts::PI;
-    let k = pi * pi / 8.0 + z * z / 2.0;
-    let p = pi / (2.0 * k) * (-k * TRUNC).exp();
-    let q = 2.0 * (-z).exp() * p_ig_below(TRUNC, z);
-    loop {
-        let x = if rng.gen::<f64>() < p / (p + q) {
-            TRUNC + rng.sample::<f64, _>(Exp1) / k
-        } else {
-            truncated_ig(rng, z)
-        };
-        let series = Series::new(x);
-        let mut s = series.a(0);
-        let y = rng.gen::<f64>() * s;
-        let mut n = 0;
-        loop {
-            n += 1;
-            if n % 2 == 1 {
-                s -= series.a(n);
-                if y <= s {
-                    return 0.25 * x;
-                }
-            } else {
-                s += series.a(n);
-                if y > s {
-                    break;
-                }
-            }
-        }
-    }
-}
+pub use crate::samplers::polya_gamma::{mean as pg_mean, variance as pg_var};

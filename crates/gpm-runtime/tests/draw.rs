@@ -45,6 +45,72 @@ fn polya_gamma_moments_for_integer_and_fractional_shapes() {
     }
 }
 
+/// Two-sample Kolmogorov-Smirnov statistic.
+fn ks_two_sample(mut a: Vec<f64>, mut b: Vec<f64>) -> f64 {
+    a.sort_by(f64::total_cmp);
+    b.sort_by(f64::total_cmp);
+    let (n, m) = (a.len(), b.len());
+    let (mut i, mut j, mut d) = (0, 0, 0.0f64);
+    while i < n && j < m {
+        if a[i] <= b[j] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+        d = d.max((i as f64 / n as f64 - j as f64 / m as f64).abs());
+    }
+    d
+}
+
+#[test]
+fn alternate_method_agrees_with_sums_of_independent_exact_draws() {
+    // PG(b, c) by the alternate method (one chunk for b ≤ 4, ⌈b/4⌉ equal chunks above) against
+    // the same law built from other samplers: sums of Devroye PG(1, c) draws for integer b, plus
+    // one PG(b − ⌊b⌋, c) by Laplace inversion for fractional b.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
+    let n = 20_000;
+    for &b in &[1.5, 2.0, 3.0, 4.0, 6.5, 9.0] {
+        for &c in &[0.0, 1.0, 4.0, 30.0] {
+            let alt: Vec<f64> = (0..n).map(|_| draw::pg(&mut rng, b, c).unwrap()).collect();
+            let reference: Vec<f64> = (0..n)
+                .map(|_| {
+                    let mut s: f64 = (0..b.floor() as usize)
+                        .map(|_| draw::pg(&mut rng, 1.0, c).unwrap())
+                        .sum();
+                    if b.fract() > 0.0 {
+                        s += draw::pg(&mut rng, b.fract(), c).unwrap();
+                    }
+                    s
+                })
+                .collect();
+            let d = ks_two_sample(alt, reference);
+            // Critical value at p = 0.001 for two samples of n.
+            assert!(
+                d < 1.95 * (2.0 / n as f64).sqrt(),
+                "PG({b}, {c}): KS distance {d}"
+            );
+        }
+    }
+}
+
+#[test]
+fn polya_gamma_is_finite_for_extreme_tilts() {
+    // Large |c| once overflowed the mixture weight of Devroye's envelope (e^(2z) Φ(−·)).
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
+    for &b in &[1.0, 2.5, 40.0] {
+        for &c in &[800.0, 3000.0, -5000.0] {
+            let x: Vec<f64> = (0..2000)
+                .map(|_| draw::pg(&mut rng, b, c).unwrap())
+                .collect();
+            let (zm, zv) = z_scores(&x, draw::pg_mean(b, c), draw::pg_var(b, c));
+            assert!(
+                zm.abs() < 4.5 && zv.abs() < 4.5,
+                "PG({b}, {c}): z mean {zm:.2}, z var {zv:.2}"
+            );
+        }
+    }
+}
+
 #[test]
 fn devroye_and_laplace_inversion_agree_by_kolmogorov_smirnov() {
     // PG(1, c) by Devroye against PG(0.5, c) + PG(0.5, c) by inversion: same law, two methods.
