@@ -108,6 +108,10 @@ def main():
                 y[k] = r4(y[k] + 4.0)
         write(name, {"N": n_train, "x": x[:n_train], "y": y[:n_train]},
               {"N": n_test, "x": x[n_train:], "y": y[n_train:]})
+        if name == "student_t_regression":
+            # The same data, with priors on every hyperparameter (sampled within Gibbs).
+            write("robust_gp_hyperpriors", {"N": n_train, "x": x[:n_train], "y": y[:n_train]},
+                  {"N": n_test, "x": x[n_train:], "y": y[n_train:]})
 
     # Heteroscedastic regression: noise grows with |x|.
     x = [r4(rng.uniform(-3, 3)) for _ in range(n_train + n_test)]

@@ -288,6 +288,73 @@ pub enum LatentPrior {
     },
 }
 
+impl Kernel {
+    /// Names of the hyperparameters the kernel reads (each once).
+    pub fn hypers(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.collect_hypers(&mut out);
+        out
+    }
+
+    fn collect_hypers(&self, out: &mut Vec<String>) {
+        let param = |p: &Param, out: &mut Vec<String>| {
+            for (role, n) in p.symbols() {
+                if role == crate::sx::SymRole::Hyper && !out.contains(&n) {
+                    out.push(n);
+                }
+            }
+        };
+        match self {
+            Kernel::SqExp { lengthscale }
+            | Kernel::Matern12 { lengthscale }
+            | Kernel::Matern32 { lengthscale }
+            | Kernel::Matern52 { lengthscale } => match lengthscale {
+                Lengthscale::Scalar { value } => param(value, out),
+                Lengthscale::Ard { hyper } => {
+                    if !out.contains(hyper) {
+                        out.push(hyper.clone())
+                    }
+                }
+            },
+            Kernel::Linear { offset } => param(offset, out),
+            Kernel::Periodic {
+                lengthscale,
+                period,
+            } => {
+                param(lengthscale, out);
+                param(period, out);
+            }
+            Kernel::Constant | Kernel::White => {}
+            Kernel::Sum { left, right } | Kernel::Product { left, right } => {
+                left.collect_hypers(out);
+                right.collect_hypers(out);
+            }
+            Kernel::Scale { variance, kernel } => {
+                param(variance, out);
+                kernel.collect_hypers(out);
+            }
+        }
+    }
+}
+
+impl LatentPrior {
+    /// Names of the hyperparameters the prior reads: kernel parameters, means and scales.
+    pub fn hypers(&self) -> Vec<String> {
+        let (mut out, params): (Vec<String>, Vec<&Param>) = match self {
+            LatentPrior::Gp { kernel, mean, .. } => (kernel.hypers(), vec![mean]),
+            LatentPrior::Normal { mean, scale } => (Vec::new(), vec![mean, scale]),
+        };
+        for p in params {
+            for (role, n) in p.symbols() {
+                if role == crate::sx::SymRole::Hyper && !out.contains(&n) {
+                    out.push(n);
+                }
+            }
+        }
+        out
+    }
+}
+
 /// A Gaussian latent block: a scalar, a vector, or a matrix whose columns are independent
 /// latent functions (one per class, say).
 #[derive(Debug, Clone, PartialEq, Serialize)]

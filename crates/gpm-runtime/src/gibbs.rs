@@ -58,6 +58,40 @@ pub struct State {
     pub cat: Vec<Option<(Vec<f64>, DMatrix<f64>, DMatrix<f64>)>>,
     /// Current hyperparameter values (as [`Prepared::hypers`]).
     pub hypers: Vec<f64>,
+    /// Per block: the GP prior at this chain's current kernel hyperparameters, for blocks
+    /// whose kernel is sampled (`None`: the prepared prior).
+    pub gp_priors: Vec<Option<crate::gaussian::GpBlock>>,
+}
+
+/// A scalar hyperparameter with a non-conjugate prior that only the likelihood reads: updated
+/// each sweep by slice sampling its conditional given the latents, with the auxiliaries
+/// integrated out (the original log-density), and the auxiliaries are redrawn right after —
+/// together an exact draw of the block (θ, ω) given everything else.
+#[derive(Debug, Clone)]
+struct SlicedHyper {
+    /// Index into [`Prepared::hypers`].
+    index: usize,
+    prior: gpm_ir::PriorDist,
+    transform: crate::slice::Transform,
+    /// Factors that read it.
+    factors: Vec<usize>,
+}
+
+/// Hyperparameters with priors read only by one GP's prior (kernel parameters, its mean):
+/// updated with the GP's values integrated out given the auxiliaries,
+/// `p(θ | ω, y) ∝ p(θ) ∫ N(f | μ₀, K_θ) exp(bᵀf − ½ fᵀ diag(a) f) df`
+/// ([`crate::gaussian::gp_log_marginal`]), then `f` is drawn given the new `θ`: an exact draw of
+/// the block `(θ, f)` that does not suffer the strong `θ`-`f` coupling of updating `θ | f`.
+#[derive(Debug, Clone)]
+struct SlicedKernel {
+    /// Index into [`Prepared::blocks`].
+    block: usize,
+    hypers: Vec<SlicedHyper>,
+    kernel: gpm_ir::Kernel,
+    mean: gpm_ir::Sx,
+    inputs: DMatrix<f64>,
+    /// Values of every other hyperparameter (ARD vectors included).
+    base: HyperValues,
 }
 
 /// A model bound to data, ready for sweeps.
@@ -70,6 +104,10 @@ pub struct Sampler<'a> {
     /// Dense-block designs per (factor, curvature index).
     dense_designs: Vec<Vec<Option<DMatrix<f64>>>>,
     dense_designs_collapsed: Vec<Vec<Option<DMatrix<f64>>>>,
+    sliced: Vec<SlicedHyper>,
+    kernels: Vec<SlicedKernel>,
+    /// Hyperparameters with a prior left at their starting value, with the reason.
+    held: Vec<(String, String)>,
 }
 
 fn column_names(prep: &Prepared) -> Vec<String> {
@@ -158,6 +196,7 @@ impl<'a> Sampler<'a> {
             };
         let dense_designs = designs(&|fp| &fp.curvature);
         let dense_designs_collapsed = designs(&|fp| &fp.collapsed);
+        let (sliced, kernels, held) = sliced_hypers(model, schedule, data, hypers, &prep)?;
         Ok(Sampler {
             model,
             schedule,
@@ -165,7 +204,44 @@ impl<'a> Sampler<'a> {
             labels,
             dense_designs,
             dense_designs_collapsed,
+            sliced,
+            kernels,
+            held,
         })
+    }
+
+    /// Hyperparameters sampled by slice sampling (names).
+    pub fn sliced_hypers(&self) -> Vec<String> {
+        self.sliced
+            .iter()
+            .chain(self.kernels.iter().flat_map(|k| k.hypers.iter()))
+            .map(|h| self.prep.hypers[h.index].0.clone())
+            .collect()
+    }
+
+    /// Hyperparameters with a prior that this sampler holds at their starting value, and why.
+    pub fn held_hypers(&self) -> &[(String, String)] {
+        &self.held
+    }
+
+    /// Indices into [`Prepared::hypers`] of the sampled hyperparameters, in column order:
+    /// conjugate Gamma updates first, then slice-sampled ones.
+    fn sampled_hyper_indices(&self) -> Vec<usize> {
+        let conjugate = self.schedule.hypers.iter().map(|hp| {
+            self.prep
+                .hypers
+                .iter()
+                .position(|h| h.0 == hp.name)
+                .expect("hyper index")
+        });
+        conjugate
+            .chain(self.sliced.iter().map(|h| h.index))
+            .chain(
+                self.kernels
+                    .iter()
+                    .flat_map(|k| k.hypers.iter().map(|h| h.index)),
+            )
+            .collect()
     }
 
     /// The prepared model.
@@ -176,8 +252,8 @@ impl<'a> Sampler<'a> {
     /// Column names of the draws: `lp__`, sampled hyperparameters, latents.
     pub fn columns(&self) -> Vec<String> {
         let mut c = column_names(&self.prep);
-        for (k, hp) in self.schedule.hypers.iter().enumerate() {
-            c.insert(1 + k, hp.name.clone());
+        for (k, idx) in self.sampled_hyper_indices().into_iter().enumerate() {
+            c.insert(1 + k, self.prep.hypers[idx].0.clone());
         }
         c
     }
@@ -251,6 +327,7 @@ impl<'a> Sampler<'a> {
             aux,
             cat,
             hypers,
+            gp_priors: vec![None; self.prep.blocks.len()],
         }
     }
 
@@ -293,16 +370,105 @@ impl<'a> Sampler<'a> {
         let mut pv = self.predictors(state);
         for collapsed_phase in [true, false] {
             if !collapsed_phase {
+                // θ | latents (auxiliaries integrated out), then ω | latents, θ.
+                self.slice_hypers(state, &pv, rng);
                 self.sample_aux(state, &pv, rng)?;
             }
-            for b in &self.prep.blocks {
+            for (bi, b) in self.prep.blocks.iter().enumerate() {
                 if self.block_is_collapsed(b) == collapsed_phase {
-                    self.sample_block(b, collapsed_phase, state, &pv, rng)?;
+                    self.sample_block(bi, b, collapsed_phase, state, &pv, rng)?;
                     pv = self.predictors(state);
                 }
             }
         }
         self.sample_hypers(state, &pv, rng)
+    }
+
+    /// Slice-sampling updates of the non-conjugate likelihood hyperparameters, each on its
+    /// unconstrained scale: log prior + log-Jacobian + Σᵢ log p(yᵢ | ηᵢ, θ).
+    fn slice_hypers(&self, state: &mut State, pv: &[Vec<f64>], rng: &mut ChaCha8Rng) {
+        let mut stack = Vec::with_capacity(64);
+        for h in &self.sliced {
+            let t = h.transform;
+            let u0 = t.to_u(state.hypers[h.index]);
+            let mut logp = |u: f64| -> f64 {
+                let theta = t.to_theta(u);
+                let lp = crate::slice::log_prior(&h.prior, theta);
+                if !lp.is_finite() {
+                    return f64::NEG_INFINITY;
+                }
+                state.hypers[h.index] = theta;
+                let mut total = lp + t.log_jacobian(u);
+                for &f in &h.factors {
+                    let fp = &self.schedule.factors[f];
+                    let tape = fp.log_density.as_ref().expect("checked in sliced_hypers");
+                    let mut vals = vec![0.0; fp.slots.len()];
+                    for i in 0..self.prep.factors[f].n {
+                        self.fill(f, i, pv, state, &mut vals);
+                        total += tape.eval(&vals, &mut stack);
+                    }
+                }
+                if total.is_nan() {
+                    f64::NEG_INFINITY
+                } else {
+                    total
+                }
+            };
+            let u = crate::slice::step(rng, u0, &mut logp, 1.0, 20);
+            state.hypers[h.index] = t.to_theta(u);
+        }
+    }
+
+    /// Slice-sampling updates of a GP's prior hyperparameters given the auxiliaries (the GP
+    /// integrated out), one coordinate at a time on the unconstrained scale; leaves the chain's
+    /// GP prior factored at the new values.
+    fn slice_kernel(
+        &self,
+        sk: &SlicedKernel,
+        state: &mut State,
+        a: &[f64],
+        b: &[f64],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        let values = |state: &State| {
+            let mut hv = sk.base.clone();
+            for h in &sk.hypers {
+                hv.scalars
+                    .insert(self.prep.hypers[h.index].0.clone(), state.hypers[h.index]);
+            }
+            hv
+        };
+        for h in &sk.hypers {
+            let t = h.transform;
+            let u0 = t.to_u(state.hypers[h.index]);
+            let mut hv = values(state);
+            let name = self.prep.hypers[h.index].0.clone();
+            let mut logp = |u: f64| -> f64 {
+                let theta = t.to_theta(u);
+                let lp = crate::slice::log_prior(&h.prior, theta);
+                if !lp.is_finite() {
+                    return f64::NEG_INFINITY;
+                }
+                hv.scalars.insert(name.clone(), theta);
+                let marginal =
+                    crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, &hv)
+                        .and_then(|k| {
+                            let mean = hv.eval(&sk.mean)?;
+                            crate::gaussian::gp_log_marginal(&k, mean, a, b)
+                        });
+                match marginal {
+                    // A kernel that cannot be evaluated or factored there has no mass there.
+                    Ok(m) if m.is_finite() => lp + t.log_jacobian(u) + m,
+                    _ => f64::NEG_INFINITY,
+                }
+            };
+            let u = crate::slice::step(rng, u0, &mut logp, 1.0, 10);
+            state.hypers[h.index] = t.to_theta(u);
+        }
+        let hv = values(state);
+        let k = crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, &hv)?;
+        state.gp_priors[sk.block] = Some(crate::gaussian::GpBlock::new(k, hv.eval(&sk.mean)?)?);
+        Ok(())
     }
 
     /// Conjugate Gamma updates of the hyperparameters that allow them.
@@ -420,6 +586,7 @@ impl<'a> Sampler<'a> {
     /// Accumulate the block's curvature and linear term over every factor, then draw it.
     fn sample_block(
         &self,
+        bi: usize,
         b: &Block,
         collapsed_phase: bool,
         state: &mut State,
@@ -473,6 +640,10 @@ impl<'a> Sampler<'a> {
                         }
                     }
                 }
+                if let Some(sk) = self.kernels.iter().find(|k| k.block == bi) {
+                    self.slice_kernel(sk, state, &a, &bb, rng)?;
+                }
+                let gp = state.gp_priors[bi].as_ref().unwrap_or(gp);
                 let f = gp.sample(&a, &bb, rng)?;
                 for i in 0..rows {
                     state.latents[*latent][column * rows + i] = f[i];
@@ -552,15 +723,36 @@ impl<'a> Sampler<'a> {
     pub fn log_joint(&self, state: &State) -> f64 {
         let pv = self.predictors(state);
         let mut lp = self.log_likelihood_at(state, &pv);
-        for b in &self.prep.blocks {
+        // Priors of the sampled hyperparameters (the others are constants).
+        for hp in &self.schedule.hypers {
+            let idx = self.prep.hypers.iter().position(|h| h.0 == hp.name);
+            if let Some(idx) = idx {
+                let prior = gpm_ir::PriorDist::Gamma {
+                    shape: hp.shape,
+                    rate: hp.rate,
+                };
+                lp += crate::slice::log_prior(&prior, state.hypers[idx]);
+            }
+        }
+        for h in self
+            .sliced
+            .iter()
+            .chain(self.kernels.iter().flat_map(|k| k.hypers.iter()))
+        {
+            lp += crate::slice::log_prior(&h.prior, state.hypers[h.index]);
+        }
+        for (bi, b) in self.prep.blocks.iter().enumerate() {
             match b {
                 Block::Gp { latent, column, gp } => {
+                    let gp = state.gp_priors[bi].as_ref().unwrap_or(gp);
                     let rows = gp.len();
                     let d = DVector::from_fn(rows, |i, _| {
                         state.latents[*latent][column * rows + i] - gp.mean
                     });
                     if let Some(v) = gp.chol.l().solve_lower_triangular(&d) {
-                        lp -= 0.5 * v.norm_squared();
+                        // −½ log|K| matters once K changes from draw to draw.
+                        let half_log_det: f64 = gp.chol.l().diagonal().iter().map(|x| x.ln()).sum();
+                        lp -= 0.5 * v.norm_squared() + half_log_det;
                     }
                 }
                 Block::Sparse { .. } => {}
@@ -618,13 +810,7 @@ impl<'a> Sampler<'a> {
 
     fn row(&self, state: &State) -> Vec<f64> {
         let mut r = vec![self.log_joint(state)];
-        for hp in &self.schedule.hypers {
-            let idx = self
-                .prep
-                .hypers
-                .iter()
-                .position(|h| h.0 == hp.name)
-                .expect("hyper index");
+        for idx in self.sampled_hyper_indices() {
             r.push(state.hypers[idx]);
         }
         for z in &state.latents {
@@ -637,6 +823,114 @@ impl<'a> Sampler<'a> {
     pub fn model(&self) -> &Model {
         self.model
     }
+}
+
+/// Which hyperparameters with a prior are slice-sampled (likelihood ones, and GP-prior ones
+/// grouped by block), and why the others are held.
+#[allow(clippy::type_complexity)]
+fn sliced_hypers(
+    model: &Model,
+    schedule: &Schedule,
+    data: &Data,
+    values: &HyperValues,
+    prep: &Prepared,
+) -> Result<(Vec<SlicedHyper>, Vec<SlicedKernel>, Vec<(String, String)>), RuntimeError> {
+    let (mut sliced, mut kernels, mut held) = (Vec::new(), Vec::<SlicedKernel>::new(), Vec::new());
+    for h in &model.hypers {
+        let gpm_ir::HyperKind::Prior { prior } = &h.kind else {
+            continue;
+        };
+        if schedule.hypers.iter().any(|c| c.name == h.name) {
+            continue;
+        }
+        let mut hold = |why: &str| held.push((h.name.clone(), why.to_string()));
+        if !matches!(h.shape, Shape::Scalar) {
+            hold("sampling vector (ARD) hyperparameters is not implemented");
+            continue;
+        }
+        let Some(index) = prep.hypers.iter().position(|p| p.0 == h.name) else {
+            hold("not read by the model");
+            continue;
+        };
+        let factors: Vec<usize> = prep
+            .factors
+            .iter()
+            .enumerate()
+            .filter(|(_, pf)| {
+                pf.slots
+                    .iter()
+                    .any(|s| matches!(s, Slot::Hyper(k) if *k == index))
+            })
+            .map(|(f, _)| f)
+            .collect();
+        let readers: Vec<usize> = model
+            .latents
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.prior.hypers().contains(&h.name))
+            .map(|(li, _)| li)
+            .collect();
+        let entry = SlicedHyper {
+            index,
+            prior: prior.clone(),
+            transform: crate::slice::Transform::for_hyper(h.lower, prior),
+            factors: factors.clone(),
+        };
+        match (factors.is_empty(), readers.as_slice()) {
+            (false, []) => {
+                if factors
+                    .iter()
+                    .any(|&f| schedule.factors[f].log_density.is_none())
+                {
+                    hold("a factor reading it has no pointwise log-density");
+                } else {
+                    sliced.push(entry);
+                }
+            }
+            (true, [li]) => {
+                let latent = &model.latents[*li];
+                let gpm_ir::LatentPrior::Gp {
+                    inputs,
+                    kernel,
+                    mean,
+                    inducing: None,
+                } = &latent.prior
+                else {
+                    hold("sampling the hyperparameters of a normal or sparse GP prior is not implemented");
+                    continue;
+                };
+                let blocks: Vec<usize> = prep
+                    .blocks
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| matches!(b, Block::Gp { latent, .. } if latent == li))
+                    .map(|(bi, _)| bi)
+                    .collect();
+                if blocks.len() != 1 {
+                    hold("sampling the kernel shared by several latent functions is not implemented");
+                    continue;
+                }
+                if let Some(k) = kernels.iter_mut().find(|k| k.block == blocks[0]) {
+                    k.hypers.push(entry);
+                } else {
+                    let x = data
+                        .inputs(inputs)
+                        .ok_or_else(|| RuntimeError::Model(format!("no inputs `{inputs}`")))?;
+                    kernels.push(SlicedKernel {
+                        block: blocks[0],
+                        hypers: vec![entry],
+                        kernel: kernel.clone(),
+                        mean: mean.clone(),
+                        inputs: x,
+                        base: values.clone(),
+                    });
+                }
+            }
+            (true, []) => hold("not read by the model"),
+            _ => hold("read by several parts of the model (likelihood and priors); joint sampling is not implemented"),
+        }
+    }
+    Ok((sliced, kernels, held))
 }
 
 /// Run several chains in parallel. `progress(chain, sweep)` is called after every sweep.

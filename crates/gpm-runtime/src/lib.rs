@@ -21,6 +21,7 @@ pub mod learn;
 pub mod predict;
 pub mod prepared;
 pub mod samplers;
+pub mod slice;
 pub mod sparse;
 pub mod svi;
 pub mod vpredict;

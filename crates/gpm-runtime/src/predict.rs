@@ -11,7 +11,7 @@ use crate::prepared::{Block, Prepared, Slot};
 use crate::RuntimeError;
 use gpm_ir::{LatentPrior, Model};
 use gpm_schedule::Schedule;
-use nalgebra::DVector;
+use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
 
@@ -77,12 +77,39 @@ pub fn predict(
         var: Vec<f64>,
         block: usize,
         rows_test: usize,
+        /// When the chains sampled this GP's hyperparameters: what recomputes the conditional
+        /// at each draw's values (kernel, prior mean, train and test inputs).
+        resample: Option<(gpm_ir::Kernel, gpm_ir::Sx, DMatrix<f64>, DMatrix<f64>)>,
     }
+    // K*ᵀ and the conditional variances k** − ‖L⁻¹K*ᵀ‖² of a GP at given hyperparameters.
+    let conditional = |kernel: &gpm_ir::Kernel,
+                       x: &DMatrix<f64>,
+                       xs: &DMatrix<f64>,
+                       chol: &nalgebra::Cholesky<f64, nalgebra::Dyn>,
+                       hv: &HyperValues|
+     -> Result<(DMatrix<f64>, Vec<f64>), RuntimeError> {
+        let ks = kernel_matrix(kernel, xs, x, hv)?; // test × train
+        let kss = kernel_diag(kernel, xs, hv)?;
+        let v = chol
+            .l()
+            .solve_lower_triangular(&ks.transpose())
+            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        let var = (0..xs.nrows())
+            .map(|i| (kss[i] - v.column(i).norm_squared()).max(0.0))
+            .collect();
+        Ok((ks, var))
+    };
     let mut gps = Vec::new();
     for (bi, b) in tr.blocks.iter().enumerate() {
         if let Block::Gp { latent, column, gp } = b {
             let z = &model.latents[*latent];
-            let LatentPrior::Gp { inputs, kernel, .. } = &z.prior else {
+            let LatentPrior::Gp {
+                inputs,
+                kernel,
+                mean,
+                ..
+            } = &z.prior
+            else {
                 continue;
             };
             let x = train
@@ -91,17 +118,14 @@ pub fn predict(
             let xs = test.inputs(inputs).ok_or_else(|| {
                 RuntimeError::Model(format!("the test data have no inputs `{inputs}`"))
             })?;
-            let ks = kernel_matrix(kernel, &xs, &x, hypers)?; // test × train
-            let kss = kernel_diag(kernel, &xs, hypers)?;
-            // v = L⁻¹ K*ᵀ: conditional variance k** − ‖v_i‖².
-            let v = gp
-                .chol
-                .l()
-                .solve_lower_triangular(&ks.transpose())
-                .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
-            let var = (0..xs.nrows())
-                .map(|i| (kss[i] - v.column(i).norm_squared()).max(0.0))
-                .collect();
+            let (ks, var) = conditional(kernel, &x, &xs, &gp.chol, hypers)?;
+            let sampled = z.prior.hypers().iter().any(|h| {
+                te.hypers
+                    .iter()
+                    .enumerate()
+                    .any(|(k, (n, _))| n == h && hyper_cols.iter().any(|c| c.0 == k))
+            });
+            let resample = sampled.then(|| (kernel.clone(), mean.clone(), x.clone(), xs.clone()));
             gps.push(GpPred {
                 latent: *latent,
                 column: *column,
@@ -109,6 +133,7 @@ pub fn predict(
                 var,
                 block: bi,
                 rows_test: xs.nrows(),
+                resample,
             });
         }
     }
@@ -156,14 +181,32 @@ pub fn predict(
             let Block::Gp { gp, .. } = &tr.blocks[g.block] else {
                 unreachable!()
             };
+            // With sampled kernel hyperparameters, the conditional at this draw's values.
+            let redone;
+            let (gp, kst, var) = match &g.resample {
+                None => (gp, &g.kst, &g.var),
+                Some((kernel, mean, x, xs)) => {
+                    let mut hv = hypers.clone();
+                    for (k, col) in &hyper_cols {
+                        hv.scalars.insert(te.hypers[*k].0.clone(), row[*col]);
+                    }
+                    let block = crate::gaussian::GpBlock::new(
+                        kernel_matrix(kernel, x, x, &hv)?,
+                        hv.eval(mean)?,
+                    )?;
+                    let (kst, var) = conditional(kernel, x, xs, &block.chol, &hv)?;
+                    redone = (block, kst, var);
+                    (&redone.0, &redone.1, &redone.2)
+                }
+            };
             let rows = gp.len();
             let (first, _) = offsets[g.latent];
             let f = DVector::from_fn(rows, |i, _| row[first + g.column * rows + i] - gp.mean);
             let alpha = gp.chol.solve(&f);
-            let m = &g.kst * alpha;
+            let m = kst * alpha;
             for i in 0..g.rows_test {
                 let z: f64 = StandardNormal.sample(&mut rng);
-                lat[g.latent][g.column * g.rows_test + i] = gp.mean + m[i] + g.var[i].sqrt() * z;
+                lat[g.latent][g.column * g.rows_test + i] = gp.mean + m[i] + var[i].sqrt() * z;
             }
         }
         let pv: Vec<Vec<f64>> = te.preds.iter().map(|p| p.eval(&lat)).collect();

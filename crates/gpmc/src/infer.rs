@@ -57,10 +57,9 @@ pub struct InferResult {
     pub values: HyperValues,
 }
 
-/// The hyperparameter values a run uses. Fixed values as given; `learn` starts at its initial
-/// value; a prior gives its mean. Type-II maximum likelihood and sampling of hyperparameters are
-/// not implemented yet, so learned and prior hyperparameters stay at these values (and the
-/// output says so).
+/// The hyperparameter values a run starts from. Fixed values as given; `learn` starts at its
+/// initial value (then type-II maximum likelihood, where the augmentation has CAVI); a prior
+/// gives its mean (then Gibbs samples it when it can, and the output says which were held).
 pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
     let mut hv = HyperValues::default();
     let mut used = Vec::new();
@@ -85,7 +84,7 @@ pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
                 };
                 (
                     m,
-                    "prior mean (sampling hyperparameters not implemented yet: held fixed)".into(),
+                    "prior mean, held fixed (CAVI and SVI do not integrate over hyperparameter priors)".into(),
                 )
             }
         };
@@ -178,6 +177,14 @@ pub fn run_gibbs(
     let hv = size_ard(c, data, hv);
     let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
     let sampler = gibbs::Sampler::new(&c.model, &schedule, data, &hv)?;
+    let sliced = sampler.sliced_hypers();
+    for (name, _, how) in &mut hypers {
+        if sliced.contains(name) {
+            *how = "sampled by slice sampling given the latents (auxiliaries integrated out); starts at the prior mean".into();
+        } else if let Some((_, why)) = sampler.held_hypers().iter().find(|h| h.0 == *name) {
+            *how = format!("prior mean, held fixed ({why})");
+        }
+    }
     let jitter = sampler.prepared().jitter;
     let chains = gibbs::run(&sampler, config, progress)?;
     let ncol = chains[0].columns.len();
