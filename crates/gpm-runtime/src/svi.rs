@@ -81,7 +81,7 @@ fn check(prep: &Prepared, schedule: &Schedule) -> Result<usize, RuntimeError> {
     for fp in &schedule.factors {
         if fp.cavi.is_none() {
             return Err(RuntimeError::Model(format!(
-                "factor #{} has no closed-form CAVI program (collapsed predictors and the logistic-softmax are Gibbs-only for now), so it cannot run by SVI",
+                "factor #{} has no closed-form CAVI program (collapsed predictors are Gibbs-only; the logistic-softmax runs by CAVI, but SVI with class subsampling is not implemented), so it cannot run by SVI",
                 fp.factor + 1
             )));
         }

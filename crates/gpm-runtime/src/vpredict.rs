@@ -182,6 +182,78 @@ fn block_marginals(
     Ok(out)
 }
 
+/// Class probabilities `E_q[σ(f_k) / Σ_c σ(f_c)]` of a logistic-softmax factor at the test
+/// inputs, with the classes' test marginals independent Gaussians: Monte Carlo with a fixed seed
+/// and common random numbers across points (4000 draws; MC error below 1e-2 relative). Returns
+/// the log predictive density at the test labels (when given) and the probability table.
+#[allow(clippy::type_complexity)]
+fn softmax_predictive(
+    cat: &gpm_schedule::CategoricalProgram,
+    tr: &Prepared,
+    test: &Data,
+    marg: &[Option<(Vec<f64>, Vec<f64>)>],
+    label: Option<&Option<(String, Vec<f64>)>>,
+) -> Result<(Vec<f64>, Option<(Vec<f64>, Vec<Vec<f64>>)>), RuntimeError> {
+    use rand::SeedableRng;
+    use rand_distr::{Distribution, StandardNormal};
+    let li = tr
+        .latents
+        .iter()
+        .position(|l| l.0 == cat.latent)
+        .ok_or_else(|| RuntimeError::Model(format!("no latent `{}`", cat.latent)))?;
+    let mut columns: Vec<(usize, &(Vec<f64>, Vec<f64>))> = tr
+        .blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(bi, b)| match b {
+            Block::Gp { latent, column, .. } | Block::Sparse { latent, column, .. }
+                if *latent == li =>
+            {
+                marg[bi].as_ref().map(|m| (*column, m))
+            }
+            _ => None,
+        })
+        .collect();
+    columns.sort_by_key(|c| c.0);
+    let classes = columns.len();
+    let n = columns.first().map_or(0, |c| c.1 .0.len());
+    const DRAWS: usize = 4000;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5EED);
+    let z: Vec<f64> = (0..DRAWS * classes)
+        .map(|_| StandardNormal.sample(&mut rng))
+        .collect();
+    let sig = |e: f64| 1.0 / (1.0 + (-e).exp());
+    let mut probs = Vec::with_capacity(n);
+    let mut w = vec![0.0; classes];
+    for i in 0..n {
+        let mut p = vec![0.0; classes];
+        for d in 0..DRAWS {
+            let mut tot = 0.0;
+            for (k, (_, (m, v))) in columns.iter().enumerate() {
+                w[k] = sig(m[i] + v[i].sqrt() * z[d * classes + k]);
+                tot += w[k];
+            }
+            for k in 0..classes {
+                p[k] += w[k] / tot / DRAWS as f64;
+            }
+        }
+        probs.push(p);
+    }
+    let lp = match test.vector(&cat.label) {
+        Some(y) if y.len() == n && y.iter().all(|v| v.is_finite()) => y
+            .iter()
+            .zip(&probs)
+            .map(|(y, p)| p[(*y as usize).saturating_sub(1).min(classes - 1)].ln())
+            .collect(),
+        _ => vec![],
+    };
+    let ls = match label {
+        Some(Some((_, ls))) => ls.clone(),
+        _ => (1..=classes).map(|k| k as f64).collect(),
+    };
+    Ok((lp, Some((ls, probs))))
+}
+
 /// Predict from a variational posterior. `labels`: per factor, the response datum and its finite
 /// label set, if any (as for [`crate::predict::predict`]).
 pub fn predict(
@@ -276,6 +348,12 @@ pub fn predict_prepared(
     let mut label_probabilities = Vec::with_capacity(schedule.factors.len());
     let mut stack = Vec::new();
     for (f, fp) in schedule.factors.iter().enumerate() {
+        if let Some(cat) = &fp.categorical {
+            let (lp, probs) = softmax_predictive(cat, tr, test, &marg, labels.get(f))?;
+            log_predictive.push(lp);
+            label_probabilities.push(probs);
+            continue;
+        }
         let Some(tape) = &fp.log_density else {
             log_predictive.push(vec![]);
             label_probabilities.push(None);

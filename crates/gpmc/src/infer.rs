@@ -128,7 +128,11 @@ fn learn_hypers(
     if coords.is_empty() {
         return Ok(hv);
     }
-    if schedule.factors.iter().any(|f| f.cavi.is_none()) {
+    if schedule
+        .factors
+        .iter()
+        .any(|f| f.cavi.is_none() && f.categorical.is_none())
+    {
         for (n, _, how) in hypers.iter_mut() {
             if coords
                 .iter()

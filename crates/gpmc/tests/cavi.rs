@@ -53,6 +53,7 @@ fn elbo_never_decreases_and_converges() {
         "negbin_gp",
         "poisson_gp",
         "linear_regression",
+        "multiclass_gp",
     ] {
         let (_, _, r) = run(m, None);
         assert!(

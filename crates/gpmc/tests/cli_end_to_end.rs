@@ -9,7 +9,7 @@ use std::process::Command;
 fn methods(model: &str) -> &'static [&'static str] {
     match model {
         "sparse_gp_classification" => &["cavi", "svi"],
-        "multiclass_gp" | "heteroscedastic_gp" => &["gibbs"],
+        "heteroscedastic_gp" => &["gibbs"],
         _ => &["gibbs", "cavi"],
     }
 }
