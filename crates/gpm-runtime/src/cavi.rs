@@ -146,7 +146,8 @@ pub(crate) fn local_step(
     // q(n) = Po(γ): log γ = log κ + ∂F/∂n, F linear in n (thesis §7.1; the Pólya-Gamma terms
     // contribute −log cosh(c/2) per count).
     if let Some(pn) = &cp.poisson {
-        let kappa = pn.kappa.eval(vals, stack);
+        // E_q[κ]: the first bound of the double bound when κ reads a predictor.
+        let kappa = expect(&pn.kappa, vals, m, stack);
         let mut f_at = |n: f64, vals: &mut [f64]| {
             vals[pn.slot] = n;
             let mut t = cp.log_c.eval(vals, stack) + expect(&cp.p0, vals, m, stack);
@@ -167,6 +168,32 @@ pub(crate) fn local_step(
     }
 }
 
+/// The double bound's predictor-level curvature and linear term at one observation: with the
+/// rate `κ(η) = k₀ + k₁η + k₂η²` and `γ` the current `E[n]`, maximising over `q(n)` leaves
+/// `−w·E_q[κ(η)]`, `w = 1 − γ/E[κ]`, i.e. `(2k₂w, −k₁w)` (thesis §7.2.1, Algorithm 3 with
+/// `w = 1 − ψ`).
+fn double_bound_terms(
+    pn: &gpm_schedule::CaviPoisson,
+    name: &str,
+    vals: &[f64],
+    m: &dyn Fn(&str) -> (f64, f64),
+    stack: &mut Vec<f64>,
+) -> (f64, f64) {
+    let kbar = expect(&pn.kappa, vals, m, stack);
+    let w = if kbar > 0.0 {
+        1.0 - vals[pn.slot] / kbar
+    } else {
+        1.0
+    };
+    let coef = |list: &[(String, gpm_schedule::Tape)], stack: &mut Vec<f64>| {
+        list.iter()
+            .find(|t| t.0 == name)
+            .map_or(0.0, |t| t.1.eval(vals, stack))
+    };
+    let (k1, k2) = (coef(&pn.kappa.lin, stack), coef(&pn.kappa.quad, stack));
+    (2.0 * k2 * w, -k1 * w)
+}
+
 /// Observation `i`'s term of the ELBO at the optimal `q(ω)` (ch. 5 §3.3.1), including
 /// `−KL(Po(γ) ‖ Po(κ))` of a Poisson chain.
 pub(crate) fn local_elbo(
@@ -181,7 +208,7 @@ pub(crate) fn local_elbo(
         elbo += mixing(&a.family, vals, s, stack).1;
     }
     if let Some(pn) = &cp.poisson {
-        let (g, k) = (vals[pn.slot], pn.kappa.eval(vals, stack));
+        let (g, k) = (vals[pn.slot], expect(&pn.kappa, vals, m, stack));
         if g > 0.0 {
             elbo -= g * (g / k).ln() - g + k;
         } else {
@@ -311,7 +338,7 @@ pub fn run(
     for fp in &schedule.factors {
         if fp.cavi.is_none() && fp.categorical.is_none() {
             return Err(RuntimeError::Model(format!(
-                "closed-form CAVI is not implemented yet for the augmentation of factor #{} (collapsed predictors, as in the heteroscedastic Gaussian, are Gibbs-only for now); use --method gibbs",
+                "closed-form CAVI is not implemented for the augmentation of factor #{} (a collapsed predictor outside a polynomial Poisson rate); use --method gibbs",
                 fp.factor + 1
             )));
         }
@@ -474,29 +501,30 @@ pub fn run(
     let pred_index = |name: &str| prep.preds.iter().position(|p| p.name == name).unwrap();
     let mut vals = Vec::new();
     for _iter in 0..config.max_iter {
-        // q(ω): E[ω] at c² = E[s].
-        let pm = moments(&mean, &var, &dense_cov);
-        for (f, fp) in schedule.factors.iter().enumerate() {
-            let Some(cp) = fp.cavi.as_ref() else {
-                continue;
-            };
-            for i in 0..prep.factors[f].n {
-                fill(f, i, &pm, &e_omega, &mut vals);
-                let m = |name: &str| {
-                    let p = pred_index(name);
-                    (pm[p].0[i], pm[p].1[i])
-                };
-                local_step(cp, &mut vals, &m, &mut stack, &mut |j, v| {
-                    e_omega[f][j][i] = v
-                });
-            }
-        }
-        for sq in &mut softmax {
-            sq.local_step(&mean[sq.latent], &var[sq.latent]);
-        }
-        // q(latents), block by block, with the other blocks at their means.
+        // q(latents), block by block, each after fresh local steps (q(ω), q(n) at the current
+        // moments: E[ω] at c² = E[s]); every step maximises the ELBO over its block exactly.
+        // Fresh local steps matter for the double bound, whose block weight 1 − γ/E[κ] is the
+        // joint optimum over (q(f), q(n)) only at the current γ.
         for (bi, b) in prep.blocks.iter().enumerate() {
             let pm = moments(&mean, &var, &dense_cov);
+            for (f, fp) in schedule.factors.iter().enumerate() {
+                let Some(cp) = fp.cavi.as_ref() else {
+                    continue;
+                };
+                for i in 0..prep.factors[f].n {
+                    fill(f, i, &pm, &e_omega, &mut vals);
+                    let m = |name: &str| {
+                        let p = pred_index(name);
+                        (pm[p].0[i], pm[p].1[i])
+                    };
+                    local_step(cp, &mut vals, &m, &mut stack, &mut |j, v| {
+                        e_omega[f][j][i] = v
+                    });
+                }
+            }
+            for sq in &mut softmax {
+                sq.local_step(&mean[sq.latent], &var[sq.latent]);
+            }
             match b {
                 Block::Gp { latent, column, .. } | Block::Sparse { latent, column, .. } => {
                     let r = match b {
@@ -516,6 +544,28 @@ pub fn run(
                                     cv.quad.eval(&vals, &mut stack),
                                     cv.lin.eval(&vals, &mut stack),
                                 );
+                                let rest = pm[pi].0[i] - coef * mean[*latent][column * r + i];
+                                a[i] += ai * coef * coef;
+                                bb[i] += (bi2 - ai * rest) * coef;
+                            }
+                        }
+                    }
+                    // Double bound: −w·E[κ(η)], w = 1 − γ/E[κ], κ = k0 + k1 η + k2 η².
+                    for (f, fp) in schedule.factors.iter().enumerate() {
+                        let Some(cp) = fp.cavi.as_ref() else { continue };
+                        let Some(pn) = &cp.poisson else { continue };
+                        for name in &cp.double_bound {
+                            let pi = pred_index(name);
+                            let Some(coef) = prep.reads(pi, *latent, Some(*column)) else {
+                                continue;
+                            };
+                            for i in 0..prep.factors[f].n {
+                                fill(f, i, &pm, &e_omega, &mut vals);
+                                let m = |nm: &str| {
+                                    let p = pred_index(nm);
+                                    (pm[p].0[i], pm[p].1[i])
+                                };
+                                let (ai, bi2) = double_bound_terms(pn, name, &vals, &m, &mut stack);
                                 let rest = pm[pi].0[i] - coef * mean[*latent][column * r + i];
                                 a[i] += ai * coef * coef;
                                 bb[i] += (bi2 - ai * rest) * coef;
@@ -585,6 +635,25 @@ pub fn run(
                                     cv.quad.eval(&vals, &mut stack),
                                     cv.lin.eval(&vals, &mut stack),
                                 );
+                                a.push(ai);
+                                bb.push(bi2 - ai * (pm[pi].0[i] - own[i]));
+                            }
+                            rows.push(phi.clone());
+                        }
+                        // Double bound, as for the GP blocks: curvature 2k₂w, linear −k₁w.
+                        let Some(cp) = fp.cavi.as_ref() else { continue };
+                        let Some(pn) = &cp.poisson else { continue };
+                        for name in &cp.double_bound {
+                            let pi = pred_index(name);
+                            let Some(phi) = &designs[pi] else { continue };
+                            let own = phi * &theta;
+                            for i in 0..prep.factors[f].n {
+                                fill(f, i, &pm, &e_omega, &mut vals);
+                                let m = |nm: &str| {
+                                    let p = pred_index(nm);
+                                    (pm[p].0[i], pm[p].1[i])
+                                };
+                                let (ai, bi2) = double_bound_terms(pn, name, &vals, &m, &mut stack);
                                 a.push(ai);
                                 bb.push(bi2 - ai * (pm[pi].0[i] - own[i]));
                             }

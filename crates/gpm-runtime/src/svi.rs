@@ -79,9 +79,9 @@ pub struct SviResult {
 /// Check that a prepared model can run by SVI; returns the number of observations.
 fn check(prep: &Prepared, schedule: &Schedule) -> Result<usize, RuntimeError> {
     for fp in &schedule.factors {
-        if fp.cavi.is_none() {
+        if fp.cavi.as_ref().is_none_or(|c| !c.double_bound.is_empty()) {
             return Err(RuntimeError::Model(format!(
-                "factor #{} has no closed-form CAVI program (collapsed predictors are Gibbs-only; the logistic-softmax runs by CAVI, but SVI with class subsampling is not implemented), so it cannot run by SVI",
+                "factor #{} has no closed-form CAVI program (the double bound of collapsed predictors and the logistic-softmax run by CAVI; SVI for them, with class subsampling, is not implemented), so it cannot run by SVI",
                 fp.factor + 1
             )));
         }

@@ -185,6 +185,9 @@ pub struct CaviProgram {
     /// Pólya-Gamma shape `b(n)` linear in `n` (thesis §7.1). `P₀`, `log C` and `b` read `n`'s
     /// slot, which holds `γ = E[n]`.
     pub poisson: Option<CaviPoisson>,
+    /// Predictors read only through the Poisson rate (collapsed in Gibbs): their blocks are
+    /// updated from the double bound.
+    pub double_bound: Vec<String>,
 }
 
 /// The Poisson count of a factor in CAVI.
@@ -194,8 +197,12 @@ pub struct CaviPoisson {
     pub index: usize,
     /// Its slot.
     pub slot: usize,
-    /// The prior rate `κ` (free of the predictors).
-    pub kappa: Tape,
+    /// The prior rate `κ`, a polynomial of degree ≤ 2 in the predictors. When it reads a
+    /// predictor (the heteroscedastic Gaussian's `λ(y − f)²/2`, thesis §7.2.1), CAVI uses the
+    /// double bound: first `E_q(f)` of the log-likelihood, which is linear in `κ`, then the
+    /// Poisson MGF at `E_q[κ]`; those predictors' blocks get the curvature of `−(1 − γ/E κ)·κ`
+    /// (see [`CaviProgram::double_bound`]).
+    pub kappa: PolyTapes,
 }
 
 /// Everything the runtime needs to run one likelihood factor.
@@ -467,21 +474,37 @@ fn poly_tapes(p: &Poly, slot_of: tape::SlotOf) -> Result<PolyTapes, String> {
 fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram>, String> {
     let is_poisson = |a: &gpm_augment::AuxVar| matches!(a.conditional, Family::Poisson { .. });
     let n_poisson = plan.aux.iter().filter(|a| is_poisson(a)).count();
-    if !plan.collapsed.is_empty() || n_poisson > 1 {
+    if n_poisson > 1 {
         return Ok(None);
     }
     let mut poisson = None;
+    let mut rate_preds = Vec::new();
     for (index, a) in plan.aux.iter().enumerate() {
         if let Family::Poisson { rate } = &a.prior_family {
-            if rate.has_predictor() {
+            let Some(kappa) = Poly::of(rate, 2) else {
                 return Ok(None);
+            };
+            rate_preds = kappa.lin.keys().cloned().collect();
+            for (a, b) in kappa.quad.keys() {
+                rate_preds.push(a.clone());
+                rate_preds.push(b.clone());
             }
             poisson = Some(CaviPoisson {
                 index,
                 slot: slot_of(Role::Aux, &a.name).ok_or("aux slot")?,
-                kappa: Tape::compile(rate, slot_of)?,
+                kappa: poly_tapes(&kappa, slot_of)?,
             });
         }
+    }
+    rate_preds.sort();
+    rate_preds.dedup();
+    // The double bound applies when the collapsed predictors are exactly those of the rate and
+    // appear nowhere else (the augmented polynomial and log C are then free of them).
+    let collapsed: Vec<String> = plan.collapsed.iter().map(|c| c.0.clone()).collect();
+    if !collapsed.iter().all(|c| rate_preds.contains(c))
+        || !rate_preds.iter().all(|p| collapsed.contains(p))
+    {
+        return Ok(None);
     }
     let aug = plan.augmented.to_tree();
     // Continuous auxiliaries set to values; the Poisson count stays a symbol (its slot).
@@ -500,6 +523,15 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram
     let Some(p0) = Poly::of(&zero, 2) else {
         return Ok(None);
     };
+    let reads = |p: &Poly| {
+        p.lin.keys().any(|k| collapsed.contains(k))
+            || p.quad
+                .keys()
+                .any(|(a, b)| collapsed.contains(a) || collapsed.contains(b))
+    };
+    if reads(&p0) || collapsed.iter().any(|c| tree_reads(&plan.log_c, c)) {
+        return Ok(None);
+    }
     let mut aux = Vec::new();
     for (index, a) in plan.aux.iter().enumerate() {
         if is_poisson(a) {
@@ -509,6 +541,9 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram
         let Some(s) = Poly::of(&s_tree, 2) else {
             return Ok(None);
         };
+        if reads(&s) {
+            return Ok(None);
+        }
         let family = match &a.prior_family {
             Family::PolyaGamma { b, .. } => CaviFamily::PolyaGamma {
                 b: Tape::compile(b, slot_of)?,
@@ -540,7 +575,15 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram
         p0: poly_tapes(&p0, slot_of)?,
         aux,
         poisson,
+        double_bound: collapsed,
     }))
+}
+
+/// Whether an expression reads the predictor `name`.
+fn tree_reads(t: &T, name: &str) -> bool {
+    let mut syms = Vec::new();
+    collect(t, &mut syms);
+    syms.iter().any(|(r, n)| *r == Role::Predictor && n == name)
 }
 
 /// `φ = exp(−ψ)` as CAS expressions with its parameters bound to slots.

@@ -54,6 +54,7 @@ fn elbo_never_decreases_and_converges() {
         "poisson_gp",
         "linear_regression",
         "multiclass_gp",
+        "heteroscedastic_gp",
     ] {
         let (_, _, r) = run(m, None);
         assert!(
@@ -201,4 +202,60 @@ fn type_two_maximum_likelihood_finds_a_local_maximum_of_the_elbo() {
             "({de}, {dv}) beats the optimum"
         );
     }
+}
+
+/// The double bound of the heteroscedastic Gaussian (thesis §7.2.1) is a lower bound on the log
+/// evidence: on scalar `f` and `g` with normal priors, the converged ELBO lies below
+/// `log p(y)` from 2-D quadrature, and not far below it.
+#[test]
+fn heteroscedastic_double_bound_is_below_the_log_evidence() {
+    let src = "data { N : int; y : vector[N]; }
+               hyper { lambda : real in 0.. = 8.0; }
+               latent { f : real ~ normal(0, 1); g : real ~ normal(0, 1); }
+               model { y ~ normal(f, 1 / sqrt(lambda * logistic(g))); }";
+    let c = gpmc::check("het.gpm", src).unwrap();
+    let ys = [0.3, -0.5, 1.2, 0.1, 0.4];
+    let json = serde_json::json!({"N": ys.len(), "y": ys});
+    let d = gpmc::data::from_json_value(&c.model, &json).unwrap();
+    let (r, _) = gpmc::infer::run_cavi(
+        &c,
+        &d,
+        &CaviConfig {
+            tolerance: 1e-13,
+            max_iter: 5000,
+        },
+    )
+    .unwrap();
+    for w in r.elbo.windows(2) {
+        assert!(w[1] >= w[0] - 1e-10, "ELBO decreased {} → {}", w[0], w[1]);
+    }
+    let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
+    let (lo, hi, m) = (-9.0, 9.0, 1201);
+    let h = (hi - lo) / (m - 1) as f64;
+    let ln2pi = (2.0 * std::f64::consts::PI).ln();
+    let mut terms = Vec::with_capacity(m * m);
+    for a in 0..m {
+        let f = lo + a as f64 * h;
+        for b in 0..m {
+            let g = lo + b as f64 * h;
+            let prec = 8.0 * sig(g);
+            let mut l = -0.5 * (f * f + g * g) - ln2pi + 2.0 * h.ln();
+            for y in ys {
+                l += 0.5 * (prec.ln() - ln2pi) - 0.5 * prec * (y - f) * (y - f);
+            }
+            terms.push(l);
+        }
+    }
+    let mx = terms.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let log_evidence = mx + terms.iter().map(|t| (t - mx).exp()).sum::<f64>().ln();
+    let elbo = *r.elbo.last().unwrap();
+    eprintln!("double-bound ELBO {elbo:.6} vs log evidence {log_evidence:.6}");
+    assert!(
+        elbo <= log_evidence + 1e-6,
+        "ELBO {elbo} above log p(y) {log_evidence}"
+    );
+    assert!(
+        elbo > log_evidence - 1.0,
+        "ELBO {elbo} far below log p(y) {log_evidence}"
+    );
 }

@@ -9,7 +9,6 @@ use std::process::Command;
 fn methods(model: &str) -> &'static [&'static str] {
     match model {
         "sparse_gp_classification" => &["cavi", "svi"],
-        "heteroscedastic_gp" => &["gibbs"],
         _ => &["gibbs", "cavi"],
     }
 }
