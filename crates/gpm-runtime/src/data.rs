@@ -3,6 +3,7 @@
 
 use nalgebra::DMatrix;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One datum.
 #[derive(Debug, Clone, PartialEq)]
@@ -11,8 +12,9 @@ pub enum Value {
     Scalar(f64),
     /// A vector (one entry per observation, or per group).
     Vector(Vec<f64>),
-    /// A matrix, rows = observations.
-    Matrix(DMatrix<f64>),
+    /// A matrix, rows = observations. Shared, so that the blocks reading it (a sparse GP's
+    /// inputs, one block per latent column) do not copy it: at 10⁶ rows the data dominate memory.
+    Matrix(Arc<DMatrix<f64>>),
 }
 
 impl Value {
@@ -55,11 +57,11 @@ impl Data {
             _ => None,
         }
     }
-    /// GP inputs: a matrix as it is, a vector as one column.
-    pub fn inputs(&self, name: &str) -> Option<DMatrix<f64>> {
+    /// GP inputs: a matrix as it is (shared, not copied), a vector as one column.
+    pub fn inputs(&self, name: &str) -> Option<Arc<DMatrix<f64>>> {
         match self.values.get(name)? {
-            Value::Matrix(m) => Some(m.clone()),
-            Value::Vector(v) => Some(DMatrix::from_column_slice(v.len(), 1, v)),
+            Value::Matrix(m) => Some(Arc::clone(m)),
+            Value::Vector(v) => Some(Arc::new(DMatrix::from_column_slice(v.len(), 1, v))),
             Value::Scalar(_) => None,
         }
     }

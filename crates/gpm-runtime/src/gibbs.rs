@@ -89,7 +89,7 @@ struct SlicedKernel {
     hypers: Vec<SlicedHyper>,
     kernel: gpm_ir::Kernel,
     mean: gpm_ir::Sx,
-    inputs: DMatrix<f64>,
+    inputs: std::sync::Arc<DMatrix<f64>>,
     /// Values of every other hyperparameter (ARD vectors included).
     base: HyperValues,
 }

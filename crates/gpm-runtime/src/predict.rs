@@ -79,7 +79,12 @@ pub fn predict(
         rows_test: usize,
         /// When the chains sampled this GP's hyperparameters: what recomputes the conditional
         /// at each draw's values (kernel, prior mean, train and test inputs).
-        resample: Option<(gpm_ir::Kernel, gpm_ir::Sx, DMatrix<f64>, DMatrix<f64>)>,
+        resample: Option<(
+            gpm_ir::Kernel,
+            gpm_ir::Sx,
+            std::sync::Arc<DMatrix<f64>>,
+            std::sync::Arc<DMatrix<f64>>,
+        )>,
     }
     // K*ᵀ and the conditional variances k** − ‖L⁻¹K*ᵀ‖² of a GP at given hyperparameters.
     let conditional = |kernel: &gpm_ir::Kernel,

@@ -120,8 +120,8 @@ pub enum Block {
         column: usize,
         /// The prior with its inducing points.
         sp: SparseGp,
-        /// Training inputs (rows).
-        inputs: DMatrix<f64>,
+        /// Training inputs (rows), shared with the data.
+        inputs: std::sync::Arc<DMatrix<f64>>,
     },
     /// All independent-normal latents together.
     Dense {
@@ -289,7 +289,7 @@ impl Prepared {
                                         x.ncols()
                                     )));
                                 }
-                                z
+                                z.as_ref().clone()
                             }
                         };
                         let mean = hypers.eval(mean)?;
@@ -304,7 +304,7 @@ impl Prepared {
                                 latent: li,
                                 column: c,
                                 sp: sp.clone(),
-                                inputs: x.clone(),
+                                inputs: std::sync::Arc::clone(&x),
                             });
                         }
                         continue;

@@ -56,7 +56,7 @@ fn synthetic(n: usize, seed: u64) -> Data {
     let mut data = Data::default();
     data.values.insert("N".into(), Value::Scalar(n as f64));
     data.values.insert("D".into(), Value::Scalar(D as f64));
-    data.values.insert("X".into(), Value::Matrix(x));
+    data.values.insert("X".into(), Value::Matrix(std::sync::Arc::new(x)));
     data.values.insert("y".into(), Value::Vector(y));
     data
 }
@@ -141,13 +141,14 @@ fn main() {
     .expect("svi");
     let (err, nll) = metrics(&r.blocks);
     println!(
-        "# SVI: {:.2} s for {:.2} epochs ({:.2} s/epoch); test error {:.4}, NLL {:.4}; peak RSS {:.0} MB",
+        "# SVI: {:.2} s for {:.2} epochs ({:.2} s/epoch); test error {:.4}, NLL {:.4}; peak RSS {:.0} MB, of which beyond the train + test data {:.0} MB",
         r.seconds,
         config.iterations as f64 * batch as f64 / n as f64,
         r.seconds * n as f64 / (config.iterations * batch) as f64,
         err,
         nll,
-        peak_rss_mb()
+        peak_rss_mb(),
+        peak_rss_mb() - ((n + TEST) * (D + 1) * 8) as f64 / 1_048_576.0
     );
     if with_cavi {
         let t2 = std::time::Instant::now();

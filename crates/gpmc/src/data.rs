@@ -312,7 +312,7 @@ fn check(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataErro
                         }
                     }
                 }
-                Value::Matrix(m)
+                Value::Matrix(std::sync::Arc::new(m))
             }
             (s, r) => {
                 return Err(with_span(err(
