@@ -2,7 +2,7 @@
 //! several algebraically different ways, gets the same family of auxiliary variable, and its plan
 //! is certified; forms that are not augmentable this way are refused with a reason.
 
-use gpm_augment::{recognize, Family, Plan, Refusal};
+use gpm_augment::{recognize, Plan, Refusal};
 
 fn plans(data: &str, hyper: &str, latent: &str, model: &str) -> Vec<Result<Plan, Refusal>> {
     let src =

@@ -52,6 +52,16 @@ impl SparseGp {
         })
     }
 
+    /// The same inducing inputs and kernel at other hyperparameter values (`K_mm` refactored).
+    pub fn with_hypers(&self, hypers: &HyperValues) -> Result<Self, RuntimeError> {
+        SparseGp::new(&self.kernel, hypers, self.z.clone(), self.mean)
+    }
+
+    /// The hyperparameter values of the kernel.
+    pub fn hypers(&self) -> &HyperValues {
+        &self.hypers
+    }
+
     /// Number of inducing points.
     pub fn m(&self) -> usize {
         self.z.nrows()

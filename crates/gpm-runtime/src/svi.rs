@@ -37,6 +37,8 @@ pub struct SviConfig {
     pub seed: u64,
     /// Record the ELBO estimate every this many iterations.
     pub report_every: usize,
+    /// Adam step size on the logarithms of learned hyperparameters.
+    pub hyper_rate: f64,
 }
 
 impl Default for SviConfig {
@@ -48,6 +50,7 @@ impl Default for SviConfig {
             forgetting: 0.6,
             seed: 1,
             report_every: 50,
+            hyper_rate: 0.01,
         }
     }
 }
@@ -74,6 +77,170 @@ pub struct SviResult {
     pub trace: Vec<SviPoint>,
     /// Total seconds (excluding callbacks).
     pub seconds: f64,
+    /// Final values of the learned hyperparameters (empty when none were learned).
+    pub hypers: Vec<(String, f64)>,
+}
+
+/// Adam (Kingma & Ba 2015), ascending, on the logarithms of the learned hyperparameters.
+struct Adam {
+    m: Vec<f64>,
+    v: Vec<f64>,
+    t: i32,
+    rate: f64,
+}
+
+impl Adam {
+    fn new(dim: usize, rate: f64) -> Adam {
+        Adam {
+            m: vec![0.0; dim],
+            v: vec![0.0; dim],
+            t: 0,
+            rate,
+        }
+    }
+    fn step(&mut self, x: &mut [f64], grad: &[f64]) {
+        const B1: f64 = 0.9;
+        const B2: f64 = 0.999;
+        self.t += 1;
+        for k in 0..x.len() {
+            self.m[k] = B1 * self.m[k] + (1.0 - B1) * grad[k];
+            self.v[k] = B2 * self.v[k] + (1.0 - B2) * grad[k] * grad[k];
+            let mh = self.m[k] / (1.0 - B1.powi(self.t));
+            let vh = self.v[k] / (1.0 - B2.powi(self.t));
+            x[k] += self.rate * mh / (vh.sqrt() + 1e-8);
+        }
+    }
+}
+
+/// One minibatch evaluated at given priors and `q`: the features of every block, the sum of the
+/// local ELBO terms (at their optimal `q(ω)`), and the curvature and linear terms per block.
+struct BatchEval {
+    feats: Vec<DMatrix<f64>>,
+    local: f64,
+    a: Vec<Vec<f64>>,
+    bb: Vec<Vec<f64>>,
+}
+
+/// What every minibatch evaluation reads.
+struct Setup<'a> {
+    prep: &'a Prepared,
+    schedule: &'a Schedule,
+    /// Predictor terms resolved to (block, coefficient).
+    terms: Vec<Vec<(usize, f64)>>,
+    /// The predictor of every curvature term, per factor.
+    curvature_preds: Vec<Vec<usize>>,
+}
+
+impl Setup<'_> {
+    fn pred_index(&self, name: &str) -> usize {
+        self.prep
+            .preds
+            .iter()
+            .position(|p| p.name == name)
+            .expect("predictor")
+    }
+
+    fn eval(
+        &self,
+        sps: &[crate::sparse::SparseGp],
+        q: &[QInducing],
+        idx: &[usize],
+    ) -> Result<BatchEval, RuntimeError> {
+        let (prep, schedule) = (self.prep, self.schedule);
+        let batch = idx.len();
+        let mut stack = Vec::with_capacity(64);
+        let mut vals = Vec::new();
+        // Features and marginals of every block on the batch.
+        let mut feats = Vec::with_capacity(prep.blocks.len());
+        let mut marg = Vec::with_capacity(prep.blocks.len());
+        for (bi, b) in prep.blocks.iter().enumerate() {
+            let Block::Sparse { inputs, .. } = b else {
+                unreachable!("checked")
+            };
+            let sp = &sps[bi];
+            let xb = DMatrix::from_fn(batch, inputs.ncols(), |j, d| inputs[(idx[j], d)]);
+            let (phi, kt) = sp.features(&xb)?;
+            marg.push(q[bi].marginals(&phi, &kt, sp.mean)?);
+            feats.push(phi);
+        }
+        // Predictor moments on the batch (blocks independent under q).
+        let pm: Vec<(Vec<f64>, Vec<f64>)> = prep
+            .preds
+            .iter()
+            .zip(&self.terms)
+            .map(|(p, ts)| {
+                let mut m = vec![p.offset; batch];
+                let mut v = vec![0.0; batch];
+                for &(b, c) in ts {
+                    for j in 0..batch {
+                        m[j] += c * marg[b].0[j];
+                        v[j] += c * c * marg[b].1[j];
+                    }
+                }
+                (m, v)
+            })
+            .collect();
+        // Local steps, the ELBO estimate and the curvature of every block.
+        let mut a = vec![vec![0.0; batch]; prep.blocks.len()];
+        let mut bb = vec![vec![0.0; batch]; prep.blocks.len()];
+        let mut local = 0.0;
+        for (f, fp) in schedule.factors.iter().enumerate() {
+            let cp = fp.cavi.as_ref().expect("checked");
+            let mut e_aux = vec![1.0; fp.aux.len()];
+            if let Some(pn) = &cp.poisson {
+                e_aux[pn.index] = 0.0;
+            }
+            for j in 0..batch {
+                let i = idx[j];
+                vals.clear();
+                for slot in &prep.factors[f].slots {
+                    vals.push(match slot {
+                        Slot::Pred(p) => pm[*p].0[j],
+                        Slot::Vector(v) => v[i],
+                        Slot::Const(c) => *c,
+                        Slot::Aux(k) => e_aux[*k],
+                        Slot::Hyper(k) => prep.hypers[*k].1,
+                    });
+                }
+                let m = |name: &str| {
+                    let p = self.pred_index(name);
+                    (pm[p].0[j], pm[p].1[j])
+                };
+                // A Poisson chain's q(n) and q(ω) depend on each other: iterate the local
+                // coordinate steps to their joint fixed point (the full-batch CAVI keeps them
+                // between sweeps; here they start afresh for every visit).
+                let passes = if cp.poisson.is_some() { 100 } else { 1 };
+                for _ in 0..passes {
+                    let mut change = 0.0f64;
+                    local_step(cp, &mut vals, &m, &mut stack, &mut |k, v| {
+                        change = change.max((v - e_aux[k]).abs() / v.abs().max(1e-12));
+                        e_aux[k] = v;
+                    });
+                    if change < 1e-12 {
+                        break;
+                    }
+                }
+                local += local_elbo(cp, &vals, &m, &mut stack);
+                for (cv, &pi) in fp.curvature.iter().zip(&self.curvature_preds[f]) {
+                    let (ai, bi) = (
+                        cv.quad.eval(&vals, &mut stack),
+                        cv.lin.eval(&vals, &mut stack),
+                    );
+                    for &(blk, coef) in &self.terms[pi] {
+                        let rest = pm[pi].0[j] - coef * marg[blk].0[j];
+                        a[blk][j] += ai * coef * coef;
+                        bb[blk][j] += (bi - ai * rest) * coef;
+                    }
+                }
+            }
+        }
+        Ok(BatchEval {
+            feats,
+            local,
+            a,
+            bb,
+        })
+    }
 }
 
 /// Check that a prepared model can run by SVI; returns the number of observations.
@@ -155,6 +322,23 @@ pub fn run_prepared(
     config: &SviConfig,
     report: &mut dyn FnMut(&SviPoint, &[BlockPosterior]),
 ) -> Result<SviResult, RuntimeError> {
+    run_learning(prep, schedule, config, &[], report)
+}
+
+/// [`run_prepared`], also learning the scalar kernel hyperparameters named in `learn`
+/// (positive; read by the sparse GPs' kernels) by Adam on the minibatch ELBO, one step per
+/// iteration after the natural-gradient step. The gradient in `log θ` is a central difference
+/// of the minibatch ELBO estimate on the same batch (step 1e-4), which in the whitened
+/// parameterisation depends on `θ` only through the features `Φ = L⁻¹K_mx` and `k̃`:
+/// `KL(q(v) ‖ N(0, I))` does not. Each learned hyperparameter costs two extra evaluations of
+/// the batch per iteration.
+pub fn run_learning(
+    prep: &Prepared,
+    schedule: &Schedule,
+    config: &SviConfig,
+    learn: &[String],
+    report: &mut dyn FnMut(&SviPoint, &[BlockPosterior]),
+) -> Result<SviResult, RuntimeError> {
     let n = check(prep, schedule)?;
     if config.batch == 0 || !(config.forgetting > 0.5 && config.forgetting <= 1.0) {
         return Err(RuntimeError::Model(
@@ -172,6 +356,14 @@ pub fn run_prepared(
         .iter()
         .map(|b| match b {
             Block::Sparse { sp, .. } => QInducing::prior(sp.m()),
+            _ => unreachable!("checked"),
+        })
+        .collect();
+    let mut sps: Vec<crate::sparse::SparseGp> = prep
+        .blocks
+        .iter()
+        .map(|b| match b {
+            Block::Sparse { sp, .. } => sp.clone(),
             _ => unreachable!("checked"),
         })
         .collect();
@@ -196,20 +388,46 @@ pub fn run_prepared(
                 .collect::<Result<_, _>>()
         })
         .collect::<Result<_, _>>()?;
-    let pred_index = |name: &str| prep.preds.iter().position(|p| p.name == name).unwrap();
+    let mut setup = Setup {
+        prep,
+        schedule,
+        terms,
+        curvature_preds: Vec::new(),
+    };
     // The predictor of every curvature term, resolved once rather than per observation.
-    let curvature_preds: Vec<Vec<usize>> = schedule
+    setup.curvature_preds = schedule
         .factors
         .iter()
         .map(|fp| {
             fp.curvature
                 .iter()
-                .map(|cv| pred_index(&cv.predictor))
+                .map(|cv| setup.pred_index(&cv.predictor))
                 .collect()
         })
         .collect();
-    let mut stack = Vec::with_capacity(64);
-    let mut vals = Vec::new();
+    // Learned hyperparameters: current log values, all read from the first block's prior.
+    let mut hv = sps[0].hypers().clone();
+    for name in learn {
+        match hv.scalars.get(name) {
+            Some(v) if *v > 0.0 => {}
+            _ => {
+                return Err(RuntimeError::Model(format!(
+                    "SVI can learn positive scalar kernel hyperparameters only; `{name}` is not one"
+                )))
+            }
+        }
+    }
+    let mut log_theta: Vec<f64> = learn.iter().map(|k| hv.scalars[k].ln()).collect();
+    let mut adam = Adam::new(learn.len(), config.hyper_rate);
+    let rebuild = |hv: &HyperValues| -> Result<Vec<crate::sparse::SparseGp>, RuntimeError> {
+        prep.blocks
+            .iter()
+            .map(|b| match b {
+                Block::Sparse { sp, .. } => sp.with_hypers(hv),
+                _ => unreachable!("checked"),
+            })
+            .collect()
+    };
     let mut trace = Vec::new();
     let mut elapsed = 0.0;
     let mut idx = vec![0usize; batch];
@@ -223,89 +441,12 @@ pub fn run_prepared(
             *slot = order[cursor];
             cursor += 1;
         }
-        // Features and marginals of every block on the batch.
-        let mut feats = Vec::with_capacity(prep.blocks.len());
-        let mut marg = Vec::with_capacity(prep.blocks.len());
-        for (bi, b) in prep.blocks.iter().enumerate() {
-            let Block::Sparse { sp, inputs, .. } = b else {
-                unreachable!("checked")
-            };
-            let xb = DMatrix::from_fn(batch, inputs.ncols(), |j, d| inputs[(idx[j], d)]);
-            let (phi, kt) = sp.features(&xb)?;
-            marg.push(q[bi].marginals(&phi, &kt, sp.mean)?);
-            feats.push(phi);
-        }
-        // Predictor moments on the batch (blocks independent under q).
-        let pm: Vec<(Vec<f64>, Vec<f64>)> = prep
-            .preds
-            .iter()
-            .zip(&terms)
-            .map(|(p, ts)| {
-                let mut m = vec![p.offset; batch];
-                let mut v = vec![0.0; batch];
-                for &(b, c) in ts {
-                    for j in 0..batch {
-                        m[j] += c * marg[b].0[j];
-                        v[j] += c * c * marg[b].1[j];
-                    }
-                }
-                (m, v)
-            })
-            .collect();
-        // Local steps, the ELBO estimate and the curvature of every block.
-        let mut a = vec![vec![0.0; batch]; prep.blocks.len()];
-        let mut bb = vec![vec![0.0; batch]; prep.blocks.len()];
-        let mut local = 0.0;
-        for (f, fp) in schedule.factors.iter().enumerate() {
-            let cp = fp.cavi.as_ref().expect("checked");
-            let mut e_aux = vec![1.0; fp.aux.len()];
-            if let Some(pn) = &cp.poisson {
-                e_aux[pn.index] = 0.0;
-            }
-            for j in 0..batch {
-                let i = idx[j];
-                vals.clear();
-                for slot in &prep.factors[f].slots {
-                    vals.push(match slot {
-                        Slot::Pred(p) => pm[*p].0[j],
-                        Slot::Vector(v) => v[i],
-                        Slot::Const(c) => *c,
-                        Slot::Aux(k) => e_aux[*k],
-                        Slot::Hyper(k) => prep.hypers[*k].1,
-                    });
-                }
-                let m = |name: &str| {
-                    let p = pred_index(name);
-                    (pm[p].0[j], pm[p].1[j])
-                };
-                // A Poisson chain's q(n) and q(ω) depend on each other: iterate the local
-                // coordinate steps to their joint fixed point (the full-batch CAVI keeps them
-                // between sweeps; here they start afresh for every visit).
-                let passes = if cp.poisson.is_some() { 100 } else { 1 };
-                for _ in 0..passes {
-                    let mut change = 0.0f64;
-                    local_step(cp, &mut vals, &m, &mut stack, &mut |k, v| {
-                        change = change.max((v - e_aux[k]).abs() / v.abs().max(1e-12));
-                        e_aux[k] = v;
-                    });
-                    if change < 1e-12 {
-                        break;
-                    }
-                }
-                local += local_elbo(cp, &vals, &m, &mut stack);
-                for (cv, &pi) in fp.curvature.iter().zip(&curvature_preds[f]) {
-                    let (ai, bi) = (
-                        cv.quad.eval(&vals, &mut stack),
-                        cv.lin.eval(&vals, &mut stack),
-                    );
-                    for &(blk, coef) in &terms[pi] {
-                        let rest = pm[pi].0[j] - coef * marg[blk].0[j];
-                        a[blk][j] += ai * coef * coef;
-                        bb[blk][j] += (bi - ai * rest) * coef;
-                    }
-                }
-            }
-        }
+        let BatchEval {
+            feats,
+            local,
+            a,
+            bb,
+        } = setup.eval(&sps, &q, &idx)?;
         let mut kl = 0.0;
         for qb in &q {
             kl += qb.kl()?;
@@ -321,6 +462,25 @@ pub fn run_prepared(
             let prec = &q[bi].prec * (1.0 - rho) + prec_hat * rho;
             let h = &q[bi].h * (1.0 - rho) + h_hat * rho;
             q[bi] = QInducing::from_natural(prec, h)?;
+        }
+        // Hyperparameter step at the new q, on the same batch.
+        if !learn.is_empty() {
+            const STEP: f64 = 1e-4;
+            let mut grad = vec![0.0; learn.len()];
+            for k in 0..learn.len() {
+                let at = |x: f64| -> Result<f64, RuntimeError> {
+                    let mut h2 = hv.clone();
+                    h2.scalars.insert(learn[k].clone(), x.exp());
+                    Ok(setup.eval(&rebuild(&h2)?, &q, &idx)?.local)
+                };
+                grad[k] =
+                    scale * (at(log_theta[k] + STEP)? - at(log_theta[k] - STEP)?) / (2.0 * STEP);
+            }
+            adam.step(&mut log_theta, &grad);
+            for (k, name) in learn.iter().enumerate() {
+                hv.scalars.insert(name.clone(), log_theta[k].exp());
+            }
+            sps = rebuild(&hv)?;
         }
         elapsed += t0.elapsed().as_secs_f64();
         if !elbo.is_finite() {
@@ -346,5 +506,6 @@ pub fn run_prepared(
         blocks: q.into_iter().map(BlockPosterior::Sparse).collect(),
         trace,
         seconds: elapsed,
+        hypers: learn.iter().map(|k| (k.clone(), hv.scalars[k])).collect(),
     })
 }

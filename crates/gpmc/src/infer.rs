@@ -261,15 +261,40 @@ pub fn run_svi(
     let schedule =
         gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
     let (hv, mut hypers) = hyper_values(c);
-    let hv = size_ard(c, data, hv);
+    let mut hv = size_ard(c, data, hv);
+    // SVI learns the scalar `learn()` hyperparameters of the kernels; the likelihood's and ARD
+    // vectors keep their initial values.
+    let read_by_likelihood = |name: &str| {
+        schedule.factors.iter().any(|f| {
+            f.slots
+                .iter()
+                .any(|s| matches!(s, gpm_schedule::Source::Hyper(h) if h == name))
+        })
+    };
+    let mut learn = Vec::new();
     for h in &c.model.hypers {
         if let HyperKind::Learn { .. } = h.kind {
-            if let Some(x) = hypers.iter_mut().find(|x| x.0 == h.name) {
-                x.2 = "initial value: learning hyperparameters under SVI is not implemented yet (use --method cavi to learn them, then fix them)".into();
+            let in_kernel = c
+                .model
+                .latents
+                .iter()
+                .any(|l| l.prior.hypers().contains(&h.name));
+            if matches!(h.shape, Shape::Scalar) && in_kernel && !read_by_likelihood(&h.name) {
+                learn.push(h.name.clone());
+            } else if let Some(x) = hypers.iter_mut().find(|x| x.0 == h.name) {
+                x.2 = "initial value: SVI learns scalar kernel hyperparameters only (use --method cavi to learn this one)".into();
             }
         }
     }
-    let r = gpm_runtime::svi::run(&c.model, &schedule, data, &hv, config, report)?;
+    let prep = gpm_runtime::prepared::Prepared::new(&c.model, &schedule, data, &hv)?;
+    let r = gpm_runtime::svi::run_learning(&prep, &schedule, config, &learn, report)?;
+    for (name, v) in &r.hypers {
+        hv.scalars.insert(name.clone(), *v);
+        if let Some(x) = hypers.iter_mut().find(|x| x.0 == *name) {
+            x.1 = *v;
+            x.2 = "learned by SVI: Adam on the minibatch ELBO (finite-difference gradient in log θ), alternating with the natural-gradient steps".into();
+        }
+    }
     Ok((r, hypers, hv))
 }
 

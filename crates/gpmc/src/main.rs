@@ -77,6 +77,9 @@ enum Command {
         /// SVI: delay τ of the step schedule.
         #[arg(long, default_value_t = 1.0)]
         delay: f64,
+        /// SVI: Adam step size on log θ for `learn()` kernel hyperparameters.
+        #[arg(long, default_value_t = 0.01)]
+        hyper_rate: f64,
     },
 }
 
@@ -110,6 +113,7 @@ fn main() -> ExitCode {
             iterations,
             forgetting,
             delay,
+            hyper_rate,
         } => {
             let config = gpm_runtime::gibbs::GibbsConfig {
                 chains,
@@ -126,6 +130,7 @@ fn main() -> ExitCode {
                     delay,
                     seed,
                     report_every: (iterations / 20).max(1),
+                    hyper_rate,
                 };
                 let svi = (method == Method::Svi).then_some(svi);
                 return variational(&model, &data, &predict, svi, output);
@@ -204,6 +209,7 @@ fn variational(
             "batch": config.batch,
             "iterations": config.iterations,
             "step_schedule": {"delay": config.delay, "forgetting": config.forgetting},
+            "hyper_rate": config.hyper_rate,
             "seed": config.seed,
             "trace": r.trace.iter().map(|p| serde_json::json!({"iteration": p.iteration, "epoch": p.epoch, "seconds": p.seconds, "elbo_estimate": p.elbo})).collect::<Vec<_>>(),
             "seconds": r.seconds,
