@@ -398,8 +398,8 @@ def write_report(results, pg, draws, warmup, scaling=""):
         "iteration costs more (two triangular solves with N right-hand sides for the marginal "
         "variances and tr(B⁻¹), unblocked in nalgebra); sparse CAVI is linear in N.",
         "",
-        "Not yet measured here: gpmc CAVI/SVI against GPflow SVGP (see `bench/svi_scale.sh` for "
-        "gpmc's SVI at 10⁵-10⁶ points).",
+        "Variational speed against GPflow SVGP: docs/benchmarks_variational.md (bench/variational.py); "
+        "gpmc's SVI at 10⁵-10⁶ points: `bench/svi_scale.sh`.",
         "",
     ]
     with open(os.path.join(ROOT, "docs", "benchmarks.md"), "w") as fh:

@@ -68,7 +68,7 @@ enum Command {
         /// SVI: minibatch size.
         #[arg(long, default_value_t = 1000)]
         batch: usize,
-        /// SVI: number of minibatch iterations.
+        /// SVI: number of minibatch iterations; CAVI: at most this many iterations.
         #[arg(long, default_value_t = 1000)]
         iterations: usize,
         /// SVI: forgetting rate κ of the step schedule ρ_t = (t + τ)^(−κ), in (0.5, 1].
@@ -133,7 +133,7 @@ fn main() -> ExitCode {
                     hyper_rate,
                 };
                 let svi = (method == Method::Svi).then_some(svi);
-                return variational(&model, &data, &predict, svi, output);
+                return variational(&model, &data, &predict, svi, iterations, output);
             }
             infer(&model, &data, &predict, config, output, quiet)
         }
@@ -145,6 +145,7 @@ fn variational(
     data: &[std::path::PathBuf],
     predict: &[std::path::PathBuf],
     svi: Option<gpm_runtime::svi::SviConfig>,
+    cavi_max_iter: usize,
     output: Option<std::path::PathBuf>,
 ) -> ExitCode {
     let (name, source) = match read_model(path) {
@@ -219,7 +220,7 @@ fn variational(
     } else {
         let config = gpm_runtime::cavi::CaviConfig {
             tolerance: 1e-9,
-            max_iter: 500,
+            max_iter: cavi_max_iter.max(1),
         };
         let (r, hypers, hv) = match gpmc::infer::run_cavi_with_values(&checked, &d, &config) {
             Ok(x) => x,
