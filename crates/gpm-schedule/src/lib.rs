@@ -617,64 +617,11 @@ fn tilted(phi: &T, c2: Tape, slot_of: tape::SlotOf) -> Result<Tilted, String> {
 
 /// Hyperparameters read by a latent block's prior (kernel, mean, scale).
 fn latent_hypers(model: &Model) -> BTreeSet<String> {
-    fn sx(s: &gpm_ir::Sx, out: &mut BTreeSet<String>) {
-        for (r, n) in s.symbols() {
-            if r == gpm_ir::SymRole::Hyper {
-                out.insert(n);
-            }
-        }
-    }
-    fn kernel(k: &gpm_ir::Kernel, out: &mut BTreeSet<String>) {
-        use gpm_ir::{Kernel, Lengthscale};
-        let ls = |l: &Lengthscale, out: &mut BTreeSet<String>| match l {
-            Lengthscale::Scalar { value } => sx(value, out),
-            Lengthscale::Ard { hyper } => {
-                out.insert(hyper.clone());
-            }
-        };
-        match k {
-            Kernel::SqExp { lengthscale }
-            | Kernel::Matern12 { lengthscale }
-            | Kernel::Matern32 { lengthscale }
-            | Kernel::Matern52 { lengthscale } => ls(lengthscale, out),
-            Kernel::Linear { offset } => sx(offset, out),
-            Kernel::Periodic {
-                lengthscale,
-                period,
-            } => {
-                sx(lengthscale, out);
-                sx(period, out);
-            }
-            Kernel::Constant | Kernel::White => {}
-            Kernel::Sum { left, right } | Kernel::Product { left, right } => {
-                kernel(left, out);
-                kernel(right, out);
-            }
-            Kernel::Scale {
-                variance,
-                kernel: k,
-            } => {
-                sx(variance, out);
-                kernel(k, out);
-            }
-        }
-    }
-    let mut out = BTreeSet::new();
-    for z in &model.latents {
-        match &z.prior {
-            gpm_ir::LatentPrior::Gp {
-                kernel: k, mean, ..
-            } => {
-                kernel(k, &mut out);
-                sx(mean, &mut out);
-            }
-            gpm_ir::LatentPrior::Normal { mean, scale } => {
-                sx(mean, &mut out);
-                sx(scale, &mut out);
-            }
-        }
-    }
-    out
+    model
+        .latents
+        .iter()
+        .flat_map(|z| z.prior.hypers())
+        .collect()
 }
 
 fn conjugate_hypers(

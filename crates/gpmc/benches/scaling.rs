@@ -26,6 +26,28 @@ fn exponent(points: &[(usize, f64)]) -> f64 {
     sxy / sxx
 }
 
+/// Seconds for `iters` CAVI iterations, everything included.
+fn cavi_seconds(
+    c: &gpmc::Checked,
+    schedule: &gpm_schedule::Schedule,
+    data: &gpm_runtime::data::Data,
+    iters: usize,
+) -> f64 {
+    let t0 = Instant::now();
+    gpm_runtime::cavi::run(
+        &c.model,
+        schedule,
+        data,
+        &HyperValues::default(),
+        &CaviConfig {
+            tolerance: 0.0,
+            max_iter: iters,
+        },
+    )
+    .expect("cavi");
+    t0.elapsed().as_secs_f64()
+}
+
 /// Median of `reps` timings of `f`.
 fn median_time(reps: usize, f: &mut dyn FnMut()) -> f64 {
     let mut t: Vec<f64> = (0..reps)
@@ -77,21 +99,7 @@ fn main() {
             sampler.sweep(&mut state, &mut rng).expect("sweep")
         });
         // One CAVI iteration: the difference of 4 and 1 iterations, over 3.
-        let run = |iters: usize| {
-            let t0 = Instant::now();
-            gpm_runtime::cavi::run(
-                &c.model,
-                &schedule,
-                &data,
-                &hv,
-                &CaviConfig {
-                    tolerance: 0.0,
-                    max_iter: iters,
-                },
-            )
-            .expect("cavi");
-            t0.elapsed().as_secs_f64()
-        };
+        let run = |iters| cavi_seconds(&c, &schedule, &data, iters);
         let iteration = ((run(4) - run(1)) / 3.0).max(1e-9);
         let k = nalgebra::DMatrix::<f64>::identity(n, n) * 2.0;
         let chol = median_time(reps, &mut || {
@@ -118,21 +126,7 @@ fn main() {
     let mut sparse = Vec::new();
     for &n in sparse_sizes {
         let data = common::synthetic(n, 1);
-        let run = |iters: usize| {
-            let t0 = Instant::now();
-            gpm_runtime::cavi::run(
-                &c.model,
-                &schedule,
-                &data,
-                &hv,
-                &CaviConfig {
-                    tolerance: 0.0,
-                    max_iter: iters,
-                },
-            )
-            .expect("cavi");
-            t0.elapsed().as_secs_f64()
-        };
+        let run = |iters| cavi_seconds(&c, &schedule, &data, iters);
         let iteration = ((run(3) - run(1)) / 2.0).max(1e-9);
         println!("{n:>8}   {iteration:>16.4}");
         sparse.push((n, iteration));
