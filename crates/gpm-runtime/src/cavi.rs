@@ -269,61 +269,129 @@ impl SoftmaxQ {
         })
     }
 
-    /// Coordinate steps given `q(f)`: `γ` (at the current `α`, with `c` optimal), then `α`,
-    /// then `E[ω]`. `γ_ic = e^(ψ(α_i))/C · e^(−μ_ic/2) / (2 cosh(c_ic/2))` (MATH.md §5).
+    /// Coordinate steps given `q(f)`, observation by observation ([`softmax_local`]).
     fn local_step(&mut self, mean: &DVector<f64>, var: &DVector<f64>) {
         let (n, cl) = (self.labels.len(), self.classes);
-        let ln_c = (cl as f64).ln();
+        let mut obs = SoftmaxObs::new(cl);
         for i in 0..n {
-            let elog = statrs::function::gamma::digamma(self.alpha[i]) - ln_c;
-            let mut total = 0.0;
             for k in 0..cl {
-                let (mu, v) = (mean[k * n + i], var[k * n + i]);
-                let c = (mu * mu + v).sqrt();
-                let g = (elog - 0.5 * mu - std::f64::consts::LN_2 - log_cosh(0.5 * c)).exp();
-                self.gamma[(i, k)] = g;
-                total += g;
+                obs.mu[k] = mean[k * n + i];
+                obs.var[k] = var[k * n + i];
+                obs.weight[k] = 1.0;
+                obs.gamma[k] = self.gamma[(i, k)];
             }
-            self.alpha[i] = 1.0 + total;
+            obs.alpha = self.alpha[i];
+            softmax_local(self.labels[i], &mut obs);
+            self.alpha[i] = obs.alpha;
             for k in 0..cl {
-                let (mu, v) = (mean[k * n + i], var[k * n + i]);
-                let c = (mu * mu + v).sqrt();
-                let y = if self.labels[i] == k { 1.0 } else { 0.0 };
-                let t = if c < 1e-4 {
-                    0.25 * (1.0 - c * c / 12.0)
-                } else {
-                    (0.5 * c).tanh() / (2.0 * c)
-                };
-                self.omega[(i, k)] = (y + self.gamma[(i, k)]) * t;
+                self.gamma[(i, k)] = obs.gamma[k];
+                self.omega[(i, k)] = obs.omega[k];
             }
         }
     }
 
-    /// The factor's ELBO terms (everything but `KL(q(f) ‖ p(f))`), with `c` at its optimum:
-    /// `Σ_c [−(y+γ) log(2cosh(c/2)) + (y−γ)μ/2 + γ(ψ(α) − log C − log γ + 1)]`
-    /// `− log C + log Γ(α) + (1−α)ψ(α)` per observation (derivation in docs/inference.md).
+    /// The factor's ELBO terms (everything but `KL(q(f) ‖ p(f))`), [`softmax_elbo`] summed.
     fn elbo(&self, mean: &DVector<f64>, var: &DVector<f64>) -> f64 {
         let (n, cl) = (self.labels.len(), self.classes);
-        let ln_c = (cl as f64).ln();
+        let mut obs = SoftmaxObs::new(cl);
         let mut total = 0.0;
         for i in 0..n {
-            let a = self.alpha[i];
-            let psi = statrs::function::gamma::digamma(a);
-            total += -ln_c + statrs::function::gamma::ln_gamma(a) + (1.0 - a) * psi;
             for k in 0..cl {
-                let (mu, v) = (mean[k * n + i], var[k * n + i]);
-                let c = (mu * mu + v).sqrt();
-                let y = if self.labels[i] == k { 1.0 } else { 0.0 };
-                let g = self.gamma[(i, k)];
-                total +=
-                    -(y + g) * (std::f64::consts::LN_2 + log_cosh(0.5 * c)) + (y - g) * mu / 2.0;
-                if g > 0.0 {
-                    total += g * (psi - ln_c - g.ln() + 1.0);
-                }
+                obs.mu[k] = mean[k * n + i];
+                obs.var[k] = var[k * n + i];
+                obs.weight[k] = 1.0;
+                obs.gamma[k] = self.gamma[(i, k)];
             }
+            obs.alpha = self.alpha[i];
+            total += softmax_elbo(self.labels[i], &obs);
         }
         total
     }
+}
+
+/// One observation of a logistic-softmax factor: the moments of its `C` latent values, the
+/// weight of each class in sums over classes (1 for all classes; `(C−1)/K` for the `K` sampled
+/// non-label classes under class subsampling, 0 for the others), and its `q(λ)`, `q(n)`, `E[ω]`.
+#[derive(Debug, Clone)]
+pub(crate) struct SoftmaxObs {
+    pub(crate) mu: Vec<f64>,
+    pub(crate) var: Vec<f64>,
+    pub(crate) weight: Vec<f64>,
+    pub(crate) alpha: f64,
+    pub(crate) gamma: Vec<f64>,
+    pub(crate) omega: Vec<f64>,
+}
+
+impl SoftmaxObs {
+    pub(crate) fn new(classes: usize) -> SoftmaxObs {
+        SoftmaxObs {
+            mu: vec![0.0; classes],
+            var: vec![0.0; classes],
+            weight: vec![1.0; classes],
+            alpha: 1.0,
+            gamma: vec![0.0; classes],
+            omega: vec![0.25; classes],
+        }
+    }
+}
+
+/// Coordinate steps of one observation given `q(f)`: `γ` (at the current `α`, with `c`
+/// optimal), then `α = 1 + Σ_c w_c γ_c`, then `E[ω]`:
+/// `γ_c = e^(ψ(α))/C · e^(−μ_c/2) / (2 cosh(c_c/2))` (MATH.md §5),
+/// `E[ω_c] = (y_c + γ_c) tanh(c_c/2) / (2 c_c)`. Classes of weight 0 are skipped.
+pub(crate) fn softmax_local(label: usize, o: &mut SoftmaxObs) {
+    let cl = o.mu.len();
+    let ln_c = (cl as f64).ln();
+    let elog = statrs::function::gamma::digamma(o.alpha) - ln_c;
+    let mut total = 0.0;
+    for k in 0..cl {
+        if o.weight[k] == 0.0 {
+            continue;
+        }
+        let c = (o.mu[k] * o.mu[k] + o.var[k]).sqrt();
+        o.gamma[k] = (elog - 0.5 * o.mu[k] - std::f64::consts::LN_2 - log_cosh(0.5 * c)).exp();
+        total += o.weight[k] * o.gamma[k];
+    }
+    o.alpha = 1.0 + total;
+    for k in 0..cl {
+        if o.weight[k] == 0.0 {
+            continue;
+        }
+        let c = (o.mu[k] * o.mu[k] + o.var[k]).sqrt();
+        let y = if label == k { 1.0 } else { 0.0 };
+        let t = if c < 1e-4 {
+            0.25 * (1.0 - c * c / 12.0)
+        } else {
+            (0.5 * c).tanh() / (2.0 * c)
+        };
+        o.omega[k] = (y + o.gamma[k]) * t;
+    }
+}
+
+/// The observation's ELBO terms with `c` at its optimum (docs/inference.md):
+/// `Σ_c w_c [−(y+γ) log(2cosh(c/2)) + (y−γ)μ/2 + γ(ψ(α) − log C − log γ + 1)]`
+/// `− log C + log Γ(α) + (1−α)ψ(α)`.
+pub(crate) fn softmax_elbo(label: usize, o: &SoftmaxObs) -> f64 {
+    let cl = o.mu.len();
+    let ln_c = (cl as f64).ln();
+    let a = o.alpha;
+    let psi = statrs::function::gamma::digamma(a);
+    let mut total = -ln_c + statrs::function::gamma::ln_gamma(a) + (1.0 - a) * psi;
+    for k in 0..cl {
+        if o.weight[k] == 0.0 {
+            continue;
+        }
+        let c = (o.mu[k] * o.mu[k] + o.var[k]).sqrt();
+        let y = if label == k { 1.0 } else { 0.0 };
+        let g = o.gamma[k];
+        let mut term =
+            -(y + g) * (std::f64::consts::LN_2 + log_cosh(0.5 * c)) + (y - g) * o.mu[k] / 2.0;
+        if g > 0.0 {
+            term += g * (psi - ln_c - g.ln() + 1.0);
+        }
+        total += o.weight[k] * term;
+    }
+    total
 }
 
 /// Run CAVI. Fails when a factor has no closed-form CAVI program.

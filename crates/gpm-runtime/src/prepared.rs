@@ -141,6 +141,9 @@ pub struct PFactor {
     pub n: usize,
     /// Slot sources.
     pub slots: Vec<Slot>,
+    /// A logistic-softmax factor: its latent matrix (index into [`Prepared::latents`]), the
+    /// labels (0-based) and the number of classes.
+    pub categorical: Option<(usize, Vec<usize>, usize)>,
 }
 
 /// The model ready to run.
@@ -400,7 +403,29 @@ impl Prepared {
                     Source::Aux(j) => Slot::Aux(*j),
                 });
             }
-            factors.push(PFactor { n, slots });
+            let categorical = match &fp.categorical {
+                Some(c) => {
+                    let li = latents
+                        .iter()
+                        .position(|l| l.0 == c.latent)
+                        .ok_or_else(|| RuntimeError::Model(format!("no latent `{}`", c.latent)))?;
+                    match data.vector(&c.label) {
+                        Some(y) => Some((
+                            li,
+                            y.iter().map(|v| (*v as usize).saturating_sub(1)).collect(),
+                            latents[li].1 / y.len().max(1),
+                        )),
+                        // Test data may come without labels.
+                        None => None,
+                    }
+                }
+                None => None,
+            };
+            factors.push(PFactor {
+                n,
+                slots,
+                categorical,
+            });
         }
         let hypers = hypers
             .scalars

@@ -20,7 +20,7 @@ use gpm_ir::Model;
 use gpm_schedule::Schedule;
 use nalgebra::DMatrix;
 use rand::seq::SliceRandom;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 
 /// Settings of a stochastic CAVI run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,6 +39,10 @@ pub struct SviConfig {
     pub report_every: usize,
     /// Adam step size on the logarithms of learned hyperparameters.
     pub hyper_rate: f64,
+    /// Logistic-softmax factors: the number `K` of non-label classes sampled per observation
+    /// (thesis ch. 4, "extreme classification"), their sums weighted by `(C − 1)/K`; 0 uses
+    /// every class.
+    pub class_batch: usize,
 }
 
 impl Default for SviConfig {
@@ -51,6 +55,7 @@ impl Default for SviConfig {
             seed: 1,
             report_every: 50,
             hyper_rate: 0.01,
+            class_batch: 0,
         }
     }
 }
@@ -129,9 +134,80 @@ struct Setup<'a> {
     terms: Vec<Vec<(usize, f64)>>,
     /// The predictor of every curvature term, per factor.
     curvature_preds: Vec<Vec<usize>>,
+    /// Non-label classes sampled per observation (0: all).
+    class_batch: usize,
 }
 
 impl Setup<'_> {
+    /// A logistic-softmax factor on the batch: per observation, its class subsample, the local
+    /// coordinate steps to their fixed point (`q(λ)` and `q(n)` depend on each other), its ELBO
+    /// terms, and the weighted curvature `w E[ω]` and linear term `w (y − γ)/2` of each sampled
+    /// class's block. Returns the sum of the ELBO terms.
+    #[allow(clippy::too_many_arguments)]
+    fn softmax_batch(
+        &self,
+        (latent, labels, classes): (usize, &[usize], usize),
+        idx: &[usize],
+        marg: &[(Vec<f64>, Vec<f64>)],
+        rng: &mut rand_chacha::ChaCha8Rng,
+        a: &mut [Vec<f64>],
+        bb: &mut [Vec<f64>],
+    ) -> Result<f64, RuntimeError> {
+        let blocks: Vec<usize> = (0..classes)
+            .map(|k| {
+                block_of(self.prep, latent, k).ok_or_else(|| {
+                    RuntimeError::Model(
+                        "the logistic-softmax latent needs a sparse GP per class".into(),
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let subsample = self.class_batch > 0 && self.class_batch < classes - 1;
+        let mut obs = crate::cavi::SoftmaxObs::new(classes);
+        let mut others: Vec<usize> = Vec::with_capacity(classes);
+        let mut local = 0.0;
+        for (j, &i) in idx.iter().enumerate() {
+            let label = labels[i];
+            if subsample {
+                obs.weight.iter_mut().for_each(|w| *w = 0.0);
+                obs.weight[label] = 1.0;
+                others.clear();
+                others.extend((0..classes).filter(|&k| k != label));
+                let w = (classes - 1) as f64 / self.class_batch as f64;
+                for s in 0..self.class_batch {
+                    let pick = s + rng.gen_range(0..others.len() - s);
+                    others.swap(s, pick);
+                    obs.weight[others[s]] = w;
+                }
+            } else {
+                obs.weight.iter_mut().for_each(|w| *w = 1.0);
+            }
+            for k in 0..classes {
+                obs.mu[k] = marg[blocks[k]].0[j];
+                obs.var[k] = marg[blocks[k]].1[j];
+            }
+            obs.alpha = 1.0;
+            for _ in 0..200 {
+                let before = obs.alpha;
+                crate::cavi::softmax_local(label, &mut obs);
+                if (obs.alpha - before).abs() <= 1e-12 * obs.alpha {
+                    break;
+                }
+            }
+            local += crate::cavi::softmax_elbo(label, &obs);
+            for k in 0..classes {
+                let w = obs.weight[k];
+                if w == 0.0 {
+                    continue;
+                }
+                let y = if k == label { 1.0 } else { 0.0 };
+                a[blocks[k]][j] += w * obs.omega[k];
+                bb[blocks[k]][j] += w * 0.5 * (y - obs.gamma[k]);
+            }
+        }
+        Ok(local)
+    }
+
     fn pred_index(&self, name: &str) -> usize {
         self.prep
             .preds
@@ -140,11 +216,14 @@ impl Setup<'_> {
             .expect("predictor")
     }
 
+    /// `class_seed` fixes the class subsample, so that evaluations at other hyperparameter
+    /// values (finite differences) see the same one.
     fn eval(
         &self,
         sps: &[crate::sparse::SparseGp],
         q: &[QInducing],
         idx: &[usize],
+        class_seed: u64,
     ) -> Result<BatchEval, RuntimeError> {
         let (prep, schedule) = (self.prep, self.schedule);
         let batch = idx.len();
@@ -184,7 +263,19 @@ impl Setup<'_> {
         let mut a = vec![vec![0.0; batch]; prep.blocks.len()];
         let mut bb = vec![vec![0.0; batch]; prep.blocks.len()];
         let mut local = 0.0;
+        let mut class_rng = rand_chacha::ChaCha8Rng::seed_from_u64(class_seed);
         for (f, fp) in schedule.factors.iter().enumerate() {
+            if let Some((li, labels, classes)) = &prep.factors[f].categorical {
+                local += self.softmax_batch(
+                    (*li, labels, *classes),
+                    idx,
+                    &marg,
+                    &mut class_rng,
+                    &mut a,
+                    &mut bb,
+                )?;
+                continue;
+            }
             let cp = fp.cavi.as_ref().expect("checked");
             let mut e_aux = vec![1.0; fp.aux.len()];
             if let Some(pn) = &cp.poisson {
@@ -245,10 +336,19 @@ impl Setup<'_> {
 
 /// Check that a prepared model can run by SVI; returns the number of observations.
 fn check(prep: &Prepared, schedule: &Schedule) -> Result<usize, RuntimeError> {
-    for fp in &schedule.factors {
+    for (f, fp) in schedule.factors.iter().enumerate() {
+        if fp.categorical.is_some() {
+            if prep.factors[f].categorical.is_none() {
+                return Err(RuntimeError::Model(format!(
+                    "factor #{}: no labels for the logistic-softmax",
+                    fp.factor + 1
+                )));
+            }
+            continue;
+        }
         if fp.cavi.as_ref().is_none_or(|c| !c.double_bound.is_empty()) {
             return Err(RuntimeError::Model(format!(
-                "factor #{} has no closed-form CAVI program (the double bound of collapsed predictors and the logistic-softmax run by CAVI; SVI for them, with class subsampling, is not implemented), so it cannot run by SVI",
+                "factor #{}: SVI for the double bound of collapsed predictors is not implemented (it runs by full-batch CAVI: --method cavi)",
                 fp.factor + 1
             )));
         }
@@ -393,6 +493,7 @@ pub fn run_learning(
         schedule,
         terms,
         curvature_preds: Vec::new(),
+        class_batch: config.class_batch,
     };
     // The predictor of every curvature term, resolved once rather than per observation.
     setup.curvature_preds = schedule
@@ -446,7 +547,7 @@ pub fn run_learning(
             local,
             a,
             bb,
-        } = setup.eval(&sps, &q, &idx)?;
+        } = setup.eval(&sps, &q, &idx, config.seed ^ (t as u64 + 1))?;
         let mut kl = 0.0;
         for qb in &q {
             kl += qb.kl()?;
@@ -471,7 +572,9 @@ pub fn run_learning(
                 let at = |x: f64| -> Result<f64, RuntimeError> {
                     let mut h2 = hv.clone();
                     h2.scalars.insert(learn[k].clone(), x.exp());
-                    Ok(setup.eval(&rebuild(&h2)?, &q, &idx)?.local)
+                    Ok(setup
+                        .eval(&rebuild(&h2)?, &q, &idx, config.seed ^ (t as u64 + 1))?
+                        .local)
                 };
                 grad[k] =
                     scale * (at(log_theta[k] + STEP)? - at(log_theta[k] - STEP)?) / (2.0 * STEP);

@@ -80,6 +80,9 @@ enum Command {
         /// SVI: Adam step size on log θ for `learn()` kernel hyperparameters.
         #[arg(long, default_value_t = 0.01)]
         hyper_rate: f64,
+        /// SVI, logistic-softmax: non-label classes sampled per observation (0: all classes).
+        #[arg(long, default_value_t = 0)]
+        class_batch: usize,
     },
 }
 
@@ -114,6 +117,7 @@ fn main() -> ExitCode {
             forgetting,
             delay,
             hyper_rate,
+            class_batch,
         } => {
             let config = gpm_runtime::gibbs::GibbsConfig {
                 chains,
@@ -131,6 +135,7 @@ fn main() -> ExitCode {
                     seed,
                     report_every: (iterations / 20).max(1),
                     hyper_rate,
+                    class_batch,
                 };
                 let svi = (method == Method::Svi).then_some(svi);
                 return variational(&model, &data, &predict, svi, iterations, output);
@@ -211,6 +216,7 @@ fn variational(
             "iterations": config.iterations,
             "step_schedule": {"delay": config.delay, "forgetting": config.forgetting},
             "hyper_rate": config.hyper_rate,
+            "class_batch": config.class_batch,
             "seed": config.seed,
             "trace": r.trace.iter().map(|p| serde_json::json!({"iteration": p.iteration, "epoch": p.epoch, "seconds": p.seconds, "elbo_estimate": p.elbo})).collect::<Vec<_>>(),
             "seconds": r.seconds,

@@ -344,3 +344,56 @@ fn svi_learns_the_lengthscale_of_type_two_maximum_likelihood() {
         "SVI {ell_svi} vs CAVI {ell_cavi}"
     );
 }
+
+/// The logistic-softmax under SVI: with the whole data as the batch it reaches the sparse CAVI
+/// fixed point; with minibatches and one sampled non-label class per observation (weights
+/// (C − 1)/K, thesis ch. 4) it stays close to it.
+#[test]
+fn multiclass_svi_reaches_cavi_and_class_subsampling_stays_close() {
+    let m = "multiclass_gp";
+    let (c, d) = load(m, &sparsify(&source(m), "15"));
+    let (cavi, _) = gpmc::infer::run_cavi(&c, &d, &CAVI).unwrap();
+    let n = d.inputs("X").unwrap().nrows();
+    let means = |blocks: &[BlockPosterior]| -> Vec<f64> {
+        blocks
+            .iter()
+            .flat_map(|b| match b {
+                BlockPosterior::Sparse(q) => q.mean.iter().copied().collect::<Vec<_>>(),
+                _ => panic!("sparse blocks expected"),
+            })
+            .collect()
+    };
+    let reference = means(&cavi.blocks);
+    let run = |config: SviConfig| {
+        let (r, _, _) = gpmc::infer::run_svi(&c, &d, &config, &mut |_, _| {}).unwrap();
+        let got = means(&r.blocks);
+        let diffs: Vec<f64> = got
+            .iter()
+            .zip(&reference)
+            .map(|(a, b)| (a - b).abs())
+            .collect();
+        let worst = diffs.iter().cloned().fold(0.0, f64::max);
+        (worst, diffs.iter().sum::<f64>() / diffs.len() as f64)
+    };
+    let (worst, _) = run(SviConfig {
+        batch: n,
+        iterations: 1500,
+        ..SviConfig::default()
+    });
+    assert!(
+        worst < 1e-3,
+        "full batch: worst whitened-mean error {worst}"
+    );
+    let (worst, avg) = run(SviConfig {
+        batch: n / 3,
+        iterations: 4000,
+        forgetting: 0.9,
+        class_batch: 1,
+        ..SviConfig::default()
+    });
+    eprintln!("class subsampling (K = 1 of 2), B = N/3: whitened-mean error worst {worst:.3}, average {avg:.3}");
+    assert!(
+        worst < 0.3 && avg < 0.08,
+        "subsampled: worst {worst}, average {avg}"
+    );
+}
