@@ -59,6 +59,10 @@ enum Raw {
     Num(f64),
     Array(Vec<Raw>),
     Bad(String),
+    /// A CSV column, already numbers (no per-entry `Raw`: 8 bytes per value).
+    Column(Vec<f64>),
+    /// CSV columns `X.1, X.2, ...`, already a matrix.
+    Matrix(DMatrix<f64>),
 }
 
 fn from_json(v: &serde_json::Value) -> Raw {
@@ -81,14 +85,21 @@ fn from_json(v: &serde_json::Value) -> Raw {
 /// Read one data file (`.json` or `.csv`) into raw named values.
 fn read_file(path: &Path, into: &mut BTreeMap<String, Raw>) -> Result<(), DataError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| err("", format!("cannot read the data file `{name}`: {e}"), None))?;
+    let cannot =
+        |e: std::io::Error| err("", format!("cannot read the data file `{name}`: {e}"), None);
     let is_csv = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     if is_csv {
-        read_csv(&text, &name, into)
+        // Streamed: the file is never held as text, and each value is stored once, as f64.
+        let file = std::fs::File::open(path).map_err(cannot)?;
+        read_csv(
+            std::io::BufReader::with_capacity(1 << 20, file),
+            &name,
+            into,
+        )
     } else {
+        let text = std::fs::read_to_string(path).map_err(cannot)?;
         let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
             err(
                 "",
@@ -110,11 +121,15 @@ fn read_file(path: &Path, into: &mut BTreeMap<String, Raw>) -> Result<(), DataEr
     }
 }
 
-fn read_csv(text: &str, name: &str, into: &mut BTreeMap<String, Raw>) -> Result<(), DataError> {
+fn read_csv<R: std::io::Read>(
+    reader: R,
+    name: &str,
+    into: &mut BTreeMap<String, Raw>,
+) -> Result<(), DataError> {
     let mut rdr = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .comment(Some(b'#'))
-        .from_reader(text.as_bytes());
+        .from_reader(reader);
     let headers: Vec<String> = rdr
         .headers()
         .map_err(|e| err("", format!("`{name}`: bad CSV header: {e}"), None))?
@@ -122,9 +137,14 @@ fn read_csv(text: &str, name: &str, into: &mut BTreeMap<String, Raw>) -> Result<
         .map(|s| s.to_string())
         .collect();
     let mut columns: Vec<Vec<f64>> = vec![vec![]; headers.len()];
-    for (row, rec) in rdr.records().enumerate() {
-        let rec =
-            rec.map_err(|e| err("", format!("`{name}`: bad CSV row {}: {e}", row + 2), None))?;
+    let mut rec = csv::StringRecord::new();
+    for row in 0.. {
+        let more = rdr
+            .read_record(&mut rec)
+            .map_err(|e| err("", format!("`{name}`: bad CSV row {}: {e}", row + 2), None))?;
+        if !more {
+            break;
+        }
         for (k, field) in rec.iter().enumerate() {
             let v: f64 = field.parse().map_err(|_| {
                 err(
@@ -149,20 +169,20 @@ fn read_csv(text: &str, name: &str, into: &mut BTreeMap<String, Raw>) -> Result<
         match split.and_then(|(base, k)| k.parse::<usize>().ok().map(|k| (base, k))) {
             Some((base, k)) => matrices.entry(base.to_string()).or_default().push((k, col)),
             None => {
-                into.insert(
-                    h.clone(),
-                    Raw::Array(col.into_iter().map(Raw::Num).collect()),
-                );
+                into.insert(h.clone(), Raw::Column(col));
             }
         }
     }
     for (base, mut cols) in matrices {
         cols.sort_by_key(|c| c.0);
         let n = cols.first().map_or(0, |c| c.1.len());
-        let rows = (0..n)
-            .map(|i| Raw::Array(cols.iter().map(|c| Raw::Num(c.1[i])).collect()))
-            .collect();
-        into.insert(base, Raw::Array(rows));
+        let ncols = cols.len();
+        // Column-major, as nalgebra stores it: the columns are appended and freed one by one.
+        let mut buf = Vec::with_capacity(n * ncols);
+        for (_, c) in cols {
+            buf.extend_from_slice(&c);
+        }
+        into.insert(base, Raw::Matrix(DMatrix::from_vec(n, ncols, buf)));
     }
     Ok(())
 }
@@ -199,7 +219,7 @@ fn check(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataErro
             e.declared = Some(d.span);
             e
         };
-        let Some(r) = raw.get(&d.name) else {
+        let Some(r) = raw.remove(&d.name) else {
             return Err(with_span(err(
                 &d.name,
                 format!(
@@ -220,7 +240,37 @@ fn check(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataErro
                     .ok_or_else(|| err(v, format!("the size `{v}` is missing"), None)),
             }
         };
-        let value = match (&d.shape, r) {
+        let count_mismatch = |what: &str, got: usize, want: usize| {
+            with_span(err(
+                &d.name,
+                format!(
+                    "`{}` has {got} {what} but is declared {} with {want}",
+                    d.name,
+                    shape_text(&d.shape),
+                ),
+                None,
+            ))
+        };
+        let value = match (&d.shape, &r) {
+            (Shape::Vector(n), Raw::Column(v)) => {
+                let n = dim(n).map_err(with_span)?;
+                if v.len() != n {
+                    return Err(count_mismatch("entries", v.len(), n));
+                }
+                let Raw::Column(v) = r else { unreachable!() };
+                Value::Vector(v)
+            }
+            (Shape::Matrix(rows, cols), Raw::Matrix(m)) => {
+                let (nr, nc) = (dim(rows).map_err(with_span)?, dim(cols).map_err(with_span)?);
+                if m.nrows() != nr {
+                    return Err(count_mismatch("rows", m.nrows(), nr));
+                }
+                if m.ncols() != nc {
+                    return Err(count_mismatch("columns", m.ncols(), nc));
+                }
+                let Raw::Matrix(m) = r else { unreachable!() };
+                Value::Matrix(std::sync::Arc::new(m))
+            }
             (Shape::Scalar, Raw::Num(x)) => Value::Scalar(*x),
             (Shape::Vector(n), Raw::Array(items)) => {
                 let n = dim(n).map_err(with_span)?;
@@ -352,6 +402,8 @@ fn raw_text(r: &Raw) -> String {
         Raw::Num(x) => format!("the number {x}"),
         Raw::Array(a) => format!("an array of {} entries", a.len()),
         Raw::Bad(s) => s.clone(),
+        Raw::Column(v) => format!("a column of {} numbers", v.len()),
+        Raw::Matrix(m) => format!("{} columns of {} numbers", m.ncols(), m.nrows()),
     }
 }
 
@@ -361,6 +413,8 @@ fn infer_sizes(model: &Model, raw: &mut BTreeMap<String, Raw>) {
     for d in &model.data {
         let dims: Vec<(&Dim, usize)> = match (&d.shape, raw.get(&d.name)) {
             (Shape::Vector(n), Some(Raw::Array(a))) => vec![(n, a.len())],
+            (Shape::Vector(n), Some(Raw::Column(v))) => vec![(n, v.len())],
+            (Shape::Matrix(r, c), Some(Raw::Matrix(m))) => vec![(r, m.nrows()), (c, m.ncols())],
             (Shape::Matrix(r, c), Some(Raw::Array(a))) => {
                 let cols = match a.first() {
                     Some(Raw::Array(row)) => Some(row.len()),
@@ -388,10 +442,11 @@ fn check_values(
     d: &gpm_ir::DataVar,
     value: &Value,
 ) -> Result<(), DataError> {
-    let entries: Vec<f64> = match value {
-        Value::Scalar(x) => vec![*x],
-        Value::Vector(v) => v.clone(),
-        Value::Matrix(m) => m.iter().copied().collect(),
+    // Borrowed, not copied: at 10⁶ rows a copy would double the data's memory.
+    let entries: &[f64] = match value {
+        Value::Scalar(x) => std::slice::from_ref(x),
+        Value::Vector(v) => v,
+        Value::Matrix(m) => m.as_slice(),
     };
     let locate = |k: usize| match value {
         Value::Scalar(_) => String::new(),

@@ -102,6 +102,44 @@ fn csv_data_with_matrix_columns_loads() {
     assert_eq!(d.matrix("X").unwrap()[(1, 0)], -0.5);
 }
 
+/// The streamed CSV reader gives the same data as JSON, and names the variable and the problem
+/// when a CSV column is wrong (a label outside its set, a non-number, a declared size it
+/// contradicts).
+#[test]
+fn csv_matches_json_and_reports_bad_columns() {
+    let dir = tempdir();
+    let csv = dir.join("d.csv");
+    std::fs::write(&csv, "X.2,X.1,y\n0.2,0.1,1\n0.3,-0.5,-1\n-0.1,0.7,1\n").unwrap();
+    let c = model();
+    let from_csv = gpmc::data::load(&c.model, &[csv.as_path()]).unwrap();
+    let json = serde_json::json!({"N": 3, "D": 2, "X": [[0.1, 0.2], [-0.5, 0.3], [0.7, -0.1]], "y": [1, -1, 1]});
+    let from_json = gpmc::data::from_json_value(&c.model, &json).unwrap();
+    assert_eq!(from_csv, from_json, "columns X.2, X.1 are put in order");
+    let bad = |text: &str| {
+        let p = dir.join("bad.csv");
+        std::fs::write(&p, text).unwrap();
+        gpmc::data::load(&c.model, &[p.as_path()]).unwrap_err()
+    };
+    let e = bad("X.1,X.2,y\n0.1,0.2,1\n0.3,-0.5,2\n");
+    assert_eq!(e.variable, "y", "{}", e.message);
+    let e = bad("X.1,X.2,y\n0.1,abc,1\n");
+    assert!(
+        e.message.contains("not a number") && e.message.contains("X.2"),
+        "{}",
+        e.message
+    );
+    let p = dir.join("sizes.json");
+    std::fs::write(&p, r#"{"N": 5}"#).unwrap();
+    let good = dir.join("good.csv");
+    std::fs::write(&good, "X.1,X.2,y\n0.1,0.2,1\n0.3,-0.5,-1\n").unwrap();
+    let e = gpmc::data::load(&c.model, &[p.as_path(), good.as_path()]).unwrap_err();
+    assert!(
+        e.message.contains("2 rows") || e.message.contains("2 entries"),
+        "{}",
+        e.message
+    );
+}
+
 fn tempdir() -> PathBuf {
     let d = std::env::temp_dir().join(format!(
         "gpmc-test-{}-{}",
