@@ -172,7 +172,7 @@ pub(crate) fn local_step(
 /// rate `κ(η) = k₀ + k₁η + k₂η²` and `γ` the current `E[n]`, maximising over `q(n)` leaves
 /// `−w·E_q[κ(η)]`, `w = 1 − γ/E[κ]`, i.e. `(2k₂w, −k₁w)` (thesis §7.2.1, Algorithm 3 with
 /// `w = 1 − ψ`).
-fn double_bound_terms(
+pub(crate) fn double_bound_terms(
     pn: &gpm_schedule::CaviPoisson,
     name: &str,
     vals: &[f64],

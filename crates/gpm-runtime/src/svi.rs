@@ -221,12 +221,19 @@ impl Setup<'_> {
     fn eval(
         &self,
         sps: &[crate::sparse::SparseGp],
+        hypers: &HyperValues,
         q: &[QInducing],
         idx: &[usize],
         class_seed: u64,
     ) -> Result<BatchEval, RuntimeError> {
         let (prep, schedule) = (self.prep, self.schedule);
         let batch = idx.len();
+        // The likelihood's hyperparameters at the values being evaluated.
+        let hyper_vals: Vec<f64> = prep
+            .hypers
+            .iter()
+            .map(|(n, v)| hypers.scalars.get(n).copied().unwrap_or(*v))
+            .collect();
         let mut stack = Vec::with_capacity(64);
         let mut vals = Vec::new();
         // Features and marginals of every block on the batch.
@@ -290,7 +297,7 @@ impl Setup<'_> {
                         Slot::Vector(v) => v[i],
                         Slot::Const(c) => *c,
                         Slot::Aux(k) => e_aux[*k],
-                        Slot::Hyper(k) => prep.hypers[*k].1,
+                        Slot::Hyper(k) => hyper_vals[*k],
                     });
                 }
                 let m = |name: &str| {
@@ -323,6 +330,20 @@ impl Setup<'_> {
                         bb[blk][j] += (bi - ai * rest) * coef;
                     }
                 }
+                // The double bound (collapsed predictors read through the Poisson rate), with
+                // γ fresh from the local steps above.
+                if let Some(pn) = &cp.poisson {
+                    for name in &cp.double_bound {
+                        let pi = self.pred_index(name);
+                        let (ai, bi) =
+                            crate::cavi::double_bound_terms(pn, name, &vals, &m, &mut stack);
+                        for &(blk, coef) in &self.terms[pi] {
+                            let rest = pm[pi].0[j] - coef * marg[blk].0[j];
+                            a[blk][j] += ai * coef * coef;
+                            bb[blk][j] += (bi - ai * rest) * coef;
+                        }
+                    }
+                }
             }
         }
         Ok(BatchEval {
@@ -346,9 +367,9 @@ fn check(prep: &Prepared, schedule: &Schedule) -> Result<usize, RuntimeError> {
             }
             continue;
         }
-        if fp.cavi.as_ref().is_none_or(|c| !c.double_bound.is_empty()) {
+        if fp.cavi.is_none() {
             return Err(RuntimeError::Model(format!(
-                "factor #{}: SVI for the double bound of collapsed predictors is not implemented (it runs by full-batch CAVI: --method cavi)",
+                "factor #{}: its augmentation has no closed-form CAVI program, so SVI is not implemented for it",
                 fp.factor + 1
             )));
         }
@@ -425,12 +446,12 @@ pub fn run_prepared(
     run_learning(prep, schedule, config, &[], report)
 }
 
-/// [`run_prepared`], also learning the scalar kernel hyperparameters named in `learn`
-/// (positive; read by the sparse GPs' kernels) by Adam on the minibatch ELBO, one step per
-/// iteration after the natural-gradient step. The gradient in `log θ` is a central difference
-/// of the minibatch ELBO estimate on the same batch (step 1e-4), which in the whitened
-/// parameterisation depends on `θ` only through the features `Φ = L⁻¹K_mx` and `k̃`:
-/// `KL(q(v) ‖ N(0, I))` does not. Each learned hyperparameter costs two extra evaluations of
+/// [`run_prepared`], also learning the positive scalar hyperparameters named in `learn` (read
+/// by the sparse GPs' kernels, by the likelihood, or both) by Adam on the minibatch ELBO, one
+/// step per iteration after the natural-gradient step. The gradient in `log θ` is a central
+/// difference of the minibatch ELBO estimate on the same batch (step 1e-4), which in the
+/// whitened parameterisation depends on `θ` only through the features `Φ = L⁻¹K_mx` and `k̃`
+/// and the local terms: `KL(q(v) ‖ N(0, I))` does not. Each learned hyperparameter costs two extra evaluations of
 /// the batch per iteration.
 pub fn run_learning(
     prep: &Prepared,
@@ -507,13 +528,18 @@ pub fn run_learning(
         })
         .collect();
     // Learned hyperparameters: current log values, all read from the first block's prior.
+    // Learned hyperparameters may be read by the kernels (through the blocks' priors) and by
+    // the likelihood (through the factors' slots); both read these values.
     let mut hv = sps[0].hypers().clone();
+    for (name, v) in &prep.hypers {
+        hv.scalars.entry(name.clone()).or_insert(*v);
+    }
     for name in learn {
         match hv.scalars.get(name) {
             Some(v) if *v > 0.0 => {}
             _ => {
                 return Err(RuntimeError::Model(format!(
-                    "SVI can learn positive scalar kernel hyperparameters only; `{name}` is not one"
+                    "SVI can learn positive scalar hyperparameters only; `{name}` is not one"
                 )))
             }
         }
@@ -547,7 +573,7 @@ pub fn run_learning(
             local,
             a,
             bb,
-        } = setup.eval(&sps, &q, &idx, config.seed ^ (t as u64 + 1))?;
+        } = setup.eval(&sps, &hv, &q, &idx, config.seed ^ (t as u64 + 1))?;
         let mut kl = 0.0;
         for qb in &q {
             kl += qb.kl()?;
@@ -573,7 +599,7 @@ pub fn run_learning(
                     let mut h2 = hv.clone();
                     h2.scalars.insert(learn[k].clone(), x.exp());
                     Ok(setup
-                        .eval(&rebuild(&h2)?, &q, &idx, config.seed ^ (t as u64 + 1))?
+                        .eval(&rebuild(&h2)?, &h2, &q, &idx, config.seed ^ (t as u64 + 1))?
                         .local)
                 };
                 grad[k] =

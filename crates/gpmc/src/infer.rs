@@ -262,27 +262,16 @@ pub fn run_svi(
         gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
     let (hv, mut hypers) = hyper_values(c);
     let mut hv = size_ard(c, data, hv);
-    // SVI learns the scalar `learn()` hyperparameters of the kernels; the likelihood's and ARD
-    // vectors keep their initial values.
-    let read_by_likelihood = |name: &str| {
-        schedule.factors.iter().any(|f| {
-            f.slots
-                .iter()
-                .any(|s| matches!(s, gpm_schedule::Source::Hyper(h) if h == name))
-        })
-    };
+    // SVI learns the positive scalar `learn()` hyperparameters (kernel and likelihood); ARD
+    // vectors and unbounded ones keep their initial values.
     let mut learn = Vec::new();
     for h in &c.model.hypers {
-        if let HyperKind::Learn { .. } = h.kind {
-            let in_kernel = c
-                .model
-                .latents
-                .iter()
-                .any(|l| l.prior.hypers().contains(&h.name));
-            if matches!(h.shape, Shape::Scalar) && in_kernel && !read_by_likelihood(&h.name) {
+        if let HyperKind::Learn { init } = h.kind {
+            let positive = h.lower.is_some_and(|l| l >= 0.0) && init > 0.0;
+            if matches!(h.shape, Shape::Scalar) && positive {
                 learn.push(h.name.clone());
             } else if let Some(x) = hypers.iter_mut().find(|x| x.0 == h.name) {
-                x.2 = "initial value: SVI learns scalar kernel hyperparameters only (use --method cavi to learn this one)".into();
+                x.2 = "initial value: SVI learns positive scalar hyperparameters only (use --method cavi to learn this one)".into();
             }
         }
     }

@@ -397,3 +397,82 @@ fn multiclass_svi_reaches_cavi_and_class_subsampling_stays_close() {
         "subsampled: worst {worst}, average {avg}"
     );
 }
+
+/// A likelihood hyperparameter learned by SVI: the Student-t scale, against CAVI's type-II ML on
+/// the same sparse model (its ELBO reads `sigma` through the local terms only).
+#[test]
+fn svi_learns_a_likelihood_scale_like_type_two_maximum_likelihood() {
+    let m = "student_t_regression";
+    let src = "data { N : int; x : vector[N]; y : vector[N]; }
+               hyper { sigma : real in 0.. = learn(0.15); }
+               latent { f : vector[N] ~ gp(x, sqexp(1.0), inducing = 15); }
+               model { y ~ student_t(4.0, f, sigma); }";
+    let (c, d) = load(m, src);
+    let (_, cavi_hypers) = gpmc::infer::run_cavi(
+        &c,
+        &d,
+        &CaviConfig {
+            tolerance: 1e-10,
+            max_iter: 2000,
+        },
+    )
+    .unwrap();
+    let s_cavi = cavi_hypers.iter().find(|h| h.0 == "sigma").unwrap().1;
+    let n = d.vector("y").unwrap().len();
+    let (r, _, _) = gpmc::infer::run_svi(
+        &c,
+        &d,
+        &SviConfig {
+            batch: n,
+            iterations: 1500,
+            hyper_rate: 0.03,
+            ..SviConfig::default()
+        },
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let s_svi = r.hypers.iter().find(|h| h.0 == "sigma").unwrap().1;
+    eprintln!("sigma: SVI {s_svi:.4}, CAVI type-II ML {s_cavi:.4} (start 0.15)");
+    assert!(
+        (s_svi / s_cavi).ln().abs() < 0.05,
+        "SVI {s_svi} vs CAVI {s_cavi}"
+    );
+}
+
+/// The heteroscedastic Gaussian's double bound under SVI: with the whole data as the batch, SVI
+/// reaches the sparse CAVI fixed point (both latent GPs sparse).
+#[test]
+fn heteroscedastic_svi_reaches_the_cavi_fixed_point() {
+    let m = "heteroscedastic_gp";
+    let src = "data { N : int; x : vector[N]; y : vector[N]; }
+               hyper { lambda : real in 0.. = 20.0; }
+               latent { f : vector[N] ~ gp(x, sqexp(1.0), inducing = 12);
+                        g : vector[N] ~ gp(x, sqexp(1.0), inducing = 12); }
+               model { y ~ normal(f, 1 / sqrt(lambda * logistic(g))); }";
+    let (c, d) = load(m, src);
+    let (cavi, _) = gpmc::infer::run_cavi(&c, &d, &CAVI).unwrap();
+    let n = d.vector("y").unwrap().len();
+    let (r, _, _) = gpmc::infer::run_svi(
+        &c,
+        &d,
+        &SviConfig {
+            batch: n,
+            iterations: 3000,
+            ..SviConfig::default()
+        },
+        &mut |_, _| {},
+    )
+    .unwrap();
+    for (b_cavi, b_svi) in cavi.blocks.iter().zip(&r.blocks) {
+        let (BlockPosterior::Sparse(qc), BlockPosterior::Sparse(qs)) = (b_cavi, b_svi) else {
+            panic!("sparse blocks expected")
+        };
+        let worst = (&qc.mean - &qs.mean).amax();
+        assert!(worst < 1e-3, "whitened mean differs by {worst}");
+    }
+    let (e_svi, e_cavi) = (r.trace.last().unwrap().elbo, *cavi.elbo.last().unwrap());
+    assert!(
+        (e_svi - e_cavi).abs() < 1e-4 * e_cavi.abs(),
+        "ELBO {e_svi} vs {e_cavi}"
+    );
+}
