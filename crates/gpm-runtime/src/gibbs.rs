@@ -61,6 +61,8 @@ pub struct State {
     /// Per block: the GP prior at this chain's current kernel hyperparameters, for blocks
     /// whose kernel is sampled (`None`: the prepared prior).
     pub gp_priors: Vec<Option<crate::gaussian::GpBlock>>,
+    /// Per block: the whitened inducing coordinates `v` of a sparse block (`None` otherwise).
+    pub sparse_v: Vec<Option<DVector<f64>>>,
 }
 
 /// A scalar hyperparameter with a non-conjugate prior that only the likelihood reads: updated
@@ -106,6 +108,8 @@ pub struct Sampler<'a> {
     dense_designs_collapsed: Vec<Vec<Option<DMatrix<f64>>>>,
     sliced: Vec<SlicedHyper>,
     kernels: Vec<SlicedKernel>,
+    /// Per block: `Φ = L⁻¹K_mx` and `k̃` of a sparse block's training inputs.
+    sparse_feats: Vec<Option<(DMatrix<f64>, Vec<f64>)>>,
     /// Hyperparameters with a prior left at their starting value, with the reason.
     held: Vec<(String, String)>,
 }
@@ -148,15 +152,15 @@ impl<'a> Sampler<'a> {
         hypers: &HyperValues,
     ) -> Result<Self, RuntimeError> {
         let prep = Prepared::new(model, schedule, data, hypers)?;
-        if prep
+        // Sparse blocks: the features of the training inputs, once (`M × N`).
+        let sparse_feats = prep
             .blocks
             .iter()
-            .any(|b| matches!(b, Block::Sparse { .. }))
-        {
-            return Err(RuntimeError::Model(
-                "sparse GPs (`inducing = ...`) run with --method cavi or --method svi; sparse Gibbs sampling is not implemented yet (drop `inducing` to sample the full GP)".into(),
-            ));
-        }
+            .map(|b| match b {
+                Block::Sparse { sp, inputs, .. } => sp.features(inputs).map(Some),
+                _ => Ok(None),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let mut labels = Vec::new();
         for fp in &schedule.factors {
             labels.push(match &fp.categorical {
@@ -206,6 +210,7 @@ impl<'a> Sampler<'a> {
             dense_designs_collapsed,
             sliced,
             kernels,
+            sparse_feats,
             held,
         })
     }
@@ -255,6 +260,23 @@ impl<'a> Sampler<'a> {
         for (k, idx) in self.sampled_hyper_indices().into_iter().enumerate() {
             c.insert(1 + k, self.prep.hypers[idx].0.clone());
         }
+        // Sparse blocks: their whitened inducing coordinates, which prediction needs.
+        for b in &self.prep.blocks {
+            if let Block::Sparse {
+                latent, column, sp, ..
+            } = b
+            {
+                let name = &self.prep.latents[*latent].0;
+                let multi = self.columns_of(*latent) > 1;
+                for k in 1..=sp.m() {
+                    c.push(if multi {
+                        format!("{name}.v.{}.{k}", column + 1)
+                    } else {
+                        format!("{name}.v.{k}")
+                    });
+                }
+            }
+        }
         c
     }
 
@@ -274,7 +296,14 @@ impl<'a> Sampler<'a> {
                         latents[*latent][column * rows + i] = gp.mean;
                     }
                 }
-                Block::Sparse { .. } => {} // refused in `new`
+                Block::Sparse {
+                    latent, column, sp, ..
+                } => {
+                    let rows = self.prep.latents[*latent].1 / self.columns_of(*latent);
+                    for i in 0..rows {
+                        latents[*latent][column * rows + i] = sp.mean;
+                    }
+                }
                 Block::Dense {
                     parts, prior_mean, ..
                 } => {
@@ -328,7 +357,28 @@ impl<'a> Sampler<'a> {
             cat,
             hypers,
             gp_priors: vec![None; self.prep.blocks.len()],
+            sparse_v: self
+                .prep
+                .blocks
+                .iter()
+                .map(|b| match b {
+                    Block::Sparse { sp, .. } => Some(DVector::zeros(sp.m())),
+                    _ => None,
+                })
+                .collect(),
         }
+    }
+
+    /// Number of columns of a latent (1 for a vector).
+    fn columns_of(&self, latent: usize) -> usize {
+        self.prep
+            .blocks
+            .iter()
+            .filter(|b| {
+                matches!(b, Block::Gp { latent: l, .. } | Block::Sparse { latent: l, .. } if *l == latent)
+            })
+            .count()
+            .max(1)
     }
 
     fn fill(&self, f: usize, i: usize, pv: &[Vec<f64>], state: &State, vals: &mut [f64]) {
@@ -595,8 +645,11 @@ impl<'a> Sampler<'a> {
     ) -> Result<(), RuntimeError> {
         let mut stack = Vec::with_capacity(64);
         match b {
-            Block::Gp { latent, column, gp } => {
-                let rows = gp.len();
+            Block::Gp { latent, column, .. } | Block::Sparse { latent, column, .. } => {
+                let rows = match b {
+                    Block::Gp { gp, .. } => gp.len(),
+                    _ => self.sparse_feats[bi].as_ref().map_or(0, |f| f.1.len()),
+                };
                 let (mut a, mut bb) = (vec![0.0; rows], vec![0.0; rows]);
                 for (f, fp) in self.schedule.factors.iter().enumerate() {
                     if let Some((labels, _)) = &self.labels[f] {
@@ -640,19 +693,25 @@ impl<'a> Sampler<'a> {
                         }
                     }
                 }
-                if let Some(sk) = self.kernels.iter().find(|k| k.block == bi) {
-                    self.slice_kernel(sk, state, &a, &bb, rng)?;
-                }
-                let gp = state.gp_priors[bi].as_ref().unwrap_or(gp);
-                let f = gp.sample(&a, &bb, rng)?;
+                let f = match b {
+                    Block::Gp { gp, .. } => {
+                        if let Some(sk) = self.kernels.iter().find(|k| k.block == bi) {
+                            self.slice_kernel(sk, state, &a, &bb, rng)?;
+                        }
+                        let gp = state.gp_priors[bi].as_ref().unwrap_or(gp);
+                        gp.sample(&a, &bb, rng)?
+                    }
+                    Block::Sparse { sp, .. } => {
+                        let (phi, kt) = self.sparse_feats[bi].as_ref().expect("features");
+                        let (v, f) = sp.sample_conditional(phi, kt, &a, &bb, rng)?;
+                        state.sparse_v[bi] = Some(v);
+                        f
+                    }
+                    Block::Dense { .. } => unreachable!("matched above"),
+                };
                 for i in 0..rows {
                     state.latents[*latent][column * rows + i] = f[i];
                 }
-            }
-            Block::Sparse { .. } => {
-                return Err(RuntimeError::Model(
-                    "sparse GP blocks have no Gibbs update".into(),
-                ))
             }
             Block::Dense {
                 parts,
@@ -755,7 +814,24 @@ impl<'a> Sampler<'a> {
                         lp -= 0.5 * v.norm_squared() + half_log_det;
                     }
                 }
-                Block::Sparse { .. } => {}
+                Block::Sparse {
+                    latent, column, sp, ..
+                } => {
+                    // −½‖v‖² − ½ Σ ε_i²/k̃_i, ε = f − μ₀ − Φᵀv (the FITC prior's density).
+                    let (Some(v), Some((phi, kt))) = (&state.sparse_v[bi], &self.sparse_feats[bi])
+                    else {
+                        continue;
+                    };
+                    let rows = kt.len();
+                    let fv = phi.tr_mul(v);
+                    lp -= 0.5 * v.norm_squared();
+                    for i in 0..rows {
+                        if kt[i] > 0.0 {
+                            let e = state.latents[*latent][column * rows + i] - sp.mean - fv[i];
+                            lp -= 0.5 * (e * e / kt[i] + kt[i].ln());
+                        }
+                    }
+                }
                 Block::Dense {
                     parts,
                     prior_mean,
@@ -815,6 +891,9 @@ impl<'a> Sampler<'a> {
         }
         for z in &state.latents {
             r.extend(z.iter().copied());
+        }
+        for v in state.sparse_v.iter().flatten() {
+            r.extend(v.iter().copied());
         }
         r
     }

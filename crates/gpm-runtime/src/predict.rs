@@ -142,6 +142,45 @@ pub fn predict(
             });
         }
     }
+    // Per sparse block: test features φ*, k̃*, and where its `v` columns start in a draw row.
+    struct SparsePred {
+        latent: usize,
+        column: usize,
+        phi: DMatrix<f64>,
+        kt: Vec<f64>,
+        mean: f64,
+        first_v: usize,
+    }
+    let mut sparse = Vec::new();
+    for b in &tr.blocks {
+        if let Block::Sparse {
+            latent, column, sp, ..
+        } = b
+        {
+            let LatentPrior::Gp { inputs, .. } = &model.latents[*latent].prior else {
+                continue;
+            };
+            let xs = test.inputs(inputs).ok_or_else(|| {
+                RuntimeError::Model(format!("the test data have no inputs `{inputs}`"))
+            })?;
+            let (phi, kt) = sp.features(&xs)?;
+            let name = &tr.latents[*latent].0;
+            let first_v = columns
+                .iter()
+                .position(|c| {
+                    *c == format!("{name}.v.1") || *c == format!("{name}.v.{}.1", column + 1)
+                })
+                .ok_or_else(|| RuntimeError::Model(format!("no inducing draws for `{name}`")))?;
+            sparse.push(SparsePred {
+                latent: *latent,
+                column: *column,
+                phi,
+                kt,
+                mean: sp.mean,
+                first_v,
+            });
+        }
+    }
     // The draws to use.
     let all: Vec<&Vec<f64>> = chains.iter().flat_map(|c| c.rows.iter()).collect();
     let step = (all.len() / max_draws.max(1)).max(1);
@@ -212,6 +251,17 @@ pub fn predict(
             for i in 0..g.rows_test {
                 let z: f64 = StandardNormal.sample(&mut rng);
                 lat[g.latent][g.column * g.rows_test + i] = gp.mean + m[i] + var[i].sqrt() * z;
+            }
+        }
+        for sp in &sparse {
+            // f* = μ₀ + φ*ᵀv + ε*, ε* ~ N(0, k̃*): the sparse prior's conditional at the test inputs.
+            let m = sp.phi.nrows();
+            let v = DVector::from_fn(m, |k, _| row[sp.first_v + k]);
+            let fv = sp.phi.tr_mul(&v);
+            let rows_test = sp.kt.len();
+            for i in 0..rows_test {
+                let z: f64 = StandardNormal.sample(&mut rng);
+                lat[sp.latent][sp.column * rows_test + i] = sp.mean + fv[i] + sp.kt[i].sqrt() * z;
             }
         }
         let pv: Vec<Vec<f64>> = te.preds.iter().map(|p| p.eval(&lat)).collect();

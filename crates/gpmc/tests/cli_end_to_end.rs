@@ -8,7 +8,7 @@ use std::process::Command;
 /// Methods each model must run with; the others must be refused.
 fn methods(model: &str) -> &'static [&'static str] {
     match model {
-        "sparse_gp_classification" => &["cavi", "svi"],
+        "sparse_gp_classification" => &["gibbs", "cavi", "svi"],
         _ => &["gibbs", "cavi"],
     }
 }
