@@ -93,6 +93,11 @@ fn ln_normal_upper_asymptotic(x: f64) -> f64 {
     -0.5 * x * x - (x * (2.0 * PI).sqrt()).ln() + series.ln()
 }
 
+/// `Φ(−x)`.
+fn normal_upper(x: f64) -> f64 {
+    0.5 * statrs::function::erf::erfc(x / std::f64::consts::SQRT_2)
+}
+
 /// `log(e^a + e^b)`.
 fn log_add(a: f64, b: f64) -> f64 {
     let m = a.max(b);
@@ -125,7 +130,8 @@ fn truncated_ig<R: Rng + ?Sized>(rng: &mut R, z: f64, t: f64) -> f64 {
                 e2 = rng.sample(Exp1);
             }
             let x = t / ((1.0 + t * e1) * (1.0 + t * e1));
-            if rng.gen::<f64>() <= (-0.5 * z * z * x).exp() {
+            // Untilted (z = 0): every proposal is accepted.
+            if z == 0.0 || rng.gen::<f64>() <= (-0.5 * z * z * x).exp() {
                 return x;
             }
         }
@@ -179,11 +185,30 @@ impl Series {
 /// J*(1, z) by Devroye's method (PSW 2013, Algorithm 1).
 fn devroye<R: Rng + ?Sized>(rng: &mut R, z: f64) -> f64 {
     let k = PI * PI / 8.0 + z * z / 2.0;
-    // Mixture weights of the two envelope pieces, in logs so that large z neither over- nor
-    // underflows: p (exponential piece above TRUNC), q (inverse Gaussian piece below).
-    let ln_p = (PI / (2.0 * k)).ln() - k * TRUNC;
-    let ln_q = std::f64::consts::LN_2 + ln_tilted_levy_mass(1.0, z, TRUNC);
-    let p_right = 1.0 / (1.0 + (ln_q - ln_p).exp());
+    // Mixture weights of the two envelope pieces: p (exponential piece above TRUNC), q (inverse
+    // Gaussian piece below). In linear space while e^z cannot overflow (cheaper: this runs once
+    // per draw), in logs beyond.
+    let p_right = if z == 0.0 {
+        // c = 0 (a label-free PG(1, 0), the first sweep, ...): a constant.
+        static AT_ZERO: OnceLock<f64> = OnceLock::new();
+        *AT_ZERO.get_or_init(|| {
+            let p = PI / (2.0 * k) * (-k * TRUNC).exp();
+            let q = 4.0 * normal_upper(1.0 / TRUNC.sqrt());
+            p / (p + q)
+        })
+    } else if z < 300.0 {
+        let p = PI / (2.0 * k) * (-k * TRUNC).exp();
+        let st = TRUNC.sqrt();
+        let ez = z.exp();
+        let q = 2.0
+            * (normal_upper((1.0 - TRUNC * z) / st) / ez
+                + ez * normal_upper((TRUNC * z + 1.0) / st));
+        p / (p + q)
+    } else {
+        let ln_p = (PI / (2.0 * k)).ln() - k * TRUNC;
+        let ln_q = std::f64::consts::LN_2 + ln_tilted_levy_mass(1.0, z, TRUNC);
+        1.0 / (1.0 + (ln_q - ln_p).exp())
+    };
     loop {
         let x = if rng.gen::<f64>() < p_right {
             TRUNC + rng.sample::<f64, _>(Exp1) / k
