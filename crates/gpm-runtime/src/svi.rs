@@ -162,7 +162,7 @@ impl Setup<'_> {
                 })
             })
             .collect::<Result<_, _>>()?;
-        let subsample = self.class_batch > 0 && self.class_batch < classes - 1;
+        let subsample = self.class_batch > 0 && self.class_batch + 1 < classes;
         let mut obs = crate::cavi::SoftmaxObs::new(classes);
         let mut others: Vec<usize> = Vec::with_capacity(classes);
         let mut local = 0.0;
