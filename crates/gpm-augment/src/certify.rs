@@ -132,19 +132,19 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
     let continuous: Vec<&crate::plan::AuxVar> = plan
         .aux
         .iter()
-        .filter(|a| !matches!(a.conditional, Family::Poisson { .. }))
+        .filter(|a| !a.conditional.is_count())
         .collect();
     let poisson: Vec<&crate::plan::AuxVar> = plan
         .aux
         .iter()
-        .filter(|a| matches!(a.conditional, Family::Poisson { .. }))
+        .filter(|a| a.conditional.is_count())
         .collect();
     if poisson.len() > 1 {
         return Certificate {
             points: 0,
             max_rel_error: f64::NAN,
             passed: false,
-            method: "more than one Poisson variable per factor is not certified".into(),
+            method: "more than one count variable per factor is not certified".into(),
         };
     }
     for a in &continuous {
@@ -162,7 +162,7 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
         });
     }
     if let Some(p) = poisson.first() {
-        method.push(format!("{}: Poisson sum", p.name));
+        method.push(format!("{}: {} sum", p.name, p.prior_family.name()));
     }
     for k in 0..probe.len() {
         let base = probe.env(k);
@@ -203,25 +203,50 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
         let recon = match poisson.first() {
             None => inner(None),
             Some(p) => {
-                let Family::Poisson { rate } = &p.prior_family else {
-                    unreachable!()
+                let at = |t: &T| t.eval(&|r, n| if r == Role::Aux { None } else { base(r, n) });
+                // The count's log pmf and a truncation far in its tail.
+                let pmf: Option<(Box<dyn Fn(f64) -> f64>, usize)> = match &p.prior_family {
+                    Family::Poisson { rate } => at(rate).map(|kappa| {
+                        let top = (kappa + 12.0 * kappa.sqrt() + 40.0) as usize;
+                        let f: Box<dyn Fn(f64) -> f64> = Box::new(move |nf: f64| {
+                            if kappa == 0.0 {
+                                if nf == 0.0 {
+                                    0.0
+                                } else {
+                                    f64::NEG_INFINITY
+                                }
+                            } else {
+                                nf * kappa.ln() - kappa - lgamma(nf + 1.0)
+                            }
+                        });
+                        (f, top)
+                    }),
+                    Family::NegativeBinomial { shape, p: prob } => {
+                        at(shape).zip(at(prob)).map(|(r, q)| {
+                            let mean = r * q / (1.0 - q);
+                            let sd = (r * q).sqrt() / (1.0 - q);
+                            let top = (mean + 14.0 * sd + 60.0).min(2e6) as usize;
+                            let f: Box<dyn Fn(f64) -> f64> = Box::new(move |nf: f64| {
+                                lgamma(nf + r) - lgamma(r) - lgamma(nf + 1.0)
+                                    + if q > 0.0 {
+                                        nf * q.ln()
+                                    } else if nf == 0.0 {
+                                        0.0
+                                    } else {
+                                        f64::NEG_INFINITY
+                                    }
+                                    + r * (-q).ln_1p()
+                            });
+                            (f, top)
+                        })
+                    }
+                    _ => None,
                 };
-                let kappa = rate.eval(&|r, n| if r == Role::Aux { None } else { base(r, n) });
-                kappa.and_then(|kappa| {
-                    let top = (kappa + 12.0 * kappa.sqrt() + 40.0) as usize;
+                pmf.and_then(|(log_pmf, top)| {
                     let mut terms = Vec::with_capacity(top);
                     for n in 0..top {
                         let nf = n as f64;
-                        let log_po = if kappa == 0.0 {
-                            if n == 0 {
-                                0.0
-                            } else {
-                                f64::NEG_INFINITY
-                            }
-                        } else {
-                            nf * kappa.ln() - kappa - lgamma(nf + 1.0)
-                        };
-                        terms.push(log_po + inner(Some((&p.name, nf)))?);
+                        terms.push(log_pmf(nf) + inner(Some((&p.name, nf)))?);
                     }
                     Some(log_sum_exp(&terms))
                 })

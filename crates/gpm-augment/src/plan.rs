@@ -56,6 +56,13 @@ pub enum Family {
         /// Rate.
         rate: T,
     },
+    /// Negative binomial `NB(k | r, p) = Γ(k+r)/(Γ(r) k!) p^k (1−p)^r`.
+    NegativeBinomial {
+        /// Shape `r > 0`.
+        shape: T,
+        /// Success probability `p ∈ [0, 1)`.
+        p: T,
+    },
     /// A completely monotone `φ` with no named mixing law: the exponentially tilted inverse
     /// Laplace transform `π_φ(ω | c) ∝ e^(−c² ω) L⁻¹{φ}(ω)`, sampled by Laplace inversion.
     TiltedLaplace {
@@ -67,6 +74,14 @@ pub enum Family {
 }
 
 impl Family {
+    /// Whether the variable is a count (summed, not integrated, when certifying).
+    pub fn is_count(&self) -> bool {
+        matches!(
+            self,
+            Family::Poisson { .. } | Family::NegativeBinomial { .. }
+        )
+    }
+
     /// The family's name.
     pub fn name(&self) -> &'static str {
         match self {
@@ -75,6 +90,7 @@ impl Family {
             Family::InverseGaussian { .. } => "inverse Gaussian",
             Family::Gig { .. } => "generalised inverse Gaussian",
             Family::Poisson { .. } => "Poisson",
+            Family::NegativeBinomial { .. } => "negative binomial",
             Family::Levy { .. } => "Lévy",
             Family::InverseGamma { .. } => "inverse Gamma",
             Family::TiltedLaplace { .. } => "tilted inverse-Laplace",
@@ -90,6 +106,7 @@ impl Family {
             }
             Family::Gig { p, a, b } => format!("GIG(p = {p}, a = {a}, b = {b})"),
             Family::Poisson { rate } => format!("Poisson(rate = {rate})"),
+            Family::NegativeBinomial { shape, p } => format!("NB(shape = {shape}, p = {p})"),
             Family::Levy { a } => format!("Lévy(a = {a})"),
             Family::InverseGamma { shape, scale } => {
                 format!("InverseGamma(shape = {shape}, scale = {scale})")

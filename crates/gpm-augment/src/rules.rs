@@ -334,6 +334,64 @@ impl Work<'_> {
                 ));
             }
         }
+        // Rule 2b: the negative-binomial moment generating function (thesis §7.2.2):
+        // coef·log(1 + κσ(z)) with coef = −α < 0 and κ ≥ 0 free of the predictors:
+        // (1 + κσ(z))^(−α) = Σ_k NB(k | α, κ/(1+κ)) σ(−z)^k.
+        if let Some((kappa, z)) = one_plus_kappa_logistic(&core) {
+            let alpha = T::neg(coef.clone());
+            let zt = z.to_tree();
+            if kappa.has_predictor() {
+                let mut preds = BTreeSet::new();
+                collect_predictors(&kappa, &mut preds);
+                return Err(format!(
+                    "(1 + κσ({zt}))^(−α) has a negative-binomial representation (thesis §7.2.2), but its κ = {kappa} depends on {}: that predictor's conditional is not Gaussian, and sampling it needs a second augmentation of the same factor (a scale mixture), which is not implemented",
+                    preds.into_iter().collect::<Vec<_>>().join(", ")
+                ));
+            }
+            let p = self.probe(&[&kappa, &alpha]);
+            if !p.sign_ok(&kappa, false) || !p.sign_ok(&alpha, true) {
+                return Err(format!(
+                    "(1 + κσ({zt}))^(−α) with κ = {kappa}, α = {alpha}: the negative-binomial representation needs κ ≥ 0 and α > 0"
+                ));
+            }
+            let k = self.fresh("k");
+            let prob = T::mul(vec![
+                kappa.clone(),
+                T::pow(T::add(vec![T::Num(1.0), kappa.clone()]), T::Num(-1.0)),
+            ]);
+            let tilted = T::mul(vec![
+                prob.clone(),
+                T::call(SxFunc::Logistic, T::neg(zt.clone())),
+            ]);
+            self.steps.push(format!(
+                "negative-binomial MGF: (1 + {kappa}·σ({zt}))^(-{alpha}) = Σ_{k} NB({k} | {alpha}, {prob}) σ(-({zt}))^{k}  (thesis §7.2.2)"
+            ));
+            self.aux.push(AuxVar {
+                name: k.clone(),
+                prior: format!("NB({alpha}, {prob})"),
+                prior_family: Family::NegativeBinomial {
+                    shape: alpha.clone(),
+                    p: prob,
+                },
+                conditional: Family::NegativeBinomial {
+                    shape: alpha.clone(),
+                    p: tilted.clone(),
+                },
+                // E[k | z] = α p'/(1 − p').
+                mean: T::mul(vec![
+                    alpha,
+                    tilted.clone(),
+                    T::pow(T::add(vec![T::Num(1.0), T::neg(tilted)]), T::Num(-1.0)),
+                ]),
+                rule: "negative-binomial MGF",
+            });
+            // k · log σ(−z), taken by rule 1.
+            pending.push(T::mul(vec![
+                T::sym(Role::Aux, &k),
+                T::log(T::call(SxFunc::Logistic, T::neg(zt))),
+            ]));
+            return Ok(());
+        }
         // Rule 3: scale mixtures in r = u².
         if let Some(u) = find_square_argument(&core) {
             let r = T::sym(Role::Aux, "r");
@@ -369,6 +427,53 @@ impl Work<'_> {
             "no rule applies to the atom {a}: it is not quadratic in the predictors, not a logistic/softplus/log-cosh of an affine predictor, not −κσ(z), and does not depend on the predictors through one square (y−f)², |y−f| or max(u, 0)"
         ))
     }
+}
+
+/// `log(1 + κσ(z))` or `log1p(κσ(z))` with one logistic of an affine `z`: `(κ, z)`.
+fn one_plus_kappa_logistic(core: &T) -> Option<(T, Poly)> {
+    let inner = match core {
+        T::Call(SxFunc::Log1p, v) => v[0].clone(),
+        T::Call(SxFunc::Log, v) => {
+            let T::Add(terms) = &v[0] else { return None };
+            let ones: Vec<usize> = terms
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| matches!(t, T::Num(x) if *x == 1.0))
+                .map(|(k, _)| k)
+                .collect();
+            if ones.len() != 1 || terms.len() != 2 {
+                return None;
+            }
+            terms[1 - ones[0]].clone()
+        }
+        _ => return None,
+    };
+    let factors: Vec<T> = match &inner {
+        T::Mul(v) => v.clone(),
+        other => vec![other.clone()],
+    };
+    let at: Vec<usize> = factors
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| matches!(f, T::Call(SxFunc::Logistic, _)))
+        .map(|(k, _)| k)
+        .collect();
+    if at.len() != 1 {
+        return None;
+    }
+    let T::Call(_, z) = &factors[at[0]] else {
+        return None;
+    };
+    let z = affine(&z[0])?;
+    let kappa = T::mul(
+        factors
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| *k != at[0])
+            .map(|(_, f)| f.clone())
+            .collect(),
+    );
+    Some((kappa, z))
 }
 
 fn collect_predictors(t: &T, out: &mut BTreeSet<String>) {
@@ -662,6 +767,12 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
         .any(|a| matches!(a.conditional, Family::Poisson { .. }))
     {
         forms.insert(0, "Poisson MGF →");
+    }
+    if w.aux
+        .iter()
+        .any(|a| matches!(a.conditional, Family::NegativeBinomial { .. }))
+    {
+        forms.insert(0, "negative-binomial MGF →");
     }
     // The augmented factor must be a Gaussian in each predictor: non-positive curvature.
     let mut collapsed = Vec::new();

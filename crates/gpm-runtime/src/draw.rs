@@ -30,6 +30,23 @@ pub fn poisson<R: Rng + ?Sized>(rng: &mut R, rate: f64) -> Result<f64, RuntimeEr
     Ok(p.sample(rng))
 }
 
+/// Negative binomial NB(r, p) (`P(k) = Γ(k+r)/(Γ(r) k!) p^k (1−p)^r`), exactly, as the
+/// Gamma-Poisson mixture `k | g ~ Poisson(g)`, `g ~ Gamma(r, rate (1−p)/p)`.
+pub fn negative_binomial<R: Rng + ?Sized>(
+    rng: &mut R,
+    shape: f64,
+    p: f64,
+) -> Result<f64, RuntimeError> {
+    if !(shape > 0.0 && shape.is_finite() && (0.0..1.0).contains(&p)) {
+        return Err(bad("negative binomial", &[shape, p]));
+    }
+    if p == 0.0 {
+        return Ok(0.0);
+    }
+    let g = gamma(rng, shape, (1.0 - p) / p)?;
+    poisson(rng, g)
+}
+
 /// Inverse Gaussian(mean μ, shape λ) by Michael, Schucany & Haas (1976).
 pub fn inverse_gaussian<R: Rng + ?Sized>(
     rng: &mut R,

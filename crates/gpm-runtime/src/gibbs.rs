@@ -325,7 +325,10 @@ impl<'a> Sampler<'a> {
                     .iter()
                     .map(|a| {
                         vec![
-                            if matches!(a.kind, AuxKind::Poisson { .. }) {
+                            if matches!(
+                                a.kind,
+                                AuxKind::Poisson { .. } | AuxKind::NegativeBinomial { .. }
+                            ) {
                                 0.0
                             } else {
                                 1.0
@@ -587,6 +590,9 @@ impl<'a> Sampler<'a> {
                             ev(b, &mut stack),
                         )?,
                         AuxKind::Poisson { rate } => draw::poisson(rng, ev(rate, &mut stack))?,
+                        AuxKind::NegativeBinomial { shape, p } => {
+                            draw::negative_binomial(rng, ev(shape, &mut stack), ev(p, &mut stack))?
+                        }
                         AuxKind::Tilted(t) => draw::tilted(rng, t, &vals, &mut stack)?,
                     };
                     vals[a.slot] = v;

@@ -238,3 +238,17 @@ fn generic_inverse_laplace_sampler_agrees_with_the_named_laws() {
         }
     }
 }
+
+#[test]
+fn negative_binomial_moments() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(22);
+    for &(r, p) in &[(2.5, 0.3), (0.7, 0.9), (40.0, 0.05)] {
+        let x: Vec<f64> = (0..40_000)
+            .map(|_| draw::negative_binomial(&mut rng, r, p).unwrap())
+            .collect();
+        let (mean, var) = (r * p / (1.0 - p), r * p / (1.0 - p).powi(2));
+        let (zm, zv) = z_scores(&x, mean, var);
+        assert!(zm.abs() < 4.5 && zv.abs() < 4.5, "NB({r}, {p}): {zm} {zv}");
+    }
+    assert!(draw::negative_binomial(&mut rng, 1.0, 1.0).is_err());
+}

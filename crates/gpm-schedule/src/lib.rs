@@ -62,6 +62,13 @@ pub enum AuxKind {
         /// b.
         b: Tape,
     },
+    /// NB(shape, p): a count with `P(k) ∝ Γ(k+r)/k! p^k`.
+    NegativeBinomial {
+        /// Shape r.
+        shape: Tape,
+        /// Probability p.
+        p: Tape,
+    },
     /// Poisson(rate).
     Poisson {
         /// Rate.
@@ -285,6 +292,7 @@ fn family_trees(f: &Family) -> Vec<&T> {
         Family::InverseGaussian { mean, shape } => vec![mean, shape],
         Family::Gig { p, a, b } => vec![p, a, b],
         Family::Poisson { rate } => vec![rate],
+        Family::NegativeBinomial { shape, p } => vec![shape, p],
         Family::Levy { a } => vec![a],
         Family::InverseGamma { shape, scale } => vec![shape, scale],
         // φ is evaluated by the CAS; its symbol `r` is not a slot.
@@ -393,6 +401,10 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
                     b: tape(b)?,
                 },
                 Family::Poisson { rate } => AuxKind::Poisson { rate: tape(rate)? },
+                Family::NegativeBinomial { shape, p } => AuxKind::NegativeBinomial {
+                    shape: tape(shape)?,
+                    p: tape(p)?,
+                },
                 Family::TiltedLaplace { phi, c2 } => {
                     AuxKind::Tilted(tilted(phi, tape(c2)?, &slot_of).map_err(err)?)
                 }

@@ -91,6 +91,16 @@ fn cases() -> Vec<Case> {
             loglik: |y, b| y * sig(b).ln() + 2.0 * sig(-b).ln(),
         },
         Case {
+            name: "heteroscedastic student-t (NB MGF)",
+            data_decl: "N : int; y : vector[N];",
+            hyper: "nu : real in 0.. = 3.0; lambda : real in 0.. = 4.0;",
+            lik: "y ~ student_t(nu, 0, 1 / sqrt(lambda * logistic(b)));",
+            data: r#"{"N": 6, "y": [0.3, -1.9, 0.2, 2.5, -0.6, 0.1]}"#,
+            loglik: |y, b| {
+                0.5 * (4.0 * sig(b)).ln() - 2.0 * (1.0 + y * y * 4.0 * sig(b) / 3.0).ln()
+            },
+        },
+        Case {
             name: "gaussian",
             data_decl: "N : int; y : vector[N];",
             hyper: "",
