@@ -183,7 +183,14 @@ pub fn run_gibbs(
     let sampler = gibbs::Sampler::new(&c.model, &schedule, data, &hv)?;
     let sliced = sampler.sliced_hypers();
     for (name, _, how) in &mut hypers {
-        if sliced.contains(name) {
+        let in_prior = c
+            .model
+            .latents
+            .iter()
+            .any(|l| l.prior.hypers().contains(name));
+        if sliced.contains(name) && in_prior {
+            *how = "sampled by slice sampling given the auxiliaries, with the GP integrated out; starts at the prior mean".into();
+        } else if sliced.contains(name) {
             *how = "sampled by slice sampling given the latents (auxiliaries integrated out); starts at the prior mean".into();
         } else if let Some((_, why)) = sampler.held_hypers().iter().find(|h| h.0 == *name) {
             *how = format!("prior mean, held fixed ({why})");

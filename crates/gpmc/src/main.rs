@@ -411,7 +411,12 @@ fn infer(
         );
     }
     for (n, v, how) in &result.hypers {
-        println!("hyperparameter {n} = {v} ({how})");
+        if how.starts_with("sampled") {
+            // Its posterior is in the table below; the value here is only where it started.
+            println!("hyperparameter {n} (start {v}): {how}");
+        } else {
+            println!("hyperparameter {n} = {v} ({how})");
+        }
     }
     if result.jitter > 0.0 {
         println!(
