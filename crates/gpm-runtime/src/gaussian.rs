@@ -100,6 +100,20 @@ pub fn gp_log_marginal(
     )
 }
 
+/// The augmented likelihood `exp(Σ b_i f_i − ½ a_i f_i²)` must have `a_i ≥ 0` and finite `b_i`
+/// (a NaN from a sampler or a tape is reported here, naming the observation).
+pub(crate) fn check_curvature(a: &[f64], b: &[f64]) -> Result<(), RuntimeError> {
+    match (0..a.len()).find(|&i| !(a[i] >= 0.0) || !b[i].is_finite()) {
+        Some(i) => Err(RuntimeError::Numerical(format!(
+            "observation {}: augmented curvature {} / linear term {} is not valid",
+            i + 1,
+            a[i],
+            b[i]
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// A GP latent block with its prior factored once.
 #[derive(Debug, Clone)]
 pub struct GpBlock {
@@ -166,14 +180,7 @@ impl GpBlock {
                 "curvature and linear term have the wrong length".into(),
             ));
         }
-        if let Some(i) = (0..a.len()).find(|&i| !(a[i] >= 0.0) || !b[i].is_finite()) {
-            return Err(RuntimeError::Numerical(format!(
-                "observation {}: augmented curvature {} / linear term {} is not valid",
-                i + 1,
-                a[i],
-                b[i]
-            )));
-        }
+        check_curvature(a, b)?;
         let s = DVector::from_iterator(a.len(), a.iter().map(|v| v.max(MIN_CURVATURE).sqrt()));
         // Shift to a zero prior mean: b' = b − a μ₀.
         let bp = DVector::from_iterator(b.len(), (0..b.len()).map(|i| b[i] - a[i] * self.mean));

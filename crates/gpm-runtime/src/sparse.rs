@@ -101,14 +101,7 @@ impl SparseGp {
     ) -> Result<(DVector<f64>, DVector<f64>), RuntimeError> {
         use rand_distr::StandardNormal;
         let (m, n) = (phi.nrows(), phi.ncols());
-        if let Some(i) = (0..n).find(|&i| !(a[i] >= 0.0) || !b[i].is_finite()) {
-            return Err(RuntimeError::Numerical(format!(
-                "observation {}: augmented curvature {} / linear term {} is not valid",
-                i + 1,
-                a[i],
-                b[i]
-            )));
-        }
+        crate::gaussian::check_curvature(a, b)?;
         let w: Vec<f64> = (0..n).map(|i| a[i] / (1.0 + a[i] * kt[i])).collect();
         let r = DVector::from_fn(n, |i, _| (b[i] - a[i] * self.mean) / (1.0 + a[i] * kt[i]));
         let mut pw = phi.clone();
@@ -195,14 +188,7 @@ impl QInducing {
         scale: f64,
     ) -> Result<(DMatrix<f64>, DVector<f64>), RuntimeError> {
         let (m, n) = phi.shape();
-        if let Some(i) = (0..n).find(|&i| !(a[i] >= 0.0) || !b[i].is_finite()) {
-            return Err(RuntimeError::Numerical(format!(
-                "observation {}: augmented curvature {} / linear term {} is not valid",
-                i + 1,
-                a[i],
-                b[i]
-            )));
-        }
+        crate::gaussian::check_curvature(a, b)?;
         // Φ diag(a) Φᵀ as W Wᵀ with W = Φ diag(√a): one GEMM.
         let w = DMatrix::from_fn(m, n, |r, c| phi[(r, c)] * (scale * a[c]).sqrt());
         let mut prec = &w * w.transpose();

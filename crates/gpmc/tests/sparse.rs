@@ -323,9 +323,22 @@ fn svi_learns_the_lengthscale_of_type_two_maximum_likelihood() {
     )
     .unwrap();
     let ell_cavi = cavi_hypers.iter().find(|h| h.0 == "lengthscale").unwrap().1;
+    let (ell_svi, how) = svi_learned(&c, &d, "lengthscale");
+    eprintln!("lengthscale: SVI {ell_svi:.4}, CAVI type-II ML {ell_cavi:.4} (start 0.3)");
+    assert!(how.contains("learned by SVI"), "{how}");
+    assert!(
+        (ell_svi / ell_cavi).ln().abs() < 0.05,
+        "SVI {ell_svi} vs CAVI {ell_cavi}"
+    );
+}
+
+/// Full-batch SVI (1500 iterations, Adam step 0.03): the learned value of `name` and how the
+/// summary says it was set.
+fn svi_learned(c: &gpmc::Checked, d: &Data, name: &str) -> (f64, String) {
+    let n = d.scalar("N").unwrap() as usize;
     let (r, hypers, _) = gpmc::infer::run_svi(
-        &c,
-        &d,
+        c,
+        d,
         &SviConfig {
             batch: n,
             iterations: 1500,
@@ -335,14 +348,9 @@ fn svi_learns_the_lengthscale_of_type_two_maximum_likelihood() {
         &mut |_, _| {},
     )
     .unwrap();
-    let ell_svi = r.hypers[0].1;
-    let how = &hypers.iter().find(|h| h.0 == "lengthscale").unwrap().2;
-    eprintln!("lengthscale: SVI {ell_svi:.4}, CAVI type-II ML {ell_cavi:.4} (start 0.3)");
-    assert!(how.contains("learned by SVI"), "{how}");
-    assert!(
-        (ell_svi / ell_cavi).ln().abs() < 0.05,
-        "SVI {ell_svi} vs CAVI {ell_cavi}"
-    );
+    let value = r.hypers.iter().find(|h| h.0 == name).unwrap().1;
+    let how = hypers.iter().find(|h| h.0 == name).unwrap().2.clone();
+    (value, how)
 }
 
 /// The logistic-softmax under SVI: with the whole data as the batch it reaches the sparse CAVI
@@ -418,20 +426,7 @@ fn svi_learns_a_likelihood_scale_like_type_two_maximum_likelihood() {
     )
     .unwrap();
     let s_cavi = cavi_hypers.iter().find(|h| h.0 == "sigma").unwrap().1;
-    let n = d.vector("y").unwrap().len();
-    let (r, _, _) = gpmc::infer::run_svi(
-        &c,
-        &d,
-        &SviConfig {
-            batch: n,
-            iterations: 1500,
-            hyper_rate: 0.03,
-            ..SviConfig::default()
-        },
-        &mut |_, _| {},
-    )
-    .unwrap();
-    let s_svi = r.hypers.iter().find(|h| h.0 == "sigma").unwrap().1;
+    let (s_svi, _) = svi_learned(&c, &d, "sigma");
     eprintln!("sigma: SVI {s_svi:.4}, CAVI type-II ML {s_cavi:.4} (start 0.15)");
     assert!(
         (s_svi / s_cavi).ln().abs() < 0.05,
