@@ -603,7 +603,8 @@ impl<'a> Sampler<'a> {
         Ok(())
     }
 
-    /// The logistic-softmax chain of thesis ch. 4: λ | n, then n | λ, η, then ω | n, η.
+    /// The logistic-softmax chain of thesis ch. 4: λ | η (counts integrated out), then n | λ, η,
+    /// then ω | n, η.
     #[allow(clippy::too_many_arguments)]
     fn sample_categorical_aux(
         &self,
@@ -626,8 +627,13 @@ impl<'a> Sampler<'a> {
         let z = &state.latents[li];
         let (lambda, counts, omega) = state.cat[f].as_mut().unwrap();
         for i in 0..n {
-            let total: f64 = (0..classes).map(|k| counts[(i, k)]).sum();
-            lambda[i] = draw::gamma(rng, 1.0 + total, classes as f64)?;
+            // λ with the counts integrated out (thesis §7.4.1): Σ_n Π_c Po(n_c | λ) σ(−η_c)^n_c
+            // = e^(−λ Σ_c σ(η_c)), so λ | η ~ Gamma(1, Σ_c σ(η_c)); the counts are drawn right
+            // after, so this partially collapsed step is exact and does not wait on old counts.
+            let rate: f64 = (0..classes)
+                .map(|k| 1.0 / (1.0 + (-z[k * n + i]).exp()))
+                .sum();
+            lambda[i] = draw::gamma(rng, 1.0, rate)?;
             for k in 0..classes {
                 let eta = z[k * n + i];
                 let s = 1.0 / (1.0 + eta.exp()); // σ(−η)
