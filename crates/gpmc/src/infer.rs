@@ -163,6 +163,26 @@ fn learn_hypers(
     Ok(learned.hypers)
 }
 
+/// What every run starts from: the schedule, the starting hyperparameter values (ARD vectors
+/// sized to the data) and how each was set.
+#[allow(clippy::type_complexity)]
+fn start(
+    c: &Checked,
+    data: &gpm_runtime::data::Data,
+) -> Result<
+    (
+        gpm_schedule::Schedule,
+        HyperValues,
+        Vec<(String, f64, String)>,
+    ),
+    InferError,
+> {
+    let schedule =
+        gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
+    let (hv, hypers) = hyper_values(c);
+    Ok((schedule, size_ard(c, data, hv), hypers))
+}
+
 /// Run Gibbs sampling on a checked model with loaded data.
 pub fn run_gibbs(
     c: &Checked,
@@ -170,15 +190,12 @@ pub fn run_gibbs(
     config: &GibbsConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<InferResult, InferError> {
-    let schedule =
-        gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
-    let (hv, mut hypers) = hyper_values(c);
+    let (schedule, hv, mut hypers) = start(c, data)?;
     for (name, _, how) in &mut hypers {
         if schedule.hypers.iter().any(|h| h.name == *name) {
             *how = "sampled by its conjugate Gamma update; starts at the prior mean".into();
         }
     }
-    let hv = size_ard(c, data, hv);
     let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
     let sampler = gibbs::Sampler::new(&c.model, &schedule, data, &hv)?;
     let sliced = sampler.sliced_hypers();
@@ -240,18 +257,15 @@ pub fn run_cavi_with_values(
     ),
     InferError,
 > {
-    let schedule =
-        gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
-    let (hv, mut hypers) = hyper_values(c);
-    let hv = size_ard(c, data, hv);
+    let (schedule, hv, mut hypers) = start(c, data)?;
     let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
     let r = gpm_runtime::cavi::run(&c.model, &schedule, data, &hv, config)?;
     Ok((r, hypers, hv))
 }
 
-/// Run stochastic CAVI on a checked model whose latents are sparse GPs. Hyperparameters keep
-/// their fixed or initial values (`learn` is not optimised under SVI yet, and the report says
-/// so). `report` sees the trace points as they come.
+/// Run stochastic CAVI on a checked model whose latents are sparse GPs. Positive scalar
+/// `learn()` hyperparameters are learned along the way (Adam); the others keep their values, and
+/// the report says which. `report` sees the trace points as they come.
 pub fn run_svi(
     c: &Checked,
     data: &gpm_runtime::data::Data,
@@ -265,10 +279,7 @@ pub fn run_svi(
     ),
     InferError,
 > {
-    let schedule =
-        gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
-    let (hv, mut hypers) = hyper_values(c);
-    let mut hv = size_ard(c, data, hv);
+    let (schedule, mut hv, mut hypers) = start(c, data)?;
     // SVI learns the positive scalar `learn()` hyperparameters (kernel and likelihood); ARD
     // vectors and unbounded ones keep their initial values.
     let mut learn = Vec::new();

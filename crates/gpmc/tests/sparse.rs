@@ -313,16 +313,7 @@ fn svi_learns_the_lengthscale_of_type_two_maximum_likelihood() {
     let c = gpmc::check("svi_learn.gpm", src).unwrap();
     let json = serde_json::json!({"N": n, "x": x, "y": y});
     let d = gpmc::data::from_json_value(&c.model, &json).unwrap();
-    let (_, cavi_hypers) = gpmc::infer::run_cavi(
-        &c,
-        &d,
-        &CaviConfig {
-            tolerance: 1e-10,
-            max_iter: 2000,
-        },
-    )
-    .unwrap();
-    let ell_cavi = cavi_hypers.iter().find(|h| h.0 == "lengthscale").unwrap().1;
+    let ell_cavi = cavi_learned(&c, &d, "lengthscale");
     let (ell_svi, how) = svi_learned(&c, &d, "lengthscale");
     eprintln!("lengthscale: SVI {ell_svi:.4}, CAVI type-II ML {ell_cavi:.4} (start 0.3)");
     assert!(how.contains("learned by SVI"), "{how}");
@@ -330,6 +321,20 @@ fn svi_learns_the_lengthscale_of_type_two_maximum_likelihood() {
         (ell_svi / ell_cavi).ln().abs() < 0.05,
         "SVI {ell_svi} vs CAVI {ell_cavi}"
     );
+}
+
+/// CAVI's type-II maximum-likelihood value of `name`.
+fn cavi_learned(c: &gpmc::Checked, d: &Data, name: &str) -> f64 {
+    let (_, hypers) = gpmc::infer::run_cavi(
+        c,
+        d,
+        &CaviConfig {
+            tolerance: 1e-10,
+            max_iter: 2000,
+        },
+    )
+    .unwrap();
+    hypers.iter().find(|h| h.0 == name).unwrap().1
 }
 
 /// Full-batch SVI (1500 iterations, Adam step 0.03): the learned value of `name` and how the
@@ -416,16 +421,7 @@ fn svi_learns_a_likelihood_scale_like_type_two_maximum_likelihood() {
                latent { f : vector[N] ~ gp(x, sqexp(1.0), inducing = 15); }
                model { y ~ student_t(4.0, f, sigma); }";
     let (c, d) = load(m, src);
-    let (_, cavi_hypers) = gpmc::infer::run_cavi(
-        &c,
-        &d,
-        &CaviConfig {
-            tolerance: 1e-10,
-            max_iter: 2000,
-        },
-    )
-    .unwrap();
-    let s_cavi = cavi_hypers.iter().find(|h| h.0 == "sigma").unwrap().1;
+    let s_cavi = cavi_learned(&c, &d, "sigma");
     let (s_svi, _) = svi_learned(&c, &d, "sigma");
     eprintln!("sigma: SVI {s_svi:.4}, CAVI type-II ML {s_cavi:.4} (start 0.15)");
     assert!(
