@@ -159,6 +159,19 @@ def main():
     write("sparse_gp_classification", {"N": 4000, "D": 2, "X": xs[:4000], "y": ys[:4000]},
           {"N": 1000, "D": 2, "X": xs[4000:], "y": ys[4000:]})
 
+    # Heteroscedastic Student-t: noise scale grows with |x|, ν = 4, and two gross outliers
+    # (its own stream, so the sets above stay as they were).
+    rng3 = random.Random(20261124)
+    x = [r4(rng3.uniform(-3, 3)) for _ in range(n_train + n_test)]
+    y = []
+    for v in x:
+        prec = rng3.gammavariate(2.0, 0.5)  # ν = 4
+        y.append(r4(latent_fn(v) + rng3.gauss(0, (0.1 + 0.25 * abs(v)) / math.sqrt(prec))))
+    for k in (5, 29):
+        y[k] = r4(y[k] - 3.0)
+    write("heteroscedastic_student_t", {"N": n_train, "x": x[:n_train], "y": y[:n_train]},
+          {"N": n_test, "x": x[n_train:], "y": y[n_train:]})
+
 
 if __name__ == "__main__":
     main()

@@ -129,11 +129,6 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
     let probe = Probe::new(model, &trees, 10, 0xce47 ^ plan.factor as u64);
     let mut worst: f64 = 0.0;
     let mut method = vec![];
-    let continuous: Vec<&crate::plan::AuxVar> = plan
-        .aux
-        .iter()
-        .filter(|a| !a.conditional.is_count())
-        .collect();
     let poisson: Vec<&crate::plan::AuxVar> = plan
         .aux
         .iter()
@@ -147,6 +142,52 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
             method: "more than one count variable per factor is not certified".into(),
         };
     }
+    // A continuous variable in the count's prior (the Gamma τ whose e^(−τκσ(z)) the Poisson
+    // MGF expands) is integrated outside the count's sum.
+    let reads_count_prior = |a: &crate::plan::AuxVar| {
+        poisson.first().is_some_and(|p| match &p.prior_family {
+            Family::Poisson { rate } => rate.mentions(Role::Aux, Some(&a.name)),
+            Family::NegativeBinomial { shape, p } => {
+                shape.mentions(Role::Aux, Some(&a.name)) || p.mentions(Role::Aux, Some(&a.name))
+            }
+            _ => false,
+        })
+    };
+    let outer: Vec<&crate::plan::AuxVar> = plan
+        .aux
+        .iter()
+        .filter(|a| !a.conditional.is_count() && reads_count_prior(a))
+        .collect();
+    let continuous: Vec<&crate::plan::AuxVar> = plan
+        .aux
+        .iter()
+        .filter(|a| !a.conditional.is_count() && !reads_count_prior(a))
+        .collect();
+    if outer.len() > 1 {
+        return Certificate {
+            points: 0,
+            max_rel_error: f64::NAN,
+            passed: false,
+            method: "more than one continuous variable in a count's prior is not certified".into(),
+        };
+    }
+    let outer_gamma = match outer.first() {
+        None => None,
+        Some(o) => match &o.prior_family {
+            Family::Gamma { shape, rate } => Some((o.name.as_str(), shape, rate)),
+            other => {
+                return Certificate {
+                    points: 0,
+                    max_rel_error: f64::NAN,
+                    passed: false,
+                    method: format!(
+                        "a {} variable in a count's prior is not certified",
+                        other.name()
+                    ),
+                }
+            }
+        },
+    };
     for a in &continuous {
         method.push(match a.prior_family {
             Family::PolyaGamma { .. } => format!("{}: PG Laplace transform (closed form)", a.name),
@@ -164,6 +205,11 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
     if let Some(p) = poisson.first() {
         method.push(format!("{}: {} sum", p.name, p.prior_family.name()));
     }
+    if let Some((name, ..)) = outer_gamma {
+        method.push(format!(
+            "{name}: quadrature of the Gamma density outside the count's sum"
+        ));
+    }
     for k in 0..probe.len() {
         let base = probe.env(k);
         let Some(target) = original.eval(&|r, n| if r == Role::Aux { None } else { base(r, n) })
@@ -174,10 +220,10 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
             continue;
         }
         // Given the Poisson count (if any), the log of the integrated augmented factor.
-        let inner = |n_val: Option<(&str, f64)>| -> Option<f64> {
+        let inner = |n_val: Option<(&str, f64)>, outer_val: Option<(&str, f64)>| -> Option<f64> {
             let env = |r: Role, name: &str| -> Option<f64> {
                 if r == Role::Aux {
-                    if let Some((nn, v)) = n_val {
+                    for (nn, v) in [n_val, outer_val].into_iter().flatten() {
                         if nn == name {
                             return Some(v);
                         }
@@ -201,7 +247,11 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
             Some(total)
         };
         let recon = match poisson.first() {
-            None => inner(None),
+            None => inner(None, None),
+            Some(p) if outer_gamma.is_some() => {
+                let (name, shape, rate) = outer_gamma.expect("checked");
+                count_in_gamma(&base, &inner, p, name, shape, rate, &aug, log_c)
+            }
             Some(p) => {
                 let at = |t: &T| t.eval(&|r, n| if r == Role::Aux { None } else { base(r, n) });
                 // The count's log pmf and a truncation far in its tail.
@@ -246,7 +296,7 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
                     let mut terms = Vec::with_capacity(top);
                     for n in 0..top {
                         let nf = n as f64;
-                        terms.push(log_pmf(nf) + inner(Some((&p.name, nf)))?);
+                        terms.push(log_pmf(nf) + inner(Some((&p.name, nf)), None)?);
                     }
                     Some(log_sum_exp(&terms))
                 })
@@ -268,6 +318,82 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
             method.join("; ")
         },
     }
+}
+
+/// `log ∫ Gamma(τ | a, b) Σ_n Po(n | κ(τ)) e^(inner(n, τ)) dτ`: the trapezoid rule in `log τ`
+/// over the Gamma density (geometric convergence for this smooth integrand), the Poisson sum
+/// truncated far in its tail at each node. When neither the augmented polynomial nor `log C`
+/// reads `τ`, `inner(n)` is computed once per count.
+#[allow(clippy::too_many_arguments)]
+fn count_in_gamma(
+    base: &dyn Fn(Role, &str) -> Option<f64>,
+    inner: &dyn Fn(Option<(&str, f64)>, Option<(&str, f64)>) -> Option<f64>,
+    count: &crate::plan::AuxVar,
+    tau: &str,
+    shape: &T,
+    rate: &T,
+    aug: &T,
+    log_c: &T,
+) -> Option<f64> {
+    let Family::Poisson { rate: kappa } = &count.prior_family else {
+        return None;
+    };
+    let fixed = |t: &T| t.eval(&|r, n| if r == Role::Aux { None } else { base(r, n) });
+    let (a, b) = (fixed(shape)?, fixed(rate)?);
+    let reads_tau = aug.mentions(Role::Aux, Some(tau)) || log_c.mentions(Role::Aux, Some(tau));
+    let mut cache: Vec<f64> = Vec::new();
+    // Below τ = e^lo the Gamma mass is (b e^lo)^a/Γ(a+1) < e^(−40); above e^hi its tail is
+    // beyond 40 standard deviations.
+    let lo = (-40.0 / a.max(1e-3)).max(-300.0) - b.ln();
+    let hi = ((a + 40.0 * a.sqrt() + 80.0) / b).ln();
+    let h = 0.02;
+    let nodes = ((hi - lo) / h).ceil() as usize;
+    let mut outer_terms = Vec::with_capacity(nodes + 1);
+    for j in 0..=nodes {
+        let t = lo + j as f64 * h;
+        let tau_v = t.exp();
+        let at_tau = |r: Role, n: &str| -> Option<f64> {
+            if r == Role::Aux && n == tau {
+                Some(tau_v)
+            } else if r == Role::Aux {
+                None
+            } else {
+                base(r, n)
+            }
+        };
+        let k = kappa.eval(&at_tau)?;
+        let top = (k + 12.0 * k.sqrt() + 40.0) as usize;
+        let mut terms = Vec::with_capacity(top);
+        for n in 0..top {
+            let nf = n as f64;
+            let log_pmf = if k == 0.0 {
+                if n == 0 {
+                    0.0
+                } else {
+                    f64::NEG_INFINITY
+                }
+            } else {
+                nf * k.ln() - k - lgamma(nf + 1.0)
+            };
+            let v = if reads_tau {
+                inner(Some((&count.name, nf)), Some((tau, tau_v)))?
+            } else {
+                while cache.len() <= n {
+                    cache.push(inner(Some((&count.name, cache.len() as f64)), None)?);
+                }
+                cache[n]
+            };
+            terms.push(log_pmf + v);
+        }
+        let log_gamma = a * b.ln() - lgamma(a) + (a - 1.0) * t - b * tau_v;
+        let half = if j == 0 || j == nodes {
+            0.5f64.ln()
+        } else {
+            0.0
+        };
+        outer_terms.push(log_sum_exp(&terms) + log_gamma + t + half);
+    }
+    Some(log_sum_exp(&outer_terms) + h.ln())
 }
 
 /// Check the logistic-softmax chain for `classes` classes at random predictor values:

@@ -189,6 +189,9 @@ struct Work<'a> {
     steps: Vec<String>,
     collapsed: BTreeSet<String>,
     counter: usize,
+    /// The factor's own atoms, with the ones a first-level mixture rewrote (the Gamma scale
+    /// mixture of rule 2b) replaced: the log-density the collapsed predictors are read from.
+    first_level: Vec<T>,
 }
 
 impl Work<'_> {
@@ -340,15 +343,10 @@ impl Work<'_> {
         if let Some((kappa, z)) = one_plus_kappa_logistic(&core) {
             let alpha = T::neg(coef.clone());
             let zt = z.to_tree();
-            if kappa.has_predictor() {
-                let mut preds = BTreeSet::new();
-                collect_predictors(&kappa, &mut preds);
-                return Err(format!(
-                    "(1 + κσ({zt}))^(−α) has a negative-binomial representation (thesis §7.2.2), but its κ = {kappa} depends on {}: that predictor's conditional is not Gaussian, and sampling it needs a second augmentation of the same factor (a scale mixture), which is not implemented",
-                    preds.into_iter().collect::<Vec<_>>().join(", ")
-                ));
-            }
             let p = self.probe(&[&kappa, &alpha]);
+            if kappa.has_predictor() && p.sign_ok(&kappa, false) && p.sign_ok(&alpha, true) {
+                return self.gamma_then_poisson(a, &alpha, &kappa, &z, pending);
+            }
             if !p.sign_ok(&kappa, false) || !p.sign_ok(&alpha, true) {
                 return Err(format!(
                     "(1 + κσ({zt}))^(−α) with κ = {kappa}, α = {alpha}: the negative-binomial representation needs κ ≥ 0 and α > 0"
@@ -426,6 +424,57 @@ impl Work<'_> {
         Err(format!(
             "no rule applies to the atom {a}: it is not quadratic in the predictors, not a logistic/softplus/log-cosh of an affine predictor, not −κσ(z), and does not depend on the predictors through one square (y−f)², |y−f| or max(u, 0)"
         ))
+    }
+}
+
+impl Work<'_> {
+    /// `(1 + κσ(z))^(−α)` with `κ` reading another predictor (the heteroscedastic Student-t
+    /// with a latent location, thesis §7.2.2, eq. 7.7): first the Gamma scale mixture
+    /// `(1 + x)^(−α) = ∫ e^(−τx) Gamma(τ | α, 1) dτ`, then the Poisson MGF on `e^(−τκσ(z))`
+    /// (rule 2). Given `τ` and `z` the factor is `e^(−τκσ(z))`, Gaussian in a predictor that
+    /// enters `κ` through a square, so that predictor is sampled from its conditional with the
+    /// counts and Pólya-Gamma variables integrated out (the thesis' "right augmented
+    /// likelihood for each variable"); the negative-binomial form is `τ` integrated out.
+    fn gamma_then_poisson(
+        &mut self,
+        atom: T,
+        alpha: &T,
+        kappa: &T,
+        z: &Poly,
+        pending: &mut Vec<T>,
+    ) -> Result<(), String> {
+        let zt = z.to_tree();
+        let Some(at) = self.first_level.iter().position(|x| *x == atom) else {
+            return Err(format!(
+                "(1 + κσ({zt}))^(−α) with κ = {kappa} reading a predictor arose from another rewrite; the Gamma scale mixture it needs is applied only to atoms of the factor itself"
+            ));
+        };
+        let tau = self.fresh("τ");
+        let tau_sym = T::sym(Role::Aux, &tau);
+        let x = T::mul(vec![kappa.clone(), T::call(SxFunc::Logistic, zt.clone())]);
+        let tilted_rate = T::add(vec![T::Num(1.0), x.clone()]);
+        self.steps.push(format!(
+            "Gamma scale mixture: (1 + {x})^(-{alpha}) = ∫ exp(-{tau}·{x}) Gamma({tau} | {alpha}, 1) d{tau}  (thesis eq. 7.7)"
+        ));
+        self.aux.push(AuxVar {
+            name: tau.clone(),
+            prior: format!("Gamma({alpha}, 1)"),
+            prior_family: Family::Gamma {
+                shape: alpha.clone(),
+                rate: T::Num(1.0),
+            },
+            conditional: Family::Gamma {
+                shape: alpha.clone(),
+                rate: tilted_rate.clone(),
+            },
+            mean: T::mul(vec![alpha.clone(), T::pow(tilted_rate, T::Num(-1.0))]),
+            rule: "Gamma scale mixture",
+        });
+        let replacement = T::mul(vec![T::Num(-1.0), tau_sym, x]);
+        // The collapsed conditional of the predictors in κ is read from the factor given τ.
+        self.first_level[at] = replacement.clone();
+        pending.push(replacement);
+        Ok(())
     }
 }
 
@@ -650,6 +699,7 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
         steps: vec![format!("log-density as a sum of atoms: {normal_form}")],
         collapsed: BTreeSet::new(),
         counter: 0,
+        first_level: atoms.clone(),
     };
     let mut pending: Vec<T> = atoms.into_iter().rev().collect();
     let mut guard = 0;
@@ -768,6 +818,9 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
     {
         forms.insert(0, "Poisson MGF →");
     }
+    if w.aux.iter().any(|a| a.rule == "Gamma scale mixture") {
+        forms.insert(0, "Gamma scale mixture →");
+    }
     if w.aux
         .iter()
         .any(|a| matches!(a.conditional, Family::NegativeBinomial { .. }))
@@ -778,7 +831,7 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
     let mut collapsed = Vec::new();
     for p in &w.collapsed {
         // The un-augmented log-density read as a polynomial in this predictor alone.
-        let as_poly = collapse_poly(&normal, p, &signs);
+        let as_poly = collapse_poly(&T::add(w.first_level.clone()), p, &signs);
         match as_poly {
             Some(cp) => collapsed.push((p.clone(), cp)),
             None => {
@@ -806,7 +859,7 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
     }
     let mut plan = Plan {
         factor: k,
-        form: forms.join(" + "),
+        form: forms.join(" + ").replace("→ + ", "→ "),
         steps: w.steps,
         aux: w.aux,
         augmented: w.poly,

@@ -2,7 +2,7 @@
 //! several algebraically different ways, gets the same family of auxiliary variable, and its plan
 //! is certified; forms that are not augmentable this way are refused with a reason.
 
-use gpm_augment::{recognize, Plan, Refusal};
+use gpm_augment::{recognize, Plan, Refusal, Role};
 
 fn plans(data: &str, hyper: &str, latent: &str, model: &str) -> Vec<Result<Plan, Refusal>> {
     let src =
@@ -268,20 +268,52 @@ fn heteroscedastic_student_t_by_the_negative_binomial_mgf() {
             p.certificate
         );
     }
-    let r = plans(
-        REAL,
-        hyper,
-        "f : vector[N] ~ gp(x, sqexp(1.0)); g : vector[N] ~ gp(x, sqexp(1.0));",
+}
+
+/// The heteroscedastic Student-t with a latent location (thesis §7.2.2, eq. 7.7): κ = λ(y−f)²/ν
+/// reads `f`, so the factor is first a Gamma scale mixture in τ, then the Poisson MGF on
+/// `e^(−τκσ(g))` and Pólya-Gamma; `f` is collapsed and its conditional (given τ and g) is the
+/// Gaussian `−τλσ(g)(y − f)²/ν`. Written four ways; every plan certified by a quadrature over τ
+/// outside the Poisson sum.
+#[test]
+fn heteroscedastic_student_t_with_a_latent_location() {
+    let latent = "f : vector[N] ~ gp(x, sqexp(1.0)); g : vector[N] ~ gp(x, sqexp(1.0));";
+    let hyper = "nu : real in 0.. = 4.0; lambda : real in 0.. = 10.0;";
+    for form in [
         "y ~ student_t(nu, f, 1 / sqrt(lambda * logistic(g)));",
-    );
-    let e = r[0]
-        .as_ref()
-        .expect_err("the latent location is not handled yet");
-    assert!(
-        e.reason.contains("negative-binomial") && e.reason.contains("depends on f"),
-        "{}",
-        e.reason
-    );
+        "for i in 1..N { target += 0.5 * log(logistic(g[i])) - (nu + 1) / 2 * log(1 + lambda * logistic(g[i]) * (y[i] - f[i])^2 / nu); }",
+        "for i in 1..N { target += lgamma((nu + 1) / 2) - lgamma(nu / 2) + 0.5 * log(lambda * logistic(g[i]) / (3.141592653589793 * nu)) - (nu + 1) / 2 * log1p(square(f[i] - y[i]) * lambda * logistic(g[i]) / nu); }",
+        "for i in 1..N { factor(sqrt(logistic(g[i])) * (1 + lambda / nu * (f[i] - y[i])^2 * logistic(g[i]))^(-(nu + 1) / 2)); }",
+    ] {
+        let r = plans(REAL, hyper, latent, form);
+        let p = r[0].as_ref().unwrap_or_else(|e| panic!("{form}: {} — {}", e.atom, e.reason));
+        assert_eq!(family_names(p), ["Gamma", "Poisson", "Pólya-Gamma"], "{form}");
+        assert!(
+            p.certificate.passed && p.certificate.max_rel_error < 1e-8,
+            "{form}: {:?}",
+            p.certificate
+        );
+        let collapsed: Vec<&str> = p.collapsed.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(collapsed, ["f"], "{form}");
+        // f's conditional given τ and g: precision 2τλσ(g)/ν, centred at y.
+        let (_, poly) = &p.collapsed[0];
+        let env = |r: Role, n: &str| -> Option<f64> {
+            Some(match (r, n) {
+                (Role::Aux, "τ") => 0.7,
+                (Role::Predictor, "g") => 0.3,
+                (Role::Hyper, "nu") => 4.0,
+                (Role::Hyper, "lambda") => 10.0,
+                (Role::Data, _) => 1.25,
+                _ => return None,
+            })
+        };
+        let sig = 1.0 / (1.0 + (-0.3f64).exp());
+        let quad = poly.quad[&("f".to_string(), "f".to_string())].eval(&env).unwrap();
+        let lin = poly.lin["f"].eval(&env).unwrap();
+        let want = -0.7 * 10.0 * sig / 4.0;
+        assert!((quad - want).abs() < 1e-12, "{form}: {quad} vs {want}");
+        assert!((lin + 2.0 * want * 1.25).abs() < 1e-12, "{form}: {lin}");
+    }
 }
 
 fn refused(data: &str, hyper: &str, form: &str) -> Refusal {

@@ -406,8 +406,9 @@ pub fn run(
     for fp in &schedule.factors {
         if fp.cavi.is_none() && fp.categorical.is_none() {
             return Err(RuntimeError::Model(format!(
-                "closed-form CAVI is not implemented for the augmentation of factor #{} (a collapsed predictor outside a polynomial Poisson rate); use --method gibbs",
-                fp.factor + 1
+                "closed-form CAVI is not implemented for the augmentation of factor #{} ({}); use --method gibbs",
+                fp.factor + 1,
+                fp.cavi_unavailable.as_deref().unwrap_or("no program")
             )));
         }
     }

@@ -13,11 +13,12 @@ use crate::kernels::HyperValues;
 use crate::prepared::{dense_block, Block, Prepared, Read, Slot};
 use crate::RuntimeError;
 use gpm_ir::{Model, Shape};
-use gpm_schedule::{AuxKind, Curvature, FactorProgram, Schedule};
+use gpm_schedule::{AuxKind, FactorProgram, Schedule};
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
+use std::collections::BTreeSet;
 
 /// Settings of a Gibbs run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -103,9 +104,9 @@ pub struct Sampler<'a> {
     prep: Prepared,
     /// Per categorical factor: labels (0-based) and the number of classes.
     labels: Vec<Option<(Vec<usize>, usize)>>,
-    /// Dense-block designs per (factor, curvature index).
-    dense_designs: Vec<Vec<Option<DMatrix<f64>>>>,
-    dense_designs_collapsed: Vec<Vec<Option<DMatrix<f64>>>>,
+    /// Dense-block designs per (block, factor, curvature index), the factor's collapsed
+    /// curvatures first.
+    dense_designs: Vec<Vec<Vec<Option<DMatrix<f64>>>>>,
     sliced: Vec<SlicedHyper>,
     kernels: Vec<SlicedKernel>,
     /// Per block: `Φ = L⁻¹K_mx` and `k̃` of a sparse block's training inputs.
@@ -151,7 +152,39 @@ impl<'a> Sampler<'a> {
         data: &Data,
         hypers: &HyperValues,
     ) -> Result<Self, RuntimeError> {
-        let prep = Prepared::new(model, schedule, data, hypers)?;
+        let mut prep = Prepared::new(model, schedule, data, hypers)?;
+        // Latents read by collapsed predictors are drawn in a phase of their own: a factor
+        // must not also read them through a predictor sampled from the augmented likelihood
+        // (that conditional, with the auxiliaries integrated out, is not Gaussian).
+        let collapsed_latents: BTreeSet<usize> = prep
+            .preds
+            .iter()
+            .filter(|p| schedule.collapsed.contains(&p.name))
+            .flat_map(|p| p.terms.iter().map(|t| t.latent))
+            .collect();
+        for fp in &schedule.factors {
+            for cv in &fp.curvature {
+                let Some(p) = prep.preds.iter().find(|p| p.name == cv.predictor) else {
+                    continue;
+                };
+                if fp.collapsed.is_empty() {
+                    continue;
+                }
+                if let Some(t) = p
+                    .terms
+                    .iter()
+                    .find(|t| collapsed_latents.contains(&t.latent))
+                {
+                    return Err(RuntimeError::Model(format!(
+                        "factor #{}: the latent `{}` is read both by a predictor sampled from its collapsed conditional and by `{}`, which the same factor augments; Gibbs cannot sample it (write the two predictors with separate latents)",
+                        fp.factor + 1,
+                        prep.latents[t.latent].0,
+                        cv.predictor
+                    )));
+                }
+            }
+        }
+        prep.split_dense(&collapsed_latents);
         // Sparse blocks: the features of the training inputs, once (`M × N`).
         let sparse_feats = prep
             .blocks
@@ -175,31 +208,33 @@ impl<'a> Sampler<'a> {
                 None => None,
             });
         }
-        let dense_parts = prep.blocks.iter().find_map(|b| match b {
-            Block::Dense {
-                parts, prior_mean, ..
-            } => Some((parts.clone(), prior_mean.len())),
-            _ => None,
-        });
-        let designs =
-            |list: &dyn Fn(&FactorProgram) -> &Vec<Curvature>| -> Vec<Vec<Option<DMatrix<f64>>>> {
+        // Per block, per factor: the design of each curvature entry (collapsed ones first).
+        let dense_designs: Vec<Vec<Vec<Option<DMatrix<f64>>>>> = prep
+            .blocks
+            .iter()
+            .map(|b| {
+                let Block::Dense {
+                    parts, prior_mean, ..
+                } = b
+                else {
+                    return vec![];
+                };
                 schedule
                     .factors
                     .iter()
                     .map(|fp| {
-                        list(fp)
+                        fp.collapsed
                             .iter()
+                            .chain(&fp.curvature)
                             .map(|c| {
-                                let (parts, dim) = dense_parts.as_ref()?;
                                 let pi = prep.preds.iter().position(|p| p.name == c.predictor)?;
-                                prep.dense_design(pi, parts, *dim)
+                                prep.dense_design(pi, parts, prior_mean.len())
                             })
                             .collect()
                     })
                     .collect()
-            };
-        let dense_designs = designs(&|fp| &fp.curvature);
-        let dense_designs_collapsed = designs(&|fp| &fp.collapsed);
+            })
+            .collect();
         let (sliced, kernels, held) = sliced_hypers(model, schedule, data, hypers, &prep)?;
         Ok(Sampler {
             model,
@@ -207,7 +242,6 @@ impl<'a> Sampler<'a> {
             prep,
             labels,
             dense_designs,
-            dense_designs_collapsed,
             sliced,
             kernels,
             sparse_feats,
@@ -676,13 +710,12 @@ impl<'a> Sampler<'a> {
                         }
                         continue;
                     }
-                    let list = if collapsed_phase {
-                        &fp.collapsed
-                    } else {
-                        &fp.curvature
-                    };
+                    // A collapsed block (one read by a collapsed predictor) takes that
+                    // predictor's collapsed conditional; the other predictors of every factor
+                    // never read it (checked in `new`) unless from another factor, whose
+                    // augmented curvature given its auxiliaries is the right one.
                     let mut vals = vec![0.0; fp.slots.len()];
-                    for cv in list {
+                    for cv in fp.collapsed.iter().chain(&fp.curvature) {
                         let pi = self
                             .prep
                             .preds
@@ -740,13 +773,9 @@ impl<'a> Sampler<'a> {
                 let mut rows: Vec<DMatrix<f64>> = Vec::new();
                 let (mut a, mut bb) = (Vec::new(), Vec::new());
                 for (f, fp) in self.schedule.factors.iter().enumerate() {
-                    let (list, designs) = if collapsed_phase {
-                        (&fp.collapsed, &self.dense_designs_collapsed[f])
-                    } else {
-                        (&fp.curvature, &self.dense_designs[f])
-                    };
                     let mut vals = vec![0.0; fp.slots.len()];
-                    for (cv, phi) in list.iter().zip(designs) {
+                    let list = fp.collapsed.iter().chain(&fp.curvature);
+                    for (cv, phi) in list.zip(&self.dense_designs[bi][f]) {
                         let Some(phi) = phi else { continue };
                         let pi = self
                             .prep

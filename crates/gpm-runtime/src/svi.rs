@@ -369,8 +369,9 @@ fn check(prep: &Prepared, schedule: &Schedule) -> Result<usize, RuntimeError> {
         }
         if fp.cavi.is_none() {
             return Err(RuntimeError::Model(format!(
-                "factor #{}: its augmentation has no closed-form CAVI program, so SVI is not implemented for it",
-                fp.factor + 1
+                "factor #{}: its augmentation has no closed-form CAVI program ({}), so SVI is not implemented for it",
+                fp.factor + 1,
+                fp.cavi_unavailable.as_deref().unwrap_or("no program")
             )));
         }
     }

@@ -232,6 +232,8 @@ pub struct FactorProgram {
     /// Closed-form CAVI, when the plan has only Pólya-Gamma and scale-mixture variables
     /// (`None` for Poisson chains, collapsed predictors and categorical factors: not yet).
     pub cavi: Option<CaviProgram>,
+    /// Why [`FactorProgram::cavi`] is `None`, for people.
+    pub cavi_unavailable: Option<String>,
 }
 
 /// A hyperparameter with a Gamma prior that is conjugate to every factor it appears in:
@@ -328,6 +330,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
                 collapsed: vec![],
                 log_density: None,
                 cavi: None,
+                cavi_unavailable: None,
                 categorical: Some(CategoricalProgram {
                     label: c.label.clone(),
                     latent: c.latent.clone(),
@@ -444,7 +447,10 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             });
             collapsed.insert(p.clone());
         }
-        let cavi = cavi_program(plan, &slot_of).map_err(err)?;
+        let (cavi, cavi_unavailable) = match cavi_program(plan, &slot_of).map_err(err)? {
+            Ok(program) => (Some(program), None),
+            Err(why) => (None, Some(why)),
+        };
         factors.push(FactorProgram {
             factor: k,
             slots,
@@ -454,6 +460,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             log_density: Some(tape(&original)?),
             categorical: None,
             cavi,
+            cavi_unavailable,
         });
     }
     let hypers = conjugate_hypers(model, &factors, plans)?;
@@ -483,18 +490,29 @@ fn poly_tapes(p: &Poly, slot_of: tape::SlotOf) -> Result<PolyTapes, String> {
     })
 }
 
-fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram>, String> {
+/// The factor's CAVI program, or (inner `Err`) why the plan has none.
+fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Result<CaviProgram, String>, String> {
     let is_poisson = |a: &gpm_augment::AuxVar| matches!(a.conditional, Family::Poisson { .. });
     let n_poisson = plan.aux.iter().filter(|a| is_poisson(a)).count();
     if n_poisson > 1 {
-        return Ok(None);
+        return Ok(Err("more than one Poisson count in one factor".into()));
     }
     let mut poisson = None;
     let mut rate_preds = Vec::new();
     for (index, a) in plan.aux.iter().enumerate() {
         if let Family::Poisson { rate } = &a.prior_family {
+            if rate.mentions(Role::Aux, None) {
+                // The Gamma τ of the heteroscedastic Student-t (thesis eq. 7.7) sits in the
+                // rate: its double bound is not derived here.
+                return Ok(Err(format!(
+                    "the Poisson rate of `{}` reads another auxiliary variable (a scale mixture inside the Poisson MGF, thesis §7.2.2)",
+                    a.name
+                )));
+            }
             let Some(kappa) = Poly::of(rate, 2) else {
-                return Ok(None);
+                return Ok(Err(
+                    "the Poisson rate is not a polynomial of degree ≤ 2 in the predictors".into(),
+                ));
             };
             rate_preds = kappa.lin.keys().cloned().collect();
             for (a, b) in kappa.quad.keys() {
@@ -516,7 +534,9 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram
     if !collapsed.iter().all(|c| rate_preds.contains(c))
         || !rate_preds.iter().all(|p| collapsed.contains(p))
     {
-        return Ok(None);
+        return Ok(Err(
+            "the collapsed predictors are not exactly those of the Poisson rate".into(),
+        ));
     }
     let aug = plan.augmented.to_tree();
     // Continuous auxiliaries set to values; the Poisson count stays a symbol (its slot).
@@ -533,7 +553,7 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram
     };
     let zero = at(&[]);
     let Some(p0) = Poly::of(&zero, 2) else {
-        return Ok(None);
+        return Ok(Err("the augmented polynomial is not of degree ≤ 2".into()));
     };
     let reads = |p: &Poly| {
         p.lin.keys().any(|k| collapsed.contains(k))
@@ -542,7 +562,9 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram
                 .any(|(a, b)| collapsed.contains(a) || collapsed.contains(b))
     };
     if reads(&p0) || collapsed.iter().any(|c| tree_reads(&plan.log_c, c)) {
-        return Ok(None);
+        return Ok(Err(
+            "a collapsed predictor is read outside the Poisson rate".into(),
+        ));
     }
     let mut aux = Vec::new();
     for (index, a) in plan.aux.iter().enumerate() {
@@ -551,10 +573,12 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram
         }
         let s_tree = T::sub(zero.clone(), at(&[(a.name.as_str(), 1.0)]));
         let Some(s) = Poly::of(&s_tree, 2) else {
-            return Ok(None);
+            return Ok(Err(
+                "the tilt of an auxiliary variable is not of degree ≤ 2".into(),
+            ));
         };
         if reads(&s) {
-            return Ok(None);
+            return Ok(Err("an auxiliary's tilt reads a collapsed predictor".into()));
         }
         let family = match &a.prior_family {
             Family::PolyaGamma { b, .. } => CaviFamily::PolyaGamma {
@@ -573,7 +597,13 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram
             Family::TiltedLaplace { phi, .. } => {
                 CaviFamily::Tilted(tilted(phi, Tape::constant(0.0), slot_of)?)
             }
-            _ => return Ok(None),
+            other => {
+                return Ok(Err(format!(
+                    "no closed-form expectation for the {} variable `{}`",
+                    other.name(),
+                    a.name
+                )))
+            }
         };
         aux.push(CaviAux {
             index,
@@ -582,7 +612,7 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Option<CaviProgram
             s: poly_tapes(&s, slot_of)?,
         });
     }
-    Ok(Some(CaviProgram {
+    Ok(Ok(CaviProgram {
         log_c: Tape::compile(&plan.log_c, slot_of)?,
         p0: poly_tapes(&p0, slot_of)?,
         aux,

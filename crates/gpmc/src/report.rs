@@ -251,8 +251,12 @@ pub fn text(c: &Checked) -> String {
                     p.augmented.to_tree()
                 );
             }
-            for (pred, _) in &p.collapsed {
-                let _ = writeln!(out, "        {pred}: sampled from its collapsed (un-augmented) Gaussian conditional");
+            for (pred, poly) in &p.collapsed {
+                let _ = writeln!(
+                    out,
+                    "        {pred}: sampled from its collapsed Gaussian conditional, the counts and Pólya-Gamma variables integrated out: {}",
+                    poly.to_tree()
+                );
             }
             let _ = writeln!(
                 out,
