@@ -13,7 +13,7 @@ use crate::prepared::{dense_block, Block, Prepared, Slot};
 use crate::sparse::QInducing;
 use crate::RuntimeError;
 use gpm_ir::Model;
-use gpm_schedule::{CaviFamily, CaviProgram, PolyTapes, Schedule};
+use gpm_schedule::{CaviFamily, CaviProgram, CountLaw, PolyTapes, Schedule};
 use nalgebra::{DMatrix, DVector};
 
 /// Settings of a CAVI run.
@@ -157,7 +157,41 @@ pub(crate) fn local_step(
             t
         };
         let slope = f_at(1.0, vals) - f_at(0.0, vals);
-        let gamma = kappa * slope.exp();
+        let gamma = match &pn.law {
+            CountLaw::Poisson => kappa * slope.exp(),
+            CountLaw::GammaScaled {
+                index,
+                slot,
+                shape,
+                rate,
+            } => {
+                // Coordinate steps between q(τ) = Gamma(α + γ, β + E κ) and
+                // q(n) = Po(γ), γ = E κ e^(E log τ + slope), to their joint fixed point: each
+                // step maximises the ELBO over its factor. The map γ ↦ c e^(ψ(α + γ)) has
+                // slope < c < 1 (c = E κ e^slope/(β + E κ), slope < 0), so this converges.
+                let (alpha, beta) = (shape.eval(vals, stack), rate.eval(vals, stack));
+                let c = kappa * slope.exp() / (beta + kappa);
+                let mut g = vals[pn.slot].max(0.0);
+                for _ in 0..500 {
+                    let next = c * statrs::function::gamma::digamma(alpha + g).exp();
+                    let done = (next - g).abs() <= 1e-13 * (1.0 + g);
+                    g = next;
+                    if done {
+                        break;
+                    }
+                }
+                let e_tau = (alpha + g) / (beta + kappa);
+                vals[*slot] = e_tau;
+                set(*index, e_tau);
+                g
+            }
+            CountLaw::NegativeBinomial { shape } => {
+                // q(k) = NB(α, p̃), p̃ = p e^slope with p = κ/(1 + κ): E[k] = α p̃/(1 − p̃).
+                let alpha = shape.eval(vals, stack);
+                let pt = kappa / (1.0 + kappa) * slope.exp();
+                alpha * pt / (1.0 - pt)
+            }
+        };
         vals[pn.slot] = gamma;
         set(pn.index, gamma);
     }
@@ -180,10 +214,15 @@ pub(crate) fn double_bound_terms(
     stack: &mut Vec<f64>,
 ) -> (f64, f64) {
     let kbar = expect(&pn.kappa, vals, m, stack);
+    // The rate's own weight: E[τ] when a Gamma τ scales it (the ELBO reads −E[τ]·E[κ]).
+    let scale = match &pn.law {
+        CountLaw::GammaScaled { slot, .. } => vals[*slot],
+        _ => 1.0,
+    };
     let w = if kbar > 0.0 {
-        1.0 - vals[pn.slot] / kbar
+        scale - vals[pn.slot] / kbar
     } else {
-        1.0
+        scale
     };
     let coef = |list: &[(String, gpm_schedule::Tape)], stack: &mut Vec<f64>| {
         list.iter()
@@ -209,11 +248,26 @@ pub(crate) fn local_elbo(
     }
     if let Some(pn) = &cp.poisson {
         let (g, k) = (vals[pn.slot], expect(&pn.kappa, vals, m, stack));
-        if g > 0.0 {
-            elbo -= g * (g / k).ln() - g + k;
-        } else {
-            elbo -= k;
-        }
+        // γ log(κ/γ) + γ: the Poisson's −KL without its −κ, and 0 at γ = 0.
+        let count = if g > 0.0 { g * (k / g).ln() + g } else { 0.0 };
+        elbo += match &pn.law {
+            CountLaw::Poisson => count - k,
+            // q(τ) at its optimum given γ: log ∫ Gamma(τ | α, β) τ^γ e^(−τ E κ) dτ.
+            CountLaw::GammaScaled { shape, rate, .. } => {
+                use statrs::function::gamma::ln_gamma;
+                let (alpha, beta) = (shape.eval(vals, stack), rate.eval(vals, stack));
+                count + ln_gamma(alpha + g) - ln_gamma(alpha) + alpha * beta.ln()
+                    - (alpha + g) * (beta + k).ln()
+            }
+            // −KL(NB(α, p̃) ‖ NB(α, p)) with p̃ = γ/(α + γ).
+            CountLaw::NegativeBinomial { shape } => {
+                let alpha = shape.eval(vals, stack);
+                let p = k / (1.0 + k);
+                let pt = g / (alpha + g);
+                let log_ratio = if g > 0.0 { g * (p / pt).ln() } else { 0.0 };
+                log_ratio + alpha * ((-p).ln_1p() - (-pt).ln_1p())
+            }
+        };
     }
     elbo
 }
@@ -430,8 +484,8 @@ pub fn run(
         .iter()
         .map(|(_, n, _)| DVector::zeros(*n))
         .collect();
-    // Start at the prior.
-    let mut dense_cov: Option<DMatrix<f64>> = None;
+    // Start at the prior. Dense blocks' covariances, per block.
+    let mut dense_cov: Vec<Option<DMatrix<f64>>> = vec![None; prep.blocks.len()];
     // Sparse blocks: Φ = L⁻¹K_mx and k̃ for the training inputs, computed once.
     let mut features: Vec<Option<(DMatrix<f64>, Vec<f64>)>> = vec![None; prep.blocks.len()];
     let mut posteriors: Vec<BlockPosterior> = prep
@@ -483,21 +537,27 @@ pub fn run(
                         var[*li][j] = prior_sd[off + j].powi(2);
                     }
                 }
-                dense_cov = Some(DMatrix::from_diagonal(&prior_sd.map(|s| s * s)));
+                dense_cov[bi] = Some(DMatrix::from_diagonal(&prior_sd.map(|s| s * s)));
             }
         }
     }
-    let dense_parts: Vec<(usize, usize, usize)> = prep
+    // Latents in dense blocks, and each dense block's design per predictor.
+    let in_dense = |latent: usize| {
+        prep.blocks
+            .iter()
+            .any(|b| matches!(b, Block::Dense { parts, .. } if parts.iter().any(|d| d.0 == latent)))
+    };
+    let designs: Vec<Vec<Option<DMatrix<f64>>>> = prep
         .blocks
         .iter()
-        .find_map(|b| match b {
-            Block::Dense { parts, .. } => Some(parts.clone()),
-            _ => None,
+        .map(|b| match b {
+            Block::Dense {
+                parts, prior_mean, ..
+            } => (0..prep.preds.len())
+                .map(|p| prep.dense_design(p, parts, prior_mean.len()))
+                .collect(),
+            _ => vec![],
         })
-        .unwrap_or_default();
-    let dense_dim: usize = dense_parts.iter().map(|p| p.2).sum();
-    let designs: Vec<Option<DMatrix<f64>>> = (0..prep.preds.len())
-        .map(|p| prep.dense_design(p, &dense_parts, dense_dim))
         .collect();
     let mut stack = Vec::with_capacity(64);
     // E[ω] per factor, aux, observation.
@@ -514,7 +574,7 @@ pub fn run(
     // Predictor moments under the current q: mean, variance (blocks independent).
     let moments = |mean: &[DVector<f64>],
                    var: &[DVector<f64>],
-                   dense_cov: &Option<DMatrix<f64>>|
+                   dense_cov: &[Option<DMatrix<f64>>]|
      -> Vec<(Vec<f64>, Vec<f64>)> {
         prep.preds
             .iter()
@@ -523,7 +583,7 @@ pub fn run(
                 let m = p.eval(mean);
                 let mut v = vec![0.0; p.n];
                 for t in &p.terms {
-                    if dense_parts.iter().any(|d| d.0 == t.latent) {
+                    if in_dense(t.latent) {
                         continue;
                     }
                     let z = &var[t.latent];
@@ -541,10 +601,12 @@ pub fn run(
                             };
                     }
                 }
-                if let (Some(phi), Some(cov)) = (&designs[pi], dense_cov) {
-                    let pc = phi * cov;
-                    for (i, vi) in v.iter_mut().enumerate() {
-                        *vi += pc.row(i).dot(&phi.row(i));
+                for (block_designs, cov) in designs.iter().zip(dense_cov) {
+                    if let (Some(Some(phi)), Some(cov)) = (block_designs.get(pi), cov) {
+                        let pc = phi * cov;
+                        for (i, vi) in v.iter_mut().enumerate() {
+                            *vi += pc.row(i).dot(&phi.row(i));
+                        }
                     }
                 }
                 (m, v)
@@ -685,6 +747,7 @@ pub fn run(
                     prior_mean,
                     prior_sd,
                 } => {
+                    let dense_dim = prior_mean.len();
                     let mut theta = DVector::zeros(dense_dim);
                     for (li, off, len) in parts {
                         for j in 0..*len {
@@ -696,7 +759,9 @@ pub fn run(
                     for (f, fp) in schedule.factors.iter().enumerate() {
                         for cv in &fp.curvature {
                             let pi = pred_index(&cv.predictor);
-                            let Some(phi) = &designs[pi] else { continue };
+                            let Some(phi) = &designs[bi][pi] else {
+                                continue;
+                            };
                             let own = phi * &theta;
                             for i in 0..prep.factors[f].n {
                                 fill(f, i, &pm, &e_omega, &mut vals);
@@ -714,7 +779,9 @@ pub fn run(
                         let Some(pn) = &cp.poisson else { continue };
                         for name in &cp.double_bound {
                             let pi = pred_index(name);
-                            let Some(phi) = &designs[pi] else { continue };
+                            let Some(phi) = &designs[bi][pi] else {
+                                continue;
+                            };
                             let own = phi * &theta;
                             for i in 0..prep.factors[f].n {
                                 fill(f, i, &pm, &e_omega, &mut vals);
@@ -747,7 +814,7 @@ pub fn run(
                         mean: DVector::from_fn(dense_dim, |j, _| mo.mean[j]),
                         cov: cov.clone(),
                     };
-                    dense_cov = Some(cov);
+                    dense_cov[bi] = Some(cov);
                     kls[bi] = mo.kl;
                 }
             }

@@ -152,7 +152,7 @@ impl<'a> Sampler<'a> {
         data: &Data,
         hypers: &HyperValues,
     ) -> Result<Self, RuntimeError> {
-        let mut prep = Prepared::new(model, schedule, data, hypers)?;
+        let prep = Prepared::new(model, schedule, data, hypers)?;
         // Latents read by collapsed predictors are drawn in a phase of their own: a factor
         // must not also read them through a predictor sampled from the augmented likelihood
         // (that conditional, with the auxiliaries integrated out, is not Gaussian).
@@ -184,7 +184,6 @@ impl<'a> Sampler<'a> {
                 }
             }
         }
-        prep.split_dense(&collapsed_latents);
         // Sparse blocks: the features of the training inputs, once (`M × N`).
         let sparse_feats = prep
             .blocks

@@ -350,6 +350,15 @@ impl Prepared {
                 prior_sd: DVector::from_vec(ps),
             });
         }
+        // Latents read by collapsed predictors are updated on their own (Gibbs: from the
+        // collapsed conditional; CAVI: from the double bound, whose weight is exact only with
+        // the other latents held fixed), so they get a dense block of their own.
+        let collapsed_latents: std::collections::BTreeSet<usize> = preds
+            .iter()
+            .filter(|p| schedule.collapsed.contains(&p.name))
+            .flat_map(|p| p.terms.iter().map(|t| t.latent))
+            .collect();
+        split_dense(&mut blocks, &collapsed_latents);
         // Factor slots.
         let mut factors = Vec::new();
         for fp in &schedule.factors {
@@ -442,47 +451,6 @@ impl Prepared {
         })
     }
 
-    /// Split the dense block in two: the normal latents listed in `first`, then the others.
-    /// Gibbs samples the latents read by collapsed predictors in a phase of their own (their
-    /// conditional integrates out auxiliaries that the other latents' conditionals condition on),
-    /// so the two groups cannot share a block there.
-    pub fn split_dense(&mut self, first: &std::collections::BTreeSet<usize>) {
-        let Some(pos) = self
-            .blocks
-            .iter()
-            .position(|b| matches!(b, Block::Dense { .. }))
-        else {
-            return;
-        };
-        let Block::Dense {
-            parts,
-            prior_mean,
-            prior_sd,
-        } = self.blocks[pos].clone()
-        else {
-            unreachable!("matched above")
-        };
-        let (head, tail): (Vec<_>, Vec<_>) = parts.iter().partition(|p| first.contains(&p.0));
-        if head.is_empty() || tail.is_empty() {
-            return;
-        }
-        let make = |group: Vec<&(usize, usize, usize)>| {
-            let (mut pm, mut ps, mut np) = (Vec::new(), Vec::new(), Vec::new());
-            for &(li, off, len) in group {
-                np.push((li, pm.len(), len));
-                pm.extend(prior_mean.rows(off, len).iter());
-                ps.extend(prior_sd.rows(off, len).iter());
-            }
-            Block::Dense {
-                parts: np,
-                prior_mean: DVector::from_vec(pm),
-                prior_sd: DVector::from_vec(ps),
-            }
-        };
-        self.blocks[pos] = make(head);
-        self.blocks.insert(pos + 1, make(tail));
-    }
-
     /// The dense block's design rows for a predictor: `Φ` with one row per observation.
     pub fn dense_design(
         &self,
@@ -542,4 +510,38 @@ pub fn dense_block(
         prior_mean: prior_mean.clone(),
         prior_sd: prior_sd.clone(),
     }
+}
+
+/// Split the dense block in two: the normal latents listed in `first`, then the others.
+fn split_dense(blocks: &mut Vec<Block>, first: &std::collections::BTreeSet<usize>) {
+    let Some(pos) = blocks.iter().position(|b| matches!(b, Block::Dense { .. })) else {
+        return;
+    };
+    let Block::Dense {
+        parts,
+        prior_mean,
+        prior_sd,
+    } = blocks[pos].clone()
+    else {
+        unreachable!("matched above")
+    };
+    let (head, tail): (Vec<_>, Vec<_>) = parts.iter().partition(|p| first.contains(&p.0));
+    if head.is_empty() || tail.is_empty() {
+        return;
+    }
+    let make = |group: Vec<&(usize, usize, usize)>| {
+        let (mut pm, mut ps, mut np) = (Vec::new(), Vec::new(), Vec::new());
+        for &(li, off, len) in group {
+            np.push((li, pm.len(), len));
+            pm.extend(prior_mean.rows(off, len).iter());
+            ps.extend(prior_sd.rows(off, len).iter());
+        }
+        Block::Dense {
+            parts: np,
+            prior_mean: DVector::from_vec(pm),
+            prior_sd: DVector::from_vec(ps),
+        }
+    };
+    blocks[pos] = make(head);
+    blocks.insert(pos + 1, make(tail));
 }

@@ -289,18 +289,23 @@ pub fn predict_prepared(
     let te = Prepared::for_test(model, schedule, test, hypers)?;
     let marg = block_marginals(model, tr, train, test, hypers, post)?;
     // Test predictor moments.
-    let dense = tr.blocks.iter().enumerate().find_map(|(bi, b)| match b {
-        Block::Dense { parts, .. } => Some((bi, parts.clone())),
-        _ => None,
-    });
+    let dense: Vec<(usize, Vec<(usize, usize, usize)>)> = tr
+        .blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(bi, b)| match b {
+            Block::Dense { parts, .. } => Some((bi, parts.clone())),
+            _ => None,
+        })
+        .collect();
     let mut predictors = Vec::with_capacity(te.preds.len());
     for (pi, p) in te.preds.iter().enumerate() {
         let mut m = vec![p.offset; p.n];
         let mut v = vec![0.0; p.n];
         for t in &p.terms {
             if dense
-                .as_ref()
-                .is_some_and(|(_, parts)| parts.iter().any(|d| d.0 == t.latent))
+                .iter()
+                .any(|(_, parts)| parts.iter().any(|d| d.0 == t.latent))
             {
                 continue;
             }
@@ -328,7 +333,7 @@ pub fn predict_prepared(
                 v[i] += t.coef * t.coef * bv[i];
             }
         }
-        if let Some((bi, parts)) = &dense {
+        for (bi, parts) in &dense {
             let dim: usize = parts.iter().map(|d| d.2).sum();
             if let (Some(phi), BlockPosterior::Dense { mean, cov }) =
                 (te.dense_design(pi, parts, dim), &post[*bi])

@@ -208,8 +208,37 @@ pub struct CaviPoisson {
     /// predictor (the heteroscedastic Gaussian's `λ(y − f)²/2`, thesis §7.2.1), CAVI uses the
     /// double bound: first `E_q(f)` of the log-likelihood, which is linear in `κ`, then the
     /// Poisson MGF at `E_q[κ]`; those predictors' blocks get the curvature of `−(1 − γ/E κ)·κ`
-    /// (see [`CaviProgram::double_bound`]).
+    /// (see [`CaviProgram::double_bound`]). For a Gamma-scaled count, `κ` without `τ`; for a
+    /// negative-binomial count, `κ = p/(1 − p)`.
     pub kappa: PolyTapes,
+    /// The count's prior law.
+    pub law: CountLaw,
+}
+
+/// The prior law of a factor's count in CAVI.
+#[derive(Debug, Clone)]
+pub enum CountLaw {
+    /// `n ~ Po(κ)`.
+    Poisson,
+    /// `n ~ Po(τκ)` with `τ ~ Gamma(shape, rate)`, another auxiliary of the plan (the Gamma
+    /// scale mixture of the heteroscedastic Student-t, thesis eq. 7.7). CAVI keeps `q(τ)` at its
+    /// optimum given `q(n) = Po(γ)`: `Gamma(shape + γ, rate + E[κ])`; its slot holds `E[τ]`.
+    GammaScaled {
+        /// Index of `τ` among the plan's auxiliaries.
+        index: usize,
+        /// Slot of `τ`.
+        slot: usize,
+        /// Prior shape of `τ`.
+        shape: Tape,
+        /// Prior rate of `τ`.
+        rate: Tape,
+    },
+    /// `k ~ NB(shape, κ/(1 + κ))` (thesis §7.2.2 with a known location): `q(k)` is negative
+    /// binomial too, `NB(shape, p e^(∂F/∂k))`.
+    NegativeBinomial {
+        /// Its shape.
+        shape: Tape,
+    },
 }
 
 /// Everything the runtime needs to run one likelihood factor.
@@ -492,39 +521,98 @@ fn poly_tapes(p: &Poly, slot_of: tape::SlotOf) -> Result<PolyTapes, String> {
 
 /// The factor's CAVI program, or (inner `Err`) why the plan has none.
 fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Result<CaviProgram, String>, String> {
-    let is_poisson = |a: &gpm_augment::AuxVar| matches!(a.conditional, Family::Poisson { .. });
-    let n_poisson = plan.aux.iter().filter(|a| is_poisson(a)).count();
-    if n_poisson > 1 {
-        return Ok(Err("more than one Poisson count in one factor".into()));
+    let is_count = |a: &gpm_augment::AuxVar| a.conditional.is_count();
+    if plan.aux.iter().filter(|a| is_count(a)).count() > 1 {
+        return Ok(Err("more than one count variable in one factor".into()));
     }
     let mut poisson = None;
     let mut rate_preds = Vec::new();
+    // A Gamma variable scaling the count's rate is handled with the count, not as a mixture.
+    let mut scale_index = None;
     for (index, a) in plan.aux.iter().enumerate() {
-        if let Family::Poisson { rate } = &a.prior_family {
-            if rate.mentions(Role::Aux, None) {
-                // The Gamma τ of the heteroscedastic Student-t (thesis eq. 7.7) sits in the
-                // rate: its double bound is not derived here.
-                return Ok(Err(format!(
-                    "the Poisson rate of `{}` reads another auxiliary variable (a scale mixture inside the Poisson MGF, thesis §7.2.2)",
-                    a.name
-                )));
+        let (kappa_tree, law) = match &a.prior_family {
+            Family::Poisson { rate } => {
+                let scale = plan
+                    .aux
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| rate.mentions(Role::Aux, Some(&b.name)))
+                    .collect::<Vec<_>>();
+                match scale.as_slice() {
+                    [] => (rate.clone(), CountLaw::Poisson),
+                    [(ti, t)] => {
+                        let tau = T::sym(Role::Aux, &t.name);
+                        // τ must be a factor of the rate: κτ.
+                        let linear = matches!(rate, T::Mul(v) if v.contains(&tau)
+                            && v.iter().filter(|u| u.mentions(Role::Aux, Some(&t.name))).count() == 1);
+                        let Family::Gamma { shape, rate: beta } = &t.prior_family else {
+                            return Ok(Err(format!(
+                                "the Poisson rate of `{}` reads the {} variable `{}`",
+                                a.name,
+                                t.prior_family.name(),
+                                t.name
+                            )));
+                        };
+                        if !linear {
+                            return Ok(Err(format!(
+                                "the Poisson rate of `{}` is not linear in `{}`",
+                                a.name, t.name
+                            )));
+                        }
+                        scale_index = Some(*ti);
+                        (
+                            rate.replace(&tau, &T::Num(1.0)),
+                            CountLaw::GammaScaled {
+                                index: *ti,
+                                slot: slot_of(Role::Aux, &t.name).ok_or("aux slot")?,
+                                shape: Tape::compile(shape, slot_of)?,
+                                rate: Tape::compile(beta, slot_of)?,
+                            },
+                        )
+                    }
+                    _ => {
+                        return Ok(Err(format!(
+                            "the Poisson rate of `{}` reads several auxiliary variables",
+                            a.name
+                        )))
+                    }
+                }
             }
-            let Some(kappa) = Poly::of(rate, 2) else {
-                return Ok(Err(
-                    "the Poisson rate is not a polynomial of degree ≤ 2 in the predictors".into(),
-                ));
-            };
-            rate_preds = kappa.lin.keys().cloned().collect();
-            for (a, b) in kappa.quad.keys() {
-                rate_preds.push(a.clone());
-                rate_preds.push(b.clone());
+            Family::NegativeBinomial { shape, p } => {
+                if p.has_predictor() || shape.has_predictor() {
+                    return Ok(Err(format!(
+                        "the negative-binomial law of `{}` reads a predictor",
+                        a.name
+                    )));
+                }
+                (
+                    T::mul(vec![
+                        p.clone(),
+                        T::pow(T::sub(T::Num(1.0), p.clone()), T::Num(-1.0)),
+                    ]),
+                    CountLaw::NegativeBinomial {
+                        shape: Tape::compile(shape, slot_of)?,
+                    },
+                )
             }
-            poisson = Some(CaviPoisson {
-                index,
-                slot: slot_of(Role::Aux, &a.name).ok_or("aux slot")?,
-                kappa: poly_tapes(&kappa, slot_of)?,
-            });
+            _ => continue,
+        };
+        let Some(kappa) = Poly::of(&kappa_tree, 2) else {
+            return Ok(Err(
+                "the count's rate is not a polynomial of degree ≤ 2 in the predictors".into(),
+            ));
+        };
+        rate_preds = kappa.lin.keys().cloned().collect();
+        for (a, b) in kappa.quad.keys() {
+            rate_preds.push(a.clone());
+            rate_preds.push(b.clone());
         }
+        poisson = Some(CaviPoisson {
+            index,
+            slot: slot_of(Role::Aux, &a.name).ok_or("aux slot")?,
+            kappa: poly_tapes(&kappa, slot_of)?,
+            law,
+        });
     }
     rate_preds.sort();
     rate_preds.dedup();
@@ -542,7 +630,7 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Result<CaviProgram
     // Continuous auxiliaries set to values; the Poisson count stays a symbol (its slot).
     let at = |values: &[(&str, f64)]| -> T {
         let mut t = aug.clone();
-        for a in plan.aux.iter().filter(|a| !is_poisson(a)) {
+        for a in plan.aux.iter().filter(|a| !is_count(a)) {
             let v = values
                 .iter()
                 .find(|(n, _)| *n == a.name)
@@ -568,7 +656,7 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Result<CaviProgram
     }
     let mut aux = Vec::new();
     for (index, a) in plan.aux.iter().enumerate() {
-        if is_poisson(a) {
+        if is_count(a) || scale_index == Some(index) {
             continue;
         }
         let s_tree = T::sub(zero.clone(), at(&[(a.name.as_str(), 1.0)]));

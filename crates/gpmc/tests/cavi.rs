@@ -55,6 +55,7 @@ fn elbo_never_decreases_and_converges() {
         "linear_regression",
         "multiclass_gp",
         "heteroscedastic_gp",
+        "heteroscedastic_student_t",
     ] {
         let (_, _, r) = run(m, None);
         assert!(
@@ -204,58 +205,127 @@ fn type_two_maximum_likelihood_finds_a_local_maximum_of_the_elbo() {
     }
 }
 
-/// The double bound of the heteroscedastic Gaussian (thesis §7.2.1) is a lower bound on the log
-/// evidence: on scalar `f` and `g` with normal priors, the converged ELBO lies below
-/// `log p(y)` from 2-D quadrature, and not far below it.
+/// The heteroscedastic likelihoods' ELBOs are lower bounds on the log evidence: on scalar `f`
+/// and `g` with normal(0, 1) priors the converged ELBO lies below `log p(y)` from grid
+/// quadrature (2-D, or 1-D over `g` for a known location), and not far below it; the ELBO
+/// never decreases on the way.
+/// - Gaussian (thesis §7.2.1): the double bound (with the outlier alone, y = −2.1, its ELBO
+///   decreased while `f` and `g` shared CAVI's dense block: the double bound's weight is exact
+///   only with `g` held fixed).
+/// - Student-t with a latent location (§7.2.2, eq. 7.7): the double bound with the Gamma `τ`
+///   scaling the Poisson rate, `q(τ)` at its optimum given `q(n)`.
+/// - Student-t with a known location: `q(k)` negative binomial.
 #[test]
-fn heteroscedastic_double_bound_is_below_the_log_evidence() {
-    let src = "data { N : int; y : vector[N]; }
-               hyper { lambda : real in 0.. = 8.0; }
-               latent { f : real ~ normal(0, 1); g : real ~ normal(0, 1); }
-               model { y ~ normal(f, 1 / sqrt(lambda * logistic(g))); }";
-    let c = gpmc::check("het.gpm", src).unwrap();
-    let ys = [0.3, -0.5, 1.2, 0.1, 0.4];
-    let json = serde_json::json!({"N": ys.len(), "y": ys});
-    let d = gpmc::data::from_json_value(&c.model, &json).unwrap();
-    let (r, _) = gpmc::infer::run_cavi(
-        &c,
-        &d,
-        &CaviConfig {
-            tolerance: 1e-13,
-            max_iter: 5000,
-        },
-    )
-    .unwrap();
-    for w in r.elbo.windows(2) {
-        assert!(w[1] >= w[0] - 1e-10, "ELBO decreased {} → {}", w[0], w[1]);
-    }
-    let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
-    let (lo, hi, m) = (-9.0, 9.0, 1201);
-    let h = (hi - lo) / (m - 1) as f64;
+fn heteroscedastic_elbos_are_below_the_log_evidence() {
+    use statrs::function::gamma::ln_gamma;
     let ln2pi = (2.0 * std::f64::consts::PI).ln();
-    let mut terms = Vec::with_capacity(m * m);
-    for a in 0..m {
-        let f = lo + a as f64 * h;
-        for b in 0..m {
-            let g = lo + b as f64 * h;
-            let prec = 8.0 * sig(g);
-            let mut l = -0.5 * (f * f + g * g) - ln2pi + 2.0 * h.ln();
-            for y in ys {
-                l += 0.5 * (prec.ln() - ln2pi) - 0.5 * prec * (y - f) * (y - f);
-            }
-            terms.push(l);
+    let nu: f64 = 3.0;
+    let t_const =
+        ln_gamma((nu + 1.0) / 2.0) - ln_gamma(nu / 2.0) - 0.5 * (nu * std::f64::consts::PI).ln();
+    let student = move |y: f64, f: f64, prec: f64| {
+        t_const + 0.5 * prec.ln() - (nu + 1.0) / 2.0 * (prec * (y - f).powi(2) / nu).ln_1p()
+    };
+    type LogLik = Box<dyn Fn(f64, f64, f64) -> f64>;
+    // The largest gap accepted. With a latent location, q(τ) and q(n) are independent under q
+    // while n | τ is Poisson with rate ∝ τ: about 0.15-0.4 nats per observation more (measured
+    // 0.22 at y = 0.3 alone, 0.56 at the outlier y = −2.1 alone, against 0.07 and 0.18 for the
+    // Gaussian).
+    let cases: [(&str, &str, bool, f64, LogLik); 3] = [
+        (
+            "gaussian",
+            "y ~ normal(f, 1 / sqrt(lambda * logistic(g)));",
+            true,
+            1.0,
+            Box::new(move |y, f, prec| 0.5 * (prec.ln() - ln2pi) - 0.5 * prec * (y - f) * (y - f)),
+        ),
+        (
+            "student-t, latent location",
+            "y ~ student_t(nu, f, 1 / sqrt(lambda * logistic(g)));",
+            true,
+            2.0,
+            Box::new(student),
+        ),
+        (
+            "student-t, known location",
+            "y ~ student_t(nu, 0.2, 1 / sqrt(lambda * logistic(g)));",
+            false,
+            1.0,
+            Box::new(student),
+        ),
+    ];
+    let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
+    for ((case, lik, has_f, max_gap, loglik), ys) in cases
+        .iter()
+        .flat_map(|c| [&[0.3, -0.5, 1.2, 0.1, 0.4, -2.1][..], &[-2.1][..]].map(|ys| (c, ys)))
+    {
+        let (has_f, max_gap) = (*has_f, *max_gap);
+        let latent = if has_f {
+            "f : real ~ normal(0, 1); g : real ~ normal(0, 1);"
+        } else {
+            "g : real ~ normal(0, 1);"
+        };
+        let src = format!(
+            "data {{ N : int; y : vector[N]; }}
+             hyper {{ lambda : real in 0.. = 8.0; nu : real in 0.. = 3.0; }}
+             latent {{ {latent} }}
+             model {{ {lik} }}"
+        );
+        let c = gpmc::check("het.gpm", &src).unwrap();
+        let json = serde_json::json!({"N": ys.len(), "y": ys});
+        let d = gpmc::data::from_json_value(&c.model, &json).unwrap();
+        let (r, _) = gpmc::infer::run_cavi(
+            &c,
+            &d,
+            &CaviConfig {
+                tolerance: 1e-13,
+                max_iter: 5000,
+            },
+        )
+        .unwrap();
+        for w in r.elbo.windows(2) {
+            assert!(
+                w[1] >= w[0] - 1e-10,
+                "{case}: ELBO decreased {} → {}",
+                w[0],
+                w[1]
+            );
         }
+        let (lo, hi, m) = (-9.0, 9.0, 1201);
+        let h = (hi - lo) / (m - 1) as f64;
+        let fs: Vec<f64> = if has_f {
+            (0..m).map(|a| lo + a as f64 * h).collect()
+        } else {
+            vec![0.2]
+        };
+        let mut terms = Vec::with_capacity(fs.len() * m);
+        for &f in &fs {
+            for b in 0..m {
+                let g = lo + b as f64 * h;
+                let prec = 8.0 * sig(g);
+                let mut l = -0.5 * (g * g + ln2pi) + h.ln();
+                if has_f {
+                    l += -0.5 * (f * f + ln2pi) + h.ln();
+                }
+                for &y in ys {
+                    l += loglik(y, f, prec);
+                }
+                terms.push(l);
+            }
+        }
+        let mx = terms.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let log_evidence = mx + terms.iter().map(|t| (t - mx).exp()).sum::<f64>().ln();
+        let elbo = *r.elbo.last().unwrap();
+        eprintln!(
+            "{case}: ELBO {elbo:.6} vs log evidence {log_evidence:.6} ({} iterations)",
+            r.elbo.len()
+        );
+        assert!(
+            elbo <= log_evidence + 1e-6,
+            "{case}: ELBO {elbo} above log p(y) {log_evidence}"
+        );
+        assert!(
+            elbo > log_evidence - max_gap,
+            "{case}: ELBO {elbo} far below log p(y) {log_evidence}"
+        );
     }
-    let mx = terms.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    let log_evidence = mx + terms.iter().map(|t| (t - mx).exp()).sum::<f64>().ln();
-    let elbo = *r.elbo.last().unwrap();
-    eprintln!("double-bound ELBO {elbo:.6} vs log evidence {log_evidence:.6}");
-    assert!(
-        elbo <= log_evidence + 1e-6,
-        "ELBO {elbo} above log p(y) {log_evidence}"
-    );
-    assert!(
-        elbo > log_evidence - 1.0,
-        "ELBO {elbo} far below log p(y) {log_evidence}"
-    );
 }

@@ -9,8 +9,6 @@ use std::process::Command;
 fn methods(model: &str) -> &'static [&'static str] {
     match model {
         "sparse_gp_classification" => &["gibbs", "cavi", "svi"],
-        // A scale mixture inside the Poisson MGF: no CAVI program (thesis §7.2.2).
-        "heteroscedastic_student_t" => &["gibbs"],
         _ => &["gibbs", "cavi"],
     }
 }

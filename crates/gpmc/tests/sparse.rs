@@ -430,17 +430,34 @@ fn svi_learns_a_likelihood_scale_like_type_two_maximum_likelihood() {
     );
 }
 
-/// The heteroscedastic Gaussian's double bound under SVI: with the whole data as the batch, SVI
-/// reaches the sparse CAVI fixed point (both latent GPs sparse).
+/// The heteroscedastic double bounds under SVI: with the whole data as the batch, SVI reaches
+/// the sparse CAVI fixed point (both latent GPs sparse) — the Gaussian, and the Student-t with a
+/// latent location (the Gamma τ scaling the Poisson rate).
 #[test]
 fn heteroscedastic_svi_reaches_the_cavi_fixed_point() {
-    let m = "heteroscedastic_gp";
-    let src = "data { N : int; x : vector[N]; y : vector[N]; }
-               hyper { lambda : real in 0.. = 20.0; }
-               latent { f : vector[N] ~ gp(x, sqexp(1.0), inducing = 12);
-                        g : vector[N] ~ gp(x, sqexp(1.0), inducing = 12); }
-               model { y ~ normal(f, 1 / sqrt(lambda * logistic(g))); }";
-    let (c, d) = load(m, src);
+    for (m, lik) in [
+        (
+            "heteroscedastic_gp",
+            "y ~ normal(f, 1 / sqrt(lambda * logistic(g)));",
+        ),
+        (
+            "heteroscedastic_student_t",
+            "y ~ student_t(4.0, f, 1 / sqrt(lambda * logistic(g)));",
+        ),
+    ] {
+        heteroscedastic_svi_case(m, lik);
+    }
+}
+
+fn heteroscedastic_svi_case(m: &str, lik: &str) {
+    let src = format!(
+        "data {{ N : int; x : vector[N]; y : vector[N]; }}
+         hyper {{ lambda : real in 0.. = 20.0; }}
+         latent {{ f : vector[N] ~ gp(x, sqexp(1.0), inducing = 12);
+                  g : vector[N] ~ gp(x, sqexp(1.0), inducing = 12); }}
+         model {{ {lik} }}"
+    );
+    let (c, d) = load(m, &src);
     let (cavi, _) = gpmc::infer::run_cavi(&c, &d, &CAVI).unwrap();
     let n = d.vector("y").unwrap().len();
     let (r, _, _) = gpmc::infer::run_svi(
@@ -459,12 +476,12 @@ fn heteroscedastic_svi_reaches_the_cavi_fixed_point() {
             panic!("sparse blocks expected")
         };
         let worst = (&qc.mean - &qs.mean).amax();
-        assert!(worst < 1e-3, "whitened mean differs by {worst}");
+        assert!(worst < 1e-3, "{m}: whitened mean differs by {worst}");
     }
     let (e_svi, e_cavi) = (r.trace.last().unwrap().elbo, *cavi.elbo.last().unwrap());
     assert!(
         (e_svi - e_cavi).abs() < 1e-4 * e_cavi.abs(),
-        "ELBO {e_svi} vs {e_cavi}"
+        "{m}: ELBO {e_svi} vs {e_cavi}"
     );
 }
 
