@@ -26,7 +26,7 @@ pub fn cholesky_jitter(
             "the {what} contains NaN or infinite entries"
         )));
     }
-    if let Some(c) = Cholesky::new(m.clone()) {
+    if let Some(c) = crate::linalg::cholesky(m.clone()) {
         return Ok((c, 0.0));
     }
     let scale = m
@@ -40,7 +40,7 @@ pub fn cholesky_jitter(
         for i in 0..m.nrows() {
             mj[(i, i)] += jitter;
         }
-        if let Some(c) = Cholesky::new(mj) {
+        if let Some(c) = crate::linalg::cholesky(mj) {
             return Ok((c, jitter));
         }
         jitter *= 10.0;
@@ -84,13 +84,19 @@ pub fn gp_log_marginal(
     for i in 0..n {
         bm[(i, i)] += 1.0;
     }
-    let chol = Cholesky::new(bm)
+    let chol = crate::linalg::cholesky(bm)
         .ok_or_else(|| RuntimeError::Numerical("I + S K S is not positive definite".into()))?;
-    let log_det: f64 = chol.l().diagonal().iter().map(|d| d.ln()).sum::<f64>() * 2.0;
+    let log_det: f64 = chol
+        .l_dirty()
+        .diagonal()
+        .iter()
+        .map(|d| d.ln())
+        .sum::<f64>()
+        * 2.0;
     let kc = k * &c;
     let skc = kc.component_mul(&s);
     let u = chol
-        .l()
+        .l_dirty()
         .solve_lower_triangular(&skc)
         .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
     let (sum_b, sum_a): (f64, f64) = (b.iter().sum(), a.iter().sum());
@@ -163,7 +169,7 @@ impl GpBlock {
         for i in 0..n {
             b[(i, i)] += 1.0;
         }
-        Cholesky::new(b).ok_or_else(|| {
+        crate::linalg::cholesky(b).ok_or_else(|| {
             RuntimeError::Numerical(
                 "I + S K S is not positive definite (NaN in the augmented curvature?)".into(),
             )
@@ -197,7 +203,7 @@ impl GpBlock {
         let n = self.len();
         let (s, bp) = self.curvature(a, b)?;
         let lb = self.b_matrix(&s)?;
-        let f0 = self.chol.l() * std_normal_vec(n, rng);
+        let f0 = self.chol.l_dirty() * std_normal_vec(n, rng);
         let z = std_normal_vec(n, rng);
         let v = DVector::from_fn(n, |i, _| bp[i] / s[i] - s[i] * f0[i] - z[i]);
         let w = lb.solve(&v).component_mul(&s);
@@ -218,22 +224,19 @@ impl GpBlock {
         // a matrix product, much faster than a second triangular solve with N right-hand
         // sides), and, in KL = ½ [tr(K⁻¹Σ) + dᵀK⁻¹d − N + log|K| − log|Σ|], tr(K⁻¹Σ) = tr(B⁻¹)
         // = ‖R‖²_F and log|K| − log|Σ| = log|B|.
-        let lbinv = lb
-            .l()
-            .solve_lower_triangular(&DMatrix::identity(n, n))
-            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        let lbinv = crate::linalg::lower_triangular_inverse(lb.l_dirty());
         let sk = DMatrix::from_fn(n, n, |i, j| s[i] * self.k[(i, j)]);
-        let v = &lbinv * sk;
+        let v = crate::linalg::matmul(&lbinv, &sk);
         let var = DVector::from_fn(n, |i, _| {
             (self.k[(i, i)] - v.column(i).norm_squared()).max(0.0)
         });
         let tr_binv = lbinv.norm_squared();
         let kd = self
             .chol
-            .l()
+            .l_dirty()
             .solve_lower_triangular(&d)
             .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
-        let logdet_b = 2.0 * lb.l().diagonal().iter().map(|x| x.ln()).sum::<f64>();
+        let logdet_b = 2.0 * lb.l_dirty().diagonal().iter().map(|x| x.ln()).sum::<f64>();
         let kl = 0.5 * (tr_binv + kd.norm_squared() - n as f64 + logdet_b);
         let mut mean = d;
         mean.add_scalar_mut(self.mean);
@@ -298,7 +301,7 @@ impl DenseBlock {
         let z = std_normal_vec(mean.len(), rng);
         // θ = μ + L⁻ᵀ z has covariance (L Lᵀ)⁻¹.
         let dev = chol
-            .l()
+            .l_dirty()
             .transpose()
             .solve_upper_triangular(&z)
             .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
@@ -312,7 +315,13 @@ impl DenseBlock {
         let cov = chol.inverse();
         let d = mean.len();
         let mut kl = 0.0;
-        let logdet_prec = 2.0 * chol.l().diagonal().iter().map(|x| x.ln()).sum::<f64>();
+        let logdet_prec = 2.0
+            * chol
+                .l_dirty()
+                .diagonal()
+                .iter()
+                .map(|x| x.ln())
+                .sum::<f64>();
         for j in 0..d {
             let s2 = self.prior_sd[j] * self.prior_sd[j];
             let dm = mean[j] - self.prior_mean[j];
@@ -341,10 +350,10 @@ mod tests {
         for i in 0..n {
             c[(i, i)] += 1.0 / a[i];
         }
-        let ch = Cholesky::new(c).unwrap();
+        let ch = crate::linalg::cholesky(c).unwrap();
         let r = DVector::from_fn(n, |i, _| b[i] / a[i] - mean);
-        let u = ch.l().solve_lower_triangular(&r).unwrap();
-        -0.5 * u.norm_squared() - ch.l().diagonal().iter().map(|d| d.ln()).sum::<f64>()
+        let u = ch.l_dirty().solve_lower_triangular(&r).unwrap();
+        -0.5 * u.norm_squared() - ch.l_dirty().diagonal().iter().map(|d| d.ln()).sum::<f64>()
     }
 
     #[test]

@@ -848,9 +848,10 @@ impl<'a> Sampler<'a> {
                     let d = DVector::from_fn(rows, |i, _| {
                         state.latents[*latent][column * rows + i] - gp.mean
                     });
-                    if let Some(v) = gp.chol.l().solve_lower_triangular(&d) {
+                    if let Some(v) = gp.chol.l_dirty().solve_lower_triangular(&d) {
                         // −½ log|K| matters once K changes from draw to draw.
-                        let half_log_det: f64 = gp.chol.l().diagonal().iter().map(|x| x.ln()).sum();
+                        let half_log_det: f64 =
+                            gp.chol.l_dirty().diagonal().iter().map(|x| x.ln()).sum();
                         lp -= 0.5 * v.norm_squared() + half_log_det;
                     }
                 }

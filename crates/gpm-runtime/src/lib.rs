@@ -18,6 +18,7 @@ pub mod gibbs;
 mod inversion;
 pub mod kernels;
 pub mod learn;
+pub mod linalg;
 pub mod predict;
 pub mod prepared;
 pub mod samplers;

@@ -95,10 +95,7 @@ pub fn predict(
      -> Result<(DMatrix<f64>, Vec<f64>), RuntimeError> {
         let ks = kernel_matrix(kernel, xs, x, hv)?; // test × train
         let kss = kernel_diag(kernel, xs, hv)?;
-        let v = chol
-            .l()
-            .solve_lower_triangular(&ks.transpose())
-            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        let v = crate::linalg::solve_lower(chol.l_dirty(), ks.transpose());
         let var = (0..xs.nrows())
             .map(|i| (kss[i] - v.column(i).norm_squared()).max(0.0))
             .collect();

@@ -43,7 +43,7 @@ impl SparseGp {
         let kmm = kernel_matrix(kernel, &z, &z, hypers)?;
         let (chol, jitter) = cholesky_jitter(&kmm, "covariance of the inducing points")?;
         Ok(SparseGp {
-            l: chol.l(),
+            l: chol.l_dirty().clone(),
             z,
             mean,
             jitter,
@@ -70,10 +70,7 @@ impl SparseGp {
     /// `Φ = L⁻¹ K_mx` (`M × rows`) and the residual variances `k̃_i` for the rows of `x`.
     pub fn features(&self, x: &DMatrix<f64>) -> Result<(DMatrix<f64>, Vec<f64>), RuntimeError> {
         let kmx = kernel_matrix(&self.kernel, &self.z, x, &self.hypers)?;
-        let phi = self
-            .l
-            .solve_lower_triangular(&kmx)
-            .ok_or_else(|| RuntimeError::Numerical("triangular solve with L_mm failed".into()))?;
+        let phi = crate::linalg::solve_lower(&self.l, kmx);
         let kxx = kernel_diag(&self.kernel, x, &self.hypers)?;
         let kt = (0..x.nrows())
             .map(|i| (kxx[i] - phi.column(i).norm_squared()).max(0.0))
@@ -112,13 +109,13 @@ impl SparseGp {
         for k in 0..m {
             prec[(k, k)] += 1.0;
         }
-        let chol = Cholesky::new(prec)
+        let chol = crate::linalg::cholesky(prec)
             .ok_or_else(|| RuntimeError::Numerical("I + Φ W Φᵀ is not positive definite".into()))?;
         let mean = chol.solve(&(phi * r));
         // v = mean + L⁻ᵀ z has covariance (L Lᵀ)⁻¹ = P⁻¹.
         let z = DVector::from_fn(m, |_, _| rng.sample::<f64, _>(StandardNormal));
         let noise = chol
-            .l()
+            .l_dirty()
             .tr_solve_lower_triangular(&z)
             .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
         let v = mean + noise;
@@ -154,7 +151,7 @@ impl QInducing {
     pub fn prior(m: usize) -> Self {
         let prec = DMatrix::identity(m, m);
         QInducing {
-            chol: Cholesky::new(prec.clone()).expect("identity is positive definite"),
+            chol: crate::linalg::cholesky(prec.clone()).expect("identity is positive definite"),
             prec,
             h: DVector::zeros(m),
             mean: DVector::zeros(m),
@@ -163,7 +160,7 @@ impl QInducing {
 
     /// From natural parameters; the precision must be positive definite.
     pub fn from_natural(prec: DMatrix<f64>, h: DVector<f64>) -> Result<Self, RuntimeError> {
-        let chol = Cholesky::new(prec.clone()).ok_or_else(|| {
+        let chol = crate::linalg::cholesky(prec.clone()).ok_or_else(|| {
             RuntimeError::Numerical(
                 "the precision of q(u) is not positive definite (NaN in the augmented curvature?)"
                     .into(),
@@ -207,11 +204,7 @@ impl QInducing {
         mean0: f64,
     ) -> Result<(Vec<f64>, Vec<f64>), RuntimeError> {
         let mean = phi.tr_mul(&self.mean);
-        let w = self
-            .chol
-            .l()
-            .solve_lower_triangular(phi)
-            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        let w = crate::linalg::solve_lower(self.chol.l_dirty(), phi.clone());
         Ok((
             mean.iter().map(|x| x + mean0).collect(),
             (0..phi.ncols())
@@ -223,12 +216,15 @@ impl QInducing {
     /// `KL(q(v) ‖ N(0, I)) = ½ (tr S + mᵀm − M + log|Λ|)`.
     pub fn kl(&self) -> Result<f64, RuntimeError> {
         let m = self.mean.len();
-        let linv = self
-            .chol
-            .l()
-            .solve_lower_triangular(&DMatrix::identity(m, m))
-            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
-        let logdet = 2.0 * self.chol.l().diagonal().iter().map(|x| x.ln()).sum::<f64>();
+        let linv = crate::linalg::lower_triangular_inverse(self.chol.l_dirty());
+        let logdet = 2.0
+            * self
+                .chol
+                .l_dirty()
+                .diagonal()
+                .iter()
+                .map(|x| x.ln())
+                .sum::<f64>();
         Ok(0.5 * (linv.norm_squared() + self.mean.norm_squared() - m as f64 + logdet))
     }
 
@@ -241,11 +237,7 @@ impl QInducing {
         mu.add_scalar_mut(sp.mean);
         let m = self.mean.len();
         // Cov(u) = L S Lᵀ = (L_Λ⁻¹ Lᵀ)ᵀ (L_Λ⁻¹ Lᵀ).
-        let a = self
-            .chol
-            .l()
-            .solve_lower_triangular(&sp.l.transpose())
-            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        let a = crate::linalg::solve_lower(self.chol.l_dirty(), sp.l.transpose());
         let sd = DVector::from_fn(m, |i, _| a.column(i).norm());
         Ok((mu, sd))
     }

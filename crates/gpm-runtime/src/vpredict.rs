@@ -17,7 +17,7 @@ use crate::prepared::{Block, Prepared, Read, Slot};
 use crate::RuntimeError;
 use gpm_ir::{LatentPrior, Model};
 use gpm_schedule::Schedule;
-use nalgebra::{Cholesky, DMatrix, DVector, SymmetricEigen};
+use nalgebra::{DMatrix, DVector, SymmetricEigen};
 
 /// Nodes and weights (summing to 1) of the `n`-point Gauss-Hermite rule for `N(0, 1)`, by the
 /// Golub-Welsch eigenvalue method on the Jacobi matrix of the probabilists' Hermite polynomials.
@@ -147,7 +147,7 @@ fn block_marginals(
                 for i in 0..n {
                     bm[(i, i)] += 1.0;
                 }
-                let lb = Cholesky::new(bm).ok_or_else(|| {
+                let lb = crate::linalg::cholesky(bm).ok_or_else(|| {
                     RuntimeError::Numerical("I + S K S is not positive definite".into())
                 })?;
                 // Posterior mean at the training inputs: m − μ₀ = Σ(b − aμ₀), Σ = K − KSB⁻¹SK;
@@ -157,10 +157,7 @@ fn block_marginals(
                 let alpha = &bp - lb.solve(&kb.component_mul(&s)).component_mul(&s);
                 let mean = ks.tr_mul(&alpha);
                 let sk = DMatrix::from_fn(n, xs.nrows(), |i, j| s[i] * ks[(i, j)]);
-                let v = lb
-                    .l()
-                    .solve_lower_triangular(&sk)
-                    .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+                let v = crate::linalg::solve_lower(lb.l_dirty(), sk);
                 out.push(Some((
                     mean.iter().map(|m| m + gp.mean).collect(),
                     (0..xs.nrows())
