@@ -422,12 +422,13 @@ def write_report(results, pg, draws, warmup, scaling=""):
     lines += [
         "",
         "Where gpmc is slower, the reasons are known: (1) a gpmc sweep refactors `I + S K S` "
-        "(O(N³), ~15 ms at N = 569) because the Pólya-Gamma / scale-mixture curvature changes every "
-        "sweep, while a NUTS gradient of the whitened GP with fixed hyperparameters is two O(N²) "
-        "matrix-vector products; (2) blocked Gibbs between `f` and `ω` has ESS per draw of 0.1-0.7 "
-        "here, NUTS above 1 (antithetic draws). What would fix it: conjugate-gradient Matheron "
-        "updates (O(N²) per solve), a low-rank or sparse prior (the sparse Gibbs sampler of thesis "
-        "§7.5), and, for the multi-class chain, collapsing λ and n (§7.4.1 negative-multinomial form).",
+        "(O(N³), ~1 ms at N = 569 with faer's blocked Cholesky) because the Pólya-Gamma / "
+        "scale-mixture curvature changes every sweep, while a NUTS gradient of the whitened GP with "
+        "fixed hyperparameters is two O(N²) matrix-vector products; (2) blocked Gibbs between `f` "
+        "and `ω` has ESS per draw of 0.1-0.7 here, NUTS above 1 (antithetic draws). What would fix "
+        "it: conjugate-gradient Matheron updates (O(N²) per solve) or a sparse prior (`inducing = M` "
+        "runs an exact sparse Gibbs sampler, O(NM²) per sweep), and updates that move `f` and `ω` "
+        "jointly.",
         "",
         "![median ESS per second](benchmarks_ess.svg)",
         "",
@@ -458,9 +459,9 @@ def write_report(results, pg, draws, warmup, scaling=""):
         scaling,
         "```",
         "",
-        "A Gibbs sweep of the full GP costs about one Cholesky factorisation (O(N³)); a full-GP CAVI "
-        "iteration costs more (two triangular solves with N right-hand sides for the marginal "
-        "variances and tr(B⁻¹), unblocked in nalgebra); sparse CAVI is linear in N.",
+        "A Gibbs sweep of the full GP costs about one Cholesky factorisation (O(N³), faer's "
+        "blocked algorithm); a full-GP CAVI iteration costs about five (the triangular inverse "
+        "and the product behind the marginal variances and tr(B⁻¹)); sparse CAVI is linear in N.",
         "",
         "Variational speed against GPflow SVGP: docs/benchmarks_variational.md (bench/variational.py); "
         "gpmc's SVI at 10⁵-10⁶ points: `bench/svi_scale.sh`.",
