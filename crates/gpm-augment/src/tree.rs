@@ -334,11 +334,20 @@ impl fmt::Display for T {
                 }
                 Ok(())
             }
-            T::Pow(a, b) => match &**b {
-                T::Num(x) if *x == -1.0 => write!(f, "1/{a}"),
-                T::Num(x) if *x == 0.5 => write!(f, "√{a}"),
-                _ => write!(f, "{a}^{b}"),
-            },
+            T::Pow(a, b) => {
+                // A product, power or negative number as the base needs parentheses:
+                // `1/(2·x)`, not `1/2·x`.
+                let base = match &**a {
+                    T::Mul(_) | T::Pow(..) => format!("({a})"),
+                    T::Num(x) if *x < 0.0 => format!("({a})"),
+                    _ => format!("{a}"),
+                };
+                match &**b {
+                    T::Num(x) if *x == -1.0 => write!(f, "1/{base}"),
+                    T::Num(x) if *x == 0.5 => write!(f, "√{base}"),
+                    _ => write!(f, "{base}^{b}"),
+                }
+            }
             T::Call(func, v) => {
                 write!(f, "{}(", func.name())?;
                 for (k, t) in v.iter().enumerate() {
@@ -350,5 +359,25 @@ impl fmt::Display for T {
                 write!(f, ")")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Printed expressions keep their grouping: a product, power or negative number under a
+    /// power is parenthesised.
+    #[test]
+    fn powers_of_products_print_with_parentheses() {
+        let x = T::sym(Role::Predictor, "x");
+        let two_x = T::mul(vec![T::Num(2.0), x.clone()]);
+        assert_eq!(T::pow(two_x.clone(), T::Num(-1.0)).to_string(), "1/(2·x)");
+        assert_eq!(T::pow(two_x, T::Num(0.5)).to_string(), "√(2·x)");
+        assert_eq!(T::pow(x.clone(), T::Num(-1.0)).to_string(), "1/x");
+        assert_eq!(
+            T::Pow(Box::new(T::Num(-2.0)), Box::new(x)).to_string(),
+            "(-2)^x"
+        );
     }
 }
