@@ -93,8 +93,34 @@ struct SlicedKernel {
     kernel: gpm_ir::Kernel,
     mean: gpm_ir::Sx,
     inputs: std::sync::Arc<DMatrix<f64>>,
-    /// Values of every other hyperparameter (ARD vectors included).
-    base: HyperValues,
+}
+
+/// Scalar hyperparameters with priors read only by the priors of several GP blocks (a kernel
+/// shared by latent functions, or by the columns of a matrix latent). When no factor couples
+/// two of the blocks (each block's curvature reads only the auxiliaries and latents outside the
+/// group), they are *integrated*: all blocks' curvatures are taken at once, each θ is slice
+/// sampled from `p(θ) Π_b ∫ N(f_b | μ₀, K_θ) e^(b_bᵀf − ½fᵀA_b f) df`, then every block is drawn
+/// given θ — an exact draw of (θ, f₁ … f_B) given the rest, as [`SlicedKernel`] does for one
+/// block. Otherwise (e.g. the heteroscedastic model, where the mean GP's conditional reads the
+/// noise GP) each θ is slice sampled from `p(θ) Π_b N(f_b | μ₀, K_θ)` given the blocks' values
+/// at the end of the sweep: valid, but it mixes slowly.
+#[derive(Debug, Clone)]
+struct SharedKernel {
+    hypers: Vec<SlicedHyper>,
+    /// Per latent reading them: its kernel, mean, inputs and GP blocks (one per column).
+    latents: Vec<SharedLatent>,
+    integrated: bool,
+    /// When not integrated: the block a sweep reaches first, whose update carries the θ step.
+    lead: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+struct SharedLatent {
+    latent: usize,
+    kernel: gpm_ir::Kernel,
+    mean: gpm_ir::Sx,
+    inputs: std::sync::Arc<DMatrix<f64>>,
+    blocks: Vec<(usize, usize, usize)>,
 }
 
 /// A model bound to data, ready for sweeps.
@@ -109,6 +135,9 @@ pub struct Sampler<'a> {
     dense_designs: Vec<Vec<Vec<Option<DMatrix<f64>>>>>,
     sliced: Vec<SlicedHyper>,
     kernels: Vec<SlicedKernel>,
+    shared: Vec<SharedKernel>,
+    /// Values of the hyperparameters that are not scalars (ARD vectors), for kernels.
+    base: HyperValues,
     /// Per block: `Φ = L⁻¹K_mx` and `k̃` of a sparse block's training inputs.
     sparse_feats: Vec<Option<(DMatrix<f64>, Vec<f64>)>>,
     /// Hyperparameters with a prior left at their starting value, with the reason.
@@ -234,7 +263,29 @@ impl<'a> Sampler<'a> {
                     .collect()
             })
             .collect();
-        let (sliced, kernels, held) = sliced_hypers(model, schedule, data, hypers, &prep)?;
+        let (sliced, kernels, mut shared, held) = sliced_hypers(model, schedule, data, &prep)?;
+        for sh in &mut shared {
+            sh.integrated = shared_blocks_independent(schedule, &prep, sh);
+            if !sh.integrated {
+                // Collapsed blocks come first in a sweep, then the others, each in block order.
+                let collapsed = |bi: usize| {
+                    let b = &prep.blocks[bi];
+                    let latents: Vec<usize> = match b {
+                        Block::Gp { latent, .. } | Block::Sparse { latent, .. } => vec![*latent],
+                        Block::Dense { parts, .. } => parts.iter().map(|p| p.0).collect(),
+                    };
+                    prep.preds.iter().any(|p| {
+                        schedule.collapsed.contains(&p.name)
+                            && p.terms.iter().any(|t| latents.contains(&t.latent))
+                    })
+                };
+                sh.lead = sh
+                    .latents
+                    .iter()
+                    .flat_map(|sl| sl.blocks.iter().map(|blk| blk.0))
+                    .min_by_key(|&bi| (!collapsed(bi), bi));
+            }
+        }
         Ok(Sampler {
             model,
             schedule,
@@ -243,18 +294,45 @@ impl<'a> Sampler<'a> {
             dense_designs,
             sliced,
             kernels,
+            shared,
+            base: hypers.clone(),
             sparse_feats,
             held,
         })
     }
 
-    /// Hyperparameters sampled by slice sampling (names).
-    pub fn sliced_hypers(&self) -> Vec<String> {
-        self.sliced
+    /// Hyperparameters sampled by slice sampling: name, and how, for people.
+    pub fn sliced_hypers(&self) -> Vec<(String, &'static str)> {
+        let name = |h: &SlicedHyper| self.prep.hypers[h.index].0.clone();
+        let mut out: Vec<(String, &'static str)> = self
+            .sliced
             .iter()
-            .chain(self.kernels.iter().flat_map(|k| k.hypers.iter()))
-            .map(|h| self.prep.hypers[h.index].0.clone())
-            .collect()
+            .map(|h| {
+                (
+                    name(h),
+                    "slice sampling given the latents (auxiliaries integrated out)",
+                )
+            })
+            .collect();
+        for h in self.kernels.iter().flat_map(|k| k.hypers.iter()) {
+            out.push((
+                name(h),
+                "slice sampling given the auxiliaries, with the GP integrated out",
+            ));
+        }
+        for sh in &self.shared {
+            for h in &sh.hypers {
+                out.push((
+                    name(h),
+                    if sh.integrated {
+                        "slice sampling given the auxiliaries, with the GPs that share it integrated out"
+                    } else {
+                        "slice sampling with one of the GPs that share it integrated out and the others given (a likelihood couples them: slower mixing, check its ESS)"
+                    },
+                ));
+            }
+        }
+        out
     }
 
     /// Hyperparameters with a prior that this sampler holds at their starting value, and why.
@@ -278,6 +356,11 @@ impl<'a> Sampler<'a> {
                 self.kernels
                     .iter()
                     .flat_map(|k| k.hypers.iter().map(|h| h.index)),
+            )
+            .chain(
+                self.shared
+                    .iter()
+                    .flat_map(|s| s.hypers.iter().map(|h| h.index)),
             )
             .collect()
     }
@@ -461,13 +544,213 @@ impl<'a> Sampler<'a> {
                 self.sample_aux(state, &pv, rng)?;
             }
             for (bi, b) in self.prep.blocks.iter().enumerate() {
-                if self.block_is_collapsed(b) == collapsed_phase {
-                    self.sample_block(bi, b, collapsed_phase, state, &pv, rng)?;
-                    pv = self.predictors(state);
+                if self.block_is_collapsed(b) != collapsed_phase {
+                    continue;
+                }
+                // Blocks of an integrated shared-kernel group go together, at the group's
+                // first block.
+                let group = self.shared.iter().find(|sh| {
+                    sh.integrated
+                        && sh
+                            .latents
+                            .iter()
+                            .any(|sl| sl.blocks.iter().any(|blk| blk.0 == bi))
+                });
+                let coupled = self.shared.iter().find(|sh| sh.lead == Some(bi));
+                match (group, coupled) {
+                    (Some(sh), _) => {
+                        let first = sh.latents[0].blocks[0].0;
+                        if bi == first {
+                            self.sample_shared_group(sh, state, &pv, rng)?;
+                            pv = self.predictors(state);
+                        }
+                    }
+                    (None, Some(sh)) => {
+                        self.sample_shared_lead(sh, bi, collapsed_phase, state, &pv, rng)?;
+                        pv = self.predictors(state);
+                    }
+                    (None, None) => {
+                        self.sample_block(bi, b, collapsed_phase, state, &pv, rng)?;
+                        pv = self.predictors(state);
+                    }
                 }
             }
         }
         self.sample_hypers(state, &pv, rng)
+    }
+
+    /// Every current scalar hyperparameter over the non-scalar base values.
+    fn hyper_values(&self, state: &State) -> HyperValues {
+        let mut hv = self.base.clone();
+        for (k, (name, _)) in self.prep.hypers.iter().enumerate() {
+            hv.scalars.insert(name.clone(), state.hypers[k]);
+        }
+        hv
+    }
+
+    /// The GP priors of a group's latents at the current hyperparameters, one per latent.
+    fn shared_priors(
+        &self,
+        sh: &SharedKernel,
+        hv: &HyperValues,
+    ) -> Result<Vec<crate::gaussian::GpBlock>, RuntimeError> {
+        sh.latents
+            .iter()
+            .map(|sl| {
+                let k = crate::kernels::kernel_matrix(&sl.kernel, &sl.inputs, &sl.inputs, hv)?;
+                crate::gaussian::GpBlock::new(k, hv.eval(&sl.mean)?)
+            })
+            .collect()
+    }
+
+    /// Slice sampling of one shared hyperparameter on its unconstrained scale, with
+    /// `log_gp(values)` the GP part of its conditional.
+    fn slice_one(
+        &self,
+        h: &SlicedHyper,
+        state: &mut State,
+        log_gp: &dyn Fn(&HyperValues) -> Result<f64, RuntimeError>,
+        rng: &mut ChaCha8Rng,
+    ) {
+        let t = h.transform;
+        let name = self.prep.hypers[h.index].0.clone();
+        let mut hv = self.hyper_values(state);
+        let u0 = t.to_u(state.hypers[h.index]);
+        let mut logp = |u: f64| -> f64 {
+            let theta = t.to_theta(u);
+            let lp = crate::slice::log_prior(&h.prior, theta);
+            if !lp.is_finite() {
+                return f64::NEG_INFINITY;
+            }
+            hv.scalars.insert(name.clone(), theta);
+            match log_gp(&hv) {
+                // A kernel that cannot be factored there has no mass there.
+                Ok(m) if m.is_finite() => lp + t.log_jacobian(u) + m,
+                _ => f64::NEG_INFINITY,
+            }
+        };
+        let u = crate::slice::step(rng, u0, &mut logp, 1.0, 10);
+        state.hypers[h.index] = t.to_theta(u);
+    }
+
+    /// Store a group's GP priors at the current hyperparameters in the chain's state.
+    fn refresh_shared(&self, sh: &SharedKernel, state: &mut State) -> Result<(), RuntimeError> {
+        let priors = self.shared_priors(sh, &self.hyper_values(state))?;
+        for (sl, gp) in sh.latents.iter().zip(priors) {
+            for &(bi, _, _) in &sl.blocks {
+                state.gp_priors[bi] = Some(gp.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// An integrated group: every block's curvature at once, each hyperparameter from its
+    /// conditional with the GPs integrated out, then every block given the new values.
+    fn sample_shared_group(
+        &self,
+        sh: &SharedKernel,
+        state: &mut State,
+        pv: &[Vec<f64>],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        let mut curv: Vec<Vec<(usize, usize, usize, Vec<f64>, Vec<f64>)>> = Vec::new();
+        for sl in &sh.latents {
+            let mut per = Vec::new();
+            for &(bi, li, c) in &sl.blocks {
+                let (a, b) = self.gp_curvature(bi, &self.prep.blocks[bi], false, state, pv);
+                per.push((bi, li, c, a, b));
+            }
+            curv.push(per);
+        }
+        for h in &sh.hypers {
+            let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
+                let mut total = 0.0;
+                for (sl, per) in sh.latents.iter().zip(&curv) {
+                    let k = crate::kernels::kernel_matrix(&sl.kernel, &sl.inputs, &sl.inputs, hv)?;
+                    let mean = hv.eval(&sl.mean)?;
+                    for (_, _, _, a, b) in per {
+                        total += crate::gaussian::gp_log_marginal(&k, mean, a, b)?;
+                    }
+                }
+                Ok(total)
+            };
+            self.slice_one(h, state, &log_gp, rng);
+        }
+        self.refresh_shared(sh, state)?;
+        for per in &curv {
+            for (bi, li, c, a, b) in per {
+                let gp = state.gp_priors[*bi].as_ref().expect("refreshed");
+                let f = gp.sample(a, b, rng)?;
+                let rows = f.len();
+                for i in 0..rows {
+                    state.latents[*li][c * rows + i] = f[i];
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A group whose blocks a likelihood couples, at its leading block `lead` (the first one a
+    /// sweep reaches): each hyperparameter from `p(θ | other blocks) ∝ p(θ) Π_b≠lead N(f_b | μ₀,
+    /// K_θ) ∫ N(f_lead | μ₀, K_θ) e^(aᵀ…) df_lead`, with the lead block's curvature taken in its
+    /// own phase (so, for a collapsed block, with the auxiliaries it integrates out also
+    /// integrated out), then the lead block given the new values: a blocked Gibbs step of
+    /// (θ, f_lead). The other blocks follow in their turn with the new prior.
+    fn sample_shared_lead(
+        &self,
+        sh: &SharedKernel,
+        lead: usize,
+        collapsed_phase: bool,
+        state: &mut State,
+        pv: &[Vec<f64>],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        let (a, b) = self.gp_curvature(lead, &self.prep.blocks[lead], collapsed_phase, state, pv);
+        let latents = state.latents.clone();
+        for h in &sh.hypers {
+            let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
+                let mut total = 0.0;
+                for (sl, gp) in sh.latents.iter().zip(self.shared_priors(sh, hv)?) {
+                    for &(bi, latent, column) in &sl.blocks {
+                        if bi == lead {
+                            total += crate::gaussian::gp_log_marginal(&gp.k, gp.mean, &a, &b)?;
+                            continue;
+                        }
+                        let rows = gp.len();
+                        let d = DVector::from_fn(rows, |i, _| {
+                            latents[latent][column * rows + i] - gp.mean
+                        });
+                        let v = gp
+                            .chol
+                            .l_dirty()
+                            .solve_lower_triangular(&d)
+                            .ok_or_else(|| {
+                                RuntimeError::Numerical("triangular solve failed".into())
+                            })?;
+                        let half_log_det: f64 =
+                            gp.chol.l_dirty().diagonal().iter().map(|x| x.ln()).sum();
+                        total -= 0.5 * v.norm_squared() + half_log_det;
+                    }
+                }
+                Ok(total)
+            };
+            self.slice_one(h, state, &log_gp, rng);
+        }
+        self.refresh_shared(sh, state)?;
+        let (li, c) = sh
+            .latents
+            .iter()
+            .flat_map(|sl| sl.blocks.iter())
+            .find(|blk| blk.0 == lead)
+            .map(|blk| (blk.1, blk.2))
+            .expect("lead block in its group");
+        let gp = state.gp_priors[lead].as_ref().expect("refreshed");
+        let f = gp.sample(&a, &b, rng)?;
+        let rows = f.len();
+        for i in 0..rows {
+            state.latents[li][c * rows + i] = f[i];
+        }
+        Ok(())
     }
 
     /// Slice-sampling updates of the non-conjugate likelihood hyperparameters, each on its
@@ -516,42 +799,14 @@ impl<'a> Sampler<'a> {
         b: &[f64],
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
-        let values = |state: &State| {
-            let mut hv = sk.base.clone();
-            for h in &sk.hypers {
-                hv.scalars
-                    .insert(self.prep.hypers[h.index].0.clone(), state.hypers[h.index]);
-            }
-            hv
-        };
         for h in &sk.hypers {
-            let t = h.transform;
-            let u0 = t.to_u(state.hypers[h.index]);
-            let mut hv = values(state);
-            let name = self.prep.hypers[h.index].0.clone();
-            let mut logp = |u: f64| -> f64 {
-                let theta = t.to_theta(u);
-                let lp = crate::slice::log_prior(&h.prior, theta);
-                if !lp.is_finite() {
-                    return f64::NEG_INFINITY;
-                }
-                hv.scalars.insert(name.clone(), theta);
-                let marginal =
-                    crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, &hv)
-                        .and_then(|k| {
-                            let mean = hv.eval(&sk.mean)?;
-                            crate::gaussian::gp_log_marginal(&k, mean, a, b)
-                        });
-                match marginal {
-                    // A kernel that cannot be evaluated or factored there has no mass there.
-                    Ok(m) if m.is_finite() => lp + t.log_jacobian(u) + m,
-                    _ => f64::NEG_INFINITY,
-                }
+            let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
+                let k = crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, hv)?;
+                crate::gaussian::gp_log_marginal(&k, hv.eval(&sk.mean)?, a, b)
             };
-            let u = crate::slice::step(rng, u0, &mut logp, 1.0, 10);
-            state.hypers[h.index] = t.to_theta(u);
+            self.slice_one(h, state, &log_gp, rng);
         }
-        let hv = values(state);
+        let hv = self.hyper_values(state);
         let k = crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, &hv)?;
         state.gp_priors[sk.block] = Some(crate::gaussian::GpBlock::new(k, hv.eval(&sk.mean)?)?);
         Ok(())
@@ -678,6 +933,74 @@ impl<'a> Sampler<'a> {
         Ok(())
     }
 
+    /// Rows of a GP or sparse block.
+    fn rows_of(&self, bi: usize, b: &Block) -> usize {
+        match b {
+            Block::Gp { gp, .. } => gp.len(),
+            _ => self.sparse_feats[bi].as_ref().map_or(0, |f| f.1.len()),
+        }
+    }
+
+    /// A GP or sparse block's curvature `a` and linear term `b` from every factor, given the
+    /// auxiliaries and the other latents.
+    fn gp_curvature(
+        &self,
+        bi: usize,
+        b: &Block,
+        collapsed_phase: bool,
+        state: &State,
+        pv: &[Vec<f64>],
+    ) -> (Vec<f64>, Vec<f64>) {
+        let mut stack = Vec::with_capacity(64);
+        let (Block::Gp { latent, column, .. } | Block::Sparse { latent, column, .. }) = b else {
+            return (vec![], vec![]);
+        };
+        let rows = self.rows_of(bi, b);
+        let (mut a, mut bb) = (vec![0.0; rows], vec![0.0; rows]);
+        for (f, fp) in self.schedule.factors.iter().enumerate() {
+            if let Some((labels, _)) = &self.labels[f] {
+                let cat = fp.categorical.as_ref().unwrap();
+                if !collapsed_phase && self.prep.latents[*latent].0 == cat.latent {
+                    let (_, counts, omega) = state.cat[f].as_ref().unwrap();
+                    for i in 0..rows {
+                        let y = if labels[i] == *column { 1.0 } else { 0.0 };
+                        a[i] += omega[(i, *column)];
+                        bb[i] += (y - counts[(i, *column)]) / 2.0;
+                    }
+                }
+                continue;
+            }
+            // A collapsed block (one read by a collapsed predictor) takes that
+            // predictor's collapsed conditional; the other predictors of every factor
+            // never read it (checked in `new`) unless from another factor, whose
+            // augmented curvature given its auxiliaries is the right one.
+            let mut vals = vec![0.0; fp.slots.len()];
+            for cv in fp.collapsed.iter().chain(&fp.curvature) {
+                let pi = self
+                    .prep
+                    .preds
+                    .iter()
+                    .position(|p| p.name == cv.predictor)
+                    .unwrap();
+                let Some(coef) = self.prep.reads(pi, *latent, Some(*column)) else {
+                    continue;
+                };
+                for i in 0..self.prep.factors[f].n {
+                    self.fill(f, i, pv, state, &mut vals);
+                    let (ai, bi) = (
+                        cv.quad.eval(&vals, &mut stack),
+                        cv.lin.eval(&vals, &mut stack),
+                    );
+                    let x = state.latents[*latent][column * rows + i];
+                    let rest = pv[pi][i] - coef * x;
+                    a[i] += ai * coef * coef;
+                    bb[i] += (bi - ai * rest) * coef;
+                }
+            }
+        }
+        (a, bb)
+    }
+
     /// Accumulate the block's curvature and linear term over every factor, then draw it.
     fn sample_block(
         &self,
@@ -691,52 +1014,8 @@ impl<'a> Sampler<'a> {
         let mut stack = Vec::with_capacity(64);
         match b {
             Block::Gp { latent, column, .. } | Block::Sparse { latent, column, .. } => {
-                let rows = match b {
-                    Block::Gp { gp, .. } => gp.len(),
-                    _ => self.sparse_feats[bi].as_ref().map_or(0, |f| f.1.len()),
-                };
-                let (mut a, mut bb) = (vec![0.0; rows], vec![0.0; rows]);
-                for (f, fp) in self.schedule.factors.iter().enumerate() {
-                    if let Some((labels, _)) = &self.labels[f] {
-                        let cat = fp.categorical.as_ref().unwrap();
-                        if !collapsed_phase && self.prep.latents[*latent].0 == cat.latent {
-                            let (_, counts, omega) = state.cat[f].as_ref().unwrap();
-                            for i in 0..rows {
-                                let y = if labels[i] == *column { 1.0 } else { 0.0 };
-                                a[i] += omega[(i, *column)];
-                                bb[i] += (y - counts[(i, *column)]) / 2.0;
-                            }
-                        }
-                        continue;
-                    }
-                    // A collapsed block (one read by a collapsed predictor) takes that
-                    // predictor's collapsed conditional; the other predictors of every factor
-                    // never read it (checked in `new`) unless from another factor, whose
-                    // augmented curvature given its auxiliaries is the right one.
-                    let mut vals = vec![0.0; fp.slots.len()];
-                    for cv in fp.collapsed.iter().chain(&fp.curvature) {
-                        let pi = self
-                            .prep
-                            .preds
-                            .iter()
-                            .position(|p| p.name == cv.predictor)
-                            .unwrap();
-                        let Some(coef) = self.prep.reads(pi, *latent, Some(*column)) else {
-                            continue;
-                        };
-                        for i in 0..self.prep.factors[f].n {
-                            self.fill(f, i, pv, state, &mut vals);
-                            let (ai, bi) = (
-                                cv.quad.eval(&vals, &mut stack),
-                                cv.lin.eval(&vals, &mut stack),
-                            );
-                            let x = state.latents[*latent][column * rows + i];
-                            let rest = pv[pi][i] - coef * x;
-                            a[i] += ai * coef * coef;
-                            bb[i] += (bi - ai * rest) * coef;
-                        }
-                    }
-                }
+                let rows = self.rows_of(bi, b);
+                let (a, bb) = self.gp_curvature(bi, b, collapsed_phase, state, pv);
                 let f = match b {
                     Block::Gp { gp, .. } => {
                         if let Some(sk) = self.kernels.iter().find(|k| k.block == bi) {
@@ -837,6 +1116,7 @@ impl<'a> Sampler<'a> {
             .sliced
             .iter()
             .chain(self.kernels.iter().flat_map(|k| k.hypers.iter()))
+            .chain(self.shared.iter().flat_map(|s| s.hypers.iter()))
         {
             lp += crate::slice::log_prior(&h.prior, state.hypers[h.index]);
         }
@@ -948,14 +1228,27 @@ impl<'a> Sampler<'a> {
 /// Which hyperparameters with a prior are slice-sampled (likelihood ones, and GP-prior ones
 /// grouped by block), and why the others are held.
 #[allow(clippy::type_complexity)]
+/// What each hyperparameter with a prior gets: slice sampling from the likelihood, from one
+/// GP's marginal, from several GPs' densities, or held (with the reason).
+type HyperPlans = (
+    Vec<SlicedHyper>,
+    Vec<SlicedKernel>,
+    Vec<SharedKernel>,
+    Vec<(String, String)>,
+);
+
 fn sliced_hypers(
     model: &Model,
     schedule: &Schedule,
     data: &Data,
-    values: &HyperValues,
     prep: &Prepared,
-) -> Result<(Vec<SlicedHyper>, Vec<SlicedKernel>, Vec<(String, String)>), RuntimeError> {
-    let (mut sliced, mut kernels, mut held) = (Vec::new(), Vec::<SlicedKernel>::new(), Vec::new());
+) -> Result<HyperPlans, RuntimeError> {
+    let (mut sliced, mut kernels, mut shared, mut held) = (
+        Vec::new(),
+        Vec::<SlicedKernel>::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     for h in &model.hypers {
         let gpm_ir::HyperKind::Prior { prior } = &h.kind else {
             continue;
@@ -1027,7 +1320,8 @@ fn sliced_hypers(
                     .map(|(bi, _)| bi)
                     .collect();
                 if blocks.len() != 1 {
-                    hold("sampling the kernel shared by several latent functions is not implemented");
+                    // The columns of a matrix latent share the kernel.
+                    add_shared(&mut shared, entry, vec![shared_latent(model, data, prep, *li)?]);
                     continue;
                 }
                 if let Some(k) = kernels.iter_mut().find(|k| k.block == blocks[0]) {
@@ -1042,15 +1336,122 @@ fn sliced_hypers(
                         kernel: kernel.clone(),
                         mean: mean.clone(),
                         inputs: x,
-                        base: values.clone(),
                     });
                 }
             }
             (true, []) => hold("not read by the model"),
+            (true, several) => {
+                let all_full_gp = several.iter().all(|&li| {
+                    matches!(
+                        model.latents[li].prior,
+                        gpm_ir::LatentPrior::Gp { inducing: None, .. }
+                    )
+                });
+                if !all_full_gp {
+                    hold("shared by the priors of several latents, one of them a normal or sparse GP prior; sampling it is not implemented");
+                    continue;
+                }
+                let latents = several
+                    .iter()
+                    .map(|&li| shared_latent(model, data, prep, li))
+                    .collect::<Result<Vec<_>, _>>()?;
+                add_shared(&mut shared, entry, latents);
+            }
             _ => hold("read by several parts of the model (likelihood and priors); joint sampling is not implemented"),
         }
     }
-    Ok((sliced, kernels, held))
+    Ok((sliced, kernels, shared, held))
+}
+
+/// Add a hyperparameter to the group of the same latents, or start a group.
+fn add_shared(shared: &mut Vec<SharedKernel>, entry: SlicedHyper, latents: Vec<SharedLatent>) {
+    let key: Vec<usize> = latents.iter().map(|l| l.latent).collect();
+    match shared
+        .iter_mut()
+        .find(|s| s.latents.iter().map(|l| l.latent).collect::<Vec<_>>() == key)
+    {
+        Some(group) => group.hypers.push(entry),
+        None => shared.push(SharedKernel {
+            hypers: vec![entry],
+            latents,
+            integrated: false,
+            lead: None,
+        }),
+    }
+}
+
+/// Whether no factor couples two blocks of the group: every non-categorical factor that reads
+/// one of them reads no other (its curvature tapes may read any predictor of the factor), and no
+/// block of the group is read by a collapsed predictor.
+fn shared_blocks_independent(schedule: &Schedule, prep: &Prepared, sh: &SharedKernel) -> bool {
+    let group: Vec<(usize, usize)> = sh
+        .latents
+        .iter()
+        .flat_map(|l| l.blocks.iter().map(|&(_, li, c)| (li, c)))
+        .collect();
+    for (f, fp) in schedule.factors.iter().enumerate() {
+        if fp.categorical.is_some() {
+            continue;
+        }
+        let mut touched = std::collections::BTreeSet::new();
+        for slot in &prep.factors[f].slots {
+            let Slot::Pred(p) = slot else { continue };
+            let pred = &prep.preds[*p];
+            if schedule.collapsed.contains(&pred.name)
+                && group
+                    .iter()
+                    .any(|&(li, c)| prep.reads(*p, li, Some(c)).is_some())
+            {
+                return false;
+            }
+            for &(li, c) in &group {
+                if prep.reads(*p, li, Some(c)).is_some() {
+                    touched.insert((li, c));
+                }
+            }
+        }
+        if touched.len() > 1 {
+            return false;
+        }
+    }
+    true
+}
+
+/// A full-GP latent's kernel, mean, inputs and blocks `(block, latent, column)`.
+fn shared_latent(
+    model: &Model,
+    data: &Data,
+    prep: &Prepared,
+    li: usize,
+) -> Result<SharedLatent, RuntimeError> {
+    let gpm_ir::LatentPrior::Gp {
+        inputs,
+        kernel,
+        mean,
+        ..
+    } = &model.latents[li].prior
+    else {
+        return Err(RuntimeError::Model("a GP block without a GP prior".into()));
+    };
+    let x = data
+        .inputs(inputs)
+        .ok_or_else(|| RuntimeError::Model(format!("no inputs `{inputs}`")))?;
+    let blocks = prep
+        .blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(bi, b)| match b {
+            Block::Gp { latent, column, .. } if *latent == li => Some((bi, li, *column)),
+            _ => None,
+        })
+        .collect();
+    Ok(SharedLatent {
+        latent: li,
+        kernel: kernel.clone(),
+        mean: mean.clone(),
+        inputs: x,
+        blocks,
+    })
 }
 
 /// Run several chains in parallel. `progress(chain, sweep)` is called after every sweep.

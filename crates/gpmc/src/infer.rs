@@ -200,15 +200,8 @@ pub fn run_gibbs(
     let sampler = gibbs::Sampler::new(&c.model, &schedule, data, &hv)?;
     let sliced = sampler.sliced_hypers();
     for (name, _, how) in &mut hypers {
-        let in_prior = c
-            .model
-            .latents
-            .iter()
-            .any(|l| l.prior.hypers().contains(name));
-        if sliced.contains(name) && in_prior {
-            *how = "sampled by slice sampling given the auxiliaries, with the GP integrated out; starts at the prior mean".into();
-        } else if sliced.contains(name) {
-            *how = "sampled by slice sampling given the latents (auxiliaries integrated out); starts at the prior mean".into();
+        if let Some((_, by)) = sliced.iter().find(|s| s.0 == *name) {
+            *how = format!("sampled by {by}; starts at the prior mean");
         } else if let Some((_, why)) = sampler.held_hypers().iter().find(|h| h.0 == *name) {
             *how = format!("prior mean, held fixed ({why})");
         }
@@ -628,6 +621,23 @@ pub fn summary_table(r: &InferResult, max_rows: usize) -> String {
         r.chains.len(),
         min_ess / secs.max(1e-9)
     );
+    // The thresholds of Vehtari et al. (2021): R̂ below 1.01 and bulk ESS above 100 per chain
+    // (400 over four) before the draws are trusted.
+    let need = 100.0 * r.chains.len() as f64;
+    if worst > 1.01 || min_ess < need {
+        let bad: Vec<&str> = r
+            .summaries
+            .iter()
+            .filter(|(_, x)| x.rhat > 1.01 || x.ess_bulk < need)
+            .take(5)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let _ = writeln!(
+            s,
+            "warning: the chains have not mixed well enough (R-hat > 1.01 or bulk ESS < {need:.0}), e.g. {}; run more draws or check the model",
+            bad.join(", ")
+        );
+    }
     s
 }
 
