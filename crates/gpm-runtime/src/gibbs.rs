@@ -263,7 +263,23 @@ impl<'a> Sampler<'a> {
                     .collect()
             })
             .collect();
-        let (sliced, kernels, mut shared, held) = sliced_hypers(model, schedule, data, &prep)?;
+        let (sliced, mut kernels, mut shared, held) = sliced_hypers(model, schedule, data, &prep)?;
+        // A block whose own hyperparameter (say, its variance) sits in a shared group's block
+        // is updated with the group: the group's step replaces the block's own.
+        kernels.retain(|sk| {
+            let group = shared.iter_mut().find(|sh| {
+                sh.latents
+                    .iter()
+                    .any(|sl| sl.blocks.iter().any(|blk| blk.0 == sk.block))
+            });
+            match group {
+                Some(sh) => {
+                    sh.hypers.extend(sk.hypers.iter().cloned());
+                    false
+                }
+                None => true,
+            }
+        });
         for sh in &mut shared {
             sh.integrated = shared_blocks_independent(schedule, &prep, sh);
             if !sh.integrated {

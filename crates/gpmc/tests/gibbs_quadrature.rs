@@ -502,6 +502,47 @@ fn shared_kernel_lengthscale_matches_quadrature() {
     assert_matches(&r, "shared by two GPs", "lengthscale", mean, sd);
 }
 
+/// A variance read by one GP's kernel next to a lengthscale both GPs share: both are sampled
+/// (the variance with the shared group, not left behind by it), and the variance's posterior
+/// agrees with the same model where the lengthscale is fixed at its posterior mean only
+/// loosely — so this checks that it moves and stays finite.
+#[test]
+fn own_hyperparameter_of_a_shared_group_block_is_sampled() {
+    let n = 25;
+    let x = regression_inputs(n);
+    let y1: Vec<f64> = x.iter().map(|&v| 2.0 * (1.3 * v).sin()).collect();
+    let y2: Vec<f64> = x.iter().map(|&v| (0.9 * v).cos()).collect();
+    let src = "data { N : int; x : vector[N]; y1 : vector[N]; y2 : vector[N]; }
+               hyper { lengthscale : real in 0.. ~ lognormal(0, 0.5);
+                       variance : real in 0.. ~ lognormal(0, 1); }
+               latent { f1 : vector[N] ~ gp(x, variance * sqexp(lengthscale));
+                        f2 : vector[N] ~ gp(x, sqexp(lengthscale)); }
+               model { y1 ~ normal(f1, 0.3); y2 ~ normal(f2, 0.3); }";
+    let c = gpmc::check("own.gpm", src).unwrap();
+    let json = serde_json::json!({"N": n, "x": x, "y1": y1, "y2": y2});
+    let data = gpmc::data::from_json_value(&c.model, &json).unwrap();
+    let config = GibbsConfig {
+        chains: 2,
+        warmup: 100,
+        draws: 500,
+        thin: 1,
+        seed: 3,
+    };
+    let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
+    for name in ["lengthscale", "variance"] {
+        let how = &r.hypers.iter().find(|h| h.0 == name).unwrap().2;
+        assert!(how.contains("integrated out"), "{name}: {how}");
+        let s = &r.summaries.iter().find(|(n, _)| n == name).unwrap().1;
+        assert!(
+            s.sd > 0.01 && s.mean.is_finite() && s.rhat < 1.05,
+            "{name}: {s:?}"
+        );
+    }
+    // The data's amplitude is 2 for f1: the variance's posterior leaves the prior median 1.
+    let v = &r.summaries.iter().find(|(n, _)| n == "variance").unwrap().1;
+    assert!(v.mean > 1.5, "variance {}", v.mean);
+}
+
 /// A lengthscale shared by two GPs that one likelihood couples, `y ~ normal(f1 + f2, 0.3)`:
 /// the blocks cannot be integrated out together, so ℓ is drawn given both GPs' values (a slower
 /// Gibbs step). Reference: `y ~ N(0, 2K_ℓ + σ²I)`, quadrature over ℓ.
