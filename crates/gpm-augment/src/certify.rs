@@ -207,7 +207,7 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
     }
     if let Some((name, ..)) = outer_gamma {
         method.push(format!(
-            "{name}: integrated outside the count's sum, as a Gamma-Poisson (negative-binomial) sum where the rate is linear in {name}, else by quadrature"
+            "{name}: integrated outside the count's sum (the Gamma-Poisson mixture as a negative-binomial sum)"
         ));
     }
     for k in 0..probe.len() {
@@ -320,12 +320,10 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
     }
 }
 
-/// `log ∫ Gamma(τ | a, b) Σ_n Po(n | κ(τ)) e^(inner(n, τ)) dτ`. When the rate is `τκ` and
-/// nothing else reads `τ` (the heteroscedastic Student-t), by one negative-binomial sum (the
-/// Gamma-Poisson mixture in closed form); otherwise by the trapezoid rule in `log τ` over the
-/// Gamma density (geometric convergence for this smooth integrand), the Poisson sum truncated
-/// far in its tail at each node, with `inner(n)` computed once per count when it does not read
-/// `τ`.
+/// `log ∫ Gamma(τ | a, b) Σ_n Po(n | τκ) e^(inner(n)) dτ`. By Tonelli the τ integral goes inside
+/// the sum, and `∫ Gamma(τ | a, b) Po(n | τκ) dτ = NB(n | a, κ/(b + κ))` (the Gamma-Poisson
+/// mixture), so it is one negative-binomial sum. `None` (not certified) when the rate is not
+/// linear in `τ` or the rest of the plan reads `τ` — forms the rules do not produce.
 #[allow(clippy::too_many_arguments)]
 fn count_in_gamma(
     base: &dyn Fn(Role, &str) -> Option<f64>,
@@ -340,9 +338,11 @@ fn count_in_gamma(
     let Family::Poisson { rate: kappa } = &count.prior_family else {
         return None;
     };
+    if aug.mentions(Role::Aux, Some(tau)) || log_c.mentions(Role::Aux, Some(tau)) {
+        return None;
+    }
     let fixed = |t: &T| t.eval(&|r, n| if r == Role::Aux { None } else { base(r, n) });
     let (a, b) = (fixed(shape)?, fixed(rate)?);
-    let reads_tau = aug.mentions(Role::Aux, Some(tau)) || log_c.mentions(Role::Aux, Some(tau));
     let rate_at = |tau_v: f64| {
         kappa.eval(&|r: Role, n: &str| {
             if r == Role::Aux && n == tau {
@@ -355,84 +355,28 @@ fn count_in_gamma(
         })
     };
     let (k1, k2) = (rate_at(1.0)?, rate_at(2.0)?);
-    if !reads_tau && (k2 - 2.0 * k1).abs() <= 1e-12 * k2.abs().max(1.0) {
-        // The rate is τκ: Tonelli lets the τ integral go inside the sum, and
-        // ∫ Gamma(τ | a, b) Po(n | τκ) dτ = NB(n | a, κ/(b + κ)) (the Gamma-Poisson mixture),
-        // so one negative-binomial sum replaces the quadrature, whose Poisson sums grow with
-        // τκ at every node.
-        let q = k1 / (b + k1);
-        let mean = a * q / (1.0 - q);
-        let sd = (a * q).sqrt() / (1.0 - q);
-        let top = (mean + 14.0 * sd + 60.0).min(2e6) as usize;
-        let mut terms = Vec::with_capacity(top);
-        for n in 0..top {
-            let nf = n as f64;
-            let log_nb = lgamma(nf + a) - lgamma(a) - lgamma(nf + 1.0)
-                + if q > 0.0 {
-                    nf * q.ln()
-                } else if n == 0 {
-                    0.0
-                } else {
-                    f64::NEG_INFINITY
-                }
-                + a * (-q).ln_1p();
-            terms.push(log_nb + inner(Some((&count.name, nf)), None)?);
-        }
-        return Some(log_sum_exp(&terms));
+    if (k2 - 2.0 * k1).abs() > 1e-12 * k2.abs().max(1.0) {
+        return None;
     }
-    let mut cache: Vec<f64> = Vec::new();
-    // Below τ = e^lo the Gamma mass is (b e^lo)^a/Γ(a+1) < e^(−40); above e^hi its tail is
-    // beyond 40 standard deviations.
-    let lo = (-40.0 / a.max(1e-3)).max(-300.0) - b.ln();
-    let hi = ((a + 40.0 * a.sqrt() + 80.0) / b).ln();
-    let h = 0.02;
-    let nodes = ((hi - lo) / h).ceil() as usize;
-    let mut outer_terms = Vec::with_capacity(nodes + 1);
-    for j in 0..=nodes {
-        let t = lo + j as f64 * h;
-        let tau_v = t.exp();
-        let at_tau = |r: Role, n: &str| -> Option<f64> {
-            if r == Role::Aux && n == tau {
-                Some(tau_v)
-            } else if r == Role::Aux {
-                None
+    let q = k1 / (b + k1);
+    let mean = a * q / (1.0 - q);
+    let sd = (a * q).sqrt() / (1.0 - q);
+    let top = (mean + 14.0 * sd + 60.0).min(2e6) as usize;
+    let mut terms = Vec::with_capacity(top);
+    for n in 0..top {
+        let nf = n as f64;
+        let log_nb = lgamma(nf + a) - lgamma(a) - lgamma(nf + 1.0)
+            + if q > 0.0 {
+                nf * q.ln()
+            } else if n == 0 {
+                0.0
             } else {
-                base(r, n)
+                f64::NEG_INFINITY
             }
-        };
-        let k = kappa.eval(&at_tau)?;
-        let top = (k + 12.0 * k.sqrt() + 40.0) as usize;
-        let mut terms = Vec::with_capacity(top);
-        for n in 0..top {
-            let nf = n as f64;
-            let log_pmf = if k == 0.0 {
-                if n == 0 {
-                    0.0
-                } else {
-                    f64::NEG_INFINITY
-                }
-            } else {
-                nf * k.ln() - k - lgamma(nf + 1.0)
-            };
-            let v = if reads_tau {
-                inner(Some((&count.name, nf)), Some((tau, tau_v)))?
-            } else {
-                while cache.len() <= n {
-                    cache.push(inner(Some((&count.name, cache.len() as f64)), None)?);
-                }
-                cache[n]
-            };
-            terms.push(log_pmf + v);
-        }
-        let log_gamma = a * b.ln() - lgamma(a) + (a - 1.0) * t - b * tau_v;
-        let half = if j == 0 || j == nodes {
-            0.5f64.ln()
-        } else {
-            0.0
-        };
-        outer_terms.push(log_sum_exp(&terms) + log_gamma + t + half);
+            + a * (-q).ln_1p();
+        terms.push(log_nb + inner(Some((&count.name, nf)), None)?);
     }
-    Some(log_sum_exp(&outer_terms) + h.ln())
+    Some(log_sum_exp(&terms))
 }
 
 /// Check the logistic-softmax chain for `classes` classes at random predictor values:
