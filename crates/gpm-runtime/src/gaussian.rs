@@ -289,6 +289,26 @@ impl DenseBlock {
         Ok((chol, h))
     }
 
+    /// `log ∫ N(θ | μ, diag(sd²)) exp(Σᵢ bᵢ(Φθ)ᵢ − ½ aᵢ(Φθ)ᵢ²) dθ`, up to a constant free of the
+    /// prior: with `P = diag(sd⁻²) + ΦᵀAΦ = LLᵀ` and `h = μ/sd² + Φᵀb`, it is
+    /// `½‖L⁻¹h‖² − ½ Σ μ²/sd² − Σ log Lⱼⱼ − Σ log sdⱼ` — the likelihood of the prior's scale
+    /// once the auxiliaries make the likelihood Gaussian in θ.
+    pub fn log_marginal(&self, a: &[f64], b: &[f64]) -> Result<f64, RuntimeError> {
+        let (chol, h) = self.precision(a, b)?;
+        let l = chol.l_dirty();
+        let u = l
+            .solve_lower_triangular(&h)
+            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        let prior: f64 = (0..self.prior_mean.len())
+            .map(|j| {
+                let sd = self.prior_sd[j];
+                0.5 * (self.prior_mean[j] / sd).powi(2) + sd.ln()
+            })
+            .sum();
+        let log_det: f64 = l.diagonal().iter().map(|x| x.ln()).sum();
+        Ok(0.5 * u.norm_squared() - prior - log_det)
+    }
+
     /// One exact draw from the conditional.
     pub fn sample<R: Rng + ?Sized>(
         &self,
@@ -354,6 +374,36 @@ mod tests {
         let r = DVector::from_fn(n, |i, _| b[i] / a[i] - mean);
         let u = ch.l_dirty().solve_lower_triangular(&r).unwrap();
         -0.5 * u.norm_squared() - ch.l_dirty().diagonal().iter().map(|d| d.ln()).sum::<f64>()
+    }
+
+    /// With a Gaussian likelihood `y ~ N(Φθ, σ²)` (`a = 1/σ²`, `b = y/σ²`), the dense block's
+    /// marginal must differ from `log N(y | Φμ, Φ diag(sd²) Φᵀ + σ²I)` by a constant free of
+    /// the prior.
+    #[test]
+    fn dense_marginal_differs_from_the_evidence_by_a_constant() {
+        let (n, d) = (9, 3);
+        let phi = DMatrix::from_fn(n, d, |i, j| ((i * 5 + j * 3) % 7) as f64 / 3.0 - 1.0);
+        let y = DVector::from_fn(n, |i, _| (i as f64 * 0.7).sin());
+        let (a, b): (Vec<f64>, Vec<f64>) = (0..n).map(|i| (4.0, y[i] * 4.0)).unzip();
+        let mut diffs = Vec::new();
+        for (mu, sd) in [(0.0, 0.3), (0.0, 1.7), (0.4, 0.9), (-1.0, 2.5)] {
+            let block = DenseBlock {
+                design: phi.clone(),
+                prior_mean: DVector::from_element(d, mu),
+                prior_sd: DVector::from_element(d, sd),
+            };
+            let ours = block.log_marginal(&a, &b).unwrap();
+            let cov = &phi * &phi.transpose() * (sd * sd) + DMatrix::identity(n, n) * 0.25;
+            let r = &y - &phi * DVector::from_element(d, mu);
+            let ch = Cholesky::new(cov).unwrap();
+            let u = ch.l().solve_lower_triangular(&r).unwrap();
+            let exact =
+                -0.5 * u.norm_squared() - ch.l().diagonal().iter().map(|v| v.ln()).sum::<f64>();
+            diffs.push(ours - exact);
+        }
+        for d in &diffs {
+            assert!((d - diffs[0]).abs() < 1e-9, "{diffs:?}");
+        }
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub struct State {
     pub gp_priors: Vec<Option<crate::gaussian::GpBlock>>,
     /// Per block: the whitened inducing coordinates `v` of a sparse block (`None` otherwise).
     pub sparse_v: Vec<Option<DVector<f64>>>,
+    /// Per dense block: prior means and sds at this chain's current hyperparameters, for blocks
+    /// whose prior scale or mean is sampled (`None`: the prepared prior).
+    pub dense_priors: Vec<Option<(DVector<f64>, DVector<f64>)>>,
 }
 
 /// A scalar hyperparameter with a non-conjugate prior that only the likelihood reads: updated
@@ -102,8 +105,8 @@ struct SlicedKernel {
 /// sampled from `p(θ) Π_b ∫ N(f_b | μ₀, K_θ) e^(b_bᵀf − ½fᵀA_b f) df`, then every block is drawn
 /// given θ — an exact draw of (θ, f₁ … f_B) given the rest, as [`SlicedKernel`] does for one
 /// block. Otherwise (e.g. the heteroscedastic model, where the mean GP's conditional reads the
-/// noise GP) each θ is slice sampled from `p(θ) Π_b N(f_b | μ₀, K_θ)` given the blocks' values
-/// at the end of the sweep: valid, but it mixes slowly.
+/// noise GP) each θ is slice sampled at the group's lead block — the first one a sweep reaches —
+/// with that block integrated out and the others given: valid, but it mixes slowly.
 #[derive(Debug, Clone)]
 struct SharedKernel {
     hypers: Vec<SlicedHyper>,
@@ -123,6 +126,17 @@ struct SharedLatent {
     blocks: Vec<(usize, usize, usize)>,
 }
 
+/// Scalar hyperparameters with priors read only by `normal` priors of latents in one dense block
+/// (a shrinkage scale `w ~ normal(0, s)`, a random-effect sd, a prior mean): slice sampled from
+/// `p(θ) ∫ N(w | μ_θ, diag(sd_θ²)) e^(bᵀΦw − ½wᵀΦᵀAΦw) dw` with the block's weights integrated
+/// out given the auxiliaries ([`DenseBlock::log_marginal`]), then the weights given θ — an exact
+/// update of (θ, w), as for a GP kernel.
+#[derive(Debug, Clone)]
+struct SlicedDense {
+    block: usize,
+    hypers: Vec<SlicedHyper>,
+}
+
 /// A model bound to data, ready for sweeps.
 pub struct Sampler<'a> {
     model: &'a Model,
@@ -136,6 +150,7 @@ pub struct Sampler<'a> {
     sliced: Vec<SlicedHyper>,
     kernels: Vec<SlicedKernel>,
     shared: Vec<SharedKernel>,
+    dense_scales: Vec<SlicedDense>,
     /// Values of the hyperparameters that are not scalars (ARD vectors), for kernels.
     base: HyperValues,
     /// Per block: `Φ = L⁻¹K_mx` and `k̃` of a sparse block's training inputs.
@@ -263,7 +278,8 @@ impl<'a> Sampler<'a> {
                     .collect()
             })
             .collect();
-        let (sliced, mut kernels, mut shared, held) = sliced_hypers(model, schedule, data, &prep)?;
+        let (sliced, mut kernels, mut shared, dense_scales, held) =
+            sliced_hypers(model, schedule, data, &prep)?;
         // A block whose own hyperparameter (say, its variance) sits in a shared group's block
         // is updated with the group: the group's step replaces the block's own.
         kernels.retain(|sk| {
@@ -311,6 +327,7 @@ impl<'a> Sampler<'a> {
             sliced,
             kernels,
             shared,
+            dense_scales,
             base: hypers.clone(),
             sparse_feats,
             held,
@@ -334,6 +351,12 @@ impl<'a> Sampler<'a> {
             out.push((
                 name(h),
                 "slice sampling given the auxiliaries, with the GP integrated out",
+            ));
+        }
+        for h in self.dense_scales.iter().flat_map(|d| d.hypers.iter()) {
+            out.push((
+                name(h),
+                "slice sampling given the auxiliaries, with the weights of its normal prior integrated out",
             ));
         }
         for sh in &self.shared {
@@ -377,6 +400,11 @@ impl<'a> Sampler<'a> {
                 self.shared
                     .iter()
                     .flat_map(|s| s.hypers.iter().map(|h| h.index)),
+            )
+            .chain(
+                self.dense_scales
+                    .iter()
+                    .flat_map(|d| d.hypers.iter().map(|h| h.index)),
             )
             .collect()
     }
@@ -492,6 +520,7 @@ impl<'a> Sampler<'a> {
             cat,
             hypers,
             gp_priors: vec![None; self.prep.blocks.len()],
+            dense_priors: vec![None; self.prep.blocks.len()],
             sparse_v: self
                 .prep
                 .blocks
@@ -1017,6 +1046,36 @@ impl<'a> Sampler<'a> {
         (a, bb)
     }
 
+    /// The prior means and sds of a dense block's coefficients at hyperparameter values, from
+    /// each latent's `normal(mean, scale)` prior; positive finite sds only.
+    fn dense_prior(
+        &self,
+        parts: &[(usize, usize, usize)],
+        hv: &HyperValues,
+    ) -> Result<(DVector<f64>, DVector<f64>), RuntimeError> {
+        let dim: usize = parts.iter().map(|p| p.2).sum();
+        let (mut m, mut sd) = (DVector::zeros(dim), DVector::zeros(dim));
+        for &(li, off, len) in parts {
+            let gpm_ir::LatentPrior::Normal { mean, scale } = &self.model.latents[li].prior else {
+                return Err(RuntimeError::Model(
+                    "a dense block without a normal prior".into(),
+                ));
+            };
+            let (mv, sv) = (hv.eval(mean)?, hv.eval(scale)?);
+            if !(sv > 0.0 && sv.is_finite() && mv.is_finite()) {
+                return Err(RuntimeError::Numerical(format!(
+                    "the prior scale of `{}` is {sv}",
+                    self.model.latents[li].name
+                )));
+            }
+            for j in 0..len {
+                m[off + j] = mv;
+                sd[off + j] = sv;
+            }
+        }
+        Ok((m, sd))
+    }
+
     /// Accumulate the block's curvature and linear term over every factor, then draw it.
     fn sample_block(
         &self,
@@ -1101,7 +1160,26 @@ impl<'a> Sampler<'a> {
                     design.rows_mut(at, r.nrows()).copy_from(&r);
                     at += r.nrows();
                 }
-                let block: DenseBlock = dense_block(design, prior_mean, prior_sd);
+                let mut block: DenseBlock = match &state.dense_priors[bi] {
+                    Some((m, sd)) => dense_block(design, m, sd),
+                    None => dense_block(design, prior_mean, prior_sd),
+                };
+                if let Some(ds) = self.dense_scales.iter().find(|d| d.block == bi) {
+                    for h in &ds.hypers {
+                        let log_w = |hv: &HyperValues| -> Result<f64, RuntimeError> {
+                            let (m, sd) = self.dense_prior(parts, hv)?;
+                            let mut trial = block.clone();
+                            trial.prior_mean = m;
+                            trial.prior_sd = sd;
+                            trial.log_marginal(&a, &bb)
+                        };
+                        self.slice_one(h, state, &log_w, rng);
+                    }
+                    let (m, sd) = self.dense_prior(parts, &self.hyper_values(state))?;
+                    block.prior_mean = m.clone();
+                    block.prior_sd = sd.clone();
+                    state.dense_priors[bi] = Some((m, sd));
+                }
                 let th = block.sample(&a, &bb, rng)?;
                 for (li, off, len) in parts {
                     for j in 0..*len {
@@ -1133,6 +1211,7 @@ impl<'a> Sampler<'a> {
             .iter()
             .chain(self.kernels.iter().flat_map(|k| k.hypers.iter()))
             .chain(self.shared.iter().flat_map(|s| s.hypers.iter()))
+            .chain(self.dense_scales.iter().flat_map(|d| d.hypers.iter()))
         {
             lp += crate::slice::log_prior(&h.prior, state.hypers[h.index]);
         }
@@ -1174,11 +1253,16 @@ impl<'a> Sampler<'a> {
                     prior_mean,
                     prior_sd,
                 } => {
+                    let (prior_mean, prior_sd) = match &state.dense_priors[bi] {
+                        Some((m, sd)) => (m, sd),
+                        None => (prior_mean, prior_sd),
+                    };
                     for (li, off, len) in parts {
                         for j in 0..*len {
                             let z =
                                 (state.latents[*li][j] - prior_mean[off + j]) / prior_sd[off + j];
-                            lp -= 0.5 * z * z;
+                            // −log sd matters once the sd changes from draw to draw.
+                            lp -= 0.5 * z * z + prior_sd[off + j].ln();
                         }
                     }
                 }
@@ -1241,15 +1325,13 @@ impl<'a> Sampler<'a> {
     }
 }
 
-/// Which hyperparameters with a prior are slice-sampled (likelihood ones, and GP-prior ones
-/// grouped by block), and why the others are held.
-#[allow(clippy::type_complexity)]
 /// What each hyperparameter with a prior gets: slice sampling from the likelihood, from one
-/// GP's marginal, from several GPs' densities, or held (with the reason).
+/// GP's marginal, from a group of GPs, from a dense block's marginal, or held (with the reason).
 type HyperPlans = (
     Vec<SlicedHyper>,
     Vec<SlicedKernel>,
     Vec<SharedKernel>,
+    Vec<SlicedDense>,
     Vec<(String, String)>,
 );
 
@@ -1259,10 +1341,11 @@ fn sliced_hypers(
     data: &Data,
     prep: &Prepared,
 ) -> Result<HyperPlans, RuntimeError> {
-    let (mut sliced, mut kernels, mut shared, mut held) = (
+    let (mut sliced, mut kernels, mut shared, mut dense, mut held) = (
         Vec::new(),
         Vec::<SlicedKernel>::new(),
         Vec::new(),
+        Vec::<SlicedDense>::new(),
         Vec::new(),
     );
     for h in &model.hypers {
@@ -1305,6 +1388,32 @@ fn sliced_hypers(
             transform: crate::slice::Transform::for_hyper(h.lower, prior),
             factors: factors.clone(),
         };
+        let all_normal = !readers.is_empty()
+            && readers
+                .iter()
+                .all(|&li| matches!(model.latents[li].prior, gpm_ir::LatentPrior::Normal { .. }));
+        if factors.is_empty() && all_normal {
+            // Normal priors: all readers must share one dense block.
+            let blocks: BTreeSet<usize> = readers
+                .iter()
+                .filter_map(|&li| {
+                    prep.blocks.iter().position(|b| {
+                        matches!(b, Block::Dense { parts, .. } if parts.iter().any(|p| p.0 == li))
+                    })
+                })
+                .collect();
+            match blocks.iter().collect::<Vec<_>>().as_slice() {
+                [bi] => match dense.iter_mut().find(|d| d.block == **bi) {
+                    Some(d) => d.hypers.push(entry),
+                    None => dense.push(SlicedDense {
+                        block: **bi,
+                        hypers: vec![entry],
+                    }),
+                },
+                _ => hold("read by normal priors of latents in different blocks; sampling it is not implemented"),
+            }
+            continue;
+        }
         match (factors.is_empty(), readers.as_slice()) {
             (false, []) => {
                 if factors
@@ -1376,7 +1485,7 @@ fn sliced_hypers(
             _ => hold("read by several parts of the model (likelihood and priors); joint sampling is not implemented"),
         }
     }
-    Ok((sliced, kernels, shared, held))
+    Ok((sliced, kernels, shared, dense, held))
 }
 
 /// Add a hyperparameter to the group of the same latents, or start a group.

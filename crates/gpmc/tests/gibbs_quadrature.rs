@@ -662,3 +662,75 @@ fn heteroscedastic_likelihoods_with_a_latent_location_match_grid_quadrature() {
         }
     }
 }
+
+/// The scale of a `normal` prior on regression weights with its own prior (shrinkage),
+/// `w ~ normal(0, s)`, `s ~ lognormal(0, 1)`, Gaussian noise 0.5: sampled with the weights
+/// integrated out. Reference: quadrature over `s` of `p(s) N(y | 0, s² X Xᵀ + σ² I)`.
+#[test]
+fn normal_prior_scale_matches_quadrature() {
+    let (n, d) = (30, 4);
+    let x: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            (0..d)
+                .map(|j| (((i * 7 + j * 13) % 17) as f64 / 8.5 - 1.0) * (1.0 + j as f64 * 0.3))
+                .collect()
+        })
+        .collect();
+    let w_true = [0.8, -0.5, 0.0, 0.3];
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            (0..d).map(|j| x[i][j] * w_true[j]).sum::<f64>()
+                + 0.5 * ((((i * 7919) % 101) as f64 / 101.0) - 0.5) * 2.0
+        })
+        .collect();
+    let src = "data { N : int; D : int; X : matrix[N, D]; y : vector[N]; }
+               hyper { s : real in 0.. ~ lognormal(0, 1); }
+               latent { w : vector[D] ~ normal(0, s); }
+               model { y ~ normal(X * w, 0.5); }";
+    let c = gpmc::check("shrink.gpm", src).unwrap();
+    let json = serde_json::json!({"N": n, "D": d, "X": x, "y": y});
+    let data = gpmc::data::from_json_value(&c.model, &json).unwrap();
+    let config = GibbsConfig {
+        chains: 4,
+        warmup: 200,
+        draws: 3000,
+        thin: 1,
+        seed: 4,
+    };
+    let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
+    let how = &r.hypers.iter().find(|h| h.0 == "s").unwrap().2;
+    assert!(
+        how.contains("weights of its normal prior integrated out"),
+        "{how}"
+    );
+    let log_evidence = |s: f64| {
+        let cov = nalgebra::DMatrix::from_fn(n, n, |i, k| {
+            s * s * (0..d).map(|j| x[i][j] * x[k][j]).sum::<f64>() + if i == k { 0.25 } else { 0.0 }
+        });
+        let ch = nalgebra::Cholesky::new(cov).unwrap();
+        let a = ch
+            .l()
+            .solve_lower_triangular(&nalgebra::DVector::from_vec(y.clone()))
+            .unwrap();
+        -0.5 * a.norm_squared() - ch.l().diagonal().iter().map(|v| v.ln()).sum::<f64>()
+    };
+    // log s ~ N(0, 1): quadrature on the log scale.
+    let (lo, hi, m) = (-6.0f64, 4.0f64, 4000);
+    let h = (hi - lo) / m as f64;
+    let logp: Vec<(f64, f64)> = (0..m)
+        .map(|k| {
+            let u = lo + (k as f64 + 0.5) * h;
+            (u.exp(), -0.5 * u * u + log_evidence(u.exp()))
+        })
+        .collect();
+    let mx = logp.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    let (mut z, mut m1, mut m2) = (0.0, 0.0, 0.0);
+    for &(sv, lp) in &logp {
+        let wt = (lp - mx).exp();
+        z += wt;
+        m1 += wt * sv;
+        m2 += wt * sv * sv;
+    }
+    let (mean, sd) = (m1 / z, (m2 / z - (m1 / z).powi(2)).sqrt());
+    assert_matches(&r, "normal prior", "s", mean, sd);
+}
