@@ -146,21 +146,16 @@ fn rhat_basic(chains: &[Vec<f64>]) -> f64 {
     (vhat / w).sqrt()
 }
 
-/// Autocovariance of one chain at lags 0..n (direct O(n·lag) up to where it is needed).
-fn autocov(x: &[f64], max_lag: usize) -> Vec<f64> {
-    let n = x.len();
-    let m = mean(x);
-    let d: Vec<f64> = x.iter().map(|v| v - m).collect();
-    (0..max_lag.min(n))
-        .map(|t| {
-            d[..n - t]
-                .iter()
-                .zip(&d[t..])
-                .map(|(a, b)| a * b)
-                .sum::<f64>()
-                / n as f64
-        })
-        .collect()
+/// Autocovariance of one demeaned chain at lag `t` (direct: O(n) per lag, and the ESS needs
+/// lags only up to where Geyer's sequence stops, not all n).
+fn autocov_at(d: &[f64], t: usize) -> f64 {
+    let n = d.len();
+    d[..n - t]
+        .iter()
+        .zip(&d[t..])
+        .map(|(a, b)| a * b)
+        .sum::<f64>()
+        / n as f64
 }
 
 /// ESS of (already split) chains, Stan's estimator with Geyer's initial monotone sequence.
@@ -170,15 +165,19 @@ fn ess_raw(chains: &[Vec<f64>]) -> f64 {
     if n < 4 {
         return f64::NAN;
     }
-    let acov: Vec<Vec<f64>> = chains.iter().map(|c| autocov(c, n)).collect();
     let means: Vec<f64> = chains.iter().map(|c| mean(c)).collect();
-    let mean_var = acov.iter().map(|a| a[0]).sum::<f64>() / m as f64 * n as f64 / (n as f64 - 1.0);
+    let demeaned: Vec<Vec<f64>> = chains
+        .iter()
+        .zip(&means)
+        .map(|(c, mu)| c.iter().map(|v| v - mu).collect())
+        .collect();
+    let acov_sum = |t: usize| demeaned.iter().map(|d| autocov_at(d, t)).sum::<f64>();
+    let mean_var = acov_sum(0) / m as f64 * n as f64 / (n as f64 - 1.0);
     let var_plus = mean_var * (n as f64 - 1.0) / n as f64 + if m > 1 { var(&means) } else { 0.0 };
     if !(var_plus > 0.0) {
         return f64::NAN;
     }
-    let rho =
-        |t: usize| 1.0 - (mean_var - acov.iter().map(|a| a[t]).sum::<f64>() / m as f64) / var_plus;
+    let rho = |t: usize| 1.0 - (mean_var - acov_sum(t) / m as f64) / var_plus;
     let mut rho_hat = vec![0.0; n];
     rho_hat[0] = 1.0;
     rho_hat[1] = rho(1);
