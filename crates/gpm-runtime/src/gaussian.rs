@@ -226,7 +226,7 @@ impl GpBlock {
         // = ‖R‖²_F and log|K| − log|Σ| = log|B|.
         let lbinv = crate::linalg::lower_triangular_inverse(lb.l_dirty());
         let sk = DMatrix::from_fn(n, n, |i, j| s[i] * self.k[(i, j)]);
-        let v = crate::linalg::matmul(&lbinv, &sk);
+        let v = crate::linalg::lower_times(&lbinv, &sk);
         let var = DVector::from_fn(n, |i, _| {
             (self.k[(i, i)] - v.column(i).norm_squared()).max(0.0)
         });
