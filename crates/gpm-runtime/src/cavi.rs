@@ -166,9 +166,10 @@ pub(crate) fn local_step(
                 rate,
             } => {
                 // Coordinate steps between q(τ) = Gamma(α + γ, β + E κ) and
-                // q(n) = Po(γ), γ = E κ e^(E log τ + slope), to their joint fixed point: each
+                // q(n) = Po(γ), γ = E κ e^(E log τ + ∂F/∂n), to their joint fixed point: each
                 // step maximises the ELBO over its factor. The map γ ↦ c e^(ψ(α + γ)) has
-                // slope < c < 1 (c = E κ e^slope/(β + E κ), slope < 0), so this converges.
+                // derivative c e^ψ ψ' ≈ c < 1 (c = E κ e^(∂F/∂n)/(β + E κ), ∂F/∂n < 0: the
+                // Pólya-Gamma bound on log σ(−z)), so this converges.
                 let (alpha, beta) = (shape.eval(vals, stack), rate.eval(vals, stack));
                 let c = kappa * slope.exp() / (beta + kappa);
                 let mut g = vals[pn.slot].max(0.0);
@@ -188,7 +189,8 @@ pub(crate) fn local_step(
             CountLaw::NegativeBinomial { shape } => {
                 // q(k) = NB(α, p̃), p̃ = p e^slope with p = κ/(1 + κ): E[k] = α p̃/(1 − p̃).
                 let alpha = shape.eval(vals, stack);
-                let pt = kappa / (1.0 + kappa) * slope.exp();
+                // ∂F/∂k < 0 keeps p̃ < p < 1; the clamp only guards rounding.
+                let pt = (kappa / (1.0 + kappa) * slope.exp()).min(1.0 - 1e-12);
                 alpha * pt / (1.0 - pt)
             }
         };
