@@ -220,10 +220,10 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
             continue;
         }
         // Given the Poisson count (if any), the log of the integrated augmented factor.
-        let inner = |n_val: Option<(&str, f64)>, outer_val: Option<(&str, f64)>| -> Option<f64> {
+        let inner = |n_val: Option<(&str, f64)>| -> Option<f64> {
             let env = |r: Role, name: &str| -> Option<f64> {
                 if r == Role::Aux {
-                    for (nn, v) in [n_val, outer_val].into_iter().flatten() {
+                    if let Some((nn, v)) = n_val {
                         if nn == name {
                             return Some(v);
                         }
@@ -247,7 +247,7 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
             Some(total)
         };
         let recon = match poisson.first() {
-            None => inner(None, None),
+            None => inner(None),
             Some(p) if outer_gamma.is_some() => {
                 let (name, shape, rate) = outer_gamma.expect("checked");
                 count_in_gamma(&base, &inner, p, name, shape, rate, &aug, log_c)
@@ -296,7 +296,7 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
                     let mut terms = Vec::with_capacity(top);
                     for n in 0..top {
                         let nf = n as f64;
-                        terms.push(log_pmf(nf) + inner(Some((&p.name, nf)), None)?);
+                        terms.push(log_pmf(nf) + inner(Some((&p.name, nf)))?);
                     }
                     Some(log_sum_exp(&terms))
                 })
@@ -327,7 +327,7 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
 #[allow(clippy::too_many_arguments)]
 fn count_in_gamma(
     base: &dyn Fn(Role, &str) -> Option<f64>,
-    inner: &dyn Fn(Option<(&str, f64)>, Option<(&str, f64)>) -> Option<f64>,
+    inner: &dyn Fn(Option<(&str, f64)>) -> Option<f64>,
     count: &crate::plan::AuxVar,
     tau: &str,
     shape: &T,
@@ -374,7 +374,7 @@ fn count_in_gamma(
                 f64::NEG_INFINITY
             }
             + a * (-q).ln_1p();
-        terms.push(log_nb + inner(Some((&count.name, nf)), None)?);
+        terms.push(log_nb + inner(Some((&count.name, nf)))?);
     }
     Some(log_sum_exp(&terms))
 }

@@ -18,7 +18,6 @@ use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
-use std::collections::BTreeSet;
 
 mod hypers;
 use hypers::{shared_blocks_independent, sliced_hypers};
@@ -203,12 +202,7 @@ impl<'a> Sampler<'a> {
         // Latents read by collapsed predictors are drawn in a phase of their own: a factor
         // must not also read them through a predictor sampled from the augmented likelihood
         // (that conditional, with the auxiliaries integrated out, is not Gaussian).
-        let collapsed_latents: BTreeSet<usize> = prep
-            .preds
-            .iter()
-            .filter(|p| schedule.collapsed.contains(&p.name))
-            .flat_map(|p| p.terms.iter().map(|t| t.latent))
-            .collect();
+        let collapsed_latents = &prep.collapsed_latents;
         for fp in &schedule.factors {
             for cv in &fp.curvature {
                 let Some(p) = prep.preds.iter().find(|p| p.name == cv.predictor) else {
@@ -303,22 +297,11 @@ impl<'a> Sampler<'a> {
             sh.integrated = shared_blocks_independent(schedule, &prep, sh);
             if !sh.integrated {
                 // Collapsed blocks come first in a sweep, then the others, each in block order.
-                let collapsed = |bi: usize| {
-                    let b = &prep.blocks[bi];
-                    let latents: Vec<usize> = match b {
-                        Block::Gp { latent, .. } | Block::Sparse { latent, .. } => vec![*latent],
-                        Block::Dense { parts, .. } => parts.iter().map(|p| p.0).collect(),
-                    };
-                    prep.preds.iter().any(|p| {
-                        schedule.collapsed.contains(&p.name)
-                            && p.terms.iter().any(|t| latents.contains(&t.latent))
-                    })
-                };
                 sh.lead = sh
                     .latents
                     .iter()
                     .flat_map(|sl| sl.blocks.iter().map(|blk| blk.0))
-                    .min_by_key(|&bi| (!collapsed(bi), bi));
+                    .min_by_key(|&bi| (!prep.block_is_collapsed(&prep.blocks[bi]), bi));
             }
         }
         Ok(Sampler {
@@ -568,20 +551,6 @@ impl<'a> Sampler<'a> {
             .collect()
     }
 
-    fn block_is_collapsed(&self, b: &Block) -> bool {
-        let latents: Vec<usize> = match b {
-            Block::Gp { latent, .. } | Block::Sparse { latent, .. } => vec![*latent],
-            Block::Dense { parts, .. } => parts.iter().map(|p| p.0).collect(),
-        };
-        self.schedule.collapsed.iter().any(|name| {
-            self.prep
-                .preds
-                .iter()
-                .find(|p| p.name == *name)
-                .is_some_and(|p| p.terms.iter().any(|t| latents.contains(&t.latent)))
-        })
-    }
-
     /// One Gibbs sweep.
     pub fn sweep(&self, state: &mut State, rng: &mut ChaCha8Rng) -> Result<(), RuntimeError> {
         let mut pv = self.predictors(state);
@@ -592,7 +561,7 @@ impl<'a> Sampler<'a> {
                 self.sample_aux(state, &pv, rng)?;
             }
             for (bi, b) in self.prep.blocks.iter().enumerate() {
-                if self.block_is_collapsed(b) != collapsed_phase {
+                if self.prep.block_is_collapsed(b) != collapsed_phase {
                     continue;
                 }
                 // Blocks of an integrated shared-kernel group go together, at the group's

@@ -161,6 +161,8 @@ pub struct Prepared {
     pub jitter: f64,
     /// Scalar hyperparameters and their starting values.
     pub hypers: Vec<(String, f64)>,
+    /// Latents read by collapsed predictors (updated in a phase, and a dense block, of their own).
+    pub collapsed_latents: std::collections::BTreeSet<usize>,
 }
 
 fn dim(d: &Dim, data: &Data) -> Result<usize, RuntimeError> {
@@ -448,6 +450,7 @@ impl Prepared {
             factors,
             jitter,
             hypers,
+            collapsed_latents,
         })
     }
 
@@ -483,6 +486,18 @@ impl Prepared {
             }
         }
         any.then_some(phi)
+    }
+
+    /// Whether a block holds a latent read by a collapsed predictor.
+    pub fn block_is_collapsed(&self, b: &Block) -> bool {
+        match b {
+            Block::Gp { latent, .. } | Block::Sparse { latent, .. } => {
+                self.collapsed_latents.contains(latent)
+            }
+            Block::Dense { parts, .. } => {
+                parts.iter().any(|p| self.collapsed_latents.contains(&p.0))
+            }
+        }
     }
 
     /// Whether a predictor reads this latent (and column).
