@@ -359,26 +359,37 @@ fn slice_sampled_likelihood_hyperparameters_match_grid_quadrature() {
     }
 }
 
-/// Mean and sd of ℓ under `lognormal(0, 0.5)` times `exp(log_evidence(ℓ))`, by quadrature on
-/// the log scale (where the prior is N(0, 0.5²)).
-fn posterior_over_lengthscale(log_evidence: &dyn Fn(f64) -> f64) -> (f64, f64) {
-    let (lo, hi, m) = (0.05f64.ln(), 8.0f64.ln(), 2000);
+/// Mean and sd of θ under `lognormal(0, prior_sd)` times `exp(log_evidence(θ))`, by the midpoint
+/// rule on `u = log θ` over `[lo, hi]` (where the prior is N(0, prior_sd²)).
+fn log_scale_posterior(
+    log_evidence: &dyn Fn(f64) -> f64,
+    prior_sd: f64,
+    (lo, hi, m): (f64, f64, usize),
+) -> (f64, f64) {
     let h = (hi - lo) / m as f64;
     let logp: Vec<(f64, f64)> = (0..m)
         .map(|k| {
             let u = lo + (k as f64 + 0.5) * h;
-            (u.exp(), -0.5 * (u / 0.5).powi(2) + log_evidence(u.exp()))
+            (
+                u.exp(),
+                -0.5 * (u / prior_sd).powi(2) + log_evidence(u.exp()),
+            )
         })
         .collect();
     let mx = logp.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
     let (mut z, mut m1, mut m2) = (0.0, 0.0, 0.0);
-    for &(l, lp) in &logp {
+    for &(theta, lp) in &logp {
         let w = (lp - mx).exp();
         z += w;
-        m1 += w * l;
-        m2 += w * l * l;
+        m1 += w * theta;
+        m2 += w * theta * theta;
     }
     (m1 / z, (m2 / z - (m1 / z).powi(2)).sqrt())
+}
+
+/// The lengthscales' prior is `lognormal(0, 0.5)`; ℓ ∈ [0.05, 8].
+fn posterior_over_lengthscale(log_evidence: &dyn Fn(f64) -> f64) -> (f64, f64) {
+    log_scale_posterior(log_evidence, 0.5, (0.05f64.ln(), 8.0f64.ln(), 2000))
 }
 
 /// Posterior mean and sd of a lengthscale with a `lognormal(0, 0.5)` prior shared by GPs with
@@ -715,22 +726,6 @@ fn normal_prior_scale_matches_quadrature() {
         -0.5 * a.norm_squared() - ch.l().diagonal().iter().map(|v| v.ln()).sum::<f64>()
     };
     // log s ~ N(0, 1): quadrature on the log scale.
-    let (lo, hi, m) = (-6.0f64, 4.0f64, 4000);
-    let h = (hi - lo) / m as f64;
-    let logp: Vec<(f64, f64)> = (0..m)
-        .map(|k| {
-            let u = lo + (k as f64 + 0.5) * h;
-            (u.exp(), -0.5 * u * u + log_evidence(u.exp()))
-        })
-        .collect();
-    let mx = logp.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
-    let (mut z, mut m1, mut m2) = (0.0, 0.0, 0.0);
-    for &(sv, lp) in &logp {
-        let wt = (lp - mx).exp();
-        z += wt;
-        m1 += wt * sv;
-        m2 += wt * sv * sv;
-    }
-    let (mean, sd) = (m1 / z, (m2 / z - (m1 / z).powi(2)).sqrt());
+    let (mean, sd) = log_scale_posterior(&log_evidence, 1.0, (-6.0, 4.0, 4000));
     assert_matches(&r, "normal prior", "s", mean, sd);
 }
