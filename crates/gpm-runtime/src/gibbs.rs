@@ -13,14 +13,14 @@ use crate::kernels::HyperValues;
 use crate::prepared::{dense_block, Block, Prepared, Read, Slot};
 use crate::RuntimeError;
 use gpm_ir::{Model, Shape};
-use gpm_schedule::{AuxKind, FactorProgram, Schedule};
+use gpm_schedule::{AuxKind, FactorProgram, GibbsStep, Schedule};
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 mod hypers;
-use hypers::{shared_blocks_independent, sliced_hypers};
+use hypers::bind_hypers;
 
 /// Settings of a Gibbs run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -114,14 +114,10 @@ struct SharedKernel {
     hypers: Vec<SlicedHyper>,
     /// Per latent reading them: its kernel, mean, inputs and GP blocks (one per column).
     latents: Vec<SharedLatent>,
-    integrated: bool,
-    /// When not integrated: the block a sweep reaches first, whose update carries the θ step.
-    lead: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
 struct SharedLatent {
-    latent: usize,
     kernel: gpm_ir::Kernel,
     mean: gpm_ir::Sx,
     inputs: std::sync::Arc<DMatrix<f64>>,
@@ -157,8 +153,6 @@ pub struct Sampler<'a> {
     base: HyperValues,
     /// Per block: `Φ = L⁻¹K_mx` and `k̃` of a sparse block's training inputs.
     sparse_feats: Vec<Option<(DMatrix<f64>, Vec<f64>)>>,
-    /// Hyperparameters with a prior left at their starting value, with the reason.
-    held: Vec<(String, String)>,
 }
 
 fn column_names(prep: &Prepared) -> Vec<String> {
@@ -275,35 +269,7 @@ impl<'a> Sampler<'a> {
                     .collect()
             })
             .collect();
-        let (sliced, mut kernels, mut shared, dense_scales, held) =
-            sliced_hypers(model, schedule, data, &prep)?;
-        // A block whose own hyperparameter (say, its variance) sits in a shared group's block
-        // is updated with the group: the group's step replaces the block's own.
-        kernels.retain(|sk| {
-            let group = shared.iter_mut().find(|sh| {
-                sh.latents
-                    .iter()
-                    .any(|sl| sl.blocks.iter().any(|blk| blk.0 == sk.block))
-            });
-            match group {
-                Some(sh) => {
-                    sh.hypers.extend(sk.hypers.iter().cloned());
-                    false
-                }
-                None => true,
-            }
-        });
-        for sh in &mut shared {
-            sh.integrated = shared_blocks_independent(schedule, &prep, sh);
-            if !sh.integrated {
-                // Collapsed blocks come first in a sweep, then the others, each in block order.
-                sh.lead = sh
-                    .latents
-                    .iter()
-                    .flat_map(|sl| sl.blocks.iter().map(|blk| blk.0))
-                    .min_by_key(|&bi| (!prep.block_is_collapsed(&prep.blocks[bi]), bi));
-            }
-        }
+        let (sliced, kernels, shared, dense_scales) = bind_hypers(model, schedule, data, &prep)?;
         Ok(Sampler {
             model,
             schedule,
@@ -316,82 +282,16 @@ impl<'a> Sampler<'a> {
             dense_scales,
             base: hypers.clone(),
             sparse_feats,
-            held,
         })
-    }
-
-    /// Hyperparameters sampled by slice sampling: name, and how, for people.
-    pub fn sliced_hypers(&self) -> Vec<(String, &'static str)> {
-        let name = |h: &SlicedHyper| self.prep.hypers[h.index].0.clone();
-        let mut out: Vec<(String, &'static str)> = self
-            .sliced
-            .iter()
-            .map(|h| {
-                (
-                    name(h),
-                    "slice sampling given the latents (auxiliaries integrated out)",
-                )
-            })
-            .collect();
-        for h in self.kernels.iter().flat_map(|k| k.hypers.iter()) {
-            out.push((
-                name(h),
-                "slice sampling given the auxiliaries, with the GP integrated out",
-            ));
-        }
-        for h in self.dense_scales.iter().flat_map(|d| d.hypers.iter()) {
-            out.push((
-                name(h),
-                "slice sampling given the auxiliaries, with the weights of its normal prior integrated out",
-            ));
-        }
-        for sh in &self.shared {
-            for h in &sh.hypers {
-                out.push((
-                    name(h),
-                    if sh.integrated {
-                        "slice sampling given the auxiliaries, with the GPs that share it integrated out"
-                    } else {
-                        "slice sampling with one of the GPs that share it integrated out and the others given (a likelihood couples them: slower mixing, check its ESS)"
-                    },
-                ));
-            }
-        }
-        out
-    }
-
-    /// Hyperparameters with a prior that this sampler holds at their starting value, and why.
-    pub fn held_hypers(&self) -> &[(String, String)] {
-        &self.held
     }
 
     /// Indices into [`Prepared::hypers`] of the sampled hyperparameters, in column order:
     /// conjugate Gamma updates first, then slice-sampled ones.
     fn sampled_hyper_indices(&self) -> Vec<usize> {
-        let conjugate = self.schedule.hypers.iter().map(|hp| {
-            self.prep
-                .hypers
-                .iter()
-                .position(|h| h.0 == hp.name)
-                .expect("hyper index")
-        });
-        conjugate
-            .chain(self.sliced.iter().map(|h| h.index))
-            .chain(
-                self.kernels
-                    .iter()
-                    .flat_map(|k| k.hypers.iter().map(|h| h.index)),
-            )
-            .chain(
-                self.shared
-                    .iter()
-                    .flat_map(|s| s.hypers.iter().map(|h| h.index)),
-            )
-            .chain(
-                self.dense_scales
-                    .iter()
-                    .flat_map(|d| d.hypers.iter().map(|h| h.index)),
-            )
+        self.schedule
+            .sampled_hypers()
+            .into_iter()
+            .map(|h| self.prep.hyper_slots[h.0].expect("a sampled hyperparameter is a scalar"))
             .collect()
     }
 
@@ -551,49 +451,42 @@ impl<'a> Sampler<'a> {
             .collect()
     }
 
-    /// One Gibbs sweep.
+    /// One Gibbs sweep: the schedule's steps in order ([`gpm_schedule::GibbsStep`]).
     pub fn sweep(&self, state: &mut State, rng: &mut ChaCha8Rng) -> Result<(), RuntimeError> {
         let mut pv = self.predictors(state);
-        for collapsed_phase in [true, false] {
-            if !collapsed_phase {
-                // θ | latents (auxiliaries integrated out), then ω | latents, θ.
-                self.slice_hypers(state, &pv, rng);
-                self.sample_aux(state, &pv, rng)?;
-            }
-            for (bi, b) in self.prep.blocks.iter().enumerate() {
-                if self.prep.block_is_collapsed(b) != collapsed_phase {
-                    continue;
-                }
-                // Blocks of an integrated shared-kernel group go together, at the group's
-                // first block.
-                let group = self.shared.iter().find(|sh| {
-                    sh.integrated
-                        && sh
-                            .latents
-                            .iter()
-                            .any(|sl| sl.blocks.iter().any(|blk| blk.0 == bi))
-                });
-                let coupled = self.shared.iter().find(|sh| sh.lead == Some(bi));
-                match (group, coupled) {
-                    (Some(sh), _) => {
-                        let first = sh.latents[0].blocks[0].0;
-                        if bi == first {
-                            self.sample_shared_group(sh, state, &pv, rng)?;
-                            pv = self.predictors(state);
-                        }
-                    }
-                    (None, Some(sh)) => {
-                        self.sample_shared_lead(sh, bi, collapsed_phase, state, &pv, rng)?;
+        for step in &self.schedule.gibbs {
+            match *step {
+                GibbsStep::LikelihoodHypers => self.slice_hypers(state, &pv, rng),
+                GibbsStep::Auxiliaries => self.sample_aux(state, &pv, rng)?,
+                GibbsStep::ConjugateHypers => self.sample_hypers(state, &pv, rng)?,
+                GibbsStep::Block { block, collapsed } => {
+                    for bi in self.prep.spec_blocks[block.0].clone() {
+                        self.sample_block(bi, &self.prep.blocks[bi], collapsed, state, &pv, rng)?;
                         pv = self.predictors(state);
                     }
-                    (None, None) => {
-                        self.sample_block(bi, b, collapsed_phase, state, &pv, rng)?;
+                }
+                GibbsStep::KernelGroup { group } => {
+                    self.sample_shared_group(&self.shared[group], state, &pv, rng)?;
+                    pv = self.predictors(state);
+                }
+                GibbsStep::KernelGroupLead {
+                    group,
+                    block,
+                    collapsed,
+                } => {
+                    let mut columns = self.prep.spec_blocks[block.0].clone();
+                    let lead = columns.next().expect("a block has a column");
+                    let sh = &self.shared[group];
+                    self.sample_shared_lead(sh, lead, collapsed, state, &pv, rng)?;
+                    pv = self.predictors(state);
+                    for bi in columns {
+                        self.sample_block(bi, &self.prep.blocks[bi], collapsed, state, &pv, rng)?;
                         pv = self.predictors(state);
                     }
                 }
             }
         }
-        self.sample_hypers(state, &pv, rng)
+        Ok(())
     }
 
     /// Conjugate Gamma updates of the hyperparameters that allow them.
@@ -615,12 +508,8 @@ impl<'a> Sampler<'a> {
                 }
             }
             let v = draw::gamma(rng, shape, rate)?;
-            let idx = self
-                .prep
-                .hypers
-                .iter()
-                .position(|h| h.0 == hp.name)
-                .expect("hyper index");
+            let idx =
+                self.prep.hyper_slots[hp.hyper.0].expect("a conjugate hyperparameter is a scalar");
             state.hypers[idx] = v;
         }
         Ok(())

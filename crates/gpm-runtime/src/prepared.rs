@@ -11,7 +11,7 @@ use gpm_ir::{Design, Dim, Inducing, LatentPrior, Model, Shape};
 /// Seed of the k-means++ choice of inducing points: fixed, so that `inducing = M` gives the same
 /// points on every run and in every chain.
 pub const INDUCING_SEED: u64 = 0x5eed_1d0c;
-use gpm_schedule::{Schedule, Source};
+use gpm_schedule::{BlockKind, Schedule, Source};
 use nalgebra::{DMatrix, DVector};
 
 /// Where a slot's value comes from, resolved against the data.
@@ -163,6 +163,12 @@ pub struct Prepared {
     pub hypers: Vec<(String, f64)>,
     /// Latents read by collapsed predictors (updated in a phase, and a dense block, of their own).
     pub collapsed_latents: std::collections::BTreeSet<usize>,
+    /// Per block of the schedule ([`gpm_schedule::BlockSpec`]): its runtime blocks in
+    /// [`Prepared::blocks`] (a matrix GP has one per column; empty for test data).
+    pub spec_blocks: Vec<std::ops::Range<usize>>,
+    /// Per hyperparameter of the model ([`gpm_schedule::HyperId`]): its index in
+    /// [`Prepared::hypers`] (`None` for a vector).
+    pub hyper_slots: Vec<Option<usize>>,
 }
 
 fn dim(d: &Dim, data: &Data) -> Result<usize, RuntimeError> {
@@ -259,25 +265,41 @@ impl Prepared {
                 offset: p.offset,
             });
         }
-        // Blocks: one per GP column, one dense block for all normal latents.
+        // Blocks as the schedule lists them: a GP block per column, a dense block per group
+        // of normal latents.
         let mut blocks = Vec::new();
+        let mut spec_blocks = Vec::new();
         let mut jitter: f64 = 0.0;
-        let mut dense_parts = Vec::new();
-        let (mut pm, mut ps) = (Vec::new(), Vec::new());
-        for (li, z) in model.latents.iter().enumerate() {
+        for spec in &schedule.blocks {
+            let first = blocks.len();
             if !with_blocks {
-                break;
+                spec_blocks.push(first..first);
+                continue;
             }
-            match &z.prior {
-                LatentPrior::Gp {
-                    inputs,
-                    kernel,
-                    mean,
-                    inducing,
-                } => {
+            match spec.kind {
+                BlockKind::FullGp | BlockKind::SparseGp => {
+                    let li = spec.latents[0].0;
+                    let z = &model.latents[li];
+                    let LatentPrior::Gp {
+                        inputs,
+                        kernel,
+                        mean,
+                        inducing,
+                    } = &z.prior
+                    else {
+                        return Err(RuntimeError::Model(format!(
+                            "the GP block of `{}` has no GP prior",
+                            z.name
+                        )));
+                    };
                     let x = data
                         .inputs(inputs)
                         .ok_or_else(|| RuntimeError::Model(format!("no inputs `{inputs}`")))?;
+                    let cols = match &z.shape {
+                        Shape::Matrix(_, c) => dim(c, data)?,
+                        _ => 1,
+                    };
+                    let mean = hypers.eval(mean)?;
                     if let Some(ind) = inducing {
                         let zi = match ind {
                             Inducing::Count(m) => kmeans_pp(&x, *m, INDUCING_SEED)?,
@@ -297,13 +319,8 @@ impl Prepared {
                                 z.as_ref().clone()
                             }
                         };
-                        let mean = hypers.eval(mean)?;
                         let sp = SparseGp::new(kernel, hypers, zi, mean)?;
                         jitter = jitter.max(sp.jitter);
-                        let cols = match &z.shape {
-                            Shape::Matrix(_, c) => dim(c, data)?,
-                            _ => 1,
-                        };
                         for c in 0..cols {
                             blocks.push(Block::Sparse {
                                 latent: li,
@@ -312,55 +329,56 @@ impl Prepared {
                                 inputs: std::sync::Arc::clone(&x),
                             });
                         }
-                        continue;
-                    }
-                    let k = kernel_matrix(kernel, &x, &x, hypers)?;
-                    let mean = hypers.eval(mean)?;
-                    let cols = match &z.shape {
-                        Shape::Matrix(_, c) => dim(c, data)?,
-                        _ => 1,
-                    };
-                    let gp = GpBlock::new(k, mean)?;
-                    jitter = jitter.max(gp.jitter);
-                    for c in 0..cols {
-                        blocks.push(Block::Gp {
-                            latent: li,
-                            column: c,
-                            gp: gp.clone(),
-                        });
+                    } else {
+                        let k = kernel_matrix(kernel, &x, &x, hypers)?;
+                        let gp = GpBlock::new(k, mean)?;
+                        jitter = jitter.max(gp.jitter);
+                        for c in 0..cols {
+                            blocks.push(Block::Gp {
+                                latent: li,
+                                column: c,
+                                gp: gp.clone(),
+                            });
+                        }
                     }
                 }
-                LatentPrior::Normal { mean, scale } => {
-                    let (m, s) = (hypers.eval(mean)?, hypers.eval(scale)?);
-                    if !(s > 0.0) {
-                        return Err(RuntimeError::Model(format!(
-                            "the prior scale of `{}` is {s}, not positive",
-                            z.name
-                        )));
+                BlockKind::Dense => {
+                    let (mut parts, mut pm, mut ps) = (Vec::new(), Vec::new(), Vec::new());
+                    for l in &spec.latents {
+                        let z = &model.latents[l.0];
+                        let LatentPrior::Normal { mean, scale } = &z.prior else {
+                            return Err(RuntimeError::Model(format!(
+                                "the dense block holds `{}`, which has no normal prior",
+                                z.name
+                            )));
+                        };
+                        let (m, s) = (hypers.eval(mean)?, hypers.eval(scale)?);
+                        if !(s > 0.0) {
+                            return Err(RuntimeError::Model(format!(
+                                "the prior scale of `{}` is {s}, not positive",
+                                z.name
+                            )));
+                        }
+                        let len = latents[l.0].1;
+                        parts.push((l.0, pm.len(), len));
+                        pm.extend(std::iter::repeat_n(m, len));
+                        ps.extend(std::iter::repeat_n(s, len));
                     }
-                    let len = latents[li].1;
-                    dense_parts.push((li, pm.len(), len));
-                    pm.extend(std::iter::repeat_n(m, len));
-                    ps.extend(std::iter::repeat_n(s, len));
+                    blocks.push(Block::Dense {
+                        parts,
+                        prior_mean: DVector::from_vec(pm),
+                        prior_sd: DVector::from_vec(ps),
+                    });
                 }
             }
+            spec_blocks.push(first..blocks.len());
         }
-        if !dense_parts.is_empty() {
-            blocks.push(Block::Dense {
-                parts: dense_parts,
-                prior_mean: DVector::from_vec(pm),
-                prior_sd: DVector::from_vec(ps),
-            });
-        }
-        // Latents read by collapsed predictors are updated on their own (Gibbs: from the
-        // collapsed conditional; CAVI: from the double bound, whose weight is exact only with
-        // the other latents held fixed), so they get a dense block of their own.
-        let collapsed_latents: std::collections::BTreeSet<usize> = preds
+        let collapsed_latents: std::collections::BTreeSet<usize> = schedule
+            .blocks
             .iter()
-            .filter(|p| schedule.collapsed.contains(&p.name))
-            .flat_map(|p| p.terms.iter().map(|t| t.latent))
+            .filter(|b| b.collapsed)
+            .flat_map(|b| b.latents.iter().map(|l| l.0))
             .collect();
-        split_dense(&mut blocks, &collapsed_latents);
         // Factor slots.
         let mut factors = Vec::new();
         for fp in &schedule.factors {
@@ -438,10 +456,15 @@ impl Prepared {
                 categorical,
             });
         }
-        let hypers = hypers
+        let hypers: Vec<(String, f64)> = hypers
             .scalars
             .iter()
             .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        let hyper_slots = model
+            .hypers
+            .iter()
+            .map(|h| hypers.iter().position(|(n, _)| *n == h.name))
             .collect();
         Ok(Prepared {
             latents,
@@ -451,6 +474,8 @@ impl Prepared {
             jitter,
             hypers,
             collapsed_latents,
+            spec_blocks,
+            hyper_slots,
         })
     }
 
@@ -525,38 +550,4 @@ pub fn dense_block(
         prior_mean: prior_mean.clone(),
         prior_sd: prior_sd.clone(),
     }
-}
-
-/// Split the dense block in two: the normal latents listed in `first`, then the others.
-fn split_dense(blocks: &mut Vec<Block>, first: &std::collections::BTreeSet<usize>) {
-    let Some(pos) = blocks.iter().position(|b| matches!(b, Block::Dense { .. })) else {
-        return;
-    };
-    let Block::Dense {
-        parts,
-        prior_mean,
-        prior_sd,
-    } = blocks[pos].clone()
-    else {
-        unreachable!("matched above")
-    };
-    let (head, tail): (Vec<_>, Vec<_>) = parts.iter().partition(|p| first.contains(&p.0));
-    if head.is_empty() || tail.is_empty() {
-        return;
-    }
-    let make = |group: Vec<&(usize, usize, usize)>| {
-        let (mut pm, mut ps, mut np) = (Vec::new(), Vec::new(), Vec::new());
-        for &(li, off, len) in group {
-            np.push((li, pm.len(), len));
-            pm.extend(prior_mean.rows(off, len).iter());
-            ps.extend(prior_sd.rows(off, len).iter());
-        }
-        Block::Dense {
-            parts: np,
-            prior_mean: DVector::from_vec(pm),
-            prior_sd: DVector::from_vec(ps),
-        }
-    };
-    blocks[pos] = make(head);
-    blocks.insert(pos + 1, make(tail));
 }

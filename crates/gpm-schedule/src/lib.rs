@@ -9,11 +9,22 @@
 //! Algorithm 2). It must not decide augmentations (that is `gpm-augment`) nor run anything.
 #![warn(missing_docs)]
 
+pub mod blocks;
+pub mod hypers;
+pub mod ids;
+pub mod steps;
 pub mod tape;
 
+pub use blocks::{BlockKind, BlockSpec};
 use gpm_augment::{Family, Plan, Poly, Role, T};
 use gpm_ir::Model;
+pub use hypers::{
+    start_value, DenseScaleUpdate, GibbsUpdate, GpKernelUpdate, HyperStep, KernelGroup, StartRule,
+    VariationalUpdate,
+};
+pub use ids::{BlockId, FactorId, HyperId, LatentId};
 use std::collections::BTreeSet;
+pub use steps::{CaviStep, GibbsStep};
 pub use tape::Tape;
 
 /// Where a slot's value comes from at observation `i`.
@@ -270,6 +281,8 @@ pub struct FactorProgram {
 #[derive(Debug, Clone)]
 pub struct HyperProgram {
     /// The hyperparameter.
+    pub hyper: HyperId,
+    /// Its name.
     pub name: String,
     /// Prior shape.
     pub shape: f64,
@@ -288,6 +301,49 @@ pub struct Schedule {
     pub hypers: Vec<HyperProgram>,
     /// Predictors whose latents are sampled from collapsed conditionals first in a sweep.
     pub collapsed: BTreeSet<String>,
+    /// The Gaussian blocks, in the order the runtime forms them.
+    pub blocks: Vec<BlockSpec>,
+    /// Every hyperparameter's start value and updates, in declaration order.
+    pub hyper_steps: Vec<HyperStep>,
+    /// Likelihood hyperparameters slice sampled given the latents, in update order.
+    pub likelihood_hypers: Vec<HyperId>,
+    /// Hyperparameters of one full GP block, sampled with it integrated out.
+    pub kernel_updates: Vec<GpKernelUpdate>,
+    /// Hyperparameters shared by several full GP blocks.
+    pub kernel_groups: Vec<KernelGroup>,
+    /// Hyperparameters of the normal priors of one dense block.
+    pub dense_updates: Vec<DenseScaleUpdate>,
+    /// The steps of one Gibbs sweep.
+    pub gibbs: Vec<GibbsStep>,
+    /// The steps of one CAVI iteration.
+    pub cavi: Vec<CaviStep>,
+}
+
+impl Schedule {
+    /// Hyperparameters Gibbs samples, in the order of the draws' columns: conjugate ones, then
+    /// the likelihood's, one GP's, shared-kernel groups', dense blocks'.
+    pub fn sampled_hypers(&self) -> Vec<HyperId> {
+        self.hypers
+            .iter()
+            .map(|c| c.hyper)
+            .chain(self.likelihood_hypers.iter().copied())
+            .chain(
+                self.kernel_updates
+                    .iter()
+                    .flat_map(|k| k.hypers.iter().copied()),
+            )
+            .chain(
+                self.kernel_groups
+                    .iter()
+                    .flat_map(|g| g.hypers.iter().copied()),
+            )
+            .chain(
+                self.dense_updates
+                    .iter()
+                    .flat_map(|d| d.hypers.iter().copied()),
+            )
+            .collect()
+    }
 }
 
 /// A plan the runtime cannot run.
@@ -493,10 +549,28 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
         });
     }
     let hypers = conjugate_hypers(model, &factors, plans)?;
+    let collapsed_latents = blocks::collapsed_latents(model, &collapsed);
+    let blocks = blocks::blocks(model, &collapsed_latents);
+    let plan = hypers::plan(model, &factors, &hypers, &collapsed, &blocks);
+    let gibbs = steps::gibbs(
+        &blocks,
+        &plan.groups,
+        !plan.likelihood.is_empty(),
+        !hypers.is_empty(),
+    );
+    let cavi = steps::cavi(&blocks);
     Ok(Schedule {
         factors,
         hypers,
         collapsed,
+        blocks,
+        hyper_steps: plan.steps,
+        likelihood_hypers: plan.likelihood,
+        kernel_updates: plan.kernels,
+        kernel_groups: plan.groups,
+        dense_updates: plan.dense,
+        gibbs,
+        cavi,
     })
 }
 
@@ -761,7 +835,7 @@ fn conjugate_hypers(
 ) -> Result<Vec<HyperProgram>, ScheduleError> {
     let in_latents = latent_hypers(model);
     let mut out = Vec::new();
-    for h in &model.hypers {
+    for (hi, h) in model.hypers.iter().enumerate() {
         let gpm_ir::HyperKind::Prior {
             prior: gpm_ir::PriorDist::Gamma { shape, rate },
         } = &h.kind
@@ -813,6 +887,7 @@ fn conjugate_hypers(
         }
         if ok && !stats.is_empty() {
             out.push(HyperProgram {
+                hyper: HyperId(hi),
                 name: h.name.clone(),
                 shape: *shape,
                 rate: *rate,

@@ -4,10 +4,11 @@
 
 use crate::data::DataError;
 use crate::Checked;
-use gpm_ir::{HyperKind, PriorDist, Shape};
+use gpm_ir::{HyperKind, Shape};
 use gpm_runtime::diagnostics::{summarize, Summary};
 use gpm_runtime::gibbs::{self, Chain, GibbsConfig};
 use gpm_runtime::kernels::HyperValues;
+use gpm_schedule::{GibbsUpdate, StartRule};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -57,36 +58,21 @@ pub struct InferResult {
     pub values: HyperValues,
 }
 
-/// The hyperparameter values a run starts from. Fixed values as given; `learn` starts at its
-/// initial value (then type-II maximum likelihood, where the augmentation has CAVI); a prior
-/// gives its mean (then Gibbs samples it when it can, and the output says which were held).
+/// The hyperparameter values a run starts from, as the schedule decides them
+/// ([`gpm_schedule::start_value`]): fixed values as given; `learn` at its initial value (then
+/// type-II maximum likelihood, where the augmentation has CAVI); a prior at its mean (its mode
+/// where it has no mean; then Gibbs samples it when it can, and the output says which were held).
 pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
     let mut hv = HyperValues::default();
     let mut used = Vec::new();
     for h in &c.model.hypers {
-        let (v, how) = match &h.kind {
-            HyperKind::Fixed { value } => (*value, "fixed".to_string()),
-            HyperKind::Learn { init } => (*init, "initial value".into()),
-            HyperKind::Prior { prior } => {
-                let m = match prior {
-                    PriorDist::Gamma { shape, rate } => shape / rate,
-                    PriorDist::InvGamma { shape, scale } => {
-                        if *shape > 1.0 {
-                            scale / (shape - 1.0)
-                        } else {
-                            scale / shape
-                        }
-                    }
-                    PriorDist::LogNormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
-                    PriorDist::Normal { mu, .. } => *mu,
-                    PriorDist::HalfNormal { sigma } => sigma * (2.0 / std::f64::consts::PI).sqrt(),
-                    PriorDist::Exponential { rate } => 1.0 / rate,
-                };
-                (
-                    m,
-                    "prior mean, held fixed (CAVI and SVI do not integrate over hyperparameter priors)".into(),
-                )
-            }
+        let (v, rule) = gpm_schedule::start_value(&h.kind);
+        let how = match rule {
+            StartRule::Fixed | StartRule::Init => rule.describe().to_string(),
+            StartRule::PriorMean | StartRule::PriorMode => format!(
+                "{}, held fixed (CAVI and SVI do not integrate over hyperparameter priors)",
+                rule.describe()
+            ),
         };
         match &h.shape {
             Shape::Vector(_) => {
@@ -100,6 +86,13 @@ pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
         used.push((h.name.clone(), v, how));
     }
     (hv, used)
+}
+
+/// The model's schedule, or why it cannot run.
+pub fn schedule(c: &Checked) -> Result<&gpm_schedule::Schedule, InferError> {
+    c.schedule
+        .as_ref()
+        .map_err(|e| InferError::Schedule(e.to_string()))
 }
 
 /// Type-II maximum likelihood for the hyperparameters declared `learn(init)`: maximise the CAVI
@@ -129,9 +122,9 @@ fn learn_hypers(
         return Ok(hv);
     }
     if schedule
-        .factors
+        .hyper_steps
         .iter()
-        .any(|f| f.cavi.is_none() && f.categorical.is_none())
+        .any(|h| h.gibbs == GibbsUpdate::LearnUnavailable)
     {
         for (n, _, how) in hypers.iter_mut() {
             if coords
@@ -177,8 +170,7 @@ fn start(
     ),
     InferError,
 > {
-    let schedule =
-        gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
+    let schedule = schedule(c)?.clone();
     let (hv, hypers) = hyper_values(c);
     Ok((schedule, size_ard(c, data, hv), hypers))
 }
@@ -191,21 +183,24 @@ pub fn run_gibbs(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<InferResult, InferError> {
     let (schedule, hv, mut hypers) = start(c, data)?;
-    for (name, _, how) in &mut hypers {
-        if schedule.hypers.iter().any(|h| h.name == *name) {
-            *how = "sampled by its conjugate Gamma update; starts at the prior mean".into();
+    // What Gibbs does with each prior is the schedule's decision; say it.
+    for (step, (_, _, how)) in schedule.hyper_steps.iter().zip(hypers.iter_mut()) {
+        match &step.gibbs {
+            g if g.is_sampled() => {
+                *how = format!(
+                    "{}; starts at the {}",
+                    g.describe(&schedule.kernel_groups),
+                    step.start_rule.describe()
+                )
+            }
+            GibbsUpdate::Held { reason } => {
+                *how = format!("{}, held fixed ({reason})", step.start_rule.describe())
+            }
+            _ => {}
         }
     }
     let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
     let sampler = gibbs::Sampler::new(&c.model, &schedule, data, &hv)?;
-    let sliced = sampler.sliced_hypers();
-    for (name, _, how) in &mut hypers {
-        if let Some((_, by)) = sliced.iter().find(|s| s.0 == *name) {
-            *how = format!("sampled by {by}; starts at the prior mean");
-        } else if let Some((_, why)) = sampler.held_hypers().iter().find(|h| h.0 == *name) {
-            *how = format!("prior mean, held fixed ({why})");
-        }
-    }
     let jitter = sampler.prepared().jitter;
     let chains = gibbs::run(&sampler, config, progress)?;
     let ncol = chains[0].columns.len();
@@ -305,8 +300,7 @@ pub fn inducing_csv(
     hypers: &HyperValues,
     blocks: &[gpm_runtime::cavi::BlockPosterior],
 ) -> Result<String, InferError> {
-    let schedule =
-        gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
+    let schedule = schedule(c)?;
     let prep = gpm_runtime::prepared::Prepared::new(&c.model, &schedule, data, hypers)?;
     let mut s = String::from("variable,mean,sd\n");
     for (b, post) in prep.blocks.iter().zip(blocks) {
@@ -399,12 +393,11 @@ pub fn predict(
     r: &InferResult,
     seed: u64,
 ) -> Result<(String, serde_json::Value), InferError> {
-    let schedule =
-        gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
+    let schedule = schedule(c)?;
     let hv = r.values.clone();
     let labels = label_sets(c, test);
     let p = gpm_runtime::predict::predict(
-        &c.model, &schedule, train, test, &hv, &r.chains, &labels, 1000, seed,
+        &c.model, schedule, train, test, &hv, &r.chains, &labels, 1000, seed,
     )?;
     Ok(prediction_outputs(&p, &labels, test))
 }
@@ -418,11 +411,10 @@ pub fn predict_variational(
     hypers: &HyperValues,
     blocks: &[gpm_runtime::cavi::BlockPosterior],
 ) -> Result<(String, serde_json::Value), InferError> {
-    let schedule =
-        gpm_schedule::build(&c.model, &c.plans).map_err(|e| InferError::Schedule(e.to_string()))?;
+    let schedule = schedule(c)?;
     let labels = label_sets(c, test);
     let p =
-        gpm_runtime::vpredict::predict(&c.model, &schedule, train, test, hypers, blocks, &labels)?;
+        gpm_runtime::vpredict::predict(&c.model, schedule, train, test, hypers, blocks, &labels)?;
     Ok(prediction_outputs(&p, &labels, test))
 }
 

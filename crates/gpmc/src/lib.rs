@@ -17,6 +17,7 @@ pub mod data;
 pub mod diagnostics;
 pub mod infer;
 pub mod report;
+pub mod schedule_report;
 
 pub use diagnostics::{Diagnostic, Failure};
 use gpm_ir::Model;
@@ -32,6 +33,9 @@ pub struct Checked {
     pub model: Model,
     /// One certified augmentation plan per likelihood factor, in order.
     pub plans: Vec<gpm_augment::Plan>,
+    /// What inference will do (blocks, steps, every hyperparameter's update), data-free; or why
+    /// the runtime cannot run the plans.
+    pub schedule: Result<gpm_schedule::Schedule, gpm_schedule::ScheduleError>,
 }
 
 /// Parse and check a model. On failure, returns every diagnostic with its source attached.
@@ -61,10 +65,12 @@ pub fn check(name: &str, source: &str) -> Result<Checked, Failure> {
     if !refusals.is_empty() {
         return Err(Failure::new(name, source, refusals));
     }
+    let schedule = gpm_schedule::build(&model, &plans);
     Ok(Checked {
         name: name.to_string(),
         source: source.to_string(),
         model,
         plans,
+        schedule,
     })
 }

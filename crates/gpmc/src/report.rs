@@ -268,6 +268,7 @@ pub fn text(c: &Checked) -> String {
             );
         }
     }
+    out.push_str(&crate::schedule_report::text(c));
     out
 }
 
@@ -334,6 +335,7 @@ pub fn json(c: &Checked) -> Value {
             "formula": factor_formula(f),
             "augmentation": c.plans.get(k).map(plan_json),
         })).collect::<Vec<_>>(),
+        "schedule": crate::schedule_report::json(c),
         "diagnostics": [],
     })
 }

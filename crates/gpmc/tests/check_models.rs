@@ -38,6 +38,12 @@ fn every_example_model_checks_in_text_and_json() {
             text.contains(": ok") && text.contains("likelihood factors"),
             "{text}"
         );
+        // The schedule: blocks, the Gibbs sweep, and each hyperparameter's updates.
+        assert!(
+            text.contains("\nschedule\n") && text.contains("  Gibbs sweep\n"),
+            "{text}"
+        );
+        assert!(text.contains("draw the auxiliaries"), "{text}");
 
         let out = Command::new(env!("CARGO_BIN_EXE_gpmc"))
             .args(["check", m.to_str().unwrap(), "--format", "json"])
@@ -52,6 +58,26 @@ fn every_example_model_checks_in_text_and_json() {
         for f in v["factors"].as_array().unwrap() {
             assert!(f["line"].as_u64().unwrap() > 0);
             assert!(f["formula"].as_str().unwrap().len() > 5);
+        }
+        let sched = &v["schedule"];
+        assert!(!sched["blocks"].as_array().unwrap().is_empty(), "{sched}");
+        assert!(sched["gibbs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["step"] == "auxiliaries"));
+        let hypers = sched["hypers"].as_array().unwrap();
+        assert_eq!(hypers.len(), v["hypers"].as_array().unwrap().len());
+        for h in hypers {
+            assert!(
+                h["start"].is_number() && h["gibbs"]["update"].is_string(),
+                "{h}"
+            );
+            assert!(h["variational"]["update"].is_string(), "{h}");
+            assert!(
+                text.contains(h["gibbs_description"].as_str().unwrap()),
+                "{h}"
+            );
         }
     }
 }

@@ -1,19 +1,18 @@
-//! Hyperparameters with priors under Gibbs: which update each one gets (slice sampling from the
+//! Hyperparameters with priors under Gibbs: the schedule's decisions (slice sampling from the
 //! likelihood with the auxiliaries integrated out, from one GP's marginal, from a group of GPs
-//! that share a kernel, from a dense block's marginal, or held with the reason), and the
-//! updates themselves. The sweep that calls them, and the blocks they update, live in the
+//! that share a kernel, from a dense block's marginal) bound to the data, and the updates
+//! themselves. The sweep that calls them, and the blocks they update, live in the
 //! parent module.
 
 use super::{SharedKernel, SharedLatent, SlicedDense, SlicedHyper, SlicedKernel, State};
 use crate::data::Data;
 use crate::kernels::HyperValues;
-use crate::prepared::{Block, Prepared, Slot};
+use crate::prepared::{Block, Prepared};
 use crate::RuntimeError;
-use gpm_ir::{Model, Shape};
-use gpm_schedule::Schedule;
+use gpm_ir::Model;
+use gpm_schedule::{BlockId, GibbsUpdate, HyperId, Schedule};
 use nalgebra::DVector;
 use rand_chacha::ChaCha8Rng;
-use std::collections::BTreeSet;
 
 impl super::Sampler<'_> {
     /// Every current scalar hyperparameter over the non-scalar base values.
@@ -211,7 +210,10 @@ impl super::Sampler<'_> {
                 let mut total = lp + t.log_jacobian(u);
                 for &f in &h.factors {
                     let fp = &self.schedule.factors[f];
-                    let tape = fp.log_density.as_ref().expect("checked in sliced_hypers");
+                    let tape = fp
+                        .log_density
+                        .as_ref()
+                        .expect("the schedule slices only factors with a log-density");
                     let mut vals = vec![0.0; fp.slots.len()];
                     for i in 0..self.prep.factors[f].n {
                         self.fill(f, i, pv, state, &mut vals);
@@ -284,225 +286,84 @@ impl super::Sampler<'_> {
     }
 }
 
-/// What each hyperparameter with a prior gets: slice sampling from the likelihood, from one
-/// GP's marginal, from a group of GPs, from a dense block's marginal, or held (with the reason).
+/// The schedule's hyperparameter updates bound to this run: slice sampling from the likelihood,
+/// from one GP's marginal, from a group of GPs, from a dense block's marginal. Nothing is decided here: [`gpm_schedule::hypers`] decided it.
 pub(super) type HyperPlans = (
     Vec<SlicedHyper>,
     Vec<SlicedKernel>,
     Vec<SharedKernel>,
     Vec<SlicedDense>,
-    Vec<(String, String)>,
 );
 
-pub(super) fn sliced_hypers(
+pub(super) fn bind_hypers(
     model: &Model,
     schedule: &Schedule,
     data: &Data,
     prep: &Prepared,
 ) -> Result<HyperPlans, RuntimeError> {
-    let (mut sliced, mut kernels, mut shared, mut dense, mut held) = (
-        Vec::new(),
-        Vec::<SlicedKernel>::new(),
-        Vec::new(),
-        Vec::<SlicedDense>::new(),
-        Vec::new(),
-    );
-    for h in &model.hypers {
+    let entry = |hid: HyperId| -> Result<SlicedHyper, RuntimeError> {
+        let h = &model.hypers[hid.0];
         let gpm_ir::HyperKind::Prior { prior } = &h.kind else {
-            continue;
+            return Err(RuntimeError::Model(format!(
+                "the schedule samples `{}`, which has no prior",
+                h.name
+            )));
         };
-        if schedule.hypers.iter().any(|c| c.name == h.name) {
-            continue;
-        }
-        let mut hold = |why: &str| held.push((h.name.clone(), why.to_string()));
-        if !matches!(h.shape, Shape::Scalar) {
-            hold("sampling vector (ARD) hyperparameters is not implemented");
-            continue;
-        }
-        let Some(index) = prep.hypers.iter().position(|p| p.0 == h.name) else {
-            hold("not read by the model");
-            continue;
+        let index = prep.hyper_slots[hid.0]
+            .ok_or_else(|| RuntimeError::Model(format!("no value for `{}`", h.name)))?;
+        let factors = match &schedule.hyper_steps[hid.0].gibbs {
+            GibbsUpdate::Likelihood { factors } => factors.iter().map(|f| f.0).collect(),
+            _ => Vec::new(),
         };
-        let factors: Vec<usize> = prep
-            .factors
-            .iter()
-            .enumerate()
-            .filter(|(_, pf)| {
-                pf.slots
-                    .iter()
-                    .any(|s| matches!(s, Slot::Hyper(k) if *k == index))
-            })
-            .map(|(f, _)| f)
-            .collect();
-        let readers: Vec<usize> = model
-            .latents
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| l.prior.hypers().contains(&h.name))
-            .map(|(li, _)| li)
-            .collect();
-        let entry = SlicedHyper {
+        Ok(SlicedHyper {
             index,
             prior: prior.clone(),
             transform: crate::slice::Transform::for_hyper(h.lower, prior),
-            factors: factors.clone(),
+            factors,
+        })
+    };
+    let entries = |ids: &[HyperId]| ids.iter().map(|&h| entry(h)).collect::<Result<Vec<_>, _>>();
+    let first_block = |b: BlockId| prep.spec_blocks[b.0].start;
+    let sliced = entries(&schedule.likelihood_hypers)?;
+    let mut kernels = Vec::new();
+    for k in &schedule.kernel_updates {
+        let bi = first_block(k.block);
+        let Block::Gp { latent, .. } = &prep.blocks[bi] else {
+            return Err(RuntimeError::Model(
+                "a kernel update of a block that is not a full GP".into(),
+            ));
         };
-        let all_normal = !readers.is_empty()
-            && readers
-                .iter()
-                .all(|&li| matches!(model.latents[li].prior, gpm_ir::LatentPrior::Normal { .. }));
-        if factors.is_empty() && all_normal {
-            // Normal priors: all readers must share one dense block.
-            let blocks: BTreeSet<usize> = readers
-                .iter()
-                .filter_map(|&li| {
-                    prep.blocks.iter().position(|b| {
-                        matches!(b, Block::Dense { parts, .. } if parts.iter().any(|p| p.0 == li))
-                    })
-                })
-                .collect();
-            match blocks.iter().collect::<Vec<_>>().as_slice() {
-                [bi] => match dense.iter_mut().find(|d| d.block == **bi) {
-                    Some(d) => d.hypers.push(entry),
-                    None => dense.push(SlicedDense {
-                        block: **bi,
-                        hypers: vec![entry],
-                    }),
-                },
-                _ => hold("read by normal priors of latents in different blocks; sampling it is not implemented"),
-            }
-            continue;
-        }
-        match (factors.is_empty(), readers.as_slice()) {
-            (false, []) => {
-                if factors
-                    .iter()
-                    .any(|&f| schedule.factors[f].log_density.is_none())
-                {
-                    hold("a factor reading it has no pointwise log-density");
-                } else {
-                    sliced.push(entry);
-                }
-            }
-            (true, [li]) => {
-                let latent = &model.latents[*li];
-                let gpm_ir::LatentPrior::Gp {
-                    inputs,
-                    kernel,
-                    mean,
-                    inducing: None,
-                } = &latent.prior
-                else {
-                    hold("sampling the hyperparameters of a normal or sparse GP prior is not implemented");
-                    continue;
-                };
-                let blocks: Vec<usize> = prep
-                    .blocks
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, b)| matches!(b, Block::Gp { latent, .. } if latent == li))
-                    .map(|(bi, _)| bi)
-                    .collect();
-                if blocks.len() != 1 {
-                    // The columns of a matrix latent share the kernel.
-                    add_shared(&mut shared, entry, vec![shared_latent(model, data, prep, *li)?]);
-                    continue;
-                }
-                if let Some(k) = kernels.iter_mut().find(|k| k.block == blocks[0]) {
-                    k.hypers.push(entry);
-                } else {
-                    let x = data
-                        .inputs(inputs)
-                        .ok_or_else(|| RuntimeError::Model(format!("no inputs `{inputs}`")))?;
-                    kernels.push(SlicedKernel {
-                        block: blocks[0],
-                        hypers: vec![entry],
-                        kernel: kernel.clone(),
-                        mean: mean.clone(),
-                        inputs: x,
-                    });
-                }
-            }
-            (true, []) => hold("not read by the model"),
-            (true, several) => {
-                let all_full_gp = several.iter().all(|&li| {
-                    matches!(
-                        model.latents[li].prior,
-                        gpm_ir::LatentPrior::Gp { inducing: None, .. }
-                    )
-                });
-                if !all_full_gp {
-                    hold("shared by the priors of several latents, one of them a normal or sparse GP prior; sampling it is not implemented");
-                    continue;
-                }
-                let latents = several
-                    .iter()
-                    .map(|&li| shared_latent(model, data, prep, li))
-                    .collect::<Result<Vec<_>, _>>()?;
-                add_shared(&mut shared, entry, latents);
-            }
-            _ => hold("read by several parts of the model (likelihood and priors); joint sampling is not implemented"),
-        }
+        let sl = shared_latent(model, data, prep, *latent)?;
+        kernels.push(SlicedKernel {
+            block: bi,
+            hypers: entries(&k.hypers)?,
+            kernel: sl.kernel,
+            mean: sl.mean,
+            inputs: sl.inputs,
+        });
     }
-    Ok((sliced, kernels, shared, dense, held))
-}
-
-/// Add a hyperparameter to the group of the same latents, or start a group.
-fn add_shared(shared: &mut Vec<SharedKernel>, entry: SlicedHyper, latents: Vec<SharedLatent>) {
-    let key: Vec<usize> = latents.iter().map(|l| l.latent).collect();
-    match shared
-        .iter_mut()
-        .find(|s| s.latents.iter().map(|l| l.latent).collect::<Vec<_>>() == key)
-    {
-        Some(group) => group.hypers.push(entry),
-        None => shared.push(SharedKernel {
-            hypers: vec![entry],
-            latents,
-            integrated: false,
-            lead: None,
-        }),
+    let mut shared = Vec::new();
+    for g in &schedule.kernel_groups {
+        shared.push(SharedKernel {
+            hypers: entries(&g.hypers)?,
+            latents: g
+                .latents
+                .iter()
+                .map(|l| shared_latent(model, data, prep, l.0))
+                .collect::<Result<_, _>>()?,
+        });
     }
-}
-
-/// Whether no factor couples two blocks of the group: every non-categorical factor that reads
-/// one of them reads no other (its curvature tapes may read any predictor of the factor), and no
-/// block of the group is read by a collapsed predictor.
-pub(super) fn shared_blocks_independent(
-    schedule: &Schedule,
-    prep: &Prepared,
-    sh: &SharedKernel,
-) -> bool {
-    let group: Vec<(usize, usize)> = sh
-        .latents
+    let dense = schedule
+        .dense_updates
         .iter()
-        .flat_map(|l| l.blocks.iter().map(|&(_, li, c)| (li, c)))
-        .collect();
-    for (f, fp) in schedule.factors.iter().enumerate() {
-        if fp.categorical.is_some() {
-            continue;
-        }
-        let mut touched = std::collections::BTreeSet::new();
-        for slot in &prep.factors[f].slots {
-            let Slot::Pred(p) = slot else { continue };
-            let pred = &prep.preds[*p];
-            if schedule.collapsed.contains(&pred.name)
-                && group
-                    .iter()
-                    .any(|&(li, c)| prep.reads(*p, li, Some(c)).is_some())
-            {
-                return false;
-            }
-            for &(li, c) in &group {
-                if prep.reads(*p, li, Some(c)).is_some() {
-                    touched.insert((li, c));
-                }
-            }
-        }
-        if touched.len() > 1 {
-            return false;
-        }
-    }
-    true
+        .map(|d| {
+            Ok(SlicedDense {
+                block: first_block(d.block),
+                hypers: entries(&d.hypers)?,
+            })
+        })
+        .collect::<Result<Vec<_>, RuntimeError>>()?;
+    Ok((sliced, kernels, shared, dense))
 }
 
 /// A full-GP latent's kernel, mean, inputs and blocks `(block, latent, column)`.
@@ -534,7 +395,6 @@ fn shared_latent(
         })
         .collect();
     Ok(SharedLatent {
-        latent: li,
         kernel: kernel.clone(),
         mean: mean.clone(),
         inputs: x,

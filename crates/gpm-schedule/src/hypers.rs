@@ -1,0 +1,522 @@
+//! Every hyperparameter's update, decided once and data-free: where a run starts it, and how
+//! Gibbs and the variational methods update it. The runtime carries these decisions out; it
+//! does not re-derive them from the model.
+
+use crate::blocks::BlockSpec;
+use crate::ids::{BlockId, FactorId, HyperId, LatentId};
+use crate::{FactorProgram, HyperProgram, Source};
+use gpm_ir::{Design, HyperKind, LatentPrior, Model, PriorDist, Shape};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// How a run's starting value of a hyperparameter was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartRule {
+    /// The declared fixed value.
+    Fixed,
+    /// The initial value of `learn(init)`.
+    Init,
+    /// The prior's mean.
+    PriorMean,
+    /// The prior's mode (an inverse Gamma with shape ≤ 1 has no mean).
+    PriorMode,
+}
+
+impl StartRule {
+    /// For people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StartRule::Fixed => "fixed",
+            StartRule::Init => "initial value",
+            StartRule::PriorMean => "prior mean",
+            StartRule::PriorMode => "prior mode (the prior has no mean)",
+        }
+    }
+}
+
+/// The starting value of a hyperparameter and how it was chosen: the fixed value, `learn`'s
+/// initial value, or the prior's mean (its mode where the mean does not exist).
+pub fn start_value(kind: &HyperKind) -> (f64, StartRule) {
+    match kind {
+        HyperKind::Fixed { value } => (*value, StartRule::Fixed),
+        HyperKind::Learn { init } => (*init, StartRule::Init),
+        HyperKind::Prior { prior } => match *prior {
+            PriorDist::Gamma { shape, rate } => (shape / rate, StartRule::PriorMean),
+            // E[θ] = β/(α−1) exists only for α > 1; the mode β/(α+1) always does.
+            PriorDist::InvGamma { shape, scale } if shape > 1.0 => {
+                (scale / (shape - 1.0), StartRule::PriorMean)
+            }
+            PriorDist::InvGamma { shape, scale } => (scale / (shape + 1.0), StartRule::PriorMode),
+            PriorDist::LogNormal { mu, sigma } => {
+                ((mu + sigma * sigma / 2.0).exp(), StartRule::PriorMean)
+            }
+            PriorDist::Normal { mu, .. } => (mu, StartRule::PriorMean),
+            PriorDist::HalfNormal { sigma } => (
+                sigma * (2.0 / std::f64::consts::PI).sqrt(),
+                StartRule::PriorMean,
+            ),
+            PriorDist::Exponential { rate } => (1.0 / rate, StartRule::PriorMean),
+        },
+    }
+}
+
+/// How Gibbs updates a hyperparameter.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "update", rename_all = "snake_case")]
+pub enum GibbsUpdate {
+    /// Fixed: never changes.
+    Fixed,
+    /// `learn()`: type-II maximum likelihood (on the CAVI ELBO) before sampling, then held.
+    TypeIiMl,
+    /// `learn()`, but the augmentation has no closed-form CAVI: held at its initial value.
+    LearnUnavailable,
+    /// Drawn from its conjugate Gamma conditional ([`crate::Schedule::hypers`]).
+    Conjugate,
+    /// Slice sampled from the likelihood of these factors with the auxiliaries integrated out,
+    /// then the auxiliaries redrawn.
+    Likelihood {
+        /// The factors that read it.
+        factors: Vec<FactorId>,
+    },
+    /// Slice sampled with one GP block integrated out given the auxiliaries.
+    GpMarginal {
+        /// The block.
+        block: BlockId,
+    },
+    /// Slice sampled with the GPs of a shared-kernel group (see [`KernelGroup`]).
+    KernelGroup {
+        /// Index into [`crate::Schedule::kernel_groups`].
+        group: usize,
+    },
+    /// Slice sampled with a dense block's weights integrated out given the auxiliaries.
+    DenseMarginal {
+        /// The block.
+        block: BlockId,
+    },
+    /// A prior that Gibbs cannot sample yet: held at its starting value.
+    Held {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl GibbsUpdate {
+    /// For people.
+    pub fn describe(&self, groups: &[KernelGroup]) -> String {
+        match self {
+            GibbsUpdate::Fixed => "fixed".into(),
+            GibbsUpdate::TypeIiMl => "learned by type-II ML (CAVI ELBO) before sampling, then held".into(),
+            GibbsUpdate::LearnUnavailable => {
+                "held at its initial value: type-II ML needs closed-form CAVI, not yet available for this augmentation".into()
+            }
+            GibbsUpdate::Conjugate => "sampled by its conjugate Gamma update".into(),
+            GibbsUpdate::Likelihood { .. } => {
+                "sampled by slice sampling given the latents (auxiliaries integrated out)".into()
+            }
+            GibbsUpdate::GpMarginal { .. } => {
+                "sampled by slice sampling given the auxiliaries, with the GP integrated out".into()
+            }
+            GibbsUpdate::DenseMarginal { .. } => "sampled by slice sampling given the auxiliaries, with the weights of its normal prior integrated out".into(),
+            GibbsUpdate::KernelGroup { group } => {
+                if groups.get(*group).is_some_and(|g| g.integrated) {
+                    "sampled by slice sampling given the auxiliaries, with the GPs that share it integrated out".into()
+                } else {
+                    "sampled by slice sampling with one of the GPs that share it integrated out and the others given (a likelihood couples them: slower mixing, check its ESS)".into()
+                }
+            }
+            GibbsUpdate::Held { reason } => format!("held at its starting value ({reason})"),
+        }
+    }
+
+    /// Whether the update draws the hyperparameter (so that it is a column of the draws).
+    pub fn is_sampled(&self) -> bool {
+        matches!(
+            self,
+            GibbsUpdate::Conjugate
+                | GibbsUpdate::Likelihood { .. }
+                | GibbsUpdate::GpMarginal { .. }
+                | GibbsUpdate::KernelGroup { .. }
+                | GibbsUpdate::DenseMarginal { .. }
+        )
+    }
+}
+
+/// How CAVI and SVI treat a hyperparameter.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "update", rename_all = "snake_case")]
+pub enum VariationalUpdate {
+    /// Fixed.
+    Fixed,
+    /// `learn()`: type-II ML (CAVI: the ELBO maximised over log θ; SVI: Adam on the minibatch
+    /// ELBO, positive scalars only).
+    TypeIiMl,
+    /// `learn()` without closed-form CAVI for some factor: held at its initial value.
+    LearnUnavailable,
+    /// A prior: held at its starting value (the variational methods do not integrate over
+    /// hyperparameter priors).
+    Held,
+}
+
+impl VariationalUpdate {
+    /// For people.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            VariationalUpdate::Fixed => "fixed",
+            VariationalUpdate::TypeIiMl => "learned by type-II ML on the ELBO",
+            VariationalUpdate::LearnUnavailable => {
+                "held at its initial value (no closed-form CAVI for this augmentation)"
+            }
+            VariationalUpdate::Held => {
+                "held at its starting value (CAVI and SVI do not integrate over hyperparameter priors)"
+            }
+        }
+    }
+}
+
+/// One hyperparameter's plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HyperStep {
+    /// Which hyperparameter.
+    pub hyper: HyperId,
+    /// Its name, for people and for the draws' column.
+    pub name: String,
+    /// A scalar (ARD vectors are sized by the data and hold one start value per entry).
+    pub scalar: bool,
+    /// Starting value.
+    pub start: f64,
+    /// How the starting value was chosen.
+    pub start_rule: StartRule,
+    /// Its Gibbs update.
+    pub gibbs: GibbsUpdate,
+    /// Its CAVI / SVI treatment.
+    pub variational: VariationalUpdate,
+}
+
+/// Hyperparameters with priors read only by one full GP block's prior (kernel parameters, its
+/// mean): each slice sampled with the GP integrated out given the auxiliaries, then the GP drawn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpKernelUpdate {
+    /// The block.
+    pub block: BlockId,
+    /// Its hyperparameters, in update order.
+    pub hypers: Vec<HyperId>,
+}
+
+/// Hyperparameters with priors read only by the `normal` priors of one dense block.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DenseScaleUpdate {
+    /// The block.
+    pub block: BlockId,
+    /// Its hyperparameters, in update order.
+    pub hypers: Vec<HyperId>,
+}
+
+/// Hyperparameters with priors read only by the priors of several full GP blocks (a kernel
+/// shared by latent functions, or by the columns of a matrix latent). `integrated`: no factor
+/// couples the blocks, so θ is drawn with every block integrated out, then every block; else θ
+/// is drawn at the `lead` block (the first the sweep reaches) with that one integrated out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelGroup {
+    /// Its hyperparameters, in update order.
+    pub hypers: Vec<HyperId>,
+    /// The GP latents whose priors read them, in declaration order.
+    pub latents: Vec<LatentId>,
+    /// Their blocks.
+    pub blocks: Vec<BlockId>,
+    /// Whether the blocks are drawn jointly with θ (no factor couples them).
+    pub integrated: bool,
+    /// When not integrated: the block whose update carries θ (its first column).
+    pub lead: Option<BlockId>,
+}
+
+/// All hyperparameter decisions of a schedule.
+pub(crate) struct HyperPlan {
+    pub steps: Vec<HyperStep>,
+    pub likelihood: Vec<HyperId>,
+    pub kernels: Vec<GpKernelUpdate>,
+    pub groups: Vec<KernelGroup>,
+    pub dense: Vec<DenseScaleUpdate>,
+}
+
+/// Whether no factor couples two blocks of a group: every non-categorical factor that reads one
+/// of them reads no other (its curvature may read any predictor of the factor), and no block of
+/// the group is read by a collapsed predictor. Columns of a matrix latent count as blocks; which
+/// columns a factor reads is read off the predictors' designs.
+fn group_independent(
+    model: &Model,
+    factors: &[FactorProgram],
+    collapsed: &BTreeSet<String>,
+    latents: &[LatentId],
+) -> bool {
+    for fp in factors {
+        if fp.categorical.is_some() {
+            continue;
+        }
+        let mut touched = BTreeSet::new();
+        for s in &fp.slots {
+            let Source::Predictor(p) = s else { continue };
+            let Some(pred) = model.predictor(p) else {
+                continue;
+            };
+            for &li in latents {
+                // The columns of `li` this predictor reads as a GP block does: `z[i]` is
+                // column 0, `Z[i, c]` column c.
+                let columns = pred
+                    .terms
+                    .iter()
+                    .filter(|t| t.latent == model.latents[li.0].name)
+                    .filter_map(|t| match t.design {
+                        Design::Column { column } => Some(column),
+                        Design::Identity => Some(0),
+                        _ => None,
+                    });
+                for c in columns {
+                    if collapsed.contains(p) {
+                        return false;
+                    }
+                    touched.insert((li, c));
+                }
+            }
+        }
+        if touched.len() > 1 {
+            return false;
+        }
+    }
+    true
+}
+
+fn block_of(blocks: &[BlockSpec], li: LatentId) -> Option<&BlockSpec> {
+    blocks.iter().find(|b| b.latents.contains(&li))
+}
+
+/// Decide every hyperparameter's update.
+pub(crate) fn plan(
+    model: &Model,
+    factors: &[FactorProgram],
+    conjugate: &[HyperProgram],
+    collapsed: &BTreeSet<String>,
+    blocks: &[BlockSpec],
+) -> HyperPlan {
+    let has_cavi = factors
+        .iter()
+        .all(|f| f.cavi.is_some() || f.categorical.is_some());
+    let mut steps = Vec::new();
+    let mut likelihood = Vec::new();
+    let mut kernels: Vec<GpKernelUpdate> = Vec::new();
+    let mut groups: Vec<KernelGroup> = Vec::new();
+    let mut dense: Vec<DenseScaleUpdate> = Vec::new();
+    for (hi, h) in model.hypers.iter().enumerate() {
+        let id = HyperId(hi);
+        let (start, start_rule) = start_value(&h.kind);
+        let scalar = matches!(h.shape, Shape::Scalar);
+        let (gibbs, variational) = match &h.kind {
+            HyperKind::Fixed { .. } => (GibbsUpdate::Fixed, VariationalUpdate::Fixed),
+            HyperKind::Learn { .. } if has_cavi => {
+                (GibbsUpdate::TypeIiMl, VariationalUpdate::TypeIiMl)
+            }
+            HyperKind::Learn { .. } => (
+                GibbsUpdate::LearnUnavailable,
+                VariationalUpdate::LearnUnavailable,
+            ),
+            HyperKind::Prior { .. } => (
+                gibbs_update(
+                    model,
+                    factors,
+                    conjugate,
+                    blocks,
+                    id,
+                    &mut likelihood,
+                    &mut kernels,
+                    &mut groups,
+                    &mut dense,
+                ),
+                VariationalUpdate::Held,
+            ),
+        };
+        steps.push(HyperStep {
+            hyper: id,
+            name: h.name.clone(),
+            scalar,
+            start,
+            start_rule,
+            gibbs,
+            variational,
+        });
+    }
+    // A block whose own hyperparameter (its variance, say) sits in a shared group is updated
+    // with the group: the group's step replaces the block's own.
+    kernels.retain(
+        |k| match groups.iter_mut().position(|g| g.blocks.contains(&k.block)) {
+            Some(gi) => {
+                groups[gi].hypers.extend(k.hypers.iter().copied());
+                for hid in &k.hypers {
+                    steps[hid.0].gibbs = GibbsUpdate::KernelGroup { group: gi };
+                }
+                false
+            }
+            None => true,
+        },
+    );
+    for g in &mut groups {
+        g.integrated = group_independent(model, factors, collapsed, &g.latents);
+        if !g.integrated {
+            // Collapsed blocks come first in a sweep, then the others, each in block order.
+            g.lead = g
+                .blocks
+                .iter()
+                .copied()
+                .min_by_key(|b| (!blocks[b.0].collapsed, b.0));
+        }
+    }
+    HyperPlan {
+        steps,
+        likelihood,
+        kernels,
+        groups,
+        dense,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn gibbs_update(
+    model: &Model,
+    factors: &[FactorProgram],
+    conjugate: &[HyperProgram],
+    blocks: &[BlockSpec],
+    id: HyperId,
+    likelihood: &mut Vec<HyperId>,
+    kernels: &mut Vec<GpKernelUpdate>,
+    groups: &mut Vec<KernelGroup>,
+    dense: &mut Vec<DenseScaleUpdate>,
+) -> GibbsUpdate {
+    let h = &model.hypers[id.0];
+    let held = |why: &str| GibbsUpdate::Held {
+        reason: why.to_string(),
+    };
+    if conjugate.iter().any(|c| c.hyper == id) {
+        return GibbsUpdate::Conjugate;
+    }
+    if !matches!(h.shape, Shape::Scalar) {
+        return held("sampling vector (ARD) hyperparameters is not implemented");
+    }
+    let reading: Vec<FactorId> = factors
+        .iter()
+        .enumerate()
+        .filter(|(_, fp)| {
+            fp.slots
+                .iter()
+                .any(|s| matches!(s, Source::Hyper(x) if *x == h.name))
+        })
+        .map(|(f, _)| FactorId(f))
+        .collect();
+    let readers: Vec<LatentId> = model
+        .latents
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.prior.hypers().contains(&h.name))
+        .map(|(li, _)| LatentId(li))
+        .collect();
+    let all_normal = !readers.is_empty()
+        && readers
+            .iter()
+            .all(|li| matches!(model.latents[li.0].prior, LatentPrior::Normal { .. }));
+    if reading.is_empty() && all_normal {
+        // Normal priors: all readers must share one dense block.
+        let owners: BTreeSet<BlockId> = readers
+            .iter()
+            .filter_map(|&li| block_of(blocks, li).map(|b| b.id))
+            .collect();
+        return match owners.iter().collect::<Vec<_>>().as_slice() {
+            [b] => {
+                match dense.iter_mut().find(|d| d.block == **b) {
+                    Some(d) => d.hypers.push(id),
+                    None => dense.push(DenseScaleUpdate {
+                        block: **b,
+                        hypers: vec![id],
+                    }),
+                }
+                GibbsUpdate::DenseMarginal { block: **b }
+            }
+            _ => held("read by normal priors of latents in different blocks; sampling it is not implemented"),
+        };
+    }
+    let full_gp = |li: LatentId| {
+        matches!(
+            model.latents[li.0].prior,
+            LatentPrior::Gp { inducing: None, .. }
+        )
+    };
+    match (reading.is_empty(), readers.as_slice()) {
+        (false, []) => {
+            if reading
+                .iter()
+                .any(|f| factors[f.0].log_density.is_none())
+            {
+                held("a factor reading it has no pointwise log-density")
+            } else {
+                likelihood.push(id);
+                GibbsUpdate::Likelihood { factors: reading }
+            }
+        }
+        (true, [li]) => {
+            if !full_gp(*li) {
+                return held(
+                    "sampling the hyperparameters of a normal or sparse GP prior is not implemented",
+                );
+            }
+            let b = block_of(blocks, *li).expect("every latent has a block");
+            if b.per_column {
+                // The columns of a matrix latent share the kernel.
+                let gi = add_to_group(groups, id, vec![*li], vec![b.id]);
+                return GibbsUpdate::KernelGroup { group: gi };
+            }
+            match kernels.iter_mut().find(|k| k.block == b.id) {
+                Some(k) => k.hypers.push(id),
+                None => kernels.push(GpKernelUpdate {
+                    block: b.id,
+                    hypers: vec![id],
+                }),
+            }
+            GibbsUpdate::GpMarginal { block: b.id }
+        }
+        (true, []) => held("not read by the model"),
+        (true, several) => {
+            if !several.iter().all(|&li| full_gp(li)) {
+                return held("shared by the priors of several latents, one of them a normal or sparse GP prior; sampling it is not implemented");
+            }
+            let ids = several
+                .iter()
+                .map(|&li| block_of(blocks, li).expect("every latent has a block").id)
+                .collect();
+            let gi = add_to_group(groups, id, several.to_vec(), ids);
+            GibbsUpdate::KernelGroup { group: gi }
+        }
+        _ => held("read by several parts of the model (likelihood and priors); joint sampling is not implemented"),
+    }
+}
+
+/// Add a hyperparameter to the group of the same latents, or start a group; its index.
+fn add_to_group(
+    groups: &mut Vec<KernelGroup>,
+    id: HyperId,
+    latents: Vec<LatentId>,
+    blocks: Vec<BlockId>,
+) -> usize {
+    match groups.iter().position(|g| g.latents == latents) {
+        Some(gi) => {
+            groups[gi].hypers.push(id);
+            gi
+        }
+        None => {
+            groups.push(KernelGroup {
+                hypers: vec![id],
+                latents,
+                blocks,
+                integrated: false,
+                lead: None,
+            });
+            groups.len() - 1
+        }
+    }
+}

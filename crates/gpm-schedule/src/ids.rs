@@ -1,0 +1,20 @@
+//! Typed indices into the model and the schedule. After the schedule is built nothing is found
+//! again by name: a latent is a [`LatentId`], a hyperparameter a [`HyperId`], and so on.
+
+use serde::Serialize;
+
+/// A latent variable: its index in `gpm_ir::Model::latents`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct LatentId(pub usize);
+
+/// A hyperparameter: its index in `gpm_ir::Model::hypers`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct HyperId(pub usize);
+
+/// A likelihood factor: its index in [`crate::Schedule::factors`] (the same as in the model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct FactorId(pub usize);
+
+/// A Gaussian block: its index in [`crate::Schedule::blocks`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct BlockId(pub usize);

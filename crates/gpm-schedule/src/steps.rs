@@ -1,0 +1,121 @@
+//! The ordered steps of one Gibbs sweep and of one CAVI iteration. The Gibbs executor walks
+//! [`crate::Schedule::gibbs`] step by step; `gpmc check` prints both lists, so a user sees what
+//! each method will do before running it.
+
+use crate::blocks::BlockSpec;
+use crate::hypers::KernelGroup;
+use crate::ids::BlockId;
+use serde::Serialize;
+
+/// One step of a Gibbs sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum GibbsStep {
+    /// Draw a Gaussian block (each column of a matrix GP in turn) given everything else; in the
+    /// collapsed phase from its un-augmented conditional (the auxiliaries of the collapsed
+    /// factors integrated out). A block with its own kernel or prior-scale hyperparameters
+    /// draws them first with the block integrated out.
+    Block {
+        /// The block.
+        block: BlockId,
+        /// Whether it is drawn in the collapsed phase.
+        collapsed: bool,
+    },
+    /// An integrated shared-kernel group: every block's curvature, θ with all of them
+    /// integrated out, then every block given θ.
+    KernelGroup {
+        /// Index into [`crate::Schedule::kernel_groups`].
+        group: usize,
+    },
+    /// A coupled shared-kernel group's lead block: θ with this block (its first column)
+    /// integrated out and the group's other blocks given, then the block; its other columns as
+    /// in [`GibbsStep::Block`].
+    KernelGroupLead {
+        /// Index into [`crate::Schedule::kernel_groups`].
+        group: usize,
+        /// The lead block.
+        block: BlockId,
+        /// Whether it is drawn in the collapsed phase.
+        collapsed: bool,
+    },
+    /// Slice-sample the likelihood's non-conjugate hyperparameters given the latents, the
+    /// auxiliaries integrated out (their redraw follows).
+    LikelihoodHypers,
+    /// Draw every auxiliary variable, observation by observation, from its exact conditional.
+    Auxiliaries,
+    /// Draw the conjugate Gamma hyperparameters.
+    ConjugateHypers,
+}
+
+/// One step of a CAVI iteration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum CaviStep {
+    /// Every factor's closed-form local update (`q(ω)`, `q(n)`, ...) at the current moments.
+    Local,
+    /// The block's Gaussian `q` given the local expectations.
+    Block {
+        /// The block.
+        block: BlockId,
+    },
+    /// The ELBO, and the convergence test.
+    Elbo,
+}
+
+/// The Gibbs sweep (thesis ch. 5 §3.3.2, §7.2.1, Algorithm 2): blocks read by collapsed
+/// predictors first, then the likelihood hyperparameters and the auxiliaries, then the other
+/// blocks, then the conjugate hyperparameters.
+pub(crate) fn gibbs(
+    blocks: &[BlockSpec],
+    groups: &[KernelGroup],
+    has_likelihood_hypers: bool,
+    has_conjugate: bool,
+) -> Vec<GibbsStep> {
+    let mut out = Vec::new();
+    for collapsed in [true, false] {
+        if !collapsed {
+            if has_likelihood_hypers {
+                out.push(GibbsStep::LikelihoodHypers);
+            }
+            out.push(GibbsStep::Auxiliaries);
+        }
+        for b in blocks.iter().filter(|b| b.collapsed == collapsed) {
+            let integrated = groups
+                .iter()
+                .position(|g| g.integrated && g.blocks.contains(&b.id));
+            let lead = groups.iter().position(|g| g.lead == Some(b.id));
+            out.push(match (integrated, lead) {
+                // The group goes at its first block; its other blocks have no step.
+                (Some(gi), _) if groups[gi].blocks[0] == b.id => {
+                    GibbsStep::KernelGroup { group: gi }
+                }
+                (Some(_), _) => continue,
+                (None, Some(gi)) => GibbsStep::KernelGroupLead {
+                    group: gi,
+                    block: b.id,
+                    collapsed,
+                },
+                (None, None) => GibbsStep::Block {
+                    block: b.id,
+                    collapsed,
+                },
+            });
+        }
+    }
+    if has_conjugate {
+        out.push(GibbsStep::ConjugateHypers);
+    }
+    out
+}
+
+/// The CAVI iteration: fresh local steps before every block (the double bound's block weight
+/// `1 − γ/E κ` is the joint optimum over `(q(f), q(n))` only at the current `γ`), then the ELBO.
+pub(crate) fn cavi(blocks: &[BlockSpec]) -> Vec<CaviStep> {
+    let mut out = Vec::new();
+    for b in blocks {
+        out.push(CaviStep::Local);
+        out.push(CaviStep::Block { block: b.id });
+    }
+    out.push(CaviStep::Elbo);
+    out
+}

@@ -1,0 +1,344 @@
+//! The schedule itself: blocks, step order and every hyperparameter's update, decided from the
+//! model alone (no data), for the structures the runtime distinguishes.
+
+use gpm_schedule::{
+    build, start_value, BlockId, BlockKind, GibbsStep, GibbsUpdate, HyperId, LatentId, Schedule,
+    StartRule, VariationalUpdate,
+};
+
+fn schedule(src: &str) -> (gpm_ir::Model, Schedule) {
+    let program = gpm_syntax::parse(src).expect("parses");
+    let model = gpm_ir::lower(&program).expect("lowers");
+    let plans: Vec<_> = gpm_augment::recognize(&model)
+        .into_iter()
+        .map(|p| p.expect("augmentable"))
+        .collect();
+    let s = build(&model, &plans).expect("schedules");
+    (model, s)
+}
+
+fn hyper<'a>(m: &gpm_ir::Model, s: &'a Schedule, name: &str) -> &'a gpm_schedule::HyperStep {
+    let i = m
+        .hypers
+        .iter()
+        .position(|h| h.name == name)
+        .expect("declared");
+    &s.hyper_steps[i]
+}
+
+#[test]
+fn start_values_are_prior_means_or_modes() {
+    use gpm_ir::{HyperKind, PriorDist};
+    let prior = |p| HyperKind::Prior { prior: p };
+    let cases = [
+        (
+            prior(PriorDist::Gamma {
+                shape: 2.0,
+                rate: 4.0,
+            }),
+            0.5,
+            StartRule::PriorMean,
+        ),
+        (
+            prior(PriorDist::InvGamma {
+                shape: 3.0,
+                scale: 4.0,
+            }),
+            2.0,
+            StartRule::PriorMean,
+        ),
+        // No mean for shape ≤ 1: the mode β/(α+1).
+        (
+            prior(PriorDist::InvGamma {
+                shape: 1.0,
+                scale: 4.0,
+            }),
+            2.0,
+            StartRule::PriorMode,
+        ),
+        (
+            prior(PriorDist::InvGamma {
+                shape: 0.5,
+                scale: 3.0,
+            }),
+            2.0,
+            StartRule::PriorMode,
+        ),
+        (
+            prior(PriorDist::LogNormal {
+                mu: 0.0,
+                sigma: 1.0,
+            }),
+            0.5f64.exp(),
+            StartRule::PriorMean,
+        ),
+        (
+            prior(PriorDist::Normal {
+                mu: -1.5,
+                sigma: 2.0,
+            }),
+            -1.5,
+            StartRule::PriorMean,
+        ),
+        (
+            prior(PriorDist::HalfNormal { sigma: 2.0 }),
+            2.0 * (2.0 / std::f64::consts::PI).sqrt(),
+            StartRule::PriorMean,
+        ),
+        (
+            prior(PriorDist::Exponential { rate: 4.0 }),
+            0.25,
+            StartRule::PriorMean,
+        ),
+        (HyperKind::Fixed { value: 3.5 }, 3.5, StartRule::Fixed),
+        (HyperKind::Learn { init: 0.7 }, 0.7, StartRule::Init),
+    ];
+    for (kind, want, rule) in cases {
+        let (v, r) = start_value(&kind);
+        assert!((v - want).abs() < 1e-12, "{kind:?}: {v} vs {want}");
+        assert_eq!(r, rule, "{kind:?}");
+    }
+}
+
+#[test]
+fn gp_classifier_draws_auxiliaries_then_the_gp() {
+    let (m, s) = schedule(
+        "data { N : int; X : matrix[N, 1]; y : int[N] in {-1, 1}; }
+         hyper { l : real in 0.. = 1.0; v : real in 0.. = learn(2.0); }
+         latent { f : vector[N] ~ gp(X, v * sqexp(l)); }
+         model { y ~ bernoulli_logit(f); }",
+    );
+    assert_eq!(s.blocks.len(), 1);
+    assert_eq!(s.blocks[0].kind, BlockKind::FullGp);
+    assert!(!s.blocks[0].per_column && !s.blocks[0].collapsed);
+    assert_eq!(
+        s.gibbs,
+        vec![
+            GibbsStep::Auxiliaries,
+            GibbsStep::Block {
+                block: BlockId(0),
+                collapsed: false
+            }
+        ]
+    );
+    assert_eq!(hyper(&m, &s, "l").gibbs, GibbsUpdate::Fixed);
+    assert_eq!(hyper(&m, &s, "v").gibbs, GibbsUpdate::TypeIiMl);
+    assert_eq!(hyper(&m, &s, "v").variational, VariationalUpdate::TypeIiMl);
+    assert_eq!(hyper(&m, &s, "v").start, 2.0);
+    assert!(s.sampled_hypers().is_empty());
+}
+
+#[test]
+fn every_kind_of_hyperparameter_update() {
+    let (m, s) = schedule(
+        "data { N : int; D : int; X : matrix[N, D]; x : vector[N]; y : vector[N]; z : vector[N]; k : int[N] in 0..; }
+         hyper {
+           nu : real in 0.. ~ gamma(6, 1);
+           ls : real in 0.. ~ lognormal(0, 0.5);
+           ard : vector[D] in 0.. ~ lognormal(0, 1);
+           s : real in 0.. ~ lognormal(0, 1);
+           tau : real in 0.. ~ gamma(2, 1);
+         }
+         latent {
+           f : vector[N] ~ gp(x, sqexp(ls));
+           g : vector[N] ~ gp(X, sqexp(ard));
+           w : vector[D] ~ normal(0, s);
+         }
+         model {
+           y ~ student_t(nu, f, 1.0);
+           z ~ normal(X * w + g, 1 / sqrt(tau));
+           k ~ poisson(3.0 * logistic(g));
+         }",
+    );
+    assert!(matches!(
+        hyper(&m, &s, "nu").gibbs,
+        GibbsUpdate::Likelihood { .. }
+    ));
+    assert_eq!(
+        hyper(&m, &s, "ls").gibbs,
+        GibbsUpdate::GpMarginal { block: BlockId(0) }
+    );
+    assert!(matches!(
+        hyper(&m, &s, "ard").gibbs,
+        GibbsUpdate::Held { .. }
+    ));
+    // w is the third latent, in the dense block after the two GP blocks.
+    assert_eq!(s.blocks[2].kind, BlockKind::Dense);
+    assert_eq!(s.blocks[2].latents, vec![LatentId(2)]);
+    assert_eq!(
+        hyper(&m, &s, "s").gibbs,
+        GibbsUpdate::DenseMarginal { block: BlockId(2) }
+    );
+    assert_eq!(hyper(&m, &s, "tau").gibbs, GibbsUpdate::Conjugate);
+    for h in ["nu", "ls", "ard", "s", "tau"] {
+        assert_eq!(hyper(&m, &s, h).variational, VariationalUpdate::Held, "{h}");
+    }
+    // Draws' columns: conjugate first, then the likelihood's, the GP's, the dense block's.
+    let id = |n: &str| HyperId(m.hypers.iter().position(|h| h.name == n).unwrap());
+    assert_eq!(
+        s.sampled_hypers(),
+        vec![id("tau"), id("nu"), id("ls"), id("s")]
+    );
+    assert_eq!(
+        s.gibbs,
+        vec![
+            GibbsStep::LikelihoodHypers,
+            GibbsStep::Auxiliaries,
+            GibbsStep::Block {
+                block: BlockId(0),
+                collapsed: false
+            },
+            GibbsStep::Block {
+                block: BlockId(1),
+                collapsed: false
+            },
+            GibbsStep::Block {
+                block: BlockId(2),
+                collapsed: false
+            },
+            GibbsStep::ConjugateHypers,
+        ]
+    );
+}
+
+#[test]
+fn shared_kernels_are_integrated_unless_a_factor_couples_the_gps() {
+    let separate = "data { N : int; x : vector[N]; y1 : vector[N]; y2 : vector[N]; }
+         hyper { l : real in 0.. ~ lognormal(0, 0.5); }
+         latent { f1 : vector[N] ~ gp(x, sqexp(l)); f2 : vector[N] ~ gp(x, sqexp(l)); }
+         model { y1 ~ normal(f1, 0.3); y2 ~ normal(f2, 0.3); }";
+    let (m, s) = schedule(separate);
+    assert_eq!(
+        hyper(&m, &s, "l").gibbs,
+        GibbsUpdate::KernelGroup { group: 0 }
+    );
+    let g = &s.kernel_groups[0];
+    assert!(g.integrated && g.lead.is_none());
+    assert_eq!(g.blocks, vec![BlockId(0), BlockId(1)]);
+    assert_eq!(
+        s.gibbs,
+        vec![GibbsStep::Auxiliaries, GibbsStep::KernelGroup { group: 0 }]
+    );
+
+    let coupled = "data { N : int; x : vector[N]; y : vector[N]; }
+         hyper { l : real in 0.. ~ lognormal(0, 0.5); v : real in 0.. ~ gamma(2, 2); }
+         latent { f1 : vector[N] ~ gp(x, sqexp(l)); f2 : vector[N] ~ gp(x, v * sqexp(l)); }
+         model { y ~ normal(f1 + f2, 0.3); }";
+    let (m, s) = schedule(coupled);
+    let g = &s.kernel_groups[0];
+    assert!(!g.integrated);
+    assert_eq!(g.lead, Some(BlockId(0)));
+    // f2's own variance joins the group's step.
+    assert_eq!(
+        hyper(&m, &s, "v").gibbs,
+        GibbsUpdate::KernelGroup { group: 0 }
+    );
+    assert!(s.kernel_updates.is_empty());
+    assert_eq!(g.hypers.len(), 2);
+    assert_eq!(
+        s.gibbs,
+        vec![
+            GibbsStep::Auxiliaries,
+            GibbsStep::KernelGroupLead {
+                group: 0,
+                block: BlockId(0),
+                collapsed: false
+            },
+            GibbsStep::Block {
+                block: BlockId(1),
+                collapsed: false
+            },
+        ]
+    );
+}
+
+#[test]
+fn matrix_latent_columns_share_their_kernel() {
+    let (m, s) = schedule(
+        "data { N : int; C : int; X : matrix[N, 2]; y : int[N] in 1..C; }
+         hyper { l : real in 0.. ~ lognormal(0, 0.5); }
+         latent { F : matrix[N, C] ~ gp(X, sqexp(l)); }
+         model { y ~ categorical_logistic_softmax(F); }",
+    );
+    assert!(s.blocks[0].per_column);
+    assert_eq!(
+        hyper(&m, &s, "l").gibbs,
+        GibbsUpdate::KernelGroup { group: 0 }
+    );
+    assert!(s.kernel_groups[0].integrated);
+}
+
+#[test]
+fn collapsed_blocks_come_first_and_normals_split() {
+    let (_, s) = schedule(
+        "data { N : int; y : vector[N]; }
+         hyper { lambda : real in 0.. = 4.0; }
+         latent { f : real ~ normal(0, 1); g : real ~ normal(0, 1); }
+         model { for i in 1..N { y[i] ~ normal(f, 1 / sqrt(lambda * logistic(g))); } }",
+    );
+    // f is read by the collapsed predictor: a dense block of its own, drawn first.
+    assert_eq!(s.blocks.len(), 2);
+    assert!(s.blocks[0].collapsed && !s.blocks[1].collapsed);
+    assert_eq!(
+        s.gibbs,
+        vec![
+            GibbsStep::Block {
+                block: BlockId(0),
+                collapsed: true
+            },
+            GibbsStep::Auxiliaries,
+            GibbsStep::Block {
+                block: BlockId(1),
+                collapsed: false
+            },
+        ]
+    );
+}
+
+#[test]
+fn every_example_model_schedules_every_hyperparameter() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().and_then(|x| x.to_str()) != Some("gpm") {
+            continue;
+        }
+        let (m, s) = schedule(&std::fs::read_to_string(&p).unwrap());
+        assert_eq!(s.hyper_steps.len(), m.hypers.len(), "{p:?}");
+        // Every latent is in exactly one block.
+        for li in 0..m.latents.len() {
+            let owners = s
+                .blocks
+                .iter()
+                .filter(|b| b.latents.contains(&LatentId(li)))
+                .count();
+            assert_eq!(owners, 1, "{p:?}: latent {li}");
+        }
+        // Every block is visited by exactly one Gibbs step.
+        for b in &s.blocks {
+            let visits =
+                s.gibbs
+                    .iter()
+                    .filter(|st| match st {
+                        GibbsStep::Block { block, .. }
+                        | GibbsStep::KernelGroupLead { block, .. } => *block == b.id,
+                        GibbsStep::KernelGroup { group } => {
+                            s.kernel_groups[*group].blocks.contains(&b.id)
+                        }
+                        _ => false,
+                    })
+                    .count();
+            assert_eq!(visits, 1, "{p:?}: block {:?}", b.id);
+        }
+        assert_eq!(
+            s.gibbs
+                .iter()
+                .filter(|st| **st == GibbsStep::Auxiliaries)
+                .count(),
+            1
+        );
+        n += 1;
+    }
+    assert!(n >= 13, "{n} models");
+}

@@ -1,0 +1,241 @@
+//! The schedule section of `gpmc check`: the Gaussian blocks, the steps of a Gibbs sweep and of
+//! a CAVI iteration, and every hyperparameter's start value and updates — what each method will
+//! do, printed before anything runs. Everything here is read off [`gpm_schedule::Schedule`].
+
+use crate::Checked;
+use gpm_schedule::{BlockKind, BlockSpec, CaviStep, GibbsStep, Schedule};
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+fn block_name(s: &Schedule, c: &Checked, b: gpm_schedule::BlockId) -> String {
+    let spec = &s.blocks[b.0];
+    let names: Vec<&str> = spec
+        .latents
+        .iter()
+        .map(|l| c.model.latents[l.0].name.as_str())
+        .collect();
+    format!("B{} ({})", b.0 + 1, names.join(", "))
+}
+
+fn block_kind(b: &BlockSpec) -> &'static str {
+    match (b.kind, b.per_column) {
+        (BlockKind::FullGp, false) => "full GP",
+        (BlockKind::FullGp, true) => "full GP, one per column",
+        (BlockKind::SparseGp, false) => "sparse GP (inducing points)",
+        (BlockKind::SparseGp, true) => "sparse GP (inducing points), one per column",
+        (BlockKind::Dense, _) => "joint normal (dense)",
+    }
+}
+
+fn hyper_names(c: &Checked, ids: &[gpm_schedule::HyperId]) -> String {
+    ids.iter()
+        .map(|h| c.model.hypers[h.0].name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The auxiliary variables of every factor, for the Gibbs step that draws them.
+fn auxiliaries(s: &Schedule, c: &Checked) -> String {
+    let mut parts = Vec::new();
+    for (fp, plan) in s.factors.iter().zip(&c.plans) {
+        if fp.categorical.is_some() {
+            parts.push(format!(
+                "factor #{}: logistic-softmax λ, n, ω per observation and class",
+                fp.factor + 1
+            ));
+            continue;
+        }
+        for a in &plan.aux {
+            parts.push(format!(
+                "{} ~ {} (factor #{})",
+                a.name,
+                a.conditional.name(),
+                fp.factor + 1
+            ));
+        }
+    }
+    parts.join("; ")
+}
+
+fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
+    let own_hypers = |b: gpm_schedule::BlockId| {
+        let mut extra = String::new();
+        if let Some(k) = s.kernel_updates.iter().find(|k| k.block == b) {
+            let _ = write!(
+                extra,
+                ", after slice sampling {} with the block integrated out",
+                hyper_names(c, &k.hypers)
+            );
+        }
+        if let Some(d) = s.dense_updates.iter().find(|d| d.block == b) {
+            let _ = write!(
+                extra,
+                ", after slice sampling {} with the weights integrated out",
+                hyper_names(c, &d.hypers)
+            );
+        }
+        extra
+    };
+    match step {
+        GibbsStep::Block { block, collapsed } => format!(
+            "draw {}{}{}",
+            block_name(s, c, *block),
+            if *collapsed {
+                " from its collapsed conditional (the collapsed factors' counts and Pólya-Gamma variables integrated out)"
+            } else {
+                " from its Gaussian conditional"
+            },
+            own_hypers(*block)
+        ),
+        GibbsStep::KernelGroup { group } => {
+            let g = &s.kernel_groups[*group];
+            format!(
+                "slice sample {} with {} integrated out, then draw them",
+                hyper_names(c, &g.hypers),
+                g.blocks
+                    .iter()
+                    .map(|b| block_name(s, c, *b))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+        GibbsStep::KernelGroupLead {
+            group,
+            block,
+            collapsed,
+        } => {
+            let g = &s.kernel_groups[*group];
+            format!(
+                "slice sample {} with {} integrated out and the other blocks sharing them given, then draw it{}",
+                hyper_names(c, &g.hypers),
+                block_name(s, c, *block),
+                if *collapsed { " (collapsed phase)" } else { "" }
+            )
+        }
+        GibbsStep::LikelihoodHypers => format!(
+            "slice sample {} given the latents (auxiliaries integrated out)",
+            hyper_names(c, &s.likelihood_hypers)
+        ),
+        GibbsStep::Auxiliaries => format!("draw the auxiliaries: {}", auxiliaries(s, c)),
+        GibbsStep::ConjugateHypers => format!(
+            "draw {} from their conjugate Gamma conditionals",
+            s.hypers
+                .iter()
+                .map(|h| h.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn cavi_step_text(s: &Schedule, c: &Checked, step: &CaviStep) -> String {
+    match step {
+        CaviStep::Local => "local updates q(auxiliaries) at the current moments".into(),
+        CaviStep::Block { block } => format!("q({})", block_name(s, c, *block)),
+        CaviStep::Elbo => "ELBO and convergence test".into(),
+    }
+}
+
+/// The schedule as text, appended to `gpmc check`'s summary.
+pub fn text(c: &Checked) -> String {
+    let mut out = String::new();
+    let s = match &c.schedule {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = writeln!(out, "\nschedule: the runtime cannot run this model: {e}");
+            return out;
+        }
+    };
+    let _ = writeln!(out, "\nschedule");
+    let _ = writeln!(out, "  Gaussian blocks ({})", s.blocks.len());
+    for b in &s.blocks {
+        let _ = writeln!(
+            out,
+            "    {:<18} {}{}",
+            block_name(s, c, b.id),
+            block_kind(b),
+            if b.collapsed {
+                ", read by a collapsed predictor"
+            } else {
+                ""
+            }
+        );
+    }
+    let _ = writeln!(out, "  Gibbs sweep");
+    for (k, step) in s.gibbs.iter().enumerate() {
+        let _ = writeln!(out, "    {}. {}", k + 1, gibbs_step_text(s, c, step));
+    }
+    match s
+        .factors
+        .iter()
+        .find_map(|f| f.cavi_unavailable.as_ref().map(|w| (f.factor, w)))
+    {
+        Some((f, why)) => {
+            let _ = writeln!(
+                out,
+                "  CAVI / SVI: not available (factor #{}: {why}); use Gibbs",
+                f + 1
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  CAVI iteration");
+            for (k, step) in s.cavi.iter().enumerate() {
+                let _ = writeln!(out, "    {}. {}", k + 1, cavi_step_text(s, c, step));
+            }
+        }
+    }
+    let _ = writeln!(out, "  hyperparameters ({})", s.hyper_steps.len());
+    for h in &s.hyper_steps {
+        let _ = writeln!(
+            out,
+            "    {:<14} starts at {} ({})",
+            h.name,
+            h.start,
+            h.start_rule.describe()
+        );
+        let _ = writeln!(out, "      Gibbs: {}", h.gibbs.describe(&s.kernel_groups));
+        let _ = writeln!(out, "      CAVI/SVI: {}", h.variational.describe());
+    }
+    out
+}
+
+/// The schedule as JSON (`schedule` in `gpmc check --format json`; schema in docs/cli.md).
+pub fn json(c: &Checked) -> Value {
+    let s = match &c.schedule {
+        Ok(s) => s,
+        Err(e) => return json!({"error": e.to_string()}),
+    };
+    json!({
+        "blocks": s.blocks.iter().map(|b| json!({
+            "id": b.id.0,
+            "kind": b.kind,
+            "latents": b.latents.iter().map(|l| c.model.latents[l.0].name.clone()).collect::<Vec<_>>(),
+            "per_column": b.per_column,
+            "collapsed": b.collapsed,
+        })).collect::<Vec<_>>(),
+        "gibbs": s.gibbs.iter().map(|st| {
+            let mut v = serde_json::to_value(st).unwrap_or(Value::Null);
+            v["description"] = Value::String(gibbs_step_text(s, c, st));
+            v
+        }).collect::<Vec<_>>(),
+        "cavi": if s.factors.iter().any(|f| f.cavi_unavailable.is_some()) {
+            Value::Null
+        } else {
+            Value::Array(s.cavi.iter().map(|st| {
+                let mut v = serde_json::to_value(st).unwrap_or(Value::Null);
+                v["description"] = Value::String(cavi_step_text(s, c, st));
+                v
+            }).collect())
+        },
+        "hypers": s.hyper_steps.iter().map(|h| json!({
+            "name": h.name,
+            "start": h.start,
+            "start_rule": h.start_rule,
+            "gibbs": h.gibbs,
+            "gibbs_description": h.gibbs.describe(&s.kernel_groups),
+            "variational": h.variational,
+            "variational_description": h.variational.describe(),
+        })).collect::<Vec<_>>(),
+        "kernel_groups": s.kernel_groups,
+    })
+}
