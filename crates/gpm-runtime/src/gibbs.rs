@@ -8,12 +8,13 @@
 
 use crate::data::Data;
 use crate::draw;
+use crate::draws::{Layout, VarKind};
 use crate::gaussian::DenseBlock;
 use crate::kernels::HyperValues;
-use crate::prepared::{dense_block, Block, Prepared, Read, Slot};
+use crate::prepared::{dense_block, Block, Prepared, Slot};
 use crate::RuntimeError;
-use gpm_ir::{Model, Shape};
-use gpm_schedule::{AuxKind, FactorProgram, GibbsStep, Schedule};
+use gpm_ir::Model;
+use gpm_schedule::{AuxKind, FactorProgram, GibbsStep, LatentId, Schedule};
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -37,11 +38,13 @@ pub struct GibbsConfig {
     pub seed: u64,
 }
 
-/// The draws of one chain: one row per kept draw, columns named as in CmdStan (`f.3`, `F.2.1`).
+/// The draws of one chain: one row per kept draw, laid out as [`Chain::layout`] says (the log
+/// joint density first, then the sampled hyperparameters, the latents and the sparse blocks'
+/// inducing coordinates).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chain {
-    /// Column names; the first is `lp__` (log joint density up to a constant).
-    pub columns: Vec<String>,
+    /// What each row holds.
+    pub layout: Layout,
     /// Rows of values.
     pub rows: Vec<Vec<f64>>,
     /// Seconds spent in warm-up.
@@ -153,35 +156,6 @@ pub struct Sampler<'a> {
     base: HyperValues,
     /// Per block: `Φ = L⁻¹K_mx` and `k̃` of a sparse block's training inputs.
     sparse_feats: Vec<Option<(DMatrix<f64>, Vec<f64>)>>,
-}
-
-fn column_names(prep: &Prepared) -> Vec<String> {
-    let mut cols = vec!["lp__".to_string()];
-    for (name, len, shape) in &prep.latents {
-        match shape {
-            Shape::Scalar => cols.push(name.clone()),
-            Shape::Vector(_) => (1..=*len).for_each(|i| cols.push(format!("{name}.{i}"))),
-            Shape::Matrix(..) => {
-                // Column-major storage; CmdStan names entries row.column.
-                let rows = prep
-                    .preds
-                    .iter()
-                    .flat_map(|p| p.terms.iter())
-                    .find_map(|t| match t.read {
-                        Read::Column(_, r) => Some(r),
-                        _ => None,
-                    })
-                    .unwrap_or(*len);
-                let ncols = len / rows.max(1);
-                for c in 1..=ncols {
-                    for r in 1..=rows {
-                        cols.push(format!("{name}.{r}.{c}"));
-                    }
-                }
-            }
-        }
-    }
-    cols
 }
 
 impl<'a> Sampler<'a> {
@@ -300,30 +274,36 @@ impl<'a> Sampler<'a> {
         &self.prep
     }
 
-    /// Column names of the draws: `lp__`, sampled hyperparameters, latents.
-    pub fn columns(&self) -> Vec<String> {
-        let mut c = column_names(&self.prep);
-        for (k, idx) in self.sampled_hyper_indices().into_iter().enumerate() {
-            c.insert(1 + k, self.prep.hypers[idx].0.clone());
+    /// What a draw row holds: the log joint density, the sampled hyperparameters (in the
+    /// schedule's order), every latent in its declared shape, and each sparse latent's whitened
+    /// inducing coordinates (which prediction needs).
+    pub fn layout(&self) -> Layout {
+        let mut l = Layout::default();
+        l.push(VarKind::LogJoint, vec![]);
+        for h in self.schedule.sampled_hypers() {
+            l.push(VarKind::Hyper(h), vec![]);
         }
-        // Sparse blocks: their whitened inducing coordinates, which prediction needs.
-        for b in &self.prep.blocks {
-            if let Block::Sparse {
-                latent, column, sp, ..
-            } = b
-            {
-                let name = &self.prep.latents[*latent].0;
-                let multi = self.columns_of(*latent) > 1;
-                for k in 1..=sp.m() {
-                    c.push(if multi {
-                        format!("{name}.v.{}.{k}", column + 1)
-                    } else {
-                        format!("{name}.v.{k}")
-                    });
-                }
+        for (li, dims) in self.prep.latent_dims.iter().enumerate() {
+            l.push(VarKind::Latent(LatentId(li)), dims.clone());
+        }
+        for (li, _) in self.prep.latents.iter().enumerate() {
+            let ms: Vec<usize> = self
+                .prep
+                .blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Block::Sparse { latent, sp, .. } if *latent == li => Some(sp.m()),
+                    _ => None,
+                })
+                .collect();
+            // One block per column of a matrix latent, each with the same M.
+            match ms.as_slice() {
+                [] => {}
+                [m] => l.push(VarKind::Inducing(LatentId(li)), vec![*m]),
+                [m, ..] => l.push(VarKind::Inducing(LatentId(li)), vec![*m, ms.len()]),
             }
         }
-        c
+        l
     }
 
     /// The initial state: latents at their prior means, auxiliaries at 1 (counts at 0).
@@ -934,7 +914,7 @@ pub fn run(
             "chains, draws and thin must be at least 1".into(),
         ));
     }
-    let columns = sampler.columns();
+    let layout = sampler.layout();
     (0..config.chains)
         .into_par_iter()
         .map(|c| {
@@ -957,7 +937,7 @@ pub fn run(
                 progress(c, config.warmup + s + 1);
             }
             Ok(Chain {
-                columns: columns.clone(),
+                layout: layout.clone(),
                 rows,
                 warmup_seconds,
                 sampling_seconds: t1.elapsed().as_secs_f64(),

@@ -12,6 +12,7 @@ pub mod cavi;
 pub mod data;
 pub mod diagnostics;
 pub mod draw;
+pub mod draws;
 mod error;
 pub mod gaussian;
 pub mod gibbs;

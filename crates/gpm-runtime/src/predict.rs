@@ -5,12 +5,13 @@
 //! `p(y*_i | y) ≈ (1/S) Σ_s p(y*_i | η*_is)`, computed in log space.
 
 use crate::data::Data;
+use crate::draws::VarKind;
 use crate::gibbs::Chain;
 use crate::kernels::{kernel_diag, kernel_matrix, HyperValues};
 use crate::prepared::{Block, Prepared, Slot};
 use crate::RuntimeError;
 use gpm_ir::{LatentPrior, Model};
-use gpm_schedule::Schedule;
+use gpm_schedule::{LatentId, Schedule};
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
@@ -53,21 +54,23 @@ pub fn predict(
 ) -> Result<Prediction, RuntimeError> {
     let tr = Prepared::new(model, schedule, train, hypers)?;
     let te = Prepared::new(model, schedule, test, hypers)?;
-    let columns = &chains[0].columns;
-    // Column offset of each latent in a draw row.
+    let layout = &chains[0].layout;
+    // Offset of each latent in a draw row.
     let mut offsets = Vec::new();
-    for (name, len, _) in &tr.latents {
-        let first = columns
-            .iter()
-            .position(|c| c == name || c.starts_with(&format!("{name}.")))
+    for (li, (name, len, _)) in tr.latents.iter().enumerate() {
+        let var = layout
+            .find(VarKind::Latent(LatentId(li)))
             .ok_or_else(|| RuntimeError::Model(format!("no draws for `{name}`")))?;
-        offsets.push((first, *len));
+        offsets.push((var.offset, *len));
     }
-    let hyper_cols: Vec<(usize, usize)> = te
-        .hypers
+    // Sampled hyperparameters: (index in `Prepared::hypers`, offset in a row).
+    let hyper_cols: Vec<(usize, usize)> = layout
+        .vars
         .iter()
-        .enumerate()
-        .filter_map(|(k, (n, _))| columns.iter().position(|c| c == n).map(|col| (k, col)))
+        .filter_map(|v| match v.kind {
+            VarKind::Hyper(h) => te.hyper_slots[h.0].map(|k| (k, v.offset)),
+            _ => None,
+        })
         .collect();
     // Per GP block: K*ᵀ (test × train) and the conditional variances.
     struct GpPred {
@@ -162,11 +165,9 @@ pub fn predict(
             })?;
             let (phi, kt) = sp.features(&xs)?;
             let name = &tr.latents[*latent].0;
-            let first_v = columns
-                .iter()
-                .position(|c| {
-                    *c == format!("{name}.v.1") || *c == format!("{name}.v.{}.1", column + 1)
-                })
+            let first_v = layout
+                .find(VarKind::Inducing(LatentId(*latent)))
+                .map(|v| v.offset + column * sp.m())
                 .ok_or_else(|| RuntimeError::Model(format!("no inducing draws for `{name}`")))?;
             sparse.push(SparsePred {
                 latent: *latent,

@@ -151,6 +151,8 @@ pub struct PFactor {
 pub struct Prepared {
     /// Latent names with their lengths (matrix latents flattened column-major).
     pub latents: Vec<(String, usize, Shape)>,
+    /// Each latent's declared shape with its sizes read from the data (`[]`, `[n]`, `[r, c]`).
+    pub latent_dims: Vec<Vec<usize>>,
     /// Predictors.
     pub preds: Vec<PPred>,
     /// Blocks.
@@ -211,12 +213,15 @@ impl Prepared {
         with_blocks: bool,
     ) -> Result<Self, RuntimeError> {
         let mut latents = Vec::new();
+        let mut latent_dims = Vec::new();
         for z in &model.latents {
-            let len = match &z.shape {
-                Shape::Scalar => 1,
-                Shape::Vector(n) => dim(n, data)?,
-                Shape::Matrix(r, c) => dim(r, data)? * dim(c, data)?,
+            let dims = match &z.shape {
+                Shape::Scalar => vec![],
+                Shape::Vector(n) => vec![dim(n, data)?],
+                Shape::Matrix(r, c) => vec![dim(r, data)?, dim(c, data)?],
             };
+            let len = dims.iter().product();
+            latent_dims.push(dims);
             latents.push((z.name.clone(), len, z.shape.clone()));
         }
         let latent_index = |name: &str| latents.iter().position(|(n, _, _)| n == name);
@@ -468,6 +473,7 @@ impl Prepared {
             .collect();
         Ok(Prepared {
             latents,
+            latent_dims,
             preds,
             blocks,
             factors,

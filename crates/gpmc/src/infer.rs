@@ -88,6 +88,41 @@ pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
     (hv, used)
 }
 
+/// The CmdStan column names of a draw row: `lp__`, then every variable as `name`, `name.i` or
+/// `name.i.j` in its declared shape (matrices column-major, the first index fastest, as
+/// `arviz.from_cmdstan` reads them). A sparse latent's whitened inducing coordinates are the
+/// variable `<latent>_inducing` (`_` appended until no declared name is taken).
+pub fn column_names(c: &Checked, layout: &gpm_runtime::draws::Layout) -> Vec<String> {
+    use gpm_runtime::draws::{entry_suffixes, VarKind};
+    let declared = |n: &str| {
+        c.model.data.iter().any(|d| d.name == n)
+            || c.model.hypers.iter().any(|h| h.name == n)
+            || c.model.latents.iter().any(|z| z.name == n)
+            || c.model.predictors.iter().any(|p| p.name == n)
+    };
+    let mut out = Vec::with_capacity(layout.width());
+    for v in &layout.vars {
+        let base = match v.kind {
+            VarKind::LogJoint => "lp__".to_string(),
+            VarKind::Hyper(h) => c.model.hypers[h.0].name.clone(),
+            VarKind::Latent(l) => c.model.latents[l.0].name.clone(),
+            VarKind::Inducing(l) => {
+                let mut n = format!("{}_inducing", c.model.latents[l.0].name);
+                while declared(&n) {
+                    n.push('_');
+                }
+                n
+            }
+        };
+        out.extend(
+            entry_suffixes(&v.dims)
+                .into_iter()
+                .map(|s| format!("{base}{s}")),
+        );
+    }
+    out
+}
+
 /// The model's schedule, or why it cannot run.
 pub fn schedule(c: &Checked) -> Result<&gpm_schedule::Schedule, InferError> {
     c.schedule
@@ -203,7 +238,8 @@ pub fn run_gibbs(
     let sampler = gibbs::Sampler::new(&c.model, &schedule, data, &hv)?;
     let jitter = sampler.prepared().jitter;
     let chains = gibbs::run(&sampler, config, progress)?;
-    let ncol = chains[0].columns.len();
+    let names = column_names(c, &chains[0].layout);
+    let ncol = names.len();
     let mut summaries = Vec::with_capacity(ncol);
     for j in 0..ncol {
         let cols: Vec<Vec<f64>> = chains
@@ -211,7 +247,7 @@ pub fn run_gibbs(
             .map(|ch| ch.rows.iter().map(|r| r[j]).collect())
             .collect();
         let refs: Vec<&[f64]> = cols.iter().map(|v| v.as_slice()).collect();
-        summaries.push((chains[0].columns[j].clone(), summarize(&refs)));
+        summaries.push((names[j].clone(), summarize(&refs)));
     }
     Ok(InferResult {
         chains,
@@ -526,7 +562,7 @@ pub fn chain_csv(c: &Checked, chain: &Chain, k: usize, config: &GibbsConfig) -> 
     let _ = writeln!(s, "#   thin = {}", config.thin);
     let _ = writeln!(s, "# id = {}", k + 1);
     let _ = writeln!(s, "# seed = {}", config.seed);
-    let _ = writeln!(s, "{}", chain.columns.join(","));
+    let _ = writeln!(s, "{}", column_names(c, &chain.layout).join(","));
     for r in &chain.rows {
         let line: Vec<String> = r.iter().map(|v| format!("{v:.9e}")).collect();
         let _ = writeln!(s, "{}", line.join(","));

@@ -131,7 +131,7 @@ fn gibbs_agrees_with_elliptical_slice_sampling_on_gp_models() {
             .collect();
         let n = chains[0][0].len();
         // Gibbs columns after lp__ (these models sample no hyperparameter).
-        let names: Vec<String> = r.chains[0].columns[1..].to_vec();
+        let names: Vec<String> = gpmc::infer::column_names(&c, &r.chains[0].layout)[1..].to_vec();
         assert_eq!(names.len(), n, "{m}: column count");
         let mut worst: f64 = 0.0;
         for i in 0..n {
