@@ -15,8 +15,10 @@
 
 use crate::plan::{Family, Plan};
 use crate::rules::Probe;
-use crate::tree::{lgamma, Role, T};
+use crate::tree::{Role, T};
 use gpm_ir::{Factor, FactorForm, Model};
+use gpm_special::lgamma;
+use gpm_special::{log_cosh, log_sum_exp};
 use rand::SeedableRng;
 
 /// The result of checking a plan numerically.
@@ -47,14 +49,6 @@ impl Certificate {
     }
 }
 
-fn log_sum_exp(v: &[f64]) -> f64 {
-    let m = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    if !m.is_finite() {
-        return m;
-    }
-    m + v.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
-}
-
 /// `log ∫₀^∞ p(ω) e^(−ω s) dω` by the trapezoid rule in `t = log ω`.
 fn log_laplace_quadrature(log_density: &dyn Fn(f64) -> f64, s: f64) -> f64 {
     let (lo, hi, h) = (-40.0, 40.0, 0.01);
@@ -68,11 +62,6 @@ fn log_laplace_quadrature(log_density: &dyn Fn(f64) -> f64, s: f64) -> f64 {
         terms.push(v + half);
     }
     log_sum_exp(&terms) + h.ln()
-}
-
-fn log_cosh(x: f64) -> f64 {
-    let a = x.abs();
-    a + (-2.0 * a).exp().ln_1p() - std::f64::consts::LN_2
 }
 
 /// `log E_prior[e^(−ω s)]` for a prior family evaluated at a point.
@@ -386,7 +375,7 @@ fn count_in_gamma(
 pub fn certify_categorical(classes: usize) -> Certificate {
     use rand::Rng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
-    let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
+    let sig = gpm_special::logistic;
     let mut worst: f64 = 0.0;
     for _ in 0..6 {
         let eta: Vec<f64> = (0..classes).map(|_| rng.gen_range(-3.0..3.0)).collect();

@@ -209,19 +209,12 @@ impl T {
                     SxFunc::Cosh => x.cosh(),
                     SxFunc::Sinh => x.sinh(),
                     SxFunc::Tanh => x.tanh(),
-                    SxFunc::Logistic => {
-                        if x >= 0.0 {
-                            1.0 / (1.0 + (-x).exp())
-                        } else {
-                            let e = x.exp();
-                            e / (1.0 + e)
-                        }
-                    }
-                    SxFunc::Softplus => x.max(0.0) + (-x.abs()).exp().ln_1p(),
-                    SxFunc::Lgamma => lgamma(x),
+                    SxFunc::Logistic => gpm_special::logistic(x),
+                    SxFunc::Softplus => gpm_special::softplus(x),
+                    SxFunc::Lgamma => gpm_special::lgamma(x),
                     SxFunc::Max => x.max(v[1].eval(env)?),
                     SxFunc::Min => x.min(v[1].eval(env)?),
-                    SxFunc::NormalCdf => gpm_ir::normal_cdf(x),
+                    SxFunc::NormalCdf => gpm_special::normal_cdf(x),
                 }
             }
         })
@@ -265,34 +258,6 @@ fn fold(op: &str, v: &[T]) -> String {
         acc = format!("({op} {} {acc})", t.to_sexpr());
     }
     acc
-}
-
-/// log Γ(x) for x > 0 (Lanczos, g = 7), with the reflection formula below 1/2.
-pub fn lgamma(x: f64) -> f64 {
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin())
-            .abs()
-            .ln()
-            - lgamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let t = x + 7.5;
-    let mut a = C[0];
-    for (k, c) in C.iter().enumerate().skip(1) {
-        a += c / (x + k as f64);
-    }
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
 }
 
 impl fmt::Display for T {

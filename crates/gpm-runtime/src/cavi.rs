@@ -14,6 +14,7 @@ use crate::sparse::QInducing;
 use crate::RuntimeError;
 use gpm_ir::Model;
 use gpm_schedule::{CaviFamily, CaviProgram, CountLaw, PolyTapes, Schedule};
+use gpm_special::log_cosh;
 use nalgebra::{DMatrix, DVector};
 
 /// Settings of a CAVI run.
@@ -60,11 +61,6 @@ pub enum BlockPosterior {
         /// Covariance.
         cov: DMatrix<f64>,
     },
-}
-
-fn log_cosh(x: f64) -> f64 {
-    let a = x.abs();
-    a + (-2.0 * a).exp().ln_1p() - std::f64::consts::LN_2
 }
 
 /// `(E[ω], log φ(s))` of a mixing law at `s = E_q[s]`.
@@ -879,7 +875,7 @@ mod tests {
     #[test]
     fn softmax_bound_lies_below_the_expected_log_likelihood() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
-        let sig = |e: f64| 1.0 / (1.0 + (-e).exp());
+        let sig = gpm_special::logistic;
         for (mu, v, label) in [
             (vec![0.0, 0.0, 0.0], vec![1.0, 1.0, 1.0], 0usize),
             (vec![2.0, -1.0, 0.5], vec![0.3, 0.8, 0.1], 0),

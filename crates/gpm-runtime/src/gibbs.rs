@@ -572,7 +572,7 @@ impl<'a> Sampler<'a> {
             // = e^(−λ Σ_c σ(η_c)), so λ | η ~ Gamma(1, Σ_c σ(η_c)); the counts are drawn right
             // after, so this partially collapsed step is exact and does not wait on old counts.
             let rate: f64 = (0..classes)
-                .map(|k| 1.0 / (1.0 + (-z[k * n + i]).exp()))
+                .map(|k| gpm_special::logistic(z[k * n + i]))
                 .sum();
             lambda[i] = draw::gamma(rng, 1.0, rate)?;
             for k in 0..classes {
@@ -865,7 +865,7 @@ impl<'a> Sampler<'a> {
                 let n = labels.len();
                 let z = &state.latents[li];
                 for i in 0..n {
-                    let sig = |e: f64| 1.0 / (1.0 + (-e).exp());
+                    let sig = gpm_special::logistic;
                     let denom: f64 = (0..*classes).map(|k| sig(z[k * n + i])).sum();
                     total += sig(z[labels[i] * n + i]).ln() - denom.ln();
                 }

@@ -12,6 +12,7 @@ use crate::prepared::{Block, Prepared, Slot};
 use crate::RuntimeError;
 use gpm_ir::{LatentPrior, Model};
 use gpm_schedule::{LatentId, Schedule};
+use gpm_special::log_mean_exp;
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
@@ -28,14 +29,6 @@ pub struct Prediction {
     pub label_probabilities: Vec<Option<(Vec<f64>, Vec<Vec<f64>>)>>,
     /// Draws used.
     pub draws: usize,
-}
-
-fn log_mean_exp(v: &[f64]) -> f64 {
-    let m = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    if !m.is_finite() {
-        return m;
-    }
-    m + (v.iter().map(|x| (x - m).exp()).sum::<f64>() / v.len() as f64).ln()
 }
 
 /// Predict from Gibbs chains. `labels`: per factor, the response datum and its finite label set
@@ -282,7 +275,7 @@ pub fn predict(
                 let n = te.factors[f].n;
                 let classes = te.latents[li].1 / n.max(1);
                 for i in 0..n {
-                    let sig = |e: f64| 1.0 / (1.0 + (-e).exp());
+                    let sig = gpm_special::logistic;
                     let w: Vec<f64> = (0..classes).map(|k| sig(lat[li][k * n + i])).collect();
                     let tot: f64 = w.iter().sum();
                     let yi = y[i] as usize - 1;

@@ -17,6 +17,7 @@ use crate::prepared::{Block, Prepared, Read, Slot};
 use crate::RuntimeError;
 use gpm_ir::{LatentPrior, Model};
 use gpm_schedule::Schedule;
+use gpm_special::log_sum_exp;
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
 
 /// Nodes and weights (summing to 1) of the `n`-point Gauss-Hermite rule for `N(0, 1)`, by the
@@ -100,14 +101,6 @@ fn adaptive_gh(
         })
         .collect();
     log_sum_exp(&terms)
-}
-
-fn log_sum_exp(v: &[f64]) -> f64 {
-    let m = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    if !m.is_finite() {
-        return m;
-    }
-    m + v.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
 }
 
 /// Test marginals `(mean, var)` of every GP / sparse block at the test inputs.
@@ -219,7 +212,7 @@ fn softmax_predictive(
     let z: Vec<f64> = (0..DRAWS * classes)
         .map(|_| StandardNormal.sample(&mut rng))
         .collect();
-    let sig = |e: f64| 1.0 / (1.0 + (-e).exp());
+    let sig = gpm_special::logistic;
     let mut probs = Vec::with_capacity(n);
     let mut w = vec![0.0; classes];
     for i in 0..n {

@@ -115,17 +115,10 @@ fn apply(f: SxFunc, x: f64) -> f64 {
         SxFunc::Sinh => x.sinh(),
         SxFunc::Tanh => x.tanh(),
         // σ(x) and softplus(x) in their overflow-free forms.
-        SxFunc::Logistic => {
-            if x >= 0.0 {
-                1.0 / (1.0 + (-x).exp())
-            } else {
-                let e = x.exp();
-                e / (1.0 + e)
-            }
-        }
-        SxFunc::Softplus => x.max(0.0) + (-x.abs()).exp().ln_1p(),
-        SxFunc::Lgamma => gpm_augment::tree::lgamma(x),
-        SxFunc::NormalCdf => gpm_ir::normal_cdf(x),
+        SxFunc::Logistic => gpm_special::logistic(x),
+        SxFunc::Softplus => gpm_special::softplus(x),
+        SxFunc::Lgamma => gpm_special::lgamma(x),
+        SxFunc::NormalCdf => gpm_special::normal_cdf(x),
         SxFunc::Max | SxFunc::Min => unreachable!("binary functions have their own ops"),
     }
 }

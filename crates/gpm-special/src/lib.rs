@@ -1,0 +1,150 @@
+//! # gpm-special
+//!
+//! Owns the scalar special functions every stage evaluates — the IR's evaluator, the CAS, the
+//! recognizers' certification, the schedule's tapes and the runtime — so that each has one
+//! implementation, in its numerically careful form (no overflow of `exp`, log-space where a
+//! value under- or overflows). It must not know about models, expressions or data: plain
+//! `f64 → f64` functions only, no dependencies.
+#![warn(missing_docs)]
+
+use std::f64::consts::{LN_2, PI};
+
+/// `σ(x) = 1/(1 + e^(−x))`, never evaluating `e^y` for `y > 0` (no overflow, no `inf/inf`).
+#[inline]
+pub fn logistic(x: f64) -> f64 {
+    if x >= 0.0 {
+        1.0 / (1.0 + (-x).exp())
+    } else {
+        let e = x.exp();
+        e / (1.0 + e)
+    }
+}
+
+/// `softplus(x) = log(1 + e^x)`, exact to rounding for every `x` (`x` itself for large `x`).
+#[inline]
+pub fn softplus(x: f64) -> f64 {
+    x.max(0.0) + (-x.abs()).exp().ln_1p()
+}
+
+/// `log σ(x) = −softplus(−x)`: `x` for `x → −∞` rather than `log 0`.
+#[inline]
+pub fn log_logistic(x: f64) -> f64 {
+    -softplus(-x)
+}
+
+/// `log cosh(x) = |x| + log(1 + e^(−2|x|)) − log 2`, finite for every finite `x`.
+#[inline]
+pub fn log_cosh(x: f64) -> f64 {
+    let a = x.abs();
+    a + (-2.0 * a).exp().ln_1p() - LN_2
+}
+
+/// `log Σ e^(v_i)`, shifted by the largest term (`−∞` for an empty or all-`−∞` slice).
+pub fn log_sum_exp(v: &[f64]) -> f64 {
+    let m = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    if !m.is_finite() {
+        return m;
+    }
+    m + v.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
+}
+
+/// `log((1/n) Σ e^(v_i))`.
+pub fn log_mean_exp(v: &[f64]) -> f64 {
+    log_sum_exp(v) - (v.len() as f64).ln()
+}
+
+/// `log Γ(x)` for real `x > 0` by the Lanczos approximation (g = 7, 9 terms, ~1e-15 relative),
+/// with the reflection `Γ(x)Γ(1−x) = π / sin(πx)` below ½.
+pub fn lgamma(x: f64) -> f64 {
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        return (PI / (PI * x).sin()).abs().ln() - lgamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let t = x + 7.5;
+    let mut a = C[0];
+    for (k, c) in C.iter().enumerate().skip(1) {
+        a += c / (x + k as f64);
+    }
+    0.5 * (2.0 * PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+/// The standard normal CDF `Φ(x) = erfc(−x/√2)/2`, with erfc by the Numerical Recipes
+/// Chebyshev fit (relative error < 1.2e-7).
+pub fn normal_cdf(x: f64) -> f64 {
+    let z = -x / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.5 * z.abs());
+    let y = t
+        * (-z * z - 1.265_512_23
+            + t * (1.000_023_68
+                + t * (0.374_091_96
+                    + t * (0.096_784_18
+                        + t * (-0.186_288_06
+                            + t * (0.278_868_07
+                                + t * (-1.135_203_98
+                                    + t * (1.488_515_87
+                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+            .exp();
+    0.5 * if z >= 0.0 { y } else { 2.0 - y }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logistic_and_its_log_do_not_overflow() {
+        assert_eq!(logistic(800.0), 1.0);
+        assert_eq!(logistic(-800.0), 0.0);
+        assert!((logistic(0.3) - 1.0 / (1.0 + (-0.3f64).exp())).abs() < 1e-16);
+        assert!((logistic(-0.3) - 1.0 / (1.0 + 0.3f64.exp())).abs() < 1e-16);
+        // log σ(−800) = −800 − log(1 + e^−800) = −800, where log(σ) of the naive form is −∞.
+        assert_eq!(log_logistic(-800.0), -800.0);
+        assert!((log_logistic(1.5) - logistic(1.5).ln()).abs() < 1e-15);
+        assert_eq!(softplus(1000.0), 1000.0);
+        assert!((softplus(0.0) - LN_2).abs() < 1e-16);
+    }
+
+    #[test]
+    fn log_cosh_matches_the_direct_form_and_stays_finite() {
+        for x in [-3.0, -0.1, 0.0, 0.7, 5.0] {
+            assert!((log_cosh(x) - f64::cosh(x).ln()).abs() < 1e-14, "{x}");
+        }
+        assert!((log_cosh(1000.0) - (1000.0 - LN_2)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn lgamma_matches_known_values() {
+        // Γ(1) = Γ(2) = 1, Γ(½) = √π, Γ(5) = 24, Γ(0.1) = 9.513507698668732.
+        assert!(lgamma(1.0).abs() < 1e-14);
+        assert!(lgamma(2.0).abs() < 1e-14);
+        assert!((lgamma(0.5) - 0.5 * PI.ln()).abs() < 1e-14);
+        assert!((lgamma(5.0) - 24f64.ln()).abs() < 1e-13);
+        assert!((lgamma(0.1) - 9.513_507_698_668_732f64.ln()).abs() < 1e-13);
+        assert!((lgamma(171.5) - 709.143_163_030_928_2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn normal_cdf_matches_known_values() {
+        assert!((normal_cdf(0.0) - 0.5).abs() < 1e-7);
+        assert!((normal_cdf(1.959_963_984_540_054) - 0.975).abs() < 1e-7);
+        assert!((normal_cdf(-1.0) - 0.158_655_253_931_457_05).abs() < 1e-7);
+    }
+
+    #[test]
+    fn log_sum_exp_is_shifted() {
+        assert!((log_sum_exp(&[1000.0, 1000.0]) - (1000.0 + LN_2)).abs() < 1e-12);
+        assert_eq!(log_sum_exp(&[]), f64::NEG_INFINITY);
+        assert!((log_mean_exp(&[0.0, 0.0, 0.0]) - 0.0).abs() < 1e-15);
+    }
+}
