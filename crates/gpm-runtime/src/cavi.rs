@@ -9,10 +9,12 @@
 
 use crate::data::Data;
 use crate::kernels::HyperValues;
-use crate::prepared::{dense_block, Block, Prepared, Slot};
+use crate::natural::NaturalParams;
+use crate::prepared::{dense_block, Block, Prepared};
 use crate::sparse::QInducing;
 use crate::RuntimeError;
 use gpm_ir::Model;
+use gpm_schedule::PredictorId;
 use gpm_schedule::{CaviFamily, CaviProgram, CountLaw, PolyTapes, Schedule};
 use gpm_special::log_cosh;
 use nalgebra::{DMatrix, DVector};
@@ -109,15 +111,15 @@ fn mixing(f: &CaviFamily, vals: &[f64], s: f64, stack: &mut Vec<f64>) -> (f64, f
 fn expect(
     p: &PolyTapes,
     vals: &[f64],
-    m: &dyn Fn(&str) -> (f64, f64),
+    m: &dyn Fn(PredictorId) -> (f64, f64),
     stack: &mut Vec<f64>,
 ) -> f64 {
     let mut e = p.c0.eval(vals, stack);
-    for (name, t) in &p.lin {
-        e += t.eval(vals, stack) * m(name).0;
+    for (pred, t) in &p.lin {
+        e += t.eval(vals, stack) * m(*pred).0;
     }
-    for (name, t) in &p.quad {
-        let (mu, v) = m(name);
+    for (pred, t) in &p.quad {
+        let (mu, v) = m(*pred);
         e += t.eval(vals, stack) * (mu * mu + v);
     }
     e
@@ -129,7 +131,7 @@ fn expect(
 pub(crate) fn local_step(
     cp: &CaviProgram,
     vals: &mut [f64],
-    m: &dyn Fn(&str) -> (f64, f64),
+    m: &dyn Fn(PredictorId) -> (f64, f64),
     stack: &mut Vec<f64>,
     set: &mut dyn FnMut(usize, f64),
 ) {
@@ -206,9 +208,9 @@ pub(crate) fn local_step(
 /// `w = 1 − ψ`).
 pub(crate) fn double_bound_terms(
     pn: &gpm_schedule::CaviPoisson,
-    name: &str,
+    pred: PredictorId,
     vals: &[f64],
-    m: &dyn Fn(&str) -> (f64, f64),
+    m: &dyn Fn(PredictorId) -> (f64, f64),
     stack: &mut Vec<f64>,
 ) -> (f64, f64) {
     let kbar = expect(&pn.kappa, vals, m, stack);
@@ -222,9 +224,9 @@ pub(crate) fn double_bound_terms(
     } else {
         scale
     };
-    let coef = |list: &[(String, gpm_schedule::Tape)], stack: &mut Vec<f64>| {
+    let coef = |list: &[(PredictorId, gpm_schedule::Tape)], stack: &mut Vec<f64>| {
         list.iter()
-            .find(|t| t.0 == name)
+            .find(|t| t.0 == pred)
             .map_or(0.0, |t| t.1.eval(vals, stack))
     };
     let (k1, k2) = (coef(&pn.kappa.lin, stack), coef(&pn.kappa.quad, stack));
@@ -236,7 +238,7 @@ pub(crate) fn double_bound_terms(
 pub(crate) fn local_elbo(
     cp: &CaviProgram,
     vals: &[f64],
-    m: &dyn Fn(&str) -> (f64, f64),
+    m: &dyn Fn(PredictorId) -> (f64, f64),
     stack: &mut Vec<f64>,
 ) -> f64 {
     let mut elbo = cp.log_c.eval(vals, stack) + expect(&cp.p0, vals, m, stack);
@@ -293,11 +295,7 @@ impl SoftmaxQ {
         let y = data
             .vector(&cat.label)
             .ok_or_else(|| RuntimeError::Model(format!("no labels `{}`", cat.label)))?;
-        let latent = prep
-            .latents
-            .iter()
-            .position(|l| l.0 == cat.latent)
-            .ok_or_else(|| RuntimeError::Model(format!("no latent `{}`", cat.latent)))?;
+        let latent = cat.latent_id.0;
         if prep
             .blocks
             .iter()
@@ -611,23 +609,15 @@ pub fn run(
             })
             .collect()
     };
+    let hyper_values: Vec<f64> = prep.hypers.iter().map(|h| h.1).collect();
     let fill = |f: usize,
                 i: usize,
                 pm: &[(Vec<f64>, Vec<f64>)],
                 e_omega: &[Vec<Vec<f64>>],
                 vals: &mut Vec<f64>| {
-        vals.clear();
-        for slot in &prep.factors[f].slots {
-            vals.push(match slot {
-                Slot::Pred(p) => pm[*p].0[i],
-                Slot::Vector(v) => v[i],
-                Slot::Const(c) => *c,
-                Slot::Aux(j) => e_omega[f][*j][i],
-                Slot::Hyper(k) => prep.hypers[*k].1,
-            });
-        }
+        vals.resize(prep.factors[f].slots.len(), 0.0);
+        prep.factors[f].fill(i, |p| pm[p].0[i], |j| e_omega[f][j][i], &hyper_values, vals);
     };
-    let pred_index = |name: &str| prep.preds.iter().position(|p| p.name == name).unwrap();
     let mut vals = Vec::new();
     for _iter in 0..config.max_iter {
         // q(latents), block by block, each after fresh local steps (q(ω), q(n) at the current
@@ -642,10 +632,7 @@ pub fn run(
                 };
                 for i in 0..prep.factors[f].n {
                     fill(f, i, &pm, &e_omega, &mut vals);
-                    let m = |name: &str| {
-                        let p = pred_index(name);
-                        (pm[p].0[i], pm[p].1[i])
-                    };
+                    let m = |p: PredictorId| (pm[p.0].0[i], pm[p.0].1[i]);
                     local_step(cp, &mut vals, &m, &mut stack, &mut |j, v| {
                         e_omega[f][j][i] = v
                     });
@@ -660,10 +647,10 @@ pub fn run(
                         Block::Gp { gp, .. } => gp.len(),
                         _ => features[bi].as_ref().map_or(0, |f| f.1.len()),
                     };
-                    let (mut a, mut bb) = (vec![0.0; r], vec![0.0; r]);
+                    let mut np = NaturalParams::zeros(r);
                     for (f, fp) in schedule.factors.iter().enumerate() {
                         for cv in &fp.curvature {
-                            let pi = pred_index(&cv.predictor);
+                            let pi = cv.pred.0;
                             let Some(coef) = prep.reads(pi, *latent, Some(*column)) else {
                                 continue;
                             };
@@ -674,8 +661,7 @@ pub fn run(
                                     cv.lin.eval(&vals, &mut stack),
                                 );
                                 let rest = pm[pi].0[i] - coef * mean[*latent][column * r + i];
-                                a[i] += ai * coef * coef;
-                                bb[i] += (bi2 - ai * rest) * coef;
+                                np.add(i, ai, bi2, coef, rest);
                             }
                         }
                     }
@@ -683,21 +669,17 @@ pub fn run(
                     for (f, fp) in schedule.factors.iter().enumerate() {
                         let Some(cp) = fp.cavi.as_ref() else { continue };
                         let Some(pn) = &cp.poisson else { continue };
-                        for name in &cp.double_bound {
-                            let pi = pred_index(name);
+                        for &pred in &cp.double_bound {
+                            let pi = pred.0;
                             let Some(coef) = prep.reads(pi, *latent, Some(*column)) else {
                                 continue;
                             };
                             for i in 0..prep.factors[f].n {
                                 fill(f, i, &pm, &e_omega, &mut vals);
-                                let m = |nm: &str| {
-                                    let p = pred_index(nm);
-                                    (pm[p].0[i], pm[p].1[i])
-                                };
-                                let (ai, bi2) = double_bound_terms(pn, name, &vals, &m, &mut stack);
+                                let m = |p: PredictorId| (pm[p.0].0[i], pm[p.0].1[i]);
+                                let (ai, bi2) = double_bound_terms(pn, pred, &vals, &m, &mut stack);
                                 let rest = pm[pi].0[i] - coef * mean[*latent][column * r + i];
-                                a[i] += ai * coef * coef;
-                                bb[i] += (bi2 - ai * rest) * coef;
+                                np.add(i, ai, bi2, coef, rest);
                             }
                         }
                     }
@@ -705,10 +687,11 @@ pub fn run(
                     for sq in softmax.iter().filter(|sq| sq.latent == *latent) {
                         for i in 0..r {
                             let y = if sq.labels[i] == *column { 1.0 } else { 0.0 };
-                            a[i] += sq.omega[(i, *column)];
-                            bb[i] += 0.5 * (y - sq.gamma[(i, *column)]);
+                            np.a[i] += sq.omega[(i, *column)];
+                            np.b[i] += 0.5 * (y - sq.gamma[(i, *column)]);
                         }
                     }
+                    let NaturalParams { a, b: bb } = np;
                     let (mo_mean, mo_var, kl) = match b {
                         Block::Gp { gp, .. } => {
                             let mo = gp.moments(&a, &bb)?;
@@ -753,10 +736,10 @@ pub fn run(
                         }
                     }
                     let mut rows = Vec::new();
-                    let (mut a, mut bb) = (Vec::new(), Vec::new());
+                    let mut np = NaturalParams::default();
                     for (f, fp) in schedule.factors.iter().enumerate() {
                         for cv in &fp.curvature {
-                            let pi = pred_index(&cv.predictor);
+                            let pi = cv.pred.0;
                             let Some(phi) = &designs[bi][pi] else {
                                 continue;
                             };
@@ -767,29 +750,24 @@ pub fn run(
                                     cv.quad.eval(&vals, &mut stack),
                                     cv.lin.eval(&vals, &mut stack),
                                 );
-                                a.push(ai);
-                                bb.push(bi2 - ai * (pm[pi].0[i] - own[i]));
+                                np.push_row(ai, bi2, pm[pi].0[i] - own[i]);
                             }
                             rows.push(phi.clone());
                         }
                         // Double bound, as for the GP blocks: curvature 2k₂w, linear −k₁w.
                         let Some(cp) = fp.cavi.as_ref() else { continue };
                         let Some(pn) = &cp.poisson else { continue };
-                        for name in &cp.double_bound {
-                            let pi = pred_index(name);
+                        for &pred in &cp.double_bound {
+                            let pi = pred.0;
                             let Some(phi) = &designs[bi][pi] else {
                                 continue;
                             };
                             let own = phi * &theta;
                             for i in 0..prep.factors[f].n {
                                 fill(f, i, &pm, &e_omega, &mut vals);
-                                let m = |nm: &str| {
-                                    let p = pred_index(nm);
-                                    (pm[p].0[i], pm[p].1[i])
-                                };
-                                let (ai, bi2) = double_bound_terms(pn, name, &vals, &m, &mut stack);
-                                a.push(ai);
-                                bb.push(bi2 - ai * (pm[pi].0[i] - own[i]));
+                                let m = |p: PredictorId| (pm[p.0].0[i], pm[p.0].1[i]);
+                                let (ai, bi2) = double_bound_terms(pn, pred, &vals, &m, &mut stack);
+                                np.push_row(ai, bi2, pm[pi].0[i] - own[i]);
                             }
                             rows.push(phi.clone());
                         }
@@ -801,7 +779,8 @@ pub fn run(
                         design.rows_mut(at, r.nrows()).copy_from(&r);
                         at += r.nrows();
                     }
-                    let (mo, cov) = dense_block(design, prior_mean, prior_sd).moments(&a, &bb)?;
+                    let (mo, cov) =
+                        dense_block(design, prior_mean, prior_sd).moments(&np.a, &np.b)?;
                     for (li, off, len) in parts {
                         for j in 0..*len {
                             mean[*li][j] = mo.mean[off + j];
@@ -829,10 +808,7 @@ pub fn run(
             };
             for i in 0..prep.factors[f].n {
                 fill(f, i, &pm, &e_omega, &mut vals);
-                let m = |name: &str| {
-                    let p = pred_index(name);
-                    (pm[p].0[i], pm[p].1[i])
-                };
+                let m = |p: PredictorId| (pm[p.0].0[i], pm[p.0].1[i]);
                 elbo += local_elbo(cp, &vals, &m, &mut stack);
             }
         }

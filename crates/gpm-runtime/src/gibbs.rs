@@ -11,7 +11,8 @@ use crate::draw;
 use crate::draws::{Layout, VarKind};
 use crate::gaussian::DenseBlock;
 use crate::kernels::HyperValues;
-use crate::prepared::{dense_block, Block, Prepared, Slot};
+use crate::natural::NaturalParams;
+use crate::prepared::{dense_block, Block, Prepared};
 use crate::RuntimeError;
 use gpm_ir::Model;
 use gpm_schedule::{AuxKind, FactorProgram, GibbsStep, LatentId, Schedule};
@@ -173,9 +174,7 @@ impl<'a> Sampler<'a> {
         let collapsed_latents = &prep.collapsed_latents;
         for fp in &schedule.factors {
             for cv in &fp.curvature {
-                let Some(p) = prep.preds.iter().find(|p| p.name == cv.predictor) else {
-                    continue;
-                };
+                let p = &prep.preds[cv.pred.0];
                 if fp.collapsed.is_empty() {
                     continue;
                 }
@@ -209,7 +208,7 @@ impl<'a> Sampler<'a> {
                     let y = data
                         .vector(&c.label)
                         .ok_or_else(|| RuntimeError::Model(format!("no labels `{}`", c.label)))?;
-                    let li = prep.latents.iter().position(|l| l.0 == c.latent).unwrap();
+                    let li = c.latent_id.0;
                     let classes = prep.latents[li].1 / y.len().max(1);
                     Some((y.iter().map(|v| *v as usize - 1).collect(), classes))
                 }
@@ -234,10 +233,7 @@ impl<'a> Sampler<'a> {
                         fp.collapsed
                             .iter()
                             .chain(&fp.curvature)
-                            .map(|c| {
-                                let pi = prep.preds.iter().position(|p| p.name == c.predictor)?;
-                                prep.dense_design(pi, parts, prior_mean.len())
-                            })
+                            .map(|c| prep.dense_design(c.pred.0, parts, prior_mean.len()))
                             .collect()
                     })
                     .collect()
@@ -412,15 +408,8 @@ impl<'a> Sampler<'a> {
     }
 
     fn fill(&self, f: usize, i: usize, pv: &[Vec<f64>], state: &State, vals: &mut [f64]) {
-        for (s, slot) in self.prep.factors[f].slots.iter().enumerate() {
-            vals[s] = match slot {
-                Slot::Pred(p) => pv[*p][i],
-                Slot::Vector(v) => v[i],
-                Slot::Const(c) => *c,
-                Slot::Aux(j) => state.aux[f][*j][i],
-                Slot::Hyper(k) => state.hypers[*k],
-            };
-        }
+        let aux = &state.aux[f];
+        self.prep.factors[f].fill(i, |p| pv[p][i], |j| aux[j][i], &state.hypers, vals);
     }
 
     fn predictors(&self, state: &State) -> Vec<Vec<f64>> {
@@ -558,12 +547,7 @@ impl<'a> Sampler<'a> {
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
         let c = fp.categorical.as_ref().unwrap();
-        let li = self
-            .prep
-            .latents
-            .iter()
-            .position(|l| l.0 == c.latent)
-            .unwrap();
+        let li = c.latent_id.0;
         let n = labels.len();
         let z = &state.latents[li];
         let (lambda, counts, omega) = state.cat[f].as_mut().unwrap();
@@ -609,7 +593,7 @@ impl<'a> Sampler<'a> {
             return (vec![], vec![]);
         };
         let rows = self.rows_of(bi, b);
-        let (mut a, mut bb) = (vec![0.0; rows], vec![0.0; rows]);
+        let mut np = NaturalParams::zeros(rows);
         for (f, fp) in self.schedule.factors.iter().enumerate() {
             if let Some((labels, _)) = &self.labels[f] {
                 let cat = fp.categorical.as_ref().unwrap();
@@ -617,8 +601,8 @@ impl<'a> Sampler<'a> {
                     let (_, counts, omega) = state.cat[f].as_ref().unwrap();
                     for i in 0..rows {
                         let y = if labels[i] == *column { 1.0 } else { 0.0 };
-                        a[i] += omega[(i, *column)];
-                        bb[i] += (y - counts[(i, *column)]) / 2.0;
+                        np.a[i] += omega[(i, *column)];
+                        np.b[i] += (y - counts[(i, *column)]) / 2.0;
                     }
                 }
                 continue;
@@ -629,12 +613,7 @@ impl<'a> Sampler<'a> {
             // augmented curvature given its auxiliaries is the right one.
             let mut vals = vec![0.0; fp.slots.len()];
             for cv in fp.collapsed.iter().chain(&fp.curvature) {
-                let pi = self
-                    .prep
-                    .preds
-                    .iter()
-                    .position(|p| p.name == cv.predictor)
-                    .unwrap();
+                let pi = cv.pred.0;
                 let Some(coef) = self.prep.reads(pi, *latent, Some(*column)) else {
                     continue;
                 };
@@ -645,13 +624,11 @@ impl<'a> Sampler<'a> {
                         cv.lin.eval(&vals, &mut stack),
                     );
                     let x = state.latents[*latent][column * rows + i];
-                    let rest = pv[pi][i] - coef * x;
-                    a[i] += ai * coef * coef;
-                    bb[i] += (bi - ai * rest) * coef;
+                    np.add(i, ai, bi, coef, pv[pi][i] - coef * x);
                 }
             }
         }
-        (a, bb)
+        (np.a, np.b)
     }
 
     /// Accumulate the block's curvature and linear term over every factor, then draw it.
@@ -702,18 +679,13 @@ impl<'a> Sampler<'a> {
                     }
                 }
                 let mut rows: Vec<DMatrix<f64>> = Vec::new();
-                let (mut a, mut bb) = (Vec::new(), Vec::new());
+                let mut np = NaturalParams::default();
                 for (f, fp) in self.schedule.factors.iter().enumerate() {
                     let mut vals = vec![0.0; fp.slots.len()];
                     let list = fp.collapsed.iter().chain(&fp.curvature);
                     for (cv, phi) in list.zip(&self.dense_designs[bi][f]) {
                         let Some(phi) = phi else { continue };
-                        let pi = self
-                            .prep
-                            .preds
-                            .iter()
-                            .position(|p| p.name == cv.predictor)
-                            .unwrap();
+                        let pi = cv.pred.0;
                         let own = phi * &theta;
                         for i in 0..self.prep.factors[f].n {
                             self.fill(f, i, pv, state, &mut vals);
@@ -721,9 +693,7 @@ impl<'a> Sampler<'a> {
                                 cv.quad.eval(&vals, &mut stack),
                                 cv.lin.eval(&vals, &mut stack),
                             );
-                            let rest = pv[pi][i] - own[i];
-                            a.push(ai);
-                            bb.push(bi - ai * rest);
+                            np.push_row(ai, bi, pv[pi][i] - own[i]);
                         }
                         rows.push(phi.clone());
                     }
@@ -749,7 +719,7 @@ impl<'a> Sampler<'a> {
                             let mut trial = block.clone();
                             trial.prior_mean = m;
                             trial.prior_sd = sd;
-                            trial.log_marginal(&a, &bb)
+                            trial.log_marginal(&np.a, &np.b)
                         };
                         self.slice_one(h, state, &log_w, rng);
                     }
@@ -758,7 +728,7 @@ impl<'a> Sampler<'a> {
                     block.prior_sd = sd.clone();
                     state.dense_priors[bi] = Some((m, sd));
                 }
-                let th = block.sample(&a, &bb, rng)?;
+                let th = block.sample(&np.a, &np.b, rng)?;
                 for (li, off, len) in parts {
                     for j in 0..*len {
                         state.latents[*li][j] = th[off + j];
@@ -775,7 +745,7 @@ impl<'a> Sampler<'a> {
         let mut lp = self.log_likelihood_at(state, &pv);
         // Priors of the sampled hyperparameters (the others are constants).
         for hp in &self.schedule.hypers {
-            let idx = self.prep.hypers.iter().position(|h| h.0 == hp.name);
+            let idx = self.prep.hyper_slots[hp.hyper.0];
             if let Some(idx) = idx {
                 let prior = gpm_ir::PriorDist::Gamma {
                     shape: hp.shape,
@@ -856,12 +826,7 @@ impl<'a> Sampler<'a> {
         for (f, fp) in self.schedule.factors.iter().enumerate() {
             if let Some((labels, classes)) = &self.labels[f] {
                 let c = fp.categorical.as_ref().unwrap();
-                let li = self
-                    .prep
-                    .latents
-                    .iter()
-                    .position(|l| l.0 == c.latent)
-                    .unwrap();
+                let li = c.latent_id.0;
                 let n = labels.len();
                 let z = &state.latents[li];
                 for i in 0..n {

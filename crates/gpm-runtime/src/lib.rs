@@ -20,6 +20,7 @@ mod inversion;
 pub mod kernels;
 pub mod learn;
 pub mod linalg;
+pub mod natural;
 pub mod predict;
 pub mod prepared;
 pub mod samplers;

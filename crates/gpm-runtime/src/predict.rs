@@ -46,7 +46,8 @@ pub fn predict(
     seed: u64,
 ) -> Result<Prediction, RuntimeError> {
     let tr = Prepared::new(model, schedule, train, hypers)?;
-    let te = Prepared::new(model, schedule, test, hypers)?;
+    // Test data: predictors and factor slots only (no test × test prior is formed).
+    let te = Prepared::for_test(model, schedule, test, hypers)?;
     let layout = &chains[0].layout;
     // Offset of each latent in a draw row.
     let mut offsets = Vec::new();
@@ -271,7 +272,7 @@ pub fn predict(
                 let Some(y) = test.vector(&c.label) else {
                     continue;
                 };
-                let li = te.latents.iter().position(|l| l.0 == c.latent).unwrap();
+                let li = c.latent_id.0;
                 let n = te.factors[f].n;
                 let classes = te.latents[li].1 / n.max(1);
                 for i in 0..n {
@@ -297,15 +298,7 @@ pub fn predict(
                 .iter()
                 .all(|s| !matches!(s, Slot::Vector(v) if v.iter().any(|x| x.is_nan())));
             for i in 0..te.factors[f].n {
-                for (s, slot) in te.factors[f].slots.iter().enumerate() {
-                    vals[s] = match slot {
-                        Slot::Pred(p) => pv[*p][i],
-                        Slot::Vector(v) => v[i],
-                        Slot::Const(c) => *c,
-                        Slot::Aux(_) => 0.0,
-                        Slot::Hyper(k) => hv[*k],
-                    };
-                }
+                te.factors[f].fill(i, |p| pv[p][i], |_| 0.0, &hv, &mut vals);
                 if response_known {
                     lp_draws[f][i].push(tape.eval(&vals, &mut stack));
                 }

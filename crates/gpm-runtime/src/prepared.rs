@@ -146,6 +146,31 @@ pub struct PFactor {
     pub categorical: Option<(usize, Vec<usize>, usize)>,
 }
 
+impl PFactor {
+    /// Observation `i`'s slot values — the one per-observation evaluator shared by Gibbs, CAVI,
+    /// SVI and prediction: predictor `p` is `pred(p)` (a draw, or a mean under `q`), auxiliary `j`
+    /// is `aux(j)` (a draw, or an expectation), hyperparameter `k` is `hypers[k]`.
+    #[inline]
+    pub fn fill(
+        &self,
+        i: usize,
+        pred: impl Fn(usize) -> f64,
+        aux: impl Fn(usize) -> f64,
+        hypers: &[f64],
+        vals: &mut [f64],
+    ) {
+        for (v, slot) in vals.iter_mut().zip(&self.slots) {
+            *v = match slot {
+                Slot::Pred(p) => pred(*p),
+                Slot::Vector(x) => x[i],
+                Slot::Const(c) => *c,
+                Slot::Aux(j) => aux(*j),
+                Slot::Hyper(k) => hypers[*k],
+            };
+        }
+    }
+}
+
 /// The model ready to run.
 #[derive(Debug, Clone)]
 pub struct Prepared {

@@ -13,11 +13,12 @@
 use crate::cavi::{local_elbo, local_step, BlockPosterior};
 use crate::data::Data;
 use crate::kernels::HyperValues;
-use crate::prepared::{Block, Prepared, Read, Slot};
+use crate::natural::NaturalParams;
+use crate::prepared::{Block, Prepared, Read};
 use crate::sparse::QInducing;
 use crate::RuntimeError;
 use gpm_ir::Model;
-use gpm_schedule::Schedule;
+use gpm_schedule::{PredictorId, Schedule};
 use nalgebra::DMatrix;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -122,8 +123,8 @@ impl Adam {
 struct BatchEval {
     feats: Vec<DMatrix<f64>>,
     local: f64,
-    a: Vec<Vec<f64>>,
-    bb: Vec<Vec<f64>>,
+    /// Per block, its natural parameters on the batch.
+    np: Vec<NaturalParams>,
 }
 
 /// What every minibatch evaluation reads.
@@ -132,8 +133,6 @@ struct Setup<'a> {
     schedule: &'a Schedule,
     /// Predictor terms resolved to (block, coefficient).
     terms: Vec<Vec<(usize, f64)>>,
-    /// The predictor of every curvature term, per factor.
-    curvature_preds: Vec<Vec<usize>>,
     /// Non-label classes sampled per observation (0: all).
     class_batch: usize,
 }
@@ -150,8 +149,7 @@ impl Setup<'_> {
         idx: &[usize],
         marg: &[(Vec<f64>, Vec<f64>)],
         rng: &mut rand_chacha::ChaCha8Rng,
-        a: &mut [Vec<f64>],
-        bb: &mut [Vec<f64>],
+        np: &mut [NaturalParams],
     ) -> Result<f64, RuntimeError> {
         let blocks: Vec<usize> = (0..classes)
             .map(|k| {
@@ -201,19 +199,11 @@ impl Setup<'_> {
                     continue;
                 }
                 let y = if k == label { 1.0 } else { 0.0 };
-                a[blocks[k]][j] += w * obs.omega[k];
-                bb[blocks[k]][j] += w * 0.5 * (y - obs.gamma[k]);
+                np[blocks[k]].a[j] += w * obs.omega[k];
+                np[blocks[k]].b[j] += w * 0.5 * (y - obs.gamma[k]);
             }
         }
         Ok(local)
-    }
-
-    fn pred_index(&self, name: &str) -> usize {
-        self.prep
-            .preds
-            .iter()
-            .position(|p| p.name == name)
-            .expect("predictor")
     }
 
     /// `class_seed` fixes the class subsample, so that evaluations at other hyperparameter
@@ -267,8 +257,7 @@ impl Setup<'_> {
             })
             .collect();
         // Local steps, the ELBO estimate and the curvature of every block.
-        let mut a = vec![vec![0.0; batch]; prep.blocks.len()];
-        let mut bb = vec![vec![0.0; batch]; prep.blocks.len()];
+        let mut np = vec![NaturalParams::zeros(batch); prep.blocks.len()];
         let mut local = 0.0;
         let mut class_rng = rand_chacha::ChaCha8Rng::seed_from_u64(class_seed);
         for (f, fp) in schedule.factors.iter().enumerate() {
@@ -278,8 +267,7 @@ impl Setup<'_> {
                     idx,
                     &marg,
                     &mut class_rng,
-                    &mut a,
-                    &mut bb,
+                    &mut np,
                 )?;
                 continue;
             }
@@ -290,20 +278,9 @@ impl Setup<'_> {
             }
             for j in 0..batch {
                 let i = idx[j];
-                vals.clear();
-                for slot in &prep.factors[f].slots {
-                    vals.push(match slot {
-                        Slot::Pred(p) => pm[*p].0[j],
-                        Slot::Vector(v) => v[i],
-                        Slot::Const(c) => *c,
-                        Slot::Aux(k) => e_aux[*k],
-                        Slot::Hyper(k) => hyper_vals[*k],
-                    });
-                }
-                let m = |name: &str| {
-                    let p = self.pred_index(name);
-                    (pm[p].0[j], pm[p].1[j])
-                };
+                vals.resize(prep.factors[f].slots.len(), 0.0);
+                prep.factors[f].fill(i, |p| pm[p].0[j], |k| e_aux[k], &hyper_vals, &mut vals);
+                let m = |p: PredictorId| (pm[p.0].0[j], pm[p.0].1[j]);
                 // A Poisson chain's q(n) and q(ω) depend on each other: iterate the local
                 // coordinate steps to their joint fixed point (the full-batch CAVI keeps them
                 // between sweeps; here they start afresh for every visit).
@@ -319,39 +296,33 @@ impl Setup<'_> {
                     }
                 }
                 local += local_elbo(cp, &vals, &m, &mut stack);
-                for (cv, &pi) in fp.curvature.iter().zip(&self.curvature_preds[f]) {
+                for cv in &fp.curvature {
+                    let pi = cv.pred.0;
                     let (ai, bi) = (
                         cv.quad.eval(&vals, &mut stack),
                         cv.lin.eval(&vals, &mut stack),
                     );
                     for &(blk, coef) in &self.terms[pi] {
                         let rest = pm[pi].0[j] - coef * marg[blk].0[j];
-                        a[blk][j] += ai * coef * coef;
-                        bb[blk][j] += (bi - ai * rest) * coef;
+                        np[blk].add(j, ai, bi, coef, rest);
                     }
                 }
                 // The double bound (collapsed predictors read through the Poisson rate), with
                 // γ fresh from the local steps above.
                 if let Some(pn) = &cp.poisson {
-                    for name in &cp.double_bound {
-                        let pi = self.pred_index(name);
+                    for &pred in &cp.double_bound {
+                        let pi = pred.0;
                         let (ai, bi) =
-                            crate::cavi::double_bound_terms(pn, name, &vals, &m, &mut stack);
+                            crate::cavi::double_bound_terms(pn, pred, &vals, &m, &mut stack);
                         for &(blk, coef) in &self.terms[pi] {
                             let rest = pm[pi].0[j] - coef * marg[blk].0[j];
-                            a[blk][j] += ai * coef * coef;
-                            bb[blk][j] += (bi - ai * rest) * coef;
+                            np[blk].add(j, ai, bi, coef, rest);
                         }
                     }
                 }
             }
         }
-        Ok(BatchEval {
-            feats,
-            local,
-            a,
-            bb,
-        })
+        Ok(BatchEval { feats, local, np })
     }
 }
 
@@ -510,24 +481,12 @@ pub fn run_learning(
                 .collect::<Result<_, _>>()
         })
         .collect::<Result<_, _>>()?;
-    let mut setup = Setup {
+    let setup = Setup {
         prep,
         schedule,
         terms,
-        curvature_preds: Vec::new(),
         class_batch: config.class_batch,
     };
-    // The predictor of every curvature term, resolved once rather than per observation.
-    setup.curvature_preds = schedule
-        .factors
-        .iter()
-        .map(|fp| {
-            fp.curvature
-                .iter()
-                .map(|cv| setup.pred_index(&cv.predictor))
-                .collect()
-        })
-        .collect();
     // Learned hyperparameters: current log values, all read from the first block's prior.
     // Learned hyperparameters may be read by the kernels (through the blocks' priors) and by
     // the likelihood (through the factors' slots); both read these values.
@@ -569,12 +528,8 @@ pub fn run_learning(
             *slot = order[cursor];
             cursor += 1;
         }
-        let BatchEval {
-            feats,
-            local,
-            a,
-            bb,
-        } = setup.eval(&sps, &hv, &q, &idx, config.seed ^ (t as u64 + 1))?;
+        let BatchEval { feats, local, np } =
+            setup.eval(&sps, &hv, &q, &idx, config.seed ^ (t as u64 + 1))?;
         let mut kl = 0.0;
         for qb in &q {
             kl += qb.kl()?;
@@ -586,7 +541,8 @@ pub fn run_learning(
             let Block::Sparse { sp, .. } = b else {
                 unreachable!("checked")
             };
-            let (prec_hat, h_hat) = QInducing::target(&feats[bi], &a[bi], &bb[bi], sp.mean, scale)?;
+            let (prec_hat, h_hat) =
+                QInducing::target(&feats[bi], &np[bi].a, &np[bi].b, sp.mean, scale)?;
             let prec = &q[bi].prec * (1.0 - rho) + prec_hat * rho;
             let h = &q[bi].h * (1.0 - rho) + h_hat * rho;
             q[bi] = QInducing::from_natural(prec, h)?;

@@ -186,11 +186,7 @@ fn softmax_predictive(
 ) -> Result<(Vec<f64>, Option<(Vec<f64>, Vec<Vec<f64>>)>), RuntimeError> {
     use rand::SeedableRng;
     use rand_distr::{Distribution, StandardNormal};
-    let li = tr
-        .latents
-        .iter()
-        .position(|l| l.0 == cat.latent)
-        .ok_or_else(|| RuntimeError::Model(format!("no latent `{}`", cat.latent)))?;
+    let li = cat.latent_id.0;
     let mut columns: Vec<(usize, &(Vec<f64>, Vec<f64>))> = tr
         .blocks
         .iter()
@@ -355,6 +351,7 @@ pub fn predict_prepared(
             continue;
         };
         let slots = &te.factors[f].slots;
+        let te_hypers: Vec<f64> = te.hypers.iter().map(|h| h.1).collect();
         let mut preds_read: Vec<usize> = slots
             .iter()
             .filter_map(|s| match s {
@@ -391,15 +388,7 @@ pub fn predict_prepared(
         let mut vals = vec![0.0; slots.len()];
         let mut terms = vec![0.0; grid_size];
         for i in 0..n {
-            for (s, slot) in slots.iter().enumerate() {
-                vals[s] = match slot {
-                    Slot::Pred(p) => predictors[*p].1[i],
-                    Slot::Vector(v) => v[i],
-                    Slot::Const(c) => *c,
-                    Slot::Aux(_) => 0.0,
-                    Slot::Hyper(k) => te.hypers[*k].1,
-                };
-            }
+            te.factors[f].fill(i, |p| predictors[p].1[i], |_| 0.0, &te_hypers, &mut vals);
             let mut eval_grid = |vals: &mut Vec<f64>, terms: &mut Vec<f64>| {
                 if preds_read.len() == 1 {
                     let p = preds_read[0];

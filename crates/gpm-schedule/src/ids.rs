@@ -15,6 +15,11 @@ pub struct HyperId(pub usize);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct FactorId(pub usize);
 
+/// A linear predictor: its index in `gpm_ir::Model::predictors` (and in the runtime's bound
+/// predictors, which follow the model's order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct PredictorId(pub usize);
+
 /// A Gaussian block: its index in [`crate::Schedule::blocks`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct BlockId(pub usize);

@@ -22,7 +22,7 @@ pub use hypers::{
     start_value, DenseScaleUpdate, GibbsUpdate, GpKernelUpdate, HyperStep, KernelGroup, StartRule,
     VariationalUpdate,
 };
-pub use ids::{BlockId, FactorId, HyperId, LatentId};
+pub use ids::{BlockId, FactorId, HyperId, LatentId, PredictorId};
 use std::collections::BTreeSet;
 pub use steps::{CaviStep, GibbsStep};
 pub use tape::Tape;
@@ -119,8 +119,10 @@ pub struct AuxProgram {
 /// The curvature `a` and linear term `b` of `b·η − ½ a η²` for one predictor.
 #[derive(Debug, Clone)]
 pub struct Curvature {
-    /// The predictor.
+    /// The predictor's name, for people.
     pub predictor: String,
+    /// The predictor.
+    pub pred: PredictorId,
     /// `b`.
     pub lin: Tape,
     /// `a` (≥ 0).
@@ -134,6 +136,8 @@ pub struct CategoricalProgram {
     pub label: String,
     /// Latent matrix, one column per class.
     pub latent: String,
+    /// The same latent, by id.
+    pub latent_id: LatentId,
 }
 
 /// A polynomial of degree ≤ 2 in the predictors (diagonal quadratic terms only), compiled:
@@ -143,9 +147,9 @@ pub struct PolyTapes {
     /// Constant term.
     pub c0: Tape,
     /// Linear coefficients by predictor.
-    pub lin: Vec<(String, Tape)>,
+    pub lin: Vec<(PredictorId, Tape)>,
     /// Coefficients of `η²` by predictor.
-    pub quad: Vec<(String, Tape)>,
+    pub quad: Vec<(PredictorId, Tape)>,
 }
 
 /// The mixing law of an auxiliary variable, as CAVI needs it: `E[ω]` and `log φ` at `E[s]`.
@@ -205,7 +209,7 @@ pub struct CaviProgram {
     pub poisson: Option<CaviPoisson>,
     /// Predictors read only through the Poisson rate (collapsed in Gibbs): their blocks are
     /// updated from the double bound.
-    pub double_bound: Vec<String>,
+    pub double_bound: Vec<PredictorId>,
 }
 
 /// The Poisson count of a factor in CAVI.
@@ -419,6 +423,13 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
                 categorical: Some(CategoricalProgram {
                     label: c.label.clone(),
                     latent: c.latent.clone(),
+                    latent_id: LatentId(
+                        model
+                            .latents
+                            .iter()
+                            .position(|z| z.name == c.latent)
+                            .ok_or_else(|| err(format!("unknown latent `{}`", c.latent)))?,
+                    ),
                 }),
             });
             continue;
@@ -518,6 +529,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             let (b, a) = curvature_trees(&plan.augmented, p);
             curvature.push(Curvature {
                 predictor: p.clone(),
+                pred: pred_of(model)(p).map_err(err)?,
                 lin: tape(&b)?,
                 quad: tape(&a)?,
             });
@@ -527,15 +539,17 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             let (b, a) = curvature_trees(poly, p);
             coll.push(Curvature {
                 predictor: p.clone(),
+                pred: pred_of(model)(p).map_err(err)?,
                 lin: tape(&b)?,
                 quad: tape(&a)?,
             });
             collapsed.insert(p.clone());
         }
-        let (cavi, cavi_unavailable) = match cavi_program(plan, &slot_of).map_err(err)? {
-            Ok(program) => (Some(program), None),
-            Err(why) => (None, Some(why)),
-        };
+        let (cavi, cavi_unavailable) =
+            match cavi_program(plan, &slot_of, &pred_of(model)).map_err(err)? {
+                Ok(program) => (Some(program), None),
+                Err(why) => (None, Some(why)),
+            };
         factors.push(FactorProgram {
             factor: k,
             slots,
@@ -574,27 +588,46 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
     })
 }
 
-fn poly_tapes(p: &Poly, slot_of: tape::SlotOf) -> Result<PolyTapes, String> {
+/// A predictor's id from its name: bound once, here, so that nothing downstream looks a
+/// predictor up by name.
+type PredOf<'a> = &'a dyn Fn(&str) -> Result<PredictorId, String>;
+
+fn pred_of(model: &Model) -> impl Fn(&str) -> Result<PredictorId, String> + '_ {
+    move |name: &str| {
+        model
+            .predictors
+            .iter()
+            .position(|p| p.name == name)
+            .map(PredictorId)
+            .ok_or_else(|| format!("unknown predictor `{name}`"))
+    }
+}
+
+fn poly_tapes(p: &Poly, slot_of: tape::SlotOf, pred: PredOf) -> Result<PolyTapes, String> {
     let mut quad = Vec::new();
     for ((a, b), t) in &p.quad {
         if a != b {
             return Err(format!("a cross term {a}·{b}"));
         }
-        quad.push((a.clone(), Tape::compile(t, slot_of)?));
+        quad.push((pred(a)?, Tape::compile(t, slot_of)?));
     }
     Ok(PolyTapes {
         c0: Tape::compile(&p.c0, slot_of)?,
         lin: p
             .lin
             .iter()
-            .map(|(k, t)| Ok((k.clone(), Tape::compile(t, slot_of)?)))
+            .map(|(k, t)| Ok((pred(k)?, Tape::compile(t, slot_of)?)))
             .collect::<Result<_, String>>()?,
         quad,
     })
 }
 
 /// The factor's CAVI program, or (inner `Err`) why the plan has none.
-fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Result<CaviProgram, String>, String> {
+fn cavi_program(
+    plan: &Plan,
+    slot_of: tape::SlotOf,
+    pred: PredOf,
+) -> Result<Result<CaviProgram, String>, String> {
     let is_count = |a: &gpm_augment::AuxVar| a.conditional.is_count();
     if plan.aux.iter().filter(|a| is_count(a)).count() > 1 {
         return Ok(Err("more than one count variable in one factor".into()));
@@ -684,7 +717,7 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Result<CaviProgram
         poisson = Some(CaviPoisson {
             index,
             slot: slot_of(Role::Aux, &a.name).ok_or("aux slot")?,
-            kappa: poly_tapes(&kappa, slot_of)?,
+            kappa: poly_tapes(&kappa, slot_of, pred)?,
             law,
         });
     }
@@ -771,15 +804,18 @@ fn cavi_program(plan: &Plan, slot_of: tape::SlotOf) -> Result<Result<CaviProgram
             index,
             slot: slot_of(Role::Aux, &a.name).ok_or("aux slot")?,
             family,
-            s: poly_tapes(&s, slot_of)?,
+            s: poly_tapes(&s, slot_of, pred)?,
         });
     }
     Ok(Ok(CaviProgram {
         log_c: Tape::compile(&plan.log_c, slot_of)?,
-        p0: poly_tapes(&p0, slot_of)?,
+        p0: poly_tapes(&p0, slot_of, pred)?,
         aux,
         poisson,
-        double_bound: collapsed,
+        double_bound: collapsed
+            .iter()
+            .map(|c| pred(c))
+            .collect::<Result<_, _>>()?,
     }))
 }
 
