@@ -2227,7 +2227,13 @@ impl Lowerer {
         let y = Sx::sym(SymRole::Data, &d.name);
         let log_density = library::log_density(info.name, y, params, labels);
         let source = format!("{} ~ {}", lhs, dist);
-        self.push_factor(FactorForm::LogDensity { log_density }, n, span, source);
+        self.push_factor(
+            FactorForm::LogDensity { log_density },
+            n,
+            span,
+            source,
+            Some(d.name.clone()),
+        );
     }
 
     fn categorical_library(&mut self, d: &DataVar, arg: &ast::Expr, ctx: &ObsCtx, span: Span) {
@@ -2366,6 +2372,7 @@ impl Lowerer {
             form,
             predictors: preds,
             data: vec![d.name.clone()],
+            response: Some(d.name.clone()),
             hypers: vec![],
             source: format!("{} ~ categorical_logistic_softmax({})", d.name, z.name),
             span,
@@ -2417,6 +2424,7 @@ impl Lowerer {
             n.clone(),
             span,
             format!("{kw} {e}"),
+            None,
         );
     }
 
@@ -2589,7 +2597,17 @@ impl Lowerer {
         })
     }
 
-    fn push_factor(&mut self, form: FactorForm, n: Dim, span: Span, source: String) {
+    /// A log-density factor. `response`: the datum of a `~` statement; `None` for a formula,
+    /// whose response is taken to be the one observation-indexed datum it reads, if there is
+    /// exactly one.
+    fn push_factor(
+        &mut self,
+        form: FactorForm,
+        n: Dim,
+        span: Span,
+        source: String,
+        response: Option<String>,
+    ) {
         let FactorForm::LogDensity { log_density } = &form else {
             unreachable!()
         };
@@ -2611,7 +2629,7 @@ impl Lowerer {
             );
             return;
         }
-        let data = syms
+        let data: Vec<String> = syms
             .iter()
             .filter(|(r, s)| {
                 *r == SymRole::Data
@@ -2627,11 +2645,16 @@ impl Lowerer {
             .filter(|(r, _)| *r == SymRole::Hyper)
             .map(|(_, s)| s.clone())
             .collect();
+        let response = response.or_else(|| match data.as_slice() {
+            [only] => Some(only.clone()),
+            _ => None,
+        });
         self.model.factors.push(Factor {
             n,
             form,
             predictors,
             data,
+            response,
             hypers,
             source,
             span,

@@ -460,6 +460,10 @@ pub struct Factor {
     pub predictors: Vec<String>,
     /// Observation-indexed data it reads (`y` for `y[i]`): the responses and covariates.
     pub data: Vec<String>,
+    /// The observed response: the datum on the left of `~`, the label of a categorical
+    /// factor, or, for a density formula (`factor(...)`, `target += ...`), the one
+    /// observation-indexed datum it reads (`None` when it reads several or none).
+    pub response: Option<String>,
     /// Hyperparameters it reads.
     pub hypers: Vec<String>,
     /// The statement as written, for messages.

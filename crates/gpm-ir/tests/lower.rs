@@ -169,3 +169,22 @@ fn sums_of_latents_join_one_predictor_however_they_are_bracketed() {
         );
     }
 }
+
+/// Every factor knows its response: the datum left of `~`, the label of a categorical factor,
+/// the one observation-indexed datum of a formula; none for a formula reading two.
+#[test]
+fn factors_know_their_response() {
+    let m = lower_src(
+        "data { N : int; C : int; X : matrix[N, 2]; x : vector[N]; z : vector[N];
+                y : vector[N]; t : int[N] in {-1, 1}; k : int[N] in 1..C; }
+         latent { f : vector[N] ~ gp(X, sqexp(1.0)); F : matrix[N, C] ~ gp(X, sqexp(1.0)); }
+         model {
+           y ~ normal(f + x, 1.0);
+           k ~ categorical_logistic_softmax(F);
+           for i in 1..N { factor(exp(-2 * max(1 - t[i] * f[i], 0))); }
+           for i in 1..N { target += -(x[i] - z[i] * f[i])^2; }
+         }",
+    );
+    let responses: Vec<Option<&str>> = m.factors.iter().map(|f| f.response.as_deref()).collect();
+    assert_eq!(responses, vec![Some("y"), Some("k"), Some("t"), None]);
+}

@@ -395,8 +395,9 @@ pub fn cavi_csv(r: &gpm_runtime::cavi::CaviResult) -> String {
     s
 }
 
-/// The response datum and label set of each factor with a finite label set (for predictive
-/// probabilities): a `{…}` set, or the classes `1..C` of a categorical factor.
+/// The response datum and label set of each factor whose response ([`gpm_ir::Factor::response`])
+/// has a finite label set (for predictive probabilities): a `{…}` set, or the classes `1..C` of a
+/// categorical factor.
 pub fn label_sets(c: &Checked, data: &gpm_runtime::data::Data) -> Vec<Option<(String, Vec<f64>)>> {
     c.model
         .factors
@@ -409,14 +410,13 @@ pub fn label_sets(c: &Checked, data: &gpm_runtime::data::Data) -> Vec<Option<(St
                 };
                 return Some((label.clone(), (1..=k).map(|x| x as f64).collect()));
             }
-            f.data
-                .iter()
-                .find_map(|d| match &c.model.datum(d)?.constraint {
-                    gpm_ir::ValueSet::Set(s) => {
-                        Some((d.clone(), s.iter().map(|v| *v as f64).collect()))
-                    }
-                    _ => None,
-                })
+            let d = f.response.as_ref()?;
+            match &c.model.datum(d)?.constraint {
+                gpm_ir::ValueSet::Set(s) => {
+                    Some((d.clone(), s.iter().map(|v| *v as f64).collect()))
+                }
+                _ => None,
+            }
         })
         .collect()
 }

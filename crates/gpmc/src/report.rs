@@ -330,6 +330,7 @@ pub fn json(c: &Checked) -> Value {
             "observations": f.n.to_string(),
             "predictors": f.predictors,
             "data": f.data,
+            "response": f.response,
             "hypers": f.hypers,
             "form": match &f.form { FactorForm::LogDensity{..} => "log_density", FactorForm::Categorical{..} => "categorical" },
             "formula": factor_formula(f),
