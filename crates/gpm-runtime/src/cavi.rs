@@ -294,14 +294,14 @@ impl SoftmaxQ {
     ) -> Result<SoftmaxQ, RuntimeError> {
         let y = data
             .vector(&cat.label)
-            .ok_or_else(|| RuntimeError::Model(format!("no labels `{}`", cat.label)))?;
+            .ok_or_else(|| RuntimeError::MissingData(format!("no labels `{}`", cat.label)))?;
         let latent = cat.latent_id.0;
         if prep
             .blocks
             .iter()
             .any(|b| matches!(b, Block::Dense { parts, .. } if parts.iter().any(|p| p.0 == latent)))
         {
-            return Err(RuntimeError::Model(format!(
+            return Err(RuntimeError::Unsupported(format!(
                 "CAVI for the logistic-softmax needs a GP prior on `{}`",
                 cat.latent
             )));
@@ -455,7 +455,7 @@ pub fn run(
     let t0 = std::time::Instant::now();
     for fp in &schedule.factors {
         if fp.cavi.is_none() && fp.categorical.is_none() {
-            return Err(RuntimeError::Model(format!(
+            return Err(RuntimeError::Unsupported(format!(
                 "closed-form CAVI is not implemented for the augmentation of factor #{} ({}); use --method gibbs",
                 fp.factor + 1,
                 fp.cavi_unavailable.as_deref().unwrap_or("no program")

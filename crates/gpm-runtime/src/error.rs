@@ -1,11 +1,25 @@
-//! Runtime errors: a model the runtime cannot run, or a numerical failure.
+//! Runtime errors, by kind: what the caller can do about each differs (fix the data, choose
+//! another method, change a setting, or report a bug), so each kind is its own variant.
 
 /// What can go wrong while running inference.
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum RuntimeError {
-    /// The compiled model asks for something the runtime cannot do.
+    /// The data lack a value the model reads (a size, an input matrix, labels, a test input).
     #[error("{0}")]
-    Model(String),
+    MissingData(String),
+    /// A datum or a value derived from the data is unusable (a matrix with the wrong number
+    /// of columns, a non-positive prior scale, a lengthscale vector of the wrong size).
+    #[error("{0}")]
+    BadData(String),
+    /// The chosen method cannot run this model (yet); the message says which method to use.
+    #[error("{0}")]
+    Unsupported(String),
+    /// Run settings out of range (no chains, an empty batch).
+    #[error("{0}")]
+    Settings(String),
+    /// The compiled pieces disagree with each other: a bug in gpmc, not in the model.
+    #[error("internal error: {0} (please report)")]
+    Inconsistent(String),
     /// A numerical failure (a matrix that is not positive definite, a NaN).
     #[error("numerical failure: {0}")]
     Numerical(String),

@@ -182,7 +182,7 @@ impl GpBlock {
         b: &[f64],
     ) -> Result<(DVector<f64>, DVector<f64>), RuntimeError> {
         if a.len() != self.len() || b.len() != self.len() {
-            return Err(RuntimeError::Model(
+            return Err(RuntimeError::Inconsistent(
                 "curvature and linear term have the wrong length".into(),
             ));
         }
@@ -263,7 +263,7 @@ impl DenseBlock {
     ) -> Result<(Cholesky<f64, Dyn>, DVector<f64>), RuntimeError> {
         let (n, d) = self.design.shape();
         if a.len() != n || b.len() != n {
-            return Err(RuntimeError::Model(
+            return Err(RuntimeError::Inconsistent(
                 "curvature and linear term have the wrong length".into(),
             ));
         }

@@ -183,7 +183,7 @@ impl<'a> Sampler<'a> {
                     .iter()
                     .find(|t| collapsed_latents.contains(&t.latent))
                 {
-                    return Err(RuntimeError::Model(format!(
+                    return Err(RuntimeError::Unsupported(format!(
                         "factor #{}: the latent `{}` is read both by a predictor sampled from its collapsed conditional and by `{}`, which the same factor augments; Gibbs cannot sample it (write the two predictors with separate latents)",
                         fp.factor + 1,
                         prep.latents[t.latent].0,
@@ -205,9 +205,9 @@ impl<'a> Sampler<'a> {
         for fp in &schedule.factors {
             labels.push(match &fp.categorical {
                 Some(c) => {
-                    let y = data
-                        .vector(&c.label)
-                        .ok_or_else(|| RuntimeError::Model(format!("no labels `{}`", c.label)))?;
+                    let y = data.vector(&c.label).ok_or_else(|| {
+                        RuntimeError::MissingData(format!("no labels `{}`", c.label))
+                    })?;
                     let li = c.latent_id.0;
                     let classes = prep.latents[li].1 / y.len().max(1);
                     Some((y.iter().map(|v| *v as usize - 1).collect(), classes))
@@ -875,7 +875,7 @@ pub fn run(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<Chain>, RuntimeError> {
     if config.chains == 0 || config.draws == 0 || config.thin == 0 {
-        return Err(RuntimeError::Model(
+        return Err(RuntimeError::Settings(
             "chains, draws and thin must be at least 1".into(),
         ));
     }

@@ -22,7 +22,7 @@ impl HyperValues {
             SymRole::Hyper => self.scalars.get(name).copied(),
             _ => None,
         })
-        .ok_or_else(|| RuntimeError::Model(format!("cannot evaluate the parameter `{p}`")))
+        .ok_or_else(|| RuntimeError::Inconsistent(format!("cannot evaluate the parameter `{p}`")))
     }
 }
 
@@ -30,11 +30,11 @@ fn lengthscales(l: &Lengthscale, dims: usize, h: &HyperValues) -> Result<Vec<f64
     let v = match l {
         Lengthscale::Scalar { value } => vec![h.eval(value)?; dims],
         Lengthscale::Ard { hyper } => h.vectors.get(hyper).cloned().ok_or_else(|| {
-            RuntimeError::Model(format!("no value for the ARD lengthscale `{hyper}`"))
+            RuntimeError::MissingData(format!("no value for the ARD lengthscale `{hyper}`"))
         })?,
     };
     if v.len() != dims || v.iter().any(|x| !(*x > 0.0) || !x.is_finite()) {
-        return Err(RuntimeError::Model(format!(
+        return Err(RuntimeError::BadData(format!(
             "lengthscales must be {dims} positive numbers, got {v:?}"
         )));
     }
@@ -111,7 +111,7 @@ pub fn kernel_matrix(
         Kernel::Scale { variance, kernel } => {
             let s = h.eval(variance)?;
             if !(s >= 0.0) {
-                return Err(RuntimeError::Model(format!(
+                return Err(RuntimeError::BadData(format!(
                     "a kernel variance is negative ({s})"
                 )));
             }

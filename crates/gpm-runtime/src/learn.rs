@@ -88,7 +88,7 @@ pub fn learn(
     }
     let mut values: Vec<f64> = simplex.iter().map(|v| eval(v)).collect();
     if !values[0].is_finite() {
-        return Err(RuntimeError::Model(
+        return Err(RuntimeError::Numerical(
             "the ELBO cannot be evaluated at the initial hyperparameters".into(),
         ));
     }

@@ -54,7 +54,7 @@ pub fn predict(
     for (li, (name, len, _)) in tr.latents.iter().enumerate() {
         let var = layout
             .find(VarKind::Latent(LatentId(li)))
-            .ok_or_else(|| RuntimeError::Model(format!("no draws for `{name}`")))?;
+            .ok_or_else(|| RuntimeError::Inconsistent(format!("no draws for `{name}`")))?;
         offsets.push((var.offset, *len));
     }
     // Sampled hyperparameters: (index in `Prepared::hypers`, offset in a row).
@@ -113,9 +113,9 @@ pub fn predict(
             };
             let x = train
                 .inputs(inputs)
-                .ok_or_else(|| RuntimeError::Model(format!("no inputs `{inputs}`")))?;
+                .ok_or_else(|| RuntimeError::MissingData(format!("no inputs `{inputs}`")))?;
             let xs = test.inputs(inputs).ok_or_else(|| {
-                RuntimeError::Model(format!("the test data have no inputs `{inputs}`"))
+                RuntimeError::MissingData(format!("the test data have no inputs `{inputs}`"))
             })?;
             let (ks, var) = conditional(kernel, &x, &xs, &gp.chol, hypers)?;
             let sampled = z.prior.hypers().iter().any(|h| {
@@ -155,14 +155,16 @@ pub fn predict(
                 continue;
             };
             let xs = test.inputs(inputs).ok_or_else(|| {
-                RuntimeError::Model(format!("the test data have no inputs `{inputs}`"))
+                RuntimeError::MissingData(format!("the test data have no inputs `{inputs}`"))
             })?;
             let (phi, kt) = sp.features(&xs)?;
             let name = &tr.latents[*latent].0;
             let first_v = layout
                 .find(VarKind::Inducing(LatentId(*latent)))
                 .map(|v| v.offset + column * sp.m())
-                .ok_or_else(|| RuntimeError::Model(format!("no inducing draws for `{name}`")))?;
+                .ok_or_else(|| {
+                    RuntimeError::Inconsistent(format!("no inducing draws for `{name}`"))
+                })?;
             sparse.push(SparsePred {
                 latent: *latent,
                 column: *column,

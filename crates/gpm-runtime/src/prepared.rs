@@ -204,7 +204,7 @@ fn dim(d: &Dim, data: &Data) -> Result<usize, RuntimeError> {
         Dim::Var(v) => data
             .scalar(v)
             .map(|x| x as usize)
-            .ok_or_else(|| RuntimeError::Model(format!("no value for the size `{v}`"))),
+            .ok_or_else(|| RuntimeError::MissingData(format!("no value for the size `{v}`"))),
     }
 }
 
@@ -257,24 +257,25 @@ impl Prepared {
             let mut terms = Vec::new();
             for t in &p.terms {
                 if t.scale_by.is_some() {
-                    return Err(RuntimeError::Model(
+                    return Err(RuntimeError::Unsupported(
                         "per-observation scaled terms are not supported".into(),
                     ));
                 }
-                let li = latent_index(&t.latent)
-                    .ok_or_else(|| RuntimeError::Model(format!("unknown latent {}", t.latent)))?;
+                let li = latent_index(&t.latent).ok_or_else(|| {
+                    RuntimeError::Inconsistent(format!("unknown latent {}", t.latent))
+                })?;
                 let read = match &t.design {
                     Design::Identity => Read::Identity,
                     Design::Broadcast => Read::Broadcast,
-                    Design::Matrix { data: x } => Read::Matrix(
-                        data.matrix(x)
-                            .cloned()
-                            .ok_or_else(|| RuntimeError::Model(format!("`{x}` is not a matrix")))?,
-                    ),
+                    Design::Matrix { data: x } => {
+                        Read::Matrix(data.matrix(x).cloned().ok_or_else(|| {
+                            RuntimeError::BadData(format!("`{x}` is not a matrix"))
+                        })?)
+                    }
                     Design::Gather { index } => Read::Gather(
                         data.vector(index)
                             .ok_or_else(|| {
-                                RuntimeError::Model(format!("no index vector `{index}`"))
+                                RuntimeError::MissingData(format!("no index vector `{index}`"))
                             })?
                             .iter()
                             .map(|g| *g as usize - 1)
@@ -317,14 +318,14 @@ impl Prepared {
                         inducing,
                     } = &z.prior
                     else {
-                        return Err(RuntimeError::Model(format!(
+                        return Err(RuntimeError::Inconsistent(format!(
                             "the GP block of `{}` has no GP prior",
                             z.name
                         )));
                     };
-                    let x = data
-                        .inputs(inputs)
-                        .ok_or_else(|| RuntimeError::Model(format!("no inputs `{inputs}`")))?;
+                    let x = data.inputs(inputs).ok_or_else(|| {
+                        RuntimeError::MissingData(format!("no inputs `{inputs}`"))
+                    })?;
                     let cols = match &z.shape {
                         Shape::Matrix(_, c) => dim(c, data)?,
                         _ => 1,
@@ -335,12 +336,12 @@ impl Prepared {
                             Inducing::Count(m) => kmeans_pp(&x, *m, INDUCING_SEED)?,
                             Inducing::Points(name) => {
                                 let z = data.inputs(name).ok_or_else(|| {
-                                    RuntimeError::Model(format!(
+                                    RuntimeError::MissingData(format!(
                                         "no inducing inputs `{name}` in the data"
                                     ))
                                 })?;
                                 if z.ncols() != x.ncols() {
-                                    return Err(RuntimeError::Model(format!(
+                                    return Err(RuntimeError::BadData(format!(
                                         "the inducing inputs `{name}` have {} columns, the inputs `{inputs}` {}",
                                         z.ncols(),
                                         x.ncols()
@@ -377,14 +378,14 @@ impl Prepared {
                     for l in &spec.latents {
                         let z = &model.latents[l.0];
                         let LatentPrior::Normal { mean, scale } = &z.prior else {
-                            return Err(RuntimeError::Model(format!(
+                            return Err(RuntimeError::Inconsistent(format!(
                                 "the dense block holds `{}`, which has no normal prior",
                                 z.name
                             )));
                         };
                         let (m, s) = (hypers.eval(mean)?, hypers.eval(scale)?);
                         if !(s > 0.0) {
-                            return Err(RuntimeError::Model(format!(
+                            return Err(RuntimeError::BadData(format!(
                                 "the prior scale of `{}` is {s}, not positive",
                                 z.name
                             )));
@@ -417,24 +418,23 @@ impl Prepared {
             let mut slots = Vec::new();
             for s in &fp.slots {
                 slots.push(match s {
-                    Source::Predictor(p) => Slot::Pred(
-                        preds
-                            .iter()
-                            .position(|q| q.name == *p)
-                            .ok_or_else(|| RuntimeError::Model(format!("unknown predictor {p}")))?,
-                    ),
+                    Source::Predictor(p) => {
+                        Slot::Pred(preds.iter().position(|q| q.name == *p).ok_or_else(|| {
+                            RuntimeError::Inconsistent(format!("unknown predictor {p}"))
+                        })?)
+                    }
                     Source::Data(d) => {
                         if let Some((base, col)) =
                             d.strip_suffix(']').and_then(|s| s.split_once("[,"))
                         {
                             let m = data.matrix(base).ok_or_else(|| {
-                                RuntimeError::Model(format!("no matrix `{base}`"))
+                                RuntimeError::MissingData(format!("no matrix `{base}`"))
                             })?;
-                            let c: usize = col
-                                .parse()
-                                .map_err(|_| RuntimeError::Model(format!("bad column in `{d}`")))?;
+                            let c: usize = col.parse().map_err(|_| {
+                                RuntimeError::BadData(format!("bad column in `{d}`"))
+                            })?;
                             if c == 0 || c > m.ncols() {
-                                return Err(RuntimeError::Model(format!(
+                                return Err(RuntimeError::BadData(format!(
                                     "`{d}`: `{base}` has columns 1..{}",
                                     m.ncols()
                                 )));
@@ -445,7 +445,7 @@ impl Prepared {
                                 Some(Value::Scalar(x)) => Slot::Const(*x),
                                 Some(Value::Vector(v)) => Slot::Vector(v.clone()),
                                 _ => {
-                                    return Err(RuntimeError::Model(format!(
+                                    return Err(RuntimeError::MissingData(format!(
                                         "no per-observation datum `{d}`"
                                     )))
                                 }
@@ -453,11 +453,9 @@ impl Prepared {
                         }
                     }
                     Source::Hyper(h) => {
-                        Slot::Hyper(
-                            hypers.scalars.keys().position(|k| k == h).ok_or_else(|| {
-                                RuntimeError::Model(format!("no value for `{h}`"))
-                            })?,
-                        )
+                        Slot::Hyper(hypers.scalars.keys().position(|k| k == h).ok_or_else(
+                            || RuntimeError::MissingData(format!("no value for `{h}`")),
+                        )?)
                     }
                     Source::Aux(j) => Slot::Aux(*j),
                 });
@@ -467,7 +465,9 @@ impl Prepared {
                     let li = latents
                         .iter()
                         .position(|l| l.0 == c.latent)
-                        .ok_or_else(|| RuntimeError::Model(format!("no latent `{}`", c.latent)))?;
+                        .ok_or_else(|| {
+                            RuntimeError::Inconsistent(format!("no latent `{}`", c.latent))
+                        })?;
                     match data.vector(&c.label) {
                         Some(y) => Some((
                             li,

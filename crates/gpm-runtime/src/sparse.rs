@@ -249,7 +249,7 @@ impl QInducing {
 pub fn kmeans_pp(x: &DMatrix<f64>, k: usize, seed: u64) -> Result<DMatrix<f64>, RuntimeError> {
     let (n, d) = x.shape();
     if k == 0 || n == 0 {
-        return Err(RuntimeError::Model(
+        return Err(RuntimeError::BadData(
             "k-means++ needs at least one point and one input row".into(),
         ));
     }

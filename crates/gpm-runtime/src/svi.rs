@@ -154,7 +154,7 @@ impl Setup<'_> {
         let blocks: Vec<usize> = (0..classes)
             .map(|k| {
                 block_of(self.prep, latent, k).ok_or_else(|| {
-                    RuntimeError::Model(
+                    RuntimeError::Unsupported(
                         "the logistic-softmax latent needs a sparse GP per class".into(),
                     )
                 })
@@ -331,7 +331,7 @@ fn check(prep: &Prepared, schedule: &Schedule) -> Result<usize, RuntimeError> {
     for (f, fp) in schedule.factors.iter().enumerate() {
         if fp.categorical.is_some() {
             if prep.factors[f].categorical.is_none() {
-                return Err(RuntimeError::Model(format!(
+                return Err(RuntimeError::MissingData(format!(
                     "factor #{}: no labels for the logistic-softmax",
                     fp.factor + 1
                 )));
@@ -339,7 +339,7 @@ fn check(prep: &Prepared, schedule: &Schedule) -> Result<usize, RuntimeError> {
             continue;
         }
         if fp.cavi.is_none() {
-            return Err(RuntimeError::Model(format!(
+            return Err(RuntimeError::Unsupported(format!(
                 "factor #{}: its augmentation has no closed-form CAVI program ({}), so SVI is not implemented for it",
                 fp.factor + 1,
                 fp.cavi_unavailable.as_deref().unwrap_or("no program")
@@ -351,23 +351,23 @@ fn check(prep: &Prepared, schedule: &Schedule) -> Result<usize, RuntimeError> {
         match b {
             Block::Sparse { inputs, .. } => {
                 if n.is_some_and(|m| m != inputs.nrows()) {
-                    return Err(RuntimeError::Model(
+                    return Err(RuntimeError::Unsupported(
                         "SVI needs every sparse GP over the same observations".into(),
                     ));
                 }
                 n = Some(inputs.nrows());
             }
             _ => {
-                return Err(RuntimeError::Model(
+                return Err(RuntimeError::Unsupported(
                     "SVI needs every latent block to be a sparse GP (`gp(X, k, inducing = M)`); weights and full GPs with SVI are not implemented yet: use --method cavi".into(),
                 ))
             }
         }
     }
-    let n = n.ok_or_else(|| RuntimeError::Model("SVI needs a sparse GP latent".into()))?;
+    let n = n.ok_or_else(|| RuntimeError::Unsupported("SVI needs a sparse GP latent".into()))?;
     for (f, pf) in prep.factors.iter().enumerate() {
         if pf.n != n {
-            return Err(RuntimeError::Model(format!(
+            return Err(RuntimeError::Unsupported(format!(
                 "factor #{} has {} observations but the sparse GP has {n} inputs; SVI subsamples observations and needs one factor term per input",
                 schedule.factors[f].factor + 1,
                 pf.n
@@ -377,7 +377,7 @@ fn check(prep: &Prepared, schedule: &Schedule) -> Result<usize, RuntimeError> {
     for p in &prep.preds {
         for t in &p.terms {
             if !matches!(t.read, Read::Identity | Read::Column(..)) {
-                return Err(RuntimeError::Model(format!(
+                return Err(RuntimeError::Unsupported(format!(
                     "predictor `{}` reads a latent other than element-wise; SVI needs `f[i]`",
                     p.name
                 )));
@@ -434,7 +434,7 @@ pub fn run_learning(
 ) -> Result<SviResult, RuntimeError> {
     let n = check(prep, schedule)?;
     if config.batch == 0 || !(config.forgetting > 0.5 && config.forgetting <= 1.0) {
-        return Err(RuntimeError::Model(
+        return Err(RuntimeError::Settings(
             "SVI needs a positive batch size and a forgetting rate in (0.5, 1]".into(),
         ));
     }
@@ -475,7 +475,7 @@ pub fn run_learning(
                     block_of(prep, t.latent, col)
                         .map(|b| (b, t.coef))
                         .ok_or_else(|| {
-                            RuntimeError::Model("predictor reads no sparse block".into())
+                            RuntimeError::Inconsistent("predictor reads no sparse block".into())
                         })
                 })
                 .collect::<Result<_, _>>()
@@ -498,7 +498,7 @@ pub fn run_learning(
         match hv.scalars.get(name) {
             Some(v) if *v > 0.0 => {}
             _ => {
-                return Err(RuntimeError::Model(format!(
+                return Err(RuntimeError::Unsupported(format!(
                     "SVI can learn positive scalar hyperparameters only; `{name}` is not one"
                 )))
             }

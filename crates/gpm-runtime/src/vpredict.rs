@@ -122,16 +122,18 @@ fn block_marginals(
             }
         };
         let LatentPrior::Gp { inputs, kernel, .. } = &model.latents[latent].prior else {
-            return Err(RuntimeError::Model("GP block without a GP prior".into()));
+            return Err(RuntimeError::Inconsistent(
+                "GP block without a GP prior".into(),
+            ));
         };
         let xs = test.inputs(inputs).ok_or_else(|| {
-            RuntimeError::Model(format!("the test data have no inputs `{inputs}`"))
+            RuntimeError::MissingData(format!("the test data have no inputs `{inputs}`"))
         })?;
         match (b, &post[bi]) {
             (Block::Gp { gp, .. }, BlockPosterior::Gp { a, b: lin }) => {
                 let x = train
                     .inputs(inputs)
-                    .ok_or_else(|| RuntimeError::Model(format!("no inputs `{inputs}`")))?;
+                    .ok_or_else(|| RuntimeError::MissingData(format!("no inputs `{inputs}`")))?;
                 let ks = kernel_matrix(kernel, &x, &xs, hypers)?; // train × test
                 let kss = kernel_diag(kernel, &xs, hypers)?;
                 let n = gp.len();
@@ -163,7 +165,7 @@ fn block_marginals(
                 out.push(Some(q.marginals(&phi, &kt, sp.mean)?));
             }
             _ => {
-                return Err(RuntimeError::Model(
+                return Err(RuntimeError::Inconsistent(
                     "the variational posterior does not match the model's blocks".into(),
                 ))
             }
@@ -268,7 +270,7 @@ pub fn predict_prepared(
     labels: &[Option<(String, Vec<f64>)>],
 ) -> Result<Prediction, RuntimeError> {
     if post.len() != tr.blocks.len() {
-        return Err(RuntimeError::Model(
+        return Err(RuntimeError::Inconsistent(
             "the variational posterior does not match the model's blocks".into(),
         ));
     }
@@ -306,10 +308,10 @@ pub fn predict_prepared(
                     matches!(b, Block::Gp { latent, column, .. } | Block::Sparse { latent, column, .. }
                         if *latent == t.latent && *column == col)
                 })
-                .ok_or_else(|| RuntimeError::Model(format!("predictor `{}` reads no block", p.name)))?;
+                .ok_or_else(|| RuntimeError::Inconsistent(format!("predictor `{}` reads no block", p.name)))?;
             let (bm, bv) = marg[bi].as_ref().expect("GP block marginals");
             if !matches!(t.read, Read::Identity | Read::Column(..)) || bm.len() != p.n {
-                return Err(RuntimeError::Model(format!(
+                return Err(RuntimeError::Unsupported(format!(
                     "predictor `{}`: a GP latent is read other than element-wise at the test inputs",
                     p.name
                 )));

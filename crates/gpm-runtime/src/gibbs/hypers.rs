@@ -266,7 +266,7 @@ impl super::Sampler<'_> {
         let (mut m, mut sd) = (DVector::zeros(dim), DVector::zeros(dim));
         for &(li, off, len) in parts {
             let gpm_ir::LatentPrior::Normal { mean, scale } = &self.model.latents[li].prior else {
-                return Err(RuntimeError::Model(
+                return Err(RuntimeError::Inconsistent(
                     "a dense block without a normal prior".into(),
                 ));
             };
@@ -304,13 +304,13 @@ pub(super) fn bind_hypers(
     let entry = |hid: HyperId| -> Result<SlicedHyper, RuntimeError> {
         let h = &model.hypers[hid.0];
         let gpm_ir::HyperKind::Prior { prior } = &h.kind else {
-            return Err(RuntimeError::Model(format!(
+            return Err(RuntimeError::Inconsistent(format!(
                 "the schedule samples `{}`, which has no prior",
                 h.name
             )));
         };
         let index = prep.hyper_slots[hid.0]
-            .ok_or_else(|| RuntimeError::Model(format!("no value for `{}`", h.name)))?;
+            .ok_or_else(|| RuntimeError::MissingData(format!("no value for `{}`", h.name)))?;
         let factors = match &schedule.hyper_steps[hid.0].gibbs {
             GibbsUpdate::Likelihood { factors } => factors.iter().map(|f| f.0).collect(),
             _ => Vec::new(),
@@ -329,7 +329,7 @@ pub(super) fn bind_hypers(
     for k in &schedule.kernel_updates {
         let bi = first_block(k.block);
         let Block::Gp { latent, .. } = &prep.blocks[bi] else {
-            return Err(RuntimeError::Model(
+            return Err(RuntimeError::Inconsistent(
                 "a kernel update of a block that is not a full GP".into(),
             ));
         };
@@ -380,11 +380,13 @@ fn shared_latent(
         ..
     } = &model.latents[li].prior
     else {
-        return Err(RuntimeError::Model("a GP block without a GP prior".into()));
+        return Err(RuntimeError::Inconsistent(
+            "a GP block without a GP prior".into(),
+        ));
     };
     let x = data
         .inputs(inputs)
-        .ok_or_else(|| RuntimeError::Model(format!("no inputs `{inputs}`")))?;
+        .ok_or_else(|| RuntimeError::MissingData(format!("no inputs `{inputs}`")))?;
     let blocks = prep
         .blocks
         .iter()
