@@ -12,7 +12,7 @@ use crate::draws::{Layout, VarKind};
 use crate::gaussian::DenseBlock;
 use crate::kernels::HyperValues;
 use crate::natural::NaturalParams;
-use crate::prepared::{dense_block, Block, Prepared};
+use crate::prepared::{dense_block, gather_dense, scatter_dense, stack_rows, Block, Prepared};
 use crate::RuntimeError;
 use gpm_ir::Model;
 use gpm_schedule::{AuxKind, FactorProgram, GibbsStep, LatentId, Schedule};
@@ -329,11 +329,7 @@ impl<'a> Sampler<'a> {
                 Block::Dense {
                     parts, prior_mean, ..
                 } => {
-                    for (li, off, len) in parts {
-                        for j in 0..*len {
-                            latents[*li][j] = prior_mean[off + j];
-                        }
-                    }
+                    scatter_dense(parts, prior_mean, &mut latents);
                 }
             }
         }
@@ -672,12 +668,7 @@ impl<'a> Sampler<'a> {
                 prior_sd,
             } => {
                 let dim = prior_mean.len();
-                let mut theta = DVector::zeros(dim);
-                for (li, off, len) in parts {
-                    for j in 0..*len {
-                        theta[off + j] = state.latents[*li][j];
-                    }
-                }
+                let theta = gather_dense(parts, dim, &state.latents);
                 let mut rows: Vec<DMatrix<f64>> = Vec::new();
                 let mut np = NaturalParams::default();
                 for (f, fp) in self.schedule.factors.iter().enumerate() {
@@ -701,13 +692,7 @@ impl<'a> Sampler<'a> {
                 if rows.is_empty() {
                     return Ok(());
                 }
-                let total: usize = rows.iter().map(|r| r.nrows()).sum();
-                let mut design = DMatrix::zeros(total, dim);
-                let mut at = 0;
-                for r in rows {
-                    design.rows_mut(at, r.nrows()).copy_from(&r);
-                    at += r.nrows();
-                }
+                let design = stack_rows(rows, dim);
                 let mut block: DenseBlock = match &state.dense_priors[bi] {
                     Some((m, sd)) => dense_block(design, m, sd),
                     None => dense_block(design, prior_mean, prior_sd),
@@ -729,11 +714,7 @@ impl<'a> Sampler<'a> {
                     state.dense_priors[bi] = Some((m, sd));
                 }
                 let th = block.sample(&np.a, &np.b, rng)?;
-                for (li, off, len) in parts {
-                    for j in 0..*len {
-                        state.latents[*li][j] = th[off + j];
-                    }
-                }
+                scatter_dense(parts, &th, &mut state.latents);
             }
         }
         Ok(())

@@ -570,6 +570,47 @@ impl Prepared {
     }
 }
 
+/// A dense block's coefficients `θ` gathered from the latents' values: `parts` lists each latent
+/// with its offset in `θ` and its length.
+pub fn gather_dense(
+    parts: &[(usize, usize, usize)],
+    dim: usize,
+    latents: &[DVector<f64>],
+) -> DVector<f64> {
+    let mut theta = DVector::zeros(dim);
+    for &(li, off, len) in parts {
+        theta
+            .rows_mut(off, len)
+            .copy_from(&latents[li].rows(0, len));
+    }
+    theta
+}
+
+/// `θ`'s entries written back into the latents (the inverse of [`gather_dense`]).
+pub fn scatter_dense(
+    parts: &[(usize, usize, usize)],
+    theta: &DVector<f64>,
+    latents: &mut [DVector<f64>],
+) {
+    for &(li, off, len) in parts {
+        latents[li]
+            .rows_mut(0, len)
+            .copy_from(&theta.rows(off, len));
+    }
+}
+
+/// Design rows of several predictors stacked into one `Φ` with `dim` columns.
+pub fn stack_rows(rows: Vec<DMatrix<f64>>, dim: usize) -> DMatrix<f64> {
+    let total: usize = rows.iter().map(|r| r.nrows()).sum();
+    let mut design = DMatrix::zeros(total, dim);
+    let mut at = 0;
+    for r in rows {
+        design.rows_mut(at, r.nrows()).copy_from(&r);
+        at += r.nrows();
+    }
+    design
+}
+
 /// Dense blocks need the design; build the block from its parts.
 pub fn dense_block(
     design: DMatrix<f64>,

@@ -51,9 +51,9 @@ pub enum GibbsStep {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "step", rename_all = "snake_case")]
 pub enum CaviStep {
-    /// Every factor's closed-form local update (`q(ω)`, `q(n)`, ...) at the current moments.
-    Local,
-    /// The block's Gaussian `q` given the local expectations.
+    /// Each column of the block in turn: every factor's closed-form local update (`q(ω)`,
+    /// `q(n)`, the softmax factors' `q`) at the current moments, then the column's Gaussian `q`
+    /// given the local expectations.
     Block {
         /// The block.
         block: BlockId,
@@ -113,7 +113,6 @@ pub(crate) fn gibbs(
 pub(crate) fn cavi(blocks: &[BlockSpec]) -> Vec<CaviStep> {
     let mut out = Vec::new();
     for b in blocks {
-        out.push(CaviStep::Local);
         out.push(CaviStep::Block { block: b.id });
     }
     out.push(CaviStep::Elbo);

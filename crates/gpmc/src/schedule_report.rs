@@ -130,8 +130,15 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
 
 fn cavi_step_text(s: &Schedule, c: &Checked, step: &CaviStep) -> String {
     match step {
-        CaviStep::Local => "local updates q(auxiliaries) at the current moments".into(),
-        CaviStep::Block { block } => format!("q({})", block_name(s, c, *block)),
+        CaviStep::Block { block } => format!(
+            "local updates q(auxiliaries) at the current moments, then q({}){}",
+            block_name(s, c, *block),
+            if s.blocks[block.0].per_column {
+                ", column by column (fresh local updates before each)"
+            } else {
+                ""
+            }
+        ),
         CaviStep::Elbo => "ELBO and convergence test".into(),
     }
 }

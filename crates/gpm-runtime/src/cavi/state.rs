@@ -1,0 +1,405 @@
+//! The state of a CAVI run — every block's Gaussian `q`, the local expectations `E[ω]`, the
+//! logistic-softmax factors' `q` — and the coordinate steps on it. Each step maximises the ELBO
+//! over its own factor of `q` exactly, so the ELBO never decreases.
+
+use super::local::{double_bound_terms, local_elbo, local_step};
+use super::softmax::SoftmaxQ;
+use super::BlockPosterior;
+use crate::data::Data;
+use crate::natural::NaturalParams;
+use crate::prepared::{
+    dense_block, gather_dense, scatter_dense, stack_rows, Block, Prepared, Read,
+};
+use crate::sparse::QInducing;
+use crate::RuntimeError;
+use gpm_schedule::{PredictorId, Schedule};
+use nalgebra::{DMatrix, DVector};
+
+/// Predictor moments under `q`: per predictor, means and variances at every observation.
+pub(super) type Moments = Vec<(Vec<f64>, Vec<f64>)>;
+
+pub(super) struct CaviState<'a> {
+    prep: &'a Prepared,
+    schedule: &'a Schedule,
+    /// Marginal means and variances of every latent (matrix latents column-major).
+    pub(super) mean: Vec<DVector<f64>>,
+    pub(super) var: Vec<DVector<f64>>,
+    /// Per block: a dense block's covariance.
+    dense_cov: Vec<Option<DMatrix<f64>>>,
+    /// Per block: a sparse block's `Φ = L⁻¹K_mx` and `k̃` at the training inputs.
+    features: Vec<Option<(DMatrix<f64>, Vec<f64>)>>,
+    /// Per block: its `q` in the form prediction needs.
+    pub(super) posteriors: Vec<BlockPosterior>,
+    /// Per block: `KL(q ‖ p)`.
+    kls: Vec<f64>,
+    /// Per dense block, per predictor: the block's design rows.
+    designs: Vec<Vec<Option<DMatrix<f64>>>>,
+    /// `E[ω]` per factor, auxiliary, observation.
+    e_omega: Vec<Vec<Vec<f64>>>,
+    softmax: Vec<SoftmaxQ>,
+    hyper_values: Vec<f64>,
+    stack: Vec<f64>,
+    vals: Vec<f64>,
+}
+
+impl<'a> CaviState<'a> {
+    /// Every block at its prior; `E[ω] = 1`.
+    pub(super) fn new(
+        prep: &'a Prepared,
+        schedule: &'a Schedule,
+        data: &Data,
+    ) -> Result<Self, RuntimeError> {
+        let mut softmax = Vec::new();
+        for fp in &schedule.factors {
+            if let Some(cat) = &fp.categorical {
+                softmax.push(SoftmaxQ::new(cat, prep, data)?);
+            }
+        }
+        let zeros = || -> Vec<DVector<f64>> {
+            prep.latents
+                .iter()
+                .map(|(_, n, _)| DVector::zeros(*n))
+                .collect()
+        };
+        let (mut mean, mut var) = (zeros(), zeros());
+        let nb = prep.blocks.len();
+        let mut dense_cov = vec![None; nb];
+        let mut features = vec![None; nb];
+        let mut posteriors = Vec::with_capacity(nb);
+        for (bi, b) in prep.blocks.iter().enumerate() {
+            match b {
+                Block::Gp { latent, column, gp } => {
+                    let r = gp.len();
+                    for i in 0..r {
+                        mean[*latent][column * r + i] = gp.mean;
+                        var[*latent][column * r + i] = gp.k[(i, i)];
+                    }
+                    posteriors.push(BlockPosterior::Gp {
+                        a: vec![0.0; r],
+                        b: vec![0.0; r],
+                    });
+                }
+                Block::Sparse {
+                    latent,
+                    column,
+                    sp,
+                    inputs,
+                } => {
+                    let (phi, kt) = sp.features(inputs)?;
+                    let r = kt.len();
+                    for i in 0..r {
+                        mean[*latent][column * r + i] = sp.mean;
+                        var[*latent][column * r + i] = kt[i] + phi.column(i).norm_squared();
+                    }
+                    features[bi] = Some((phi, kt));
+                    posteriors.push(BlockPosterior::Sparse(QInducing::prior(sp.m())));
+                }
+                Block::Dense {
+                    parts,
+                    prior_mean,
+                    prior_sd,
+                } => {
+                    scatter_dense(parts, prior_mean, &mut mean);
+                    scatter_dense(parts, &prior_sd.map(|s| s * s), &mut var);
+                    dense_cov[bi] = Some(DMatrix::from_diagonal(&prior_sd.map(|s| s * s)));
+                    posteriors.push(BlockPosterior::Dense {
+                        mean: DVector::zeros(prior_sd.len()),
+                        cov: DMatrix::zeros(prior_sd.len(), prior_sd.len()),
+                    });
+                }
+            }
+        }
+        let designs = prep
+            .blocks
+            .iter()
+            .map(|b| match b {
+                Block::Dense {
+                    parts, prior_mean, ..
+                } => (0..prep.preds.len())
+                    .map(|p| prep.dense_design(p, parts, prior_mean.len()))
+                    .collect(),
+                _ => vec![],
+            })
+            .collect();
+        let e_omega = schedule
+            .factors
+            .iter()
+            .zip(&prep.factors)
+            .map(|(fp, pf)| vec![vec![1.0; pf.n]; fp.aux.len()])
+            .collect();
+        Ok(CaviState {
+            prep,
+            schedule,
+            mean,
+            var,
+            dense_cov,
+            features,
+            posteriors,
+            kls: vec![0.0; nb],
+            designs,
+            e_omega,
+            softmax,
+            hyper_values: prep.hypers.iter().map(|h| h.1).collect(),
+            stack: Vec::with_capacity(64),
+            vals: Vec::new(),
+        })
+    }
+
+    fn in_dense(&self, latent: usize) -> bool {
+        self.prep
+            .blocks
+            .iter()
+            .any(|b| matches!(b, Block::Dense { parts, .. } if parts.iter().any(|d| d.0 == latent)))
+    }
+
+    /// Predictor moments under the current `q` (blocks independent).
+    pub(super) fn moments(&self) -> Moments {
+        let prep = self.prep;
+        prep.preds
+            .iter()
+            .enumerate()
+            .map(|(pi, p)| {
+                let m = p.eval(&self.mean);
+                let mut v = vec![0.0; p.n];
+                for t in &p.terms {
+                    if self.in_dense(t.latent) {
+                        continue;
+                    }
+                    let z = &self.var[t.latent];
+                    for (i, vi) in v.iter_mut().enumerate() {
+                        *vi += t.coef
+                            * t.coef
+                            * match &t.read {
+                                Read::Identity => z[i],
+                                Read::Column(c, r) => z[c * r + i],
+                                Read::Broadcast => z[0],
+                                Read::Gather(g) => z[g[i]],
+                                Read::Matrix(x) => {
+                                    (0..x.ncols()).map(|j| x[(i, j)].powi(2) * z[j]).sum()
+                                }
+                            };
+                    }
+                }
+                for (block_designs, cov) in self.designs.iter().zip(&self.dense_cov) {
+                    if let (Some(Some(phi)), Some(cov)) = (block_designs.get(pi), cov) {
+                        let pc = phi * cov;
+                        for (i, vi) in v.iter_mut().enumerate() {
+                            *vi += pc.row(i).dot(&phi.row(i));
+                        }
+                    }
+                }
+                (m, v)
+            })
+            .collect()
+    }
+
+    /// Observation `i`'s slots of factor `f` at the moments `pm` and the current `E[ω]`.
+    fn fill(&mut self, f: usize, i: usize, pm: &Moments) {
+        let pf = &self.prep.factors[f];
+        self.vals.resize(pf.slots.len(), 0.0);
+        let e = &self.e_omega[f];
+        pf.fill(
+            i,
+            |p| pm[p].0[i],
+            |j| e[j][i],
+            &self.hyper_values,
+            &mut self.vals,
+        );
+    }
+
+    /// Every factor's local step at the moments `pm`: `q(ω)`, `q(n)`, and the softmax factors.
+    pub(super) fn local(&mut self, pm: &Moments) {
+        let schedule = self.schedule;
+        for (f, fp) in schedule.factors.iter().enumerate() {
+            let Some(cp) = fp.cavi.as_ref() else {
+                continue;
+            };
+            for i in 0..self.prep.factors[f].n {
+                self.fill(f, i, pm);
+                let m = |p: PredictorId| (pm[p.0].0[i], pm[p.0].1[i]);
+                let e_omega = &mut self.e_omega;
+                local_step(cp, &mut self.vals, &m, &mut self.stack, &mut |j, v| {
+                    e_omega[f][j][i] = v
+                });
+            }
+        }
+        for sq in &mut self.softmax {
+            sq.local_step(&self.mean[sq.latent], &self.var[sq.latent]);
+        }
+    }
+
+    /// The expected curvature of a GP or sparse column block from every factor, the double
+    /// bound and the softmax factors.
+    fn gp_terms(&mut self, latent: usize, column: usize, r: usize, pm: &Moments) -> NaturalParams {
+        let (prep, schedule) = (self.prep, self.schedule);
+        let mut np = NaturalParams::zeros(r);
+        for (f, fp) in schedule.factors.iter().enumerate() {
+            for cv in &fp.curvature {
+                let pi = cv.pred.0;
+                let Some(coef) = prep.reads(pi, latent, Some(column)) else {
+                    continue;
+                };
+                for i in 0..prep.factors[f].n {
+                    self.fill(f, i, pm);
+                    let ai = cv.quad.eval(&self.vals, &mut self.stack);
+                    let bi = cv.lin.eval(&self.vals, &mut self.stack);
+                    let rest = pm[pi].0[i] - coef * self.mean[latent][column * r + i];
+                    np.add(i, ai, bi, coef, rest);
+                }
+            }
+        }
+        // Double bound: −w·E[κ(η)], w = 1 − γ/E[κ], κ = k0 + k1 η + k2 η².
+        for (f, fp) in schedule.factors.iter().enumerate() {
+            let Some(cp) = fp.cavi.as_ref() else { continue };
+            let Some(pn) = &cp.poisson else { continue };
+            for &pred in &cp.double_bound {
+                let pi = pred.0;
+                let Some(coef) = prep.reads(pi, latent, Some(column)) else {
+                    continue;
+                };
+                for i in 0..prep.factors[f].n {
+                    self.fill(f, i, pm);
+                    let m = |p: PredictorId| (pm[p.0].0[i], pm[p.0].1[i]);
+                    let (ai, bi) = double_bound_terms(pn, pred, &self.vals, &m, &mut self.stack);
+                    let rest = pm[pi].0[i] - coef * self.mean[latent][column * r + i];
+                    np.add(i, ai, bi, coef, rest);
+                }
+            }
+        }
+        // Logistic-softmax: curvature E[ω_ic], linear term (y_ic − γ_ic)/2.
+        for sq in self.softmax.iter().filter(|sq| sq.latent == latent) {
+            for i in 0..r {
+                let y = if sq.labels[i] == column { 1.0 } else { 0.0 };
+                np.a[i] += sq.omega[(i, column)];
+                np.b[i] += 0.5 * (y - sq.gamma[(i, column)]);
+            }
+        }
+        np
+    }
+
+    /// `q` of runtime block `bi` given the local expectations, at the moments `pm`.
+    pub(super) fn update_block(&mut self, bi: usize, pm: &Moments) -> Result<(), RuntimeError> {
+        let prep = self.prep;
+        match &prep.blocks[bi] {
+            Block::Gp { latent, column, gp } => {
+                let r = gp.len();
+                let np = self.gp_terms(*latent, *column, r, pm);
+                let mo = gp.moments(&np.a, &np.b)?;
+                self.set_column(*latent, *column, mo.mean.as_slice(), mo.var.as_slice());
+                self.kls[bi] = mo.kl;
+                self.posteriors[bi] = BlockPosterior::Gp { a: np.a, b: np.b };
+            }
+            Block::Sparse {
+                latent, column, sp, ..
+            } => {
+                let r = self.features[bi].as_ref().map_or(0, |f| f.1.len());
+                let np = self.gp_terms(*latent, *column, r, pm);
+                let (phi, kt) = self.features[bi]
+                    .as_ref()
+                    .expect("features computed at start");
+                let (prec, h) = QInducing::target(phi, &np.a, &np.b, sp.mean, 1.0)?;
+                let q = QInducing::from_natural(prec, h)?;
+                let (m, v) = q.marginals(phi, kt, sp.mean)?;
+                self.kls[bi] = q.kl()?;
+                self.posteriors[bi] = BlockPosterior::Sparse(q);
+                self.set_column(*latent, *column, &m, &v);
+            }
+            Block::Dense {
+                parts,
+                prior_mean,
+                prior_sd,
+            } => {
+                let (np, rows) = self.dense_terms(bi, parts, prior_mean.len(), pm);
+                let design = stack_rows(rows, prior_mean.len());
+                let (mo, cov) = dense_block(design, prior_mean, prior_sd).moments(&np.a, &np.b)?;
+                scatter_dense(parts, &mo.mean, &mut self.mean);
+                scatter_dense(parts, &mo.var, &mut self.var);
+                self.posteriors[bi] = BlockPosterior::Dense {
+                    mean: DVector::from_fn(prior_mean.len(), |j, _| mo.mean[j]),
+                    cov: cov.clone(),
+                };
+                self.dense_cov[bi] = Some(cov);
+                self.kls[bi] = mo.kl;
+            }
+        }
+        Ok(())
+    }
+
+    fn set_column(&mut self, latent: usize, column: usize, m: &[f64], v: &[f64]) {
+        let r = m.len();
+        for i in 0..r {
+            self.mean[latent][column * r + i] = m[i];
+            self.var[latent][column * r + i] = v[i];
+        }
+    }
+
+    /// A dense block's pseudo-observations (one row per observation of every predictor that
+    /// reads it), augmented terms and double bound alike, with their design rows.
+    fn dense_terms(
+        &mut self,
+        bi: usize,
+        parts: &[(usize, usize, usize)],
+        dim: usize,
+        pm: &Moments,
+    ) -> (NaturalParams, Vec<DMatrix<f64>>) {
+        let (prep, schedule) = (self.prep, self.schedule);
+        let theta = gather_dense(parts, dim, &self.mean);
+        let mut rows = Vec::new();
+        let mut np = NaturalParams::default();
+        for (f, fp) in schedule.factors.iter().enumerate() {
+            for cv in &fp.curvature {
+                let pi = cv.pred.0;
+                let Some(phi) = self.designs[bi][pi].clone() else {
+                    continue;
+                };
+                let own = &phi * &theta;
+                for i in 0..prep.factors[f].n {
+                    self.fill(f, i, pm);
+                    let ai = cv.quad.eval(&self.vals, &mut self.stack);
+                    let bi2 = cv.lin.eval(&self.vals, &mut self.stack);
+                    np.push_row(ai, bi2, pm[pi].0[i] - own[i]);
+                }
+                rows.push(phi);
+            }
+            // Double bound, as for the GP blocks: curvature 2k₂w, linear −k₁w.
+            let Some(cp) = fp.cavi.as_ref() else { continue };
+            let Some(pn) = &cp.poisson else { continue };
+            for &pred in &cp.double_bound {
+                let pi = pred.0;
+                let Some(phi) = self.designs[bi][pi].clone() else {
+                    continue;
+                };
+                let own = &phi * &theta;
+                for i in 0..prep.factors[f].n {
+                    self.fill(f, i, pm);
+                    let m = |p: PredictorId| (pm[p.0].0[i], pm[p.0].1[i]);
+                    let (ai, bi2) = double_bound_terms(pn, pred, &self.vals, &m, &mut self.stack);
+                    np.push_row(ai, bi2, pm[pi].0[i] - own[i]);
+                }
+                rows.push(phi);
+            }
+        }
+        (np, rows)
+    }
+
+    /// The ELBO at the optimal local factors for the current `q(latents)`.
+    pub(super) fn elbo(&mut self) -> f64 {
+        let pm = self.moments();
+        let mut elbo = -self.kls.iter().sum::<f64>();
+        for sq in &self.softmax {
+            elbo += sq.elbo(&self.mean[sq.latent], &self.var[sq.latent]);
+        }
+        let schedule = self.schedule;
+        for (f, fp) in schedule.factors.iter().enumerate() {
+            let Some(cp) = fp.cavi.as_ref() else {
+                continue;
+            };
+            for i in 0..self.prep.factors[f].n {
+                self.fill(f, i, &pm);
+                let m = |p: PredictorId| (pm[p.0].0[i], pm[p.0].1[i]);
+                elbo += local_elbo(cp, &self.vals, &m, &mut self.stack);
+            }
+        }
+        elbo
+    }
+}
