@@ -14,7 +14,6 @@ use crate::kernels::HyperValues;
 use crate::natural::NaturalParams;
 use crate::prepared::{dense_block, gather_dense, scatter_dense, stack_rows, Block, Prepared};
 use crate::RuntimeError;
-use gpm_ir::Model;
 use gpm_schedule::{AuxKind, FactorProgram, GibbsStep, LatentId, Schedule};
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
@@ -141,7 +140,6 @@ struct SlicedDense {
 
 /// A model bound to data, ready for sweeps.
 pub struct Sampler<'a> {
-    model: &'a Model,
     schedule: &'a Schedule,
     prep: Prepared,
     /// Per categorical factor: labels (0-based) and the number of classes.
@@ -162,12 +160,11 @@ pub struct Sampler<'a> {
 impl<'a> Sampler<'a> {
     /// Bind a compiled model to data and hyperparameter values.
     pub fn new(
-        model: &'a Model,
         schedule: &'a Schedule,
         data: &Data,
         hypers: &HyperValues,
     ) -> Result<Self, RuntimeError> {
-        let prep = Prepared::new(model, schedule, data, hypers)?;
+        let prep = Prepared::new(schedule, data, hypers)?;
         // Latents read by collapsed predictors are drawn in a phase of their own: a factor
         // must not also read them through a predictor sampled from the augmented likelihood
         // (that conditional, with the auxiliaries integrated out, is not Gaussian).
@@ -239,9 +236,8 @@ impl<'a> Sampler<'a> {
                     .collect()
             })
             .collect();
-        let (sliced, kernels, shared, dense_scales) = bind_hypers(model, schedule, data, &prep)?;
+        let (sliced, kernels, shared, dense_scales) = bind_hypers(schedule, data, &prep)?;
         Ok(Sampler {
-            model,
             schedule,
             prep,
             labels,
@@ -841,11 +837,6 @@ impl<'a> Sampler<'a> {
             r.extend(v.iter().copied());
         }
         r
-    }
-
-    /// The model this sampler runs.
-    pub fn model(&self) -> &Model {
-        self.model
     }
 }
 

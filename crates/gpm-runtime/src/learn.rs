@@ -7,7 +7,6 @@ use crate::cavi::{self, CaviConfig, CaviResult};
 use crate::data::Data;
 use crate::kernels::HyperValues;
 use crate::RuntimeError;
-use gpm_ir::Model;
 use gpm_schedule::Schedule;
 
 /// One coordinate being learned: a scalar hyperparameter or one entry of an ARD vector.
@@ -49,7 +48,6 @@ fn set(h: &mut HyperValues, coords: &[Coord], logs: &[f64]) {
 
 /// Maximise the ELBO over the log of the given coordinates, starting from `start`.
 pub fn learn(
-    model: &Model,
     schedule: &Schedule,
     data: &Data,
     start: &HyperValues,
@@ -73,7 +71,7 @@ pub fn learn(
         let mut h = start.clone();
         set(&mut h, coords, x);
         // A failure (e.g. a kernel matrix that cannot be factored) counts as −∞.
-        match cavi::run(model, schedule, data, &h, &config) {
+        match cavi::run(schedule, data, &h, &config) {
             Ok(r) => -r.elbo.last().copied().unwrap_or(f64::INFINITY),
             Err(_) => f64::INFINITY,
         }
@@ -156,7 +154,7 @@ pub fn learn(
         .unwrap();
     let mut h = start.clone();
     set(&mut h, coords, &simplex[best]);
-    let fit = cavi::run(model, schedule, data, &h, &config)?;
+    let fit = cavi::run(schedule, data, &h, &config)?;
     Ok(Learned {
         hypers: h,
         fit,

@@ -10,7 +10,7 @@ use crate::gibbs::Chain;
 use crate::kernels::{kernel_diag, kernel_matrix, HyperValues};
 use crate::prepared::{Block, Prepared, Slot};
 use crate::RuntimeError;
-use gpm_ir::{LatentPrior, Model};
+use gpm_ir::LatentPrior;
 use gpm_schedule::{LatentId, Schedule};
 use gpm_special::log_mean_exp;
 use nalgebra::{DMatrix, DVector};
@@ -35,7 +35,6 @@ pub struct Prediction {
 /// (for predictive probabilities), if any. At most `max_draws` draws are used (evenly thinned).
 #[allow(clippy::too_many_arguments)]
 pub fn predict(
-    model: &Model,
     schedule: &Schedule,
     train: &Data,
     test: &Data,
@@ -45,9 +44,9 @@ pub fn predict(
     max_draws: usize,
     seed: u64,
 ) -> Result<Prediction, RuntimeError> {
-    let tr = Prepared::new(model, schedule, train, hypers)?;
+    let tr = Prepared::new(schedule, train, hypers)?;
     // Test data: predictors and factor slots only (no test × test prior is formed).
-    let te = Prepared::for_test(model, schedule, test, hypers)?;
+    let te = Prepared::for_test(schedule, test, hypers)?;
     let layout = &chains[0].layout;
     // Offset of each latent in a draw row.
     let mut offsets = Vec::new();
@@ -101,7 +100,7 @@ pub fn predict(
     let mut gps = Vec::new();
     for (bi, b) in tr.blocks.iter().enumerate() {
         if let Block::Gp { latent, column, gp } = b {
-            let z = &model.latents[*latent];
+            let z = &schedule.latents[*latent];
             let LatentPrior::Gp {
                 inputs,
                 kernel,
@@ -151,7 +150,7 @@ pub fn predict(
             latent, column, sp, ..
         } = b
         {
-            let LatentPrior::Gp { inputs, .. } = &model.latents[*latent].prior else {
+            let LatentPrior::Gp { inputs, .. } = &schedule.latents[*latent].prior else {
                 continue;
             };
             let xs = test.inputs(inputs).ok_or_else(|| {

@@ -6,7 +6,7 @@ use crate::gaussian::{DenseBlock, GpBlock};
 use crate::kernels::{kernel_matrix, HyperValues};
 use crate::sparse::{kmeans_pp, SparseGp};
 use crate::RuntimeError;
-use gpm_ir::{Design, Dim, Inducing, LatentPrior, Model, Shape};
+use gpm_ir::{Design, Dim, Inducing, LatentPrior, Shape};
 
 /// Seed of the k-means++ choice of inducing points: fixed, so that `inducing = M` gives the same
 /// points on every run and in every chain.
@@ -211,27 +211,24 @@ fn dim(d: &Dim, data: &Data) -> Result<usize, RuntimeError> {
 impl Prepared {
     /// Bind a model, its schedule and data.
     pub fn new(
-        model: &Model,
         schedule: &Schedule,
         data: &Data,
         hypers: &HyperValues,
     ) -> Result<Self, RuntimeError> {
-        Self::bind(model, schedule, data, hypers, true)
+        Self::bind(schedule, data, hypers, true)
     }
 
     /// Bind test data for prediction: predictors and factor slots only, no latent priors
     /// (`blocks` is empty, nothing of size test × test is formed).
     pub fn for_test(
-        model: &Model,
         schedule: &Schedule,
         data: &Data,
         hypers: &HyperValues,
     ) -> Result<Self, RuntimeError> {
-        Self::bind(model, schedule, data, hypers, false)
+        Self::bind(schedule, data, hypers, false)
     }
 
     fn bind(
-        model: &Model,
         schedule: &Schedule,
         data: &Data,
         hypers: &HyperValues,
@@ -239,7 +236,7 @@ impl Prepared {
     ) -> Result<Self, RuntimeError> {
         let mut latents = Vec::new();
         let mut latent_dims = Vec::new();
-        for z in &model.latents {
+        for z in &schedule.latents {
             let dims = match &z.shape {
                 Shape::Scalar => vec![],
                 Shape::Vector(n) => vec![dim(n, data)?],
@@ -252,7 +249,7 @@ impl Prepared {
         let latent_index = |name: &str| latents.iter().position(|(n, _, _)| n == name);
         // Predictors.
         let mut preds = Vec::new();
-        for p in &model.predictors {
+        for p in &schedule.predictors {
             let n = dim(&p.len, data)?;
             let mut terms = Vec::new();
             for t in &p.terms {
@@ -310,7 +307,7 @@ impl Prepared {
             match spec.kind {
                 BlockKind::FullGp | BlockKind::SparseGp => {
                     let li = spec.latents[0].0;
-                    let z = &model.latents[li];
+                    let z = &schedule.latents[li];
                     let LatentPrior::Gp {
                         inputs,
                         kernel,
@@ -376,7 +373,7 @@ impl Prepared {
                 BlockKind::Dense => {
                     let (mut parts, mut pm, mut ps) = (Vec::new(), Vec::new(), Vec::new());
                     for l in &spec.latents {
-                        let z = &model.latents[l.0];
+                        let z = &schedule.latents[l.0];
                         let LatentPrior::Normal { mean, scale } = &z.prior else {
                             return Err(RuntimeError::Inconsistent(format!(
                                 "the dense block holds `{}`, which has no normal prior",
@@ -413,8 +410,7 @@ impl Prepared {
         // Factor slots.
         let mut factors = Vec::new();
         for fp in &schedule.factors {
-            let f = &model.factors[fp.factor];
-            let n = dim(&f.n, data)?;
+            let n = dim(&fp.n, data)?;
             let mut slots = Vec::new();
             for s in &fp.slots {
                 slots.push(match s {
@@ -491,8 +487,8 @@ impl Prepared {
             .iter()
             .map(|(k, v)| (k.clone(), *v))
             .collect();
-        let hyper_slots = model
-            .hypers
+        let hyper_slots = schedule
+            .hyper_decls
             .iter()
             .map(|h| hypers.iter().position(|(n, _)| *n == h.name))
             .collect();

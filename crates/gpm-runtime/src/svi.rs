@@ -17,7 +17,6 @@ use crate::natural::NaturalParams;
 use crate::prepared::{Block, Prepared, Read};
 use crate::sparse::QInducing;
 use crate::RuntimeError;
-use gpm_ir::Model;
 use gpm_schedule::{PredictorId, Schedule};
 use nalgebra::DMatrix;
 use rand::seq::SliceRandom;
@@ -397,14 +396,13 @@ fn block_of(prep: &Prepared, latent: usize, column: usize) -> Option<usize> {
 /// Run stochastic CAVI. `report` is called every `report_every` iterations with the trace point
 /// and the current posteriors (for held-out metrics); its time is not counted.
 pub fn run(
-    model: &Model,
     schedule: &Schedule,
     data: &Data,
     hypers: &HyperValues,
     config: &SviConfig,
     report: &mut dyn FnMut(&SviPoint, &[BlockPosterior]),
 ) -> Result<SviResult, RuntimeError> {
-    let prep = Prepared::new(model, schedule, data, hypers)?;
+    let prep = Prepared::new(schedule, data, hypers)?;
     run_prepared(&prep, schedule, config, report)
 }
 

@@ -15,7 +15,7 @@ use crate::kernels::{kernel_diag, kernel_matrix, HyperValues};
 use crate::predict::Prediction;
 use crate::prepared::{Block, Prepared, Read, Slot};
 use crate::RuntimeError;
-use gpm_ir::{LatentPrior, Model};
+use gpm_ir::LatentPrior;
 use gpm_schedule::Schedule;
 use gpm_special::log_sum_exp;
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
@@ -105,7 +105,7 @@ fn adaptive_gh(
 
 /// Test marginals `(mean, var)` of every GP / sparse block at the test inputs.
 fn block_marginals(
-    model: &Model,
+    schedule: &Schedule,
     tr: &Prepared,
     train: &Data,
     test: &Data,
@@ -121,7 +121,7 @@ fn block_marginals(
                 continue;
             }
         };
-        let LatentPrior::Gp { inputs, kernel, .. } = &model.latents[latent].prior else {
+        let LatentPrior::Gp { inputs, kernel, .. } = &schedule.latents[latent].prior else {
             return Err(RuntimeError::Inconsistent(
                 "GP block without a GP prior".into(),
             ));
@@ -245,7 +245,6 @@ fn softmax_predictive(
 /// Predict from a variational posterior. `labels`: per factor, the response datum and its finite
 /// label set, if any (as for [`crate::predict::predict`]).
 pub fn predict(
-    model: &Model,
     schedule: &Schedule,
     train: &Data,
     test: &Data,
@@ -253,15 +252,14 @@ pub fn predict(
     post: &[BlockPosterior],
     labels: &[Option<(String, Vec<f64>)>],
 ) -> Result<Prediction, RuntimeError> {
-    let tr = Prepared::new(model, schedule, train, hypers)?;
-    predict_prepared(&tr, model, schedule, train, test, hypers, post, labels)
+    let tr = Prepared::new(schedule, train, hypers)?;
+    predict_prepared(&tr, schedule, train, test, hypers, post, labels)
 }
 
 /// [`predict`] with the training side already prepared.
 #[allow(clippy::too_many_arguments)]
 pub fn predict_prepared(
     tr: &Prepared,
-    model: &Model,
     schedule: &Schedule,
     train: &Data,
     test: &Data,
@@ -274,8 +272,8 @@ pub fn predict_prepared(
             "the variational posterior does not match the model's blocks".into(),
         ));
     }
-    let te = Prepared::for_test(model, schedule, test, hypers)?;
-    let marg = block_marginals(model, tr, train, test, hypers, post)?;
+    let te = Prepared::for_test(schedule, test, hypers)?;
+    let marg = block_marginals(schedule, tr, train, test, hypers, post)?;
     // Test predictor moments.
     let dense: Vec<(usize, Vec<(usize, usize, usize)>)> = tr
         .blocks

@@ -261,6 +261,8 @@ pub enum CountLaw {
 pub struct FactorProgram {
     /// Index of the factor in the model.
     pub factor: usize,
+    /// Its number of observations.
+    pub n: gpm_ir::Dim,
     /// What each slot holds.
     pub slots: Vec<Source>,
     /// Auxiliary variables in sampling order.
@@ -296,9 +298,17 @@ pub struct HyperProgram {
     pub stats: Vec<(usize, Tape, Tape)>,
 }
 
-/// The compiled model.
+/// The compiled model: everything the runtime needs to run it, so that the runtime never reads
+/// `gpm_ir::Model` (stanc3's lesson: the middle IR says everything the back ends need).
 #[derive(Debug, Clone)]
 pub struct Schedule {
+    /// The latents (names, declared shapes, priors), indexed by [`LatentId`].
+    pub latents: Vec<gpm_ir::Latent>,
+    /// The linear predictors, indexed by [`PredictorId`].
+    pub predictors: Vec<gpm_ir::Predictor>,
+    /// The hyperparameters as declared (shape, lower bound, fixed / learn / prior), indexed by
+    /// [`HyperId`].
+    pub hyper_decls: Vec<gpm_ir::Hyper>,
     /// One program per factor.
     pub factors: Vec<FactorProgram>,
     /// Hyperparameters sampled by conjugate Gamma updates.
@@ -413,6 +423,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
         if let Some(c) = &plan.categorical {
             factors.push(FactorProgram {
                 factor: k,
+                n: f.n.clone(),
                 slots: vec![],
                 aux: vec![],
                 curvature: vec![],
@@ -552,6 +563,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             };
         factors.push(FactorProgram {
             factor: k,
+            n: f.n.clone(),
             slots,
             aux,
             curvature,
@@ -574,6 +586,9 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
     );
     let cavi = steps::cavi(&blocks);
     Ok(Schedule {
+        latents: model.latents.clone(),
+        predictors: model.predictors.clone(),
+        hyper_decls: model.hypers.clone(),
         factors,
         hypers,
         collapsed,

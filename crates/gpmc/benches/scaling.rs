@@ -28,14 +28,12 @@ fn exponent(points: &[(usize, f64)]) -> f64 {
 
 /// Seconds for `iters` CAVI iterations, everything included.
 fn cavi_seconds(
-    c: &gpmc::Checked,
     schedule: &gpm_schedule::Schedule,
     data: &gpm_runtime::data::Data,
     iters: usize,
 ) -> f64 {
     let t0 = Instant::now();
     gpm_runtime::cavi::run(
-        &c.model,
         schedule,
         data,
         &HyperValues::default(),
@@ -87,7 +85,7 @@ fn main() {
     let (mut gibbs, mut cavi) = (Vec::new(), Vec::new());
     for &n in full_sizes {
         let data = common::synthetic(n, 1);
-        let sampler = Sampler::new(&c.model, &schedule, &data, &hv).expect("sampler");
+        let sampler = Sampler::new(&schedule, &data, &hv).expect("sampler");
         let mut state = sampler.init();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
         let reps = if n <= 800 { 7 } else { 3 };
@@ -99,7 +97,7 @@ fn main() {
             sampler.sweep(&mut state, &mut rng).expect("sweep")
         });
         // One CAVI iteration: the difference of 4 and 1 iterations, over 3.
-        let run = |iters| cavi_seconds(&c, &schedule, &data, iters);
+        let run = |iters| cavi_seconds(&schedule, &data, iters);
         let iteration = ((run(4) - run(1)) / 3.0).max(1e-9);
         let k = nalgebra::DMatrix::<f64>::identity(n, n) * 2.0;
         let chol = median_time(reps, &mut || {
@@ -126,7 +124,7 @@ fn main() {
     let mut sparse = Vec::new();
     for &n in sparse_sizes {
         let data = common::synthetic(n, 1);
-        let run = |iters| cavi_seconds(&c, &schedule, &data, iters);
+        let run = |iters| cavi_seconds(&schedule, &data, iters);
         let iteration = ((run(3) - run(1)) / 2.0).max(1e-9);
         println!("{n:>8}   {iteration:>16.4}");
         sparse.push((n, iteration));

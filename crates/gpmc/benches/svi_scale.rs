@@ -58,7 +58,7 @@ fn main() {
         t0.elapsed().as_secs_f64()
     );
     let t1 = std::time::Instant::now();
-    let prep = Prepared::new(&c.model, &schedule, &train, &hv).expect("prepare");
+    let prep = Prepared::new(&schedule, &train, &hv).expect("prepare");
     println!(
         "# prepared (k-means++ inducing points) in {:.1} s",
         t1.elapsed().as_secs_f64()
@@ -66,7 +66,7 @@ fn main() {
     let labels = vec![Some(("y".to_string(), vec![-1.0, 1.0]))];
     let metrics = |post: &[BlockPosterior]| -> (f64, f64) {
         let p = gpm_runtime::vpredict::predict_prepared(
-            &prep, &c.model, &schedule, &train, &test, &hv, post, &labels,
+            &prep, &schedule, &train, &test, &hv, post, &labels,
         )
         .expect("predict");
         let y = test.vector("y").unwrap();
@@ -115,7 +115,6 @@ fn main() {
     if with_cavi {
         let t2 = std::time::Instant::now();
         let cr = gpm_runtime::cavi::run(
-            &c.model,
             &schedule,
             &train,
             &hv,

@@ -39,7 +39,7 @@ fn bench(c: &mut Criterion) {
     for n in [250usize, 1000] {
         let data = gpmc::data::from_json_value(&checked.model, &data_json(n)).unwrap();
         let (hv, _) = gpmc::infer::hyper_values(&checked);
-        let sampler = Sampler::new(&checked.model, &schedule, &data, &hv).unwrap();
+        let sampler = Sampler::new(&schedule, &data, &hv).unwrap();
         let mut state = sampler.init();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
         group.bench_with_input(BenchmarkId::new("gibbs_sweep", n), &n, |b, _| {

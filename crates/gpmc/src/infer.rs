@@ -171,7 +171,7 @@ fn learn_hypers(
         }
         return Ok(hv);
     }
-    let learned = gpm_runtime::learn::learn(&c.model, schedule, data, &hv, &coords, 400)?;
+    let learned = gpm_runtime::learn::learn(schedule, data, &hv, &coords, 400)?;
     for (n, v, how) in hypers.iter_mut() {
         if let Some(x) = learned.hypers.scalars.get(n) {
             if coords.contains(&Coord::Scalar(n.clone())) {
@@ -235,7 +235,7 @@ pub fn run_gibbs(
         }
     }
     let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
-    let sampler = gibbs::Sampler::new(&c.model, &schedule, data, &hv)?;
+    let sampler = gibbs::Sampler::new(&schedule, data, &hv)?;
     let jitter = sampler.prepared().jitter;
     let chains = gibbs::run(&sampler, config, progress)?;
     let names = column_names(c, &chains[0].layout);
@@ -283,7 +283,7 @@ pub fn run_cavi_with_values(
 > {
     let (schedule, hv, mut hypers) = start(c, data)?;
     let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
-    let r = gpm_runtime::cavi::run(&c.model, &schedule, data, &hv, config)?;
+    let r = gpm_runtime::cavi::run(&schedule, data, &hv, config)?;
     Ok((r, hypers, hv))
 }
 
@@ -317,7 +317,7 @@ pub fn run_svi(
             }
         }
     }
-    let prep = gpm_runtime::prepared::Prepared::new(&c.model, &schedule, data, &hv)?;
+    let prep = gpm_runtime::prepared::Prepared::new(&schedule, data, &hv)?;
     let r = gpm_runtime::svi::run_learning(&prep, &schedule, config, &learn, report)?;
     for (name, v) in &r.hypers {
         hv.scalars.insert(name.clone(), *v);
@@ -337,7 +337,7 @@ pub fn inducing_csv(
     blocks: &[gpm_runtime::cavi::BlockPosterior],
 ) -> Result<String, InferError> {
     let schedule = schedule(c)?;
-    let prep = gpm_runtime::prepared::Prepared::new(&c.model, &schedule, data, hypers)?;
+    let prep = gpm_runtime::prepared::Prepared::new(&schedule, data, hypers)?;
     let mut s = String::from("variable,mean,sd\n");
     for (b, post) in prep.blocks.iter().zip(blocks) {
         if let (
@@ -432,9 +432,8 @@ pub fn predict(
     let schedule = schedule(c)?;
     let hv = r.values.clone();
     let labels = label_sets(c, test);
-    let p = gpm_runtime::predict::predict(
-        &c.model, schedule, train, test, &hv, &r.chains, &labels, 1000, seed,
-    )?;
+    let p =
+        gpm_runtime::predict::predict(schedule, train, test, &hv, &r.chains, &labels, 1000, seed)?;
     Ok(prediction_outputs(&p, &labels, test))
 }
 
@@ -449,8 +448,7 @@ pub fn predict_variational(
 ) -> Result<(String, serde_json::Value), InferError> {
     let schedule = schedule(c)?;
     let labels = label_sets(c, test);
-    let p =
-        gpm_runtime::vpredict::predict(&c.model, schedule, train, test, hypers, blocks, &labels)?;
+    let p = gpm_runtime::vpredict::predict(schedule, train, test, hypers, blocks, &labels)?;
     Ok(prediction_outputs(&p, &labels, test))
 }
 

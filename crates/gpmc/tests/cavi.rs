@@ -168,7 +168,6 @@ fn type_two_maximum_likelihood_finds_a_local_maximum_of_the_elbo() {
         h.scalars.insert("lengthscale".into(), ell);
         h.scalars.insert("variance".into(), var);
         let r = gpm_runtime::cavi::run(
-            &c.model,
             &schedule,
             &d,
             &h,

@@ -119,7 +119,7 @@ fn gibbs_agrees_with_elliptical_slice_sampling_on_gp_models() {
         let r = gpmc::infer::run_gibbs(&c, &d, &config, &|_, _| {}).unwrap();
         let schedule = gpm_schedule::build(&c.model, &c.plans).unwrap();
         // The same hyperparameters as the Gibbs run (after type-II ML where declared).
-        let sampler = Sampler::new(&c.model, &schedule, &d, &r.values).unwrap();
+        let sampler = Sampler::new(&schedule, &d, &r.values).unwrap();
         // The multi-GP models have 120-180 coordinates: longer reference runs.
         let iters = match m {
             "multiclass_gp" | "heteroscedastic_gp" => 25_000,

@@ -113,7 +113,7 @@ fn sparse_with_all_inputs_as_inducing_points_is_the_full_gp() {
 fn f_moments(c: &gpmc::Checked, d: &Data, post: &[BlockPosterior]) -> (Vec<f64>, Vec<f64>) {
     let schedule = gpm_schedule::build(&c.model, &c.plans).unwrap();
     let (hv, _) = gpmc::infer::hyper_values(c);
-    let p = gpm_runtime::vpredict::predict(&c.model, &schedule, d, d, &hv, post, &[]).unwrap();
+    let p = gpm_runtime::vpredict::predict(&schedule, d, d, &hv, post, &[]).unwrap();
     let (_, m, v) = &p.predictors[0];
     (m.clone(), v.iter().map(|x| x.sqrt()).collect())
 }
@@ -131,7 +131,6 @@ fn svi_converges_to_the_cavi_fixed_point() {
         let (cm, cs) = f_moments(&c, &d, &cavi.blocks);
         // Full batch: the damped fixed-point iteration reaches the CAVI optimum.
         let full = gpm_runtime::svi::run(
-            &c.model,
             &schedule,
             &d,
             &hv,
@@ -162,7 +161,6 @@ fn svi_converges_to_the_cavi_fixed_point() {
         );
         // Minibatches of a quarter of the data: noisy, but centred on the optimum.
         let mini = gpm_runtime::svi::run(
-            &c.model,
             &schedule,
             &d,
             &hv,
@@ -231,8 +229,7 @@ fn variational_prediction_is_exact_gp_regression_for_gaussian_noise() {
         let schedule = gpm_schedule::build(&c.model, &c.plans).unwrap();
         let (hv, _) = gpmc::infer::hyper_values(&c);
         let p =
-            gpm_runtime::vpredict::predict(&c.model, &schedule, &train, &test, &hv, &r.blocks, &[])
-                .unwrap();
+            gpm_runtime::vpredict::predict(&schedule, &train, &test, &hv, &r.blocks, &[]).unwrap();
         let (_, m, v) = &p.predictors[0];
         for (t, xt) in xs.iter().enumerate() {
             let ks = DVector::from_fn(n, |i, _| k(x[i], *xt));

@@ -19,7 +19,6 @@ use crate::kernels::HyperValues;
 use crate::prepared::Prepared;
 use crate::sparse::QInducing;
 use crate::RuntimeError;
-use gpm_ir::Model;
 use gpm_schedule::{CaviStep, Schedule};
 use nalgebra::{DMatrix, DVector};
 use state::CaviState;
@@ -73,7 +72,6 @@ pub enum BlockPosterior {
 /// Run CAVI: the schedule's iteration ([`gpm_schedule::CaviStep`]) until the ELBO changes by
 /// less than the tolerance. Fails when a factor has no closed-form CAVI program.
 pub fn run(
-    model: &Model,
     schedule: &Schedule,
     data: &Data,
     hypers: &HyperValues,
@@ -89,7 +87,7 @@ pub fn run(
             )));
         }
     }
-    let prep = Prepared::new(model, schedule, data, hypers)?;
+    let prep = Prepared::new(schedule, data, hypers)?;
     let mut q = CaviState::new(&prep, schedule, data)?;
     let mut elbo_trace = Vec::new();
     let mut converged = false;

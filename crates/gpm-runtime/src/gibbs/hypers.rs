@@ -9,7 +9,6 @@ use crate::data::Data;
 use crate::kernels::HyperValues;
 use crate::prepared::{Block, Prepared};
 use crate::RuntimeError;
-use gpm_ir::Model;
 use gpm_schedule::{BlockId, GibbsUpdate, HyperId, Schedule};
 use nalgebra::DVector;
 use rand_chacha::ChaCha8Rng;
@@ -265,7 +264,8 @@ impl super::Sampler<'_> {
         let dim: usize = parts.iter().map(|p| p.2).sum();
         let (mut m, mut sd) = (DVector::zeros(dim), DVector::zeros(dim));
         for &(li, off, len) in parts {
-            let gpm_ir::LatentPrior::Normal { mean, scale } = &self.model.latents[li].prior else {
+            let gpm_ir::LatentPrior::Normal { mean, scale } = &self.schedule.latents[li].prior
+            else {
                 return Err(RuntimeError::Inconsistent(
                     "a dense block without a normal prior".into(),
                 ));
@@ -274,7 +274,7 @@ impl super::Sampler<'_> {
             if !(sv > 0.0 && sv.is_finite() && mv.is_finite()) {
                 return Err(RuntimeError::Numerical(format!(
                     "the prior scale of `{}` is {sv}",
-                    self.model.latents[li].name
+                    self.schedule.latents[li].name
                 )));
             }
             for j in 0..len {
@@ -296,13 +296,12 @@ pub(super) type HyperPlans = (
 );
 
 pub(super) fn bind_hypers(
-    model: &Model,
     schedule: &Schedule,
     data: &Data,
     prep: &Prepared,
 ) -> Result<HyperPlans, RuntimeError> {
     let entry = |hid: HyperId| -> Result<SlicedHyper, RuntimeError> {
-        let h = &model.hypers[hid.0];
+        let h = &schedule.hyper_decls[hid.0];
         let gpm_ir::HyperKind::Prior { prior } = &h.kind else {
             return Err(RuntimeError::Inconsistent(format!(
                 "the schedule samples `{}`, which has no prior",
@@ -333,7 +332,7 @@ pub(super) fn bind_hypers(
                 "a kernel update of a block that is not a full GP".into(),
             ));
         };
-        let sl = shared_latent(model, data, prep, *latent)?;
+        let sl = shared_latent(schedule, data, prep, *latent)?;
         kernels.push(SlicedKernel {
             block: bi,
             hypers: entries(&k.hypers)?,
@@ -349,7 +348,7 @@ pub(super) fn bind_hypers(
             latents: g
                 .latents
                 .iter()
-                .map(|l| shared_latent(model, data, prep, l.0))
+                .map(|l| shared_latent(schedule, data, prep, l.0))
                 .collect::<Result<_, _>>()?,
         });
     }
@@ -368,7 +367,7 @@ pub(super) fn bind_hypers(
 
 /// A full-GP latent's kernel, mean, inputs and blocks `(block, latent, column)`.
 fn shared_latent(
-    model: &Model,
+    schedule: &Schedule,
     data: &Data,
     prep: &Prepared,
     li: usize,
@@ -378,7 +377,7 @@ fn shared_latent(
         kernel,
         mean,
         ..
-    } = &model.latents[li].prior
+    } = &schedule.latents[li].prior
     else {
         return Err(RuntimeError::Inconsistent(
             "a GP block without a GP prior".into(),
