@@ -3,6 +3,7 @@
 
 use crate::poly::Poly;
 use crate::tree::T;
+use gpm_families::MixingLaw;
 
 /// A distribution family with parameter expressions (in predictors, data, hyperparameters and
 /// earlier auxiliary variables).
@@ -74,26 +75,40 @@ pub enum Family {
 }
 
 impl Family {
+    /// The law and its parameter expressions, in the order of [`MixingLaw::params`] (`None`
+    /// for a CAS-proved `φ`, which has no named law). This is the one place a symbolic family
+    /// meets its numerical implementation in `gpm-families`.
+    pub fn law(&self) -> Option<(&'static dyn MixingLaw, Vec<&T>)> {
+        use gpm_families as fam;
+        Some(match self {
+            Family::PolyaGamma { b, c } => (&fam::polya_gamma::PolyaGamma, vec![b, c]),
+            Family::Gamma { shape, rate } => (&fam::gamma::Gamma, vec![shape, rate]),
+            Family::InverseGaussian { mean, shape } => {
+                (&fam::inverse_gaussian::InverseGaussian, vec![mean, shape])
+            }
+            Family::Gig { p, a, b } => (&fam::gig::Gig, vec![p, a, b]),
+            Family::Levy { a } => (&fam::levy::Levy, vec![a]),
+            Family::InverseGamma { shape, scale } => {
+                (&fam::inverse_gamma::InverseGamma, vec![shape, scale])
+            }
+            Family::Poisson { rate } => (&fam::poisson::Poisson, vec![rate]),
+            Family::NegativeBinomial { shape, p } => {
+                (&fam::negative_binomial::NegativeBinomial, vec![shape, p])
+            }
+            Family::TiltedLaplace { .. } => return None,
+        })
+    }
+
     /// Whether the variable is a count (summed, not integrated, when certifying).
     pub fn is_count(&self) -> bool {
-        matches!(
-            self,
-            Family::Poisson { .. } | Family::NegativeBinomial { .. }
-        )
+        self.law().is_some_and(|(law, _)| law.is_count())
     }
 
     /// The family's name.
     pub fn name(&self) -> &'static str {
-        match self {
-            Family::PolyaGamma { .. } => "Pólya-Gamma",
-            Family::Gamma { .. } => "Gamma",
-            Family::InverseGaussian { .. } => "inverse Gaussian",
-            Family::Gig { .. } => "generalised inverse Gaussian",
-            Family::Poisson { .. } => "Poisson",
-            Family::NegativeBinomial { .. } => "negative binomial",
-            Family::Levy { .. } => "Lévy",
-            Family::InverseGamma { .. } => "inverse Gamma",
-            Family::TiltedLaplace { .. } => "tilted inverse-Laplace",
+        match self.law() {
+            Some((law, _)) => law.name(),
+            None => "tilted inverse-Laplace",
         }
     }
     /// `Name(param = expr, ...)` for people.

@@ -339,10 +339,7 @@ impl<'a> Sampler<'a> {
                     .iter()
                     .map(|a| {
                         vec![
-                            if matches!(
-                                a.kind,
-                                AuxKind::Poisson { .. } | AuxKind::NegativeBinomial { .. }
-                            ) {
+                            if matches!(&a.kind, AuxKind::Law { law, .. } if law.is_count()) {
                                 0.0
                             } else {
                                 1.0
@@ -494,26 +491,12 @@ impl<'a> Sampler<'a> {
                 for (j, a) in fp.aux.iter().enumerate() {
                     let ev = |t: &gpm_schedule::Tape, st: &mut Vec<f64>| t.eval(&vals, st);
                     let v = match &a.kind {
-                        AuxKind::PolyaGamma { b, c } => {
-                            draw::pg(rng, ev(b, &mut stack), ev(c, &mut stack))?
-                        }
-                        AuxKind::Gamma { shape, rate } => {
-                            draw::gamma(rng, ev(shape, &mut stack), ev(rate, &mut stack))?
-                        }
-                        AuxKind::InverseGaussian { mean, shape } => draw::inverse_gaussian(
-                            rng,
-                            ev(mean, &mut stack),
-                            ev(shape, &mut stack),
-                        )?,
-                        AuxKind::Gig { p, a: ga, b } => draw::gig(
-                            rng,
-                            ev(p, &mut stack),
-                            ev(ga, &mut stack),
-                            ev(b, &mut stack),
-                        )?,
-                        AuxKind::Poisson { rate } => draw::poisson(rng, ev(rate, &mut stack))?,
-                        AuxKind::NegativeBinomial { shape, p } => {
-                            draw::negative_binomial(rng, ev(shape, &mut stack), ev(p, &mut stack))?
+                        AuxKind::Law { law, params } => {
+                            let mut p = [0.0; 4];
+                            for (v, t) in p.iter_mut().zip(params) {
+                                *v = ev(t, &mut stack);
+                            }
+                            draw::law(rng, *law, &p[..params.len()])?
                         }
                         AuxKind::Tilted(t) => draw::tilted(rng, t, &vals, &mut stack)?,
                     };

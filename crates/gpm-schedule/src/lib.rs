@@ -17,6 +17,7 @@ pub mod tape;
 
 pub use blocks::{BlockKind, BlockSpec};
 use gpm_augment::{Family, Plan, Poly, Role, T};
+use gpm_families::MixingLaw;
 use gpm_ir::Model;
 pub use hypers::{
     start_value, DenseScaleUpdate, GibbsUpdate, GpKernelUpdate, HyperStep, KernelGroup, StartRule,
@@ -43,47 +44,13 @@ pub enum Source {
 /// How an auxiliary variable is drawn, with compiled parameters.
 #[derive(Debug, Clone)]
 pub enum AuxKind {
-    /// `PG(b, |c|)`.
-    PolyaGamma {
-        /// Shape.
-        b: Tape,
-        /// Tilt.
-        c: Tape,
-    },
-    /// Gamma(shape, rate).
-    Gamma {
-        /// Shape.
-        shape: Tape,
-        /// Rate.
-        rate: Tape,
-    },
-    /// Inverse Gaussian(mean, shape).
-    InverseGaussian {
-        /// Mean.
-        mean: Tape,
-        /// Shape.
-        shape: Tape,
-    },
-    /// GIG(p, a, b).
-    Gig {
-        /// p.
-        p: Tape,
-        /// a.
-        a: Tape,
-        /// b.
-        b: Tape,
-    },
-    /// NB(shape, p): a count with `P(k) ∝ Γ(k+r)/k! p^k`.
-    NegativeBinomial {
-        /// Shape r.
-        shape: Tape,
-        /// Probability p.
-        p: Tape,
-    },
-    /// Poisson(rate).
-    Poisson {
-        /// Rate.
-        rate: Tape,
+    /// A named law ([`gpm_families`]) with its parameters, in the order of
+    /// [`MixingLaw::params`].
+    Law {
+        /// The law.
+        law: &'static dyn MixingLaw,
+        /// Its parameters.
+        params: Vec<Tape>,
     },
     /// The tilted inverse-Laplace law of a CAS-proved completely monotone `φ`.
     Tilted(Tilted),
@@ -155,27 +122,12 @@ pub struct PolyTapes {
 /// The mixing law of an auxiliary variable, as CAVI needs it: `E[ω]` and `log φ` at `E[s]`.
 #[derive(Debug, Clone)]
 pub enum CaviFamily {
-    /// `PG(b, 0)` prior: `φ(s) = cosh(√(s/2))^(−b)` for the augmented term `−ω s`.
-    PolyaGamma {
-        /// b.
-        b: Tape,
-    },
-    /// Gamma(shape, rate) prior: `φ(s) = (1 + s/rate)^(−shape)`.
-    Gamma {
-        /// Shape.
-        shape: Tape,
-        /// Rate.
-        rate: Tape,
-    },
-    /// Lévy(a) prior: `φ(s) = e^(−a√s)`.
-    Levy {
-        /// a.
-        a: Tape,
-    },
-    /// Inverse Gamma(3/2, β) prior: `φ(s) = (1 + a√s) e^(−a√s)`, `a = 2√β`.
-    InverseGamma32 {
-        /// Scale β.
-        scale: Tape,
+    /// A named law's prior, tilted in closed form ([`MixingLaw::tilted`]).
+    Law {
+        /// The law.
+        law: &'static dyn MixingLaw,
+        /// Its prior parameters.
+        params: Vec<Tape>,
     },
     /// A CAS-proved `φ = exp(−ψ)`: `E[ω] = ψ'(s)`, `log φ(s) = −ψ(s)`.
     Tilted(Tilted),
@@ -387,17 +339,11 @@ fn collect(t: &T, out: &mut Vec<(Role, String)>) {
 }
 
 fn family_trees(f: &Family) -> Vec<&T> {
-    match f {
-        Family::PolyaGamma { b, c } => vec![b, c],
-        Family::Gamma { shape, rate } => vec![shape, rate],
-        Family::InverseGaussian { mean, shape } => vec![mean, shape],
-        Family::Gig { p, a, b } => vec![p, a, b],
-        Family::Poisson { rate } => vec![rate],
-        Family::NegativeBinomial { shape, p } => vec![shape, p],
-        Family::Levy { a } => vec![a],
-        Family::InverseGamma { shape, scale } => vec![shape, scale],
+    match (f.law(), f) {
+        (Some((_, params)), _) => params,
         // φ is evaluated by the CAS; its symbol `r` is not a slot.
-        Family::TiltedLaplace { c2, .. } => vec![c2],
+        (None, Family::TiltedLaplace { c2, .. }) => vec![c2],
+        (None, _) => vec![],
     }
 }
 
@@ -492,35 +438,17 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
         let tape = |t: &T| Tape::compile(t, &slot_of).map_err(err);
         let mut aux = Vec::new();
         for a in &plan.aux {
-            let kind = match &a.conditional {
-                Family::PolyaGamma { b, c } => AuxKind::PolyaGamma {
-                    b: tape(b)?,
-                    c: tape(c)?,
+            let kind = match (a.conditional.law(), &a.conditional) {
+                (Some((law, params)), _) => AuxKind::Law {
+                    law,
+                    params: params.into_iter().map(tape).collect::<Result<_, _>>()?,
                 },
-                Family::Gamma { shape, rate } => AuxKind::Gamma {
-                    shape: tape(shape)?,
-                    rate: tape(rate)?,
-                },
-                Family::InverseGaussian { mean, shape } => AuxKind::InverseGaussian {
-                    mean: tape(mean)?,
-                    shape: tape(shape)?,
-                },
-                Family::Gig { p, a: ga, b } => AuxKind::Gig {
-                    p: tape(p)?,
-                    a: tape(ga)?,
-                    b: tape(b)?,
-                },
-                Family::Poisson { rate } => AuxKind::Poisson { rate: tape(rate)? },
-                Family::NegativeBinomial { shape, p } => AuxKind::NegativeBinomial {
-                    shape: tape(shape)?,
-                    p: tape(p)?,
-                },
-                Family::TiltedLaplace { phi, c2 } => {
+                (None, Family::TiltedLaplace { phi, c2 }) => {
                     AuxKind::Tilted(tilted(phi, tape(c2)?, &slot_of).map_err(err)?)
                 }
-                other => {
+                (None, other) => {
                     return Err(err(format!(
-                        "the {} conditional has no sampler in the runtime yet",
+                        "the {} conditional has no sampler in the runtime",
                         other.name()
                     )))
                 }
@@ -790,24 +718,18 @@ fn cavi_program(
         if reads(&s) {
             return Ok(Err("an auxiliary's tilt reads a collapsed predictor".into()));
         }
-        let family = match &a.prior_family {
-            Family::PolyaGamma { b, .. } => CaviFamily::PolyaGamma {
-                b: Tape::compile(b, slot_of)?,
+        let family = match (a.prior_family.law(), &a.prior_family) {
+            (Some((law, params)), _) if law.has_tilted() => CaviFamily::Law {
+                law,
+                params: params
+                    .into_iter()
+                    .map(|t| Tape::compile(t, slot_of))
+                    .collect::<Result<_, _>>()?,
             },
-            Family::Gamma { shape, rate } => CaviFamily::Gamma {
-                shape: Tape::compile(shape, slot_of)?,
-                rate: Tape::compile(rate, slot_of)?,
-            },
-            Family::Levy { a } => CaviFamily::Levy {
-                a: Tape::compile(a, slot_of)?,
-            },
-            Family::InverseGamma { scale, .. } => CaviFamily::InverseGamma32 {
-                scale: Tape::compile(scale, slot_of)?,
-            },
-            Family::TiltedLaplace { phi, .. } => {
+            (None, Family::TiltedLaplace { phi, .. }) => {
                 CaviFamily::Tilted(tilted(phi, Tape::constant(0.0), slot_of)?)
             }
-            other => {
+            (_, other) => {
                 return Ok(Err(format!(
                     "no closed-form expectation for the {} variable `{}`",
                     other.name(),

@@ -4,7 +4,6 @@
 
 use gpm_schedule::PredictorId;
 use gpm_schedule::{CaviFamily, CaviProgram, CountLaw, PolyTapes};
-use gpm_special::log_cosh;
 
 /// `(E[ω], log φ(s))` of a mixing law at `s = E_q[s]`.
 fn mixing(f: &CaviFamily, vals: &[f64], s: f64, stack: &mut Vec<f64>) -> (f64, f64) {
@@ -12,24 +11,13 @@ fn mixing(f: &CaviFamily, vals: &[f64], s: f64, stack: &mut Vec<f64>) -> (f64, f
     // curvature finite (its effect on the ELBO is below 1e-6 · a).
     let s = s.max(1e-12);
     match f {
-        CaviFamily::PolyaGamma { b } => {
-            let b = b.eval(vals, stack);
-            let x = (s / 2.0).sqrt();
-            // E[ω] = b tanh(x)/(4x), → b/4 · (1 − x²/3) as x → 0.
-            let e = if x < 1e-4 {
-                b / 4.0 * (1.0 - x * x / 3.0)
-            } else {
-                b * x.tanh() / (4.0 * x)
-            };
-            (e, -b * log_cosh(x))
-        }
-        CaviFamily::Gamma { shape, rate } => {
-            let (a, r) = (shape.eval(vals, stack), rate.eval(vals, stack));
-            (a / (r + s), -a * (s / r).ln_1p())
-        }
-        CaviFamily::Levy { a } => {
-            let a = a.eval(vals, stack);
-            (a / (2.0 * s.sqrt()), -a * s.sqrt())
+        CaviFamily::Law { law, params } => {
+            let mut p = [0.0; 4];
+            for (v, t) in p.iter_mut().zip(params) {
+                *v = t.eval(vals, stack);
+            }
+            law.tilted(&p[..params.len()], s)
+                .unwrap_or((f64::NAN, f64::NAN))
         }
         CaviFamily::Tilted(t) => {
             // E[ω] = ψ'(s), log φ(s) = −ψ(s).
@@ -40,11 +28,6 @@ fn mixing(f: &CaviFamily, vals: &[f64], s: f64, stack: &mut Vec<f64>) -> (f64, f
             let p0 = gpm_cas::eval(&t.psi, &|n| if n == "r" { Some(0.0) } else { param(n) })
                 .unwrap_or(0.0);
             (d, -(p - p0))
-        }
-        CaviFamily::InverseGamma32 { scale } => {
-            let a = 2.0 * scale.eval(vals, stack).sqrt();
-            let q = a * s.sqrt();
-            (a * a / (2.0 * (1.0 + q)), q.ln_1p() - q)
         }
     }
 }

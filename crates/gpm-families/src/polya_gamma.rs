@@ -1,0 +1,57 @@
+//! Pólya-Gamma `PG(b, c)` (Polson, Scott & Windle 2013): the law of the logistic augmentation,
+//! `cosh(z/2)^(−b) = ∫ e^(−ωz²/2) PG(ω | b, 0) dω`. The exact sampler is in
+//! [`crate::polya_gamma_sampler`].
+
+use crate::{bad, LawError, MixingLaw};
+use gpm_special::log_cosh;
+use rand::RngCore;
+
+/// `PG(b, c)`: parameters `b ≥ 0` (shape) and `c` (tilt; its absolute value is used).
+#[derive(Debug, Clone, Copy)]
+pub struct PolyaGamma;
+
+/// A draw of `PG(b, c)` for any `b ≥ 0` and finite `c`: Devroye's method for `b = 1`, the
+/// alternate method of Windle, Polson & Scott (2014) in chunks for `b > 1`, and CDF inversion
+/// of the closed-form Laplace transform for `b < 1`.
+pub fn sample<R: rand::Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> Result<f64, LawError> {
+    // PG(0, c) is the point mass at 0 (a class with no label and no count).
+    if b == 0.0 && c.is_finite() {
+        return Ok(0.0);
+    }
+    if !(b > 0.0 && b.is_finite() && c.is_finite()) {
+        return Err(bad("Pólya-Gamma", &[b, c]));
+    }
+    Ok(crate::polya_gamma_sampler::sample(rng, b, c))
+}
+
+impl MixingLaw for PolyaGamma {
+    fn name(&self) -> &'static str {
+        "Pólya-Gamma"
+    }
+    fn params(&self) -> &'static [&'static str] {
+        &["b", "c"]
+    }
+    /// PSW 2013, eq. 5: `E[e^(−ωs)] = cosh(c/2)^b / cosh(√(s/2 + c²/4))^b`.
+    fn log_laplace(&self, p: &[f64], s: f64) -> Option<f64> {
+        let (b, c) = (p[0], p[1].abs());
+        Some(b * (log_cosh(c / 2.0) - log_cosh((s / 2.0 + c * c / 4.0).max(0.0).sqrt())))
+    }
+    fn has_tilted(&self) -> bool {
+        true
+    }
+    /// Of the prior `PG(b, 0)` (the tilt is `s`): `E[ω] = b tanh(x)/(4x)`, `x = √(s/2)`.
+    fn tilted(&self, p: &[f64], s: f64) -> Option<(f64, f64)> {
+        let b = p[0];
+        let x = (s / 2.0).sqrt();
+        // E[ω] = b tanh(x)/(4x), → b/4 · (1 − x²/3) as x → 0.
+        let e = if x < 1e-4 {
+            b / 4.0 * (1.0 - x * x / 3.0)
+        } else {
+            b * x.tanh() / (4.0 * x)
+        };
+        Some((e, -b * log_cosh(x)))
+    }
+    fn sample(&self, rng: &mut dyn RngCore, p: &[f64]) -> Result<f64, LawError> {
+        sample(rng, p[0], p[1])
+    }
+}

@@ -1,0 +1,148 @@
+//! Every law against itself, by independent routes: the closed-form Laplace transform against
+//! quadrature of the density, CAVI's tilted moments against the Laplace transform and its
+//! numerical derivative, and the sampler's mean against `−d/ds log L(0)` (Monte Carlo, 5 SE) —
+//! or, for the Lévy law whose mean is infinite, a KS test against its CDF.
+
+use gpm_families::{log_laplace_quadrature, MixingLaw, LAWS};
+use rand::SeedableRng;
+
+/// Parameters to test each law at, by name.
+fn params(name: &str) -> Vec<f64> {
+    match name {
+        "Pólya-Gamma" => vec![1.3, 0.7],
+        "Gamma" => vec![2.5, 1.7],
+        "inverse Gaussian" => vec![1.2, 2.0],
+        "generalised inverse Gaussian" => vec![0.5, 1.3, 0.8],
+        "Lévy" => vec![0.9],
+        "inverse Gamma" => vec![3.5, 2.0],
+        "Poisson" => vec![3.2],
+        "negative binomial" => vec![2.5, 0.4],
+        other => panic!("no test parameters for the law `{other}`: add them here"),
+    }
+}
+
+#[test]
+fn laplace_transforms_match_quadrature_of_the_densities() {
+    let mut checked = 0;
+    for law in LAWS {
+        let p = params(law.name());
+        assert_eq!(p.len(), law.params().len(), "{}", law.name());
+        if law.log_density(&p, 1.0).is_none() {
+            continue;
+        }
+        for s in [0.0, 0.3, 2.0, 7.5] {
+            let Some(closed) = law.log_laplace(&p, s) else {
+                continue;
+            };
+            let quad =
+                log_laplace_quadrature(&|w| law.log_density(&p, w).unwrap_or(f64::NEG_INFINITY), s);
+            assert!(
+                (closed - quad).abs() < 1e-6 * (1.0 + closed.abs()),
+                "{} at s = {s}: closed form {closed} vs quadrature {quad}",
+                law.name()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 12, "{checked}");
+}
+
+#[test]
+fn tilted_moments_are_the_laplace_transform_and_its_derivative() {
+    for law in LAWS.iter().filter(|l| l.has_tilted()) {
+        let mut p = params(law.name());
+        if law.name() == "inverse Gamma" {
+            p[0] = 1.5; // the closed form CAVI uses
+        }
+        if law.name() == "Pólya-Gamma" {
+            p[1] = 0.0; // CAVI tilts the prior PG(b, 0)
+        }
+        // log φ(s) by quadrature of the density where there is one, else the closed form.
+        let log_l = |s: f64| match law.log_density(&p, 1.0) {
+            Some(_) => {
+                log_laplace_quadrature(&|w| law.log_density(&p, w).unwrap(), s)
+                    - log_laplace_quadrature(&|w| law.log_density(&p, w).unwrap(), 0.0)
+            }
+            None => law.log_laplace(&p, s).unwrap(),
+        };
+        for s in [0.2, 1.0, 4.0] {
+            let (mean, log_phi) = law.tilted(&p, s).expect("has_tilted");
+            assert!(
+                (log_phi - log_l(s)).abs() < 1e-6,
+                "{}: log φ({s}) = {log_phi} vs {}",
+                law.name(),
+                log_l(s)
+            );
+            let h = 1e-4;
+            let deriv = -(log_l(s + h) - log_l(s - h)) / (2.0 * h);
+            assert!(
+                (mean - deriv).abs() < 1e-5 * (1.0 + mean.abs()),
+                "{}: E[ω | s = {s}] = {mean} vs −d log φ/ds = {deriv}",
+                law.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn sampler_means_match_the_laplace_derivative() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+    for law in LAWS {
+        let p = params(law.name());
+        // The mean −d/ds log L at 0, from the closed form or the density's quadrature.
+        let expected = match law.name() {
+            "Lévy" | "generalised inverse Gaussian" => continue,
+            "inverse Gamma" => p[1] / (p[0] - 1.0),
+            _ => {
+                let h = 1e-5;
+                let l = |s: f64| law.log_laplace(&p, s).unwrap();
+                -(l(h) - l(-h)) / (2.0 * h)
+            }
+        };
+        let n = 200_000;
+        let draws: Vec<f64> = (0..n).map(|_| law.sample(&mut rng, &p).unwrap()).collect();
+        let mean = draws.iter().sum::<f64>() / n as f64;
+        let var = draws.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        let se = (var / n as f64).sqrt();
+        assert!(
+            (mean - expected).abs() < 5.0 * se,
+            "{}: sample mean {mean} vs {expected} (se {se})",
+            law.name()
+        );
+    }
+}
+
+/// The Lévy law with scale `a` has CDF `erfc(a / (2√x))`; KS with 20 000 draws.
+#[test]
+fn levy_sampler_passes_ks() {
+    let law = gpm_families::levy::Levy;
+    let a = 0.9;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let n = 20_000;
+    let mut x: Vec<f64> = (0..n)
+        .map(|_| law.sample(&mut rng, &[a]).unwrap())
+        .collect();
+    x.sort_by(|u, v| u.partial_cmp(v).unwrap());
+    let cdf = |v: f64| statrs::function::erf::erfc(a / (2.0 * v.sqrt()));
+    let d = x
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let f = cdf(v);
+            (f - i as f64 / n as f64)
+                .abs()
+                .max(((i + 1) as f64 / n as f64 - f).abs())
+        })
+        .fold(0.0, f64::max);
+    // 1 % critical value 1.63/√n.
+    assert!(d < 1.63 / (n as f64).sqrt(), "KS D = {d}");
+}
+
+#[test]
+fn invalid_parameters_are_errors_not_panics() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    for law in LAWS {
+        let bad = vec![f64::NAN; law.params().len()];
+        assert!(law.sample(&mut rng, &bad).is_err(), "{}", law.name());
+    }
+}
