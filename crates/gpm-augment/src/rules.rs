@@ -1175,7 +1175,7 @@ fn recognize_categorical(model: &Model, k: usize, f: &Factor) -> Result<Plan, Re
         latent,
         class_predictor,
         log_weight,
-        ..
+        classes,
     } = &f.form
     else {
         unreachable!()
@@ -1218,7 +1218,26 @@ fn recognize_categorical(model: &Model, k: usize, f: &Factor) -> Result<Plan, Re
         log_c: T::Num(0.0),
         certificate: crate::certify::Certificate::pending(),
     };
-    plan.certificate = crate::certify::certify_categorical(4);
+    // Certified for the model's own number of classes; when that is a datum, for 2 and 3
+    // classes here and again for the data's number when they are read
+    // ([`crate::certify::certify_categorical`], called by the driver).
+    plan.certificate = match classes {
+        gpm_ir::Dim::Const(c) => crate::certify::certify_categorical(*c),
+        gpm_ir::Dim::Var(v) => {
+            let (two, three) = (
+                crate::certify::certify_categorical(2),
+                crate::certify::certify_categorical(3),
+            );
+            crate::certify::Certificate {
+                points: two.points + three.points,
+                max_rel_error: two.max_rel_error.max(three.max_rel_error),
+                passed: two.passed && three.passed,
+                method: format!(
+                    "λ by quadrature, Poisson sums, 2 and 3 classes (`{v}` is a datum: certified again for its value when the data are read)"
+                ),
+            }
+        }
+    };
     if !plan.certificate.passed {
         return Err(refuse(format!(
             "internal error: certification failed ({:.2e})",

@@ -369,3 +369,32 @@ fn non_augmentable_forms_are_refused_with_a_reason() {
     );
     assert!(negative_b.reason.contains("b > 0"), "{}", negative_b.reason);
 }
+
+/// The logistic-softmax chain is certified for the model's own number of classes: a literal
+/// `C` is certified for that `C`; a datum for 2 and 3 classes (and again for its value when
+/// the data are read); the check passes for more classes too.
+#[test]
+fn softmax_is_certified_for_the_models_number_of_classes() {
+    let latent = "F : matrix[N, 5] ~ gp(X, sqexp(1.0));";
+    let r = plans(
+        "N : int; X : matrix[N, 2]; y : int[N] in 1..5;",
+        "",
+        latent,
+        "y ~ categorical_logistic_softmax(F);",
+    );
+    let c = &r[0].as_ref().expect("recognised").certificate;
+    assert!(c.passed && c.method.contains("5 classes"), "{c:?}");
+    let r = plans(
+        "N : int; C : int; X : matrix[N, 2]; y : int[N] in 1..C;",
+        "",
+        "F : matrix[N, C] ~ gp(X, sqexp(1.0));",
+        "y ~ categorical_logistic_softmax(F);",
+    );
+    let c = &r[0].as_ref().expect("recognised").certificate;
+    assert!(c.passed && c.method.contains("2 and 3 classes"), "{c:?}");
+    for classes in [2, 7, 12] {
+        let c = gpm_augment::certify::certify_categorical(classes);
+        assert!(c.passed, "{classes} classes: {c:?}");
+        assert!(c.max_rel_error < 1e-10, "{classes}: {}", c.max_rel_error);
+    }
+}

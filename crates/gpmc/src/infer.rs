@@ -191,6 +191,33 @@ fn learn_hypers(
     Ok(learned.hypers)
 }
 
+/// A logistic-softmax factor whose number of classes is a datum was certified for 2 and 3
+/// classes when the model was checked; certify it for the data's number before running.
+fn certify_for_data(c: &Checked, data: &gpm_runtime::data::Data) -> Result<(), InferError> {
+    for (k, f) in c.model.factors.iter().enumerate() {
+        let gpm_ir::FactorForm::Categorical {
+            classes: gpm_ir::Dim::Var(v),
+            ..
+        } = &f.form
+        else {
+            continue;
+        };
+        let Some(classes) = data.scalar(v) else {
+            continue; // reported by the data checks
+        };
+        let cert = gpm_augment::certify::certify_categorical(classes as usize);
+        if !cert.passed {
+            return Err(InferError::Schedule(format!(
+                "factor #{}: the logistic-softmax augmentation failed certification for {} classes (relative error {:.2e})",
+                k + 1,
+                classes,
+                cert.max_rel_error
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// What every run starts from: the schedule, the starting hyperparameter values (ARD vectors
 /// sized to the data) and how each was set.
 #[allow(clippy::type_complexity)]
@@ -206,6 +233,7 @@ fn start(
     InferError,
 > {
     let schedule = schedule(c)?.clone();
+    certify_for_data(c, data)?;
     let (hv, hypers) = hyper_values(c);
     Ok((schedule, size_ard(c, data, hv), hypers))
 }
