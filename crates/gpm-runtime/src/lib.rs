@@ -1,11 +1,13 @@
 //! # gpm-runtime
 //!
-//! Owns everything that runs numbers: exact samplers for the auxiliary-variable families
-//! (Pólya-Gamma, tilted completely-monotone mixtures by Laplace inversion, inverse Gaussian, GIG,
-//! Gamma, Poisson, negative binomial, negative multinomial), covariance kernels and the Gaussian
+//! Owns everything that runs numbers on data: binding the schedule to data, drawing the
+//! auxiliaries (the named laws of `gpm-families`, and tilted completely-monotone mixtures by
+//! Laplace inversion), covariance kernels and the Gaussian
 //! linear algebra of latent blocks, the Gibbs and CAVI executors, MCMC diagnostics and prediction.
-//! It must not parse model text or print: it receives a compiled schedule and data as values and
-//! returns draws, variational posteriors and diagnostics as values.
+//! It must not parse model text or print, read `gpm_ir::Model`, or re-decide what the schedule
+//! decided (blocks, steps, each hyperparameter's update): it receives a compiled schedule and data
+//! as values, carries the schedule out, and returns draws, variational posteriors and
+//! diagnostics as values.
 #![warn(missing_docs)]
 
 pub mod cavi;

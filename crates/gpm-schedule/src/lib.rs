@@ -1,12 +1,14 @@
 //! # gpm-schedule
 //!
-//! Owns the step from *what* to augment to *how* to run it: each certified [`Plan`] becomes a
-//! [`FactorProgram`] — the auxiliary variables in sampling order with their conditional
-//! parameters compiled to [`Tape`]s over numbered slots, and the per-observation curvature `a` and
-//! linear term `b` of the augmented log-likelihood `b·η − ½ a η²` for every predictor. The
-//! [`Schedule`] also fixes the order of a Gibbs sweep: latents sampled from collapsed
-//! conditionals first, then the auxiliaries, then the other latent blocks (thesis §7.2.1,
-//! Algorithm 2). It must not decide augmentations (that is `gpm-augment`) nor run anything.
+//! Owns the step from *what* to augment to *how* to run it, decided once and data-free, and
+//! printed by `gpmc check`: the Gaussian blocks ([`blocks`]), the ordered steps of a Gibbs sweep
+//! and of a CAVI iteration ([`steps`]), every hyperparameter's start value and update
+//! ([`hypers`]), and each certified [`Plan`] compiled into a [`FactorProgram`] — the auxiliary
+//! variables in sampling order with their laws and parameters compiled to [`Tape`]s over
+//! numbered slots, and the per-observation curvature `a` and linear term `b` of the augmented
+//! log-likelihood `b·η − ½ a η²` for every predictor. It also carries what the runtime needs of
+//! the model, bound to typed ids ([`ids`]), so that the runtime never reads `gpm_ir::Model`.
+//! It must not decide augmentations (that is `gpm-augment`) nor run anything.
 #![warn(missing_docs)]
 
 pub mod blocks;
