@@ -194,6 +194,35 @@ struct Work<'a> {
     first_level: Vec<T>,
 }
 
+mod categorical;
+mod logistic;
+mod negative_binomial_mgf;
+mod poisson_mgf;
+mod scale_mixture;
+
+/// One augmentation rule, tried on an atom `coef · core` (with `κ = coef` free of the
+/// predictors) in the order of [`RULES`]. `Ok(false)`: it does not apply, the next rule is
+/// tried; `Ok(true)`: it took the atom (recording variables and pushing simpler atoms on
+/// `pending`); `Err(why)`: it applies, and the atom is refused for this reason.
+trait Rule: Sync {
+    fn apply(
+        &self,
+        w: &mut Work<'_>,
+        atom: &T,
+        coef: &T,
+        core: &T,
+        pending: &mut Vec<T>,
+    ) -> Result<bool, String>;
+}
+
+/// The rules, in the order they are tried; a new rule is a file in `rules/` and a line here.
+const RULES: &[&dyn Rule] = &[
+    &logistic::Logistic,
+    &poisson_mgf::PoissonMgf,
+    &negative_binomial_mgf::NegativeBinomialMgf,
+    &scale_mixture::ScaleMixture,
+];
+
 impl Work<'_> {
     fn fresh(&mut self, base: &str) -> String {
         self.counter += 1;
@@ -235,294 +264,15 @@ impl Work<'_> {
             return Ok(());
         }
         let (coef, core) = split(&a);
-        // Rule 1: the logistic family.
-        match &core {
-            T::Call(SxFunc::Log, v) => {
-                if let T::Call(SxFunc::Logistic, z) = &v[0] {
-                    if let Some(z) = affine(&z[0]) {
-                        // log σ(z) = z/2 − log 2 − log cosh(z/2)
-                        self.add_poly(&T::mul(vec![coef.clone(), T::Num(0.5), z.to_tree()]));
-                        self.log_c
-                            .push(T::mul(vec![coef.clone(), T::Num(-std::f64::consts::LN_2)]));
-                        self.logcosh.push((coef, z));
-                        return Ok(());
-                    }
-                }
-                if let T::Call(SxFunc::Cosh, w) = &v[0] {
-                    if let Some(w) = affine(&w[0]) {
-                        let z = Poly::of(&T::mul(vec![T::Num(2.0), w.to_tree()]), 1).unwrap();
-                        self.logcosh.push((T::neg(coef), z));
-                        return Ok(());
-                    }
-                }
+        for rule in RULES {
+            if rule.apply(self, &a, &coef, &core, pending)? {
+                return Ok(());
             }
-            T::Call(SxFunc::Softplus, z) => {
-                if let Some(z) = affine(&z[0]) {
-                    // softplus(z) = z/2 + log 2 + log cosh(z/2)
-                    self.add_poly(&T::mul(vec![coef.clone(), T::Num(0.5), z.to_tree()]));
-                    self.log_c
-                        .push(T::mul(vec![coef.clone(), T::Num(std::f64::consts::LN_2)]));
-                    self.logcosh.push((T::neg(coef), z));
-                    return Ok(());
-                }
-            }
-            _ => {}
-        }
-        // Rule 2: the Poisson moment generating function.
-        let factors: Vec<T> = match &core {
-            T::Mul(v) => v.clone(),
-            other => vec![other.clone()],
-        };
-        let logistic_at: Vec<usize> = factors
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| matches!(f, T::Call(SxFunc::Logistic, _)))
-            .map(|(k, _)| k)
-            .collect();
-        if logistic_at.len() == 1 {
-            let T::Call(_, z) = &factors[logistic_at[0]] else {
-                unreachable!()
-            };
-            if let Some(z) = affine(&z[0]) {
-                let mut rest: Vec<T> = factors
-                    .iter()
-                    .enumerate()
-                    .filter(|(k, _)| *k != logistic_at[0])
-                    .map(|(_, f)| f.clone())
-                    .collect();
-                rest.push(T::neg(coef.clone()));
-                let kappa = T::mul(rest);
-                let p = self.probe(&[&kappa]);
-                if p.sign_ok(&kappa, false) {
-                    let n = self.fresh("n");
-                    let zt = z.to_tree();
-                    let rate = T::mul(vec![
-                        kappa.clone(),
-                        T::call(SxFunc::Logistic, T::neg(zt.clone())),
-                    ]);
-                    let z_preds: BTreeSet<String> = z.lin.keys().cloned().collect();
-                    let mut others = BTreeSet::new();
-                    collect_predictors(&kappa, &mut others);
-                    let others: Vec<String> = others.difference(&z_preds).cloned().collect();
-                    self.steps.push(format!(
-                        "Poisson MGF: exp(-{kappa}·σ({zt})) = Σ_{n} Po({n} | {kappa}) σ(-({zt}))^{n}  (thesis §7.1)"
-                    ));
-                    if !others.is_empty() {
-                        self.steps.push(format!(
-                            "  the rate depends on {}: sampled from its collapsed conditional (thesis §7.2.1)",
-                            others.join(", ")
-                        ));
-                        self.collapsed.extend(others);
-                    }
-                    self.aux.push(AuxVar {
-                        name: n.clone(),
-                        prior: format!("Poisson({kappa})"),
-                        prior_family: Family::Poisson {
-                            rate: kappa.clone(),
-                        },
-                        conditional: Family::Poisson { rate: rate.clone() },
-                        mean: rate,
-                        rule: "Poisson MGF",
-                    });
-                    // n · log σ(−z), taken by rule 1.
-                    pending.push(T::mul(vec![
-                        T::sym(Role::Aux, &n),
-                        T::log(T::call(SxFunc::Logistic, T::neg(zt))),
-                    ]));
-                    return Ok(());
-                }
-                return Err(format!(
-                    "the coefficient {kappa} of σ({}) is not negative everywhere: exp(+κσ(z)) has no Poisson representation",
-                    z.to_tree()
-                ));
-            }
-        }
-        // Rule 2b: the negative-binomial moment generating function (thesis §7.2.2):
-        // coef·log(1 + κσ(z)) with coef = −α < 0 and κ ≥ 0 free of the predictors:
-        // (1 + κσ(z))^(−α) = Σ_k NB(k | α, κ/(1+κ)) σ(−z)^k.
-        if let Some((kappa, z)) = one_plus_kappa_logistic(&core) {
-            let alpha = T::neg(coef.clone());
-            let zt = z.to_tree();
-            let p = self.probe(&[&kappa, &alpha]);
-            if kappa.has_predictor() && p.sign_ok(&kappa, false) && p.sign_ok(&alpha, true) {
-                return self.gamma_then_poisson(a, &alpha, &kappa, &z, pending);
-            }
-            if !p.sign_ok(&kappa, false) || !p.sign_ok(&alpha, true) {
-                return Err(format!(
-                    "(1 + κσ({zt}))^(−α) with κ = {kappa}, α = {alpha}: the negative-binomial representation needs κ ≥ 0 and α > 0"
-                ));
-            }
-            let k = self.fresh("k");
-            let prob = T::mul(vec![
-                kappa.clone(),
-                T::pow(T::add(vec![T::Num(1.0), kappa.clone()]), T::Num(-1.0)),
-            ]);
-            let tilted = T::mul(vec![
-                prob.clone(),
-                T::call(SxFunc::Logistic, T::neg(zt.clone())),
-            ]);
-            self.steps.push(format!(
-                "negative-binomial MGF: (1 + {kappa}·σ({zt}))^(-{alpha}) = Σ_{k} NB({k} | {alpha}, {prob}) σ(-({zt}))^{k}  (thesis §7.2.2)"
-            ));
-            self.aux.push(AuxVar {
-                name: k.clone(),
-                prior: format!("NB({alpha}, {prob})"),
-                prior_family: Family::NegativeBinomial {
-                    shape: alpha.clone(),
-                    p: prob,
-                },
-                conditional: Family::NegativeBinomial {
-                    shape: alpha.clone(),
-                    p: tilted.clone(),
-                },
-                // E[k | z] = α p'/(1 − p').
-                mean: T::mul(vec![
-                    alpha,
-                    tilted.clone(),
-                    T::pow(T::add(vec![T::Num(1.0), T::neg(tilted)]), T::Num(-1.0)),
-                ]),
-                rule: "negative-binomial MGF",
-            });
-            // k · log σ(−z), taken by rule 1.
-            pending.push(T::mul(vec![
-                T::sym(Role::Aux, &k),
-                T::log(T::call(SxFunc::Logistic, T::neg(zt))),
-            ]));
-            return Ok(());
-        }
-        // Rule 3: scale mixtures in r = u².
-        if let Some(u) = find_square_argument(&core) {
-            let r = T::sym(Role::Aux, "r");
-            let substituted = substitute_square(&a, &u, &r);
-            let atoms = atomize(&normalize(&substituted, &self.signs), &self.signs);
-            let mut in_r = Vec::new();
-            for b in atoms {
-                if b.has_predictor() {
-                    if !self.add_poly(&b) || Poly::of(&b, 1).is_none() {
-                        return Err(format!(
-                            "after writing |u|, u² and max(u, 0) with r = u², u = {}, the atom still depends on the predictors nonlinearly: {b}",
-                            u.to_tree()
-                        ));
-                    }
-                } else if b.mentions(Role::Aux, Some("r")) {
-                    in_r.push(b);
-                } else {
-                    self.log_c.push(b);
-                }
-            }
-            if let Some(g) = self
-                .mix
-                .iter()
-                .position(|(v, _)| self.same_up_to_sign(v, &u))
-            {
-                self.mix[g].1.extend(in_r);
-            } else {
-                self.mix.push((u, in_r));
-            }
-            return Ok(());
         }
         Err(format!(
             "no rule applies to the atom {a}: it is not quadratic in the predictors, not a logistic/softplus/log-cosh of an affine predictor, not −κσ(z), and does not depend on the predictors through one square (y−f)², |y−f| or max(u, 0)"
         ))
     }
-}
-
-impl Work<'_> {
-    /// `(1 + κσ(z))^(−α)` with `κ` reading another predictor (the heteroscedastic Student-t
-    /// with a latent location, thesis §7.2.2, eq. 7.7): first the Gamma scale mixture
-    /// `(1 + x)^(−α) = ∫ e^(−τx) Gamma(τ | α, 1) dτ`, then the Poisson MGF on `e^(−τκσ(z))`
-    /// (rule 2). Given `τ` and `z` the factor is `e^(−τκσ(z))`, Gaussian in a predictor that
-    /// enters `κ` through a square, so that predictor is sampled from its conditional with the
-    /// counts and Pólya-Gamma variables integrated out (the thesis' "right augmented
-    /// likelihood for each variable"); the negative-binomial form is `τ` integrated out.
-    fn gamma_then_poisson(
-        &mut self,
-        atom: T,
-        alpha: &T,
-        kappa: &T,
-        z: &Poly,
-        pending: &mut Vec<T>,
-    ) -> Result<(), String> {
-        let zt = z.to_tree();
-        let Some(at) = self.first_level.iter().position(|x| *x == atom) else {
-            return Err(format!(
-                "(1 + κσ({zt}))^(−α) with κ = {kappa} reading a predictor arose from another rewrite; the Gamma scale mixture it needs is applied only to atoms of the factor itself"
-            ));
-        };
-        let tau = self.fresh("τ");
-        let tau_sym = T::sym(Role::Aux, &tau);
-        let x = T::mul(vec![kappa.clone(), T::call(SxFunc::Logistic, zt.clone())]);
-        let tilted_rate = T::add(vec![T::Num(1.0), x.clone()]);
-        self.steps.push(format!(
-            "Gamma scale mixture: (1 + {x})^(-{alpha}) = ∫ exp(-{tau}·{x}) Gamma({tau} | {alpha}, 1) d{tau}  (thesis eq. 7.7)"
-        ));
-        self.aux.push(AuxVar {
-            name: tau.clone(),
-            prior: format!("Gamma({alpha}, 1)"),
-            prior_family: Family::Gamma {
-                shape: alpha.clone(),
-                rate: T::Num(1.0),
-            },
-            conditional: Family::Gamma {
-                shape: alpha.clone(),
-                rate: tilted_rate.clone(),
-            },
-            mean: T::mul(vec![alpha.clone(), T::pow(tilted_rate, T::Num(-1.0))]),
-            rule: "Gamma scale mixture",
-        });
-        let replacement = T::mul(vec![T::Num(-1.0), tau_sym, x]);
-        // The collapsed conditional of the predictors in κ is read from the factor given τ.
-        self.first_level[at] = replacement.clone();
-        pending.push(replacement);
-        Ok(())
-    }
-}
-
-/// `log(1 + κσ(z))` or `log1p(κσ(z))` with one logistic of an affine `z`: `(κ, z)`.
-fn one_plus_kappa_logistic(core: &T) -> Option<(T, Poly)> {
-    let inner = match core {
-        T::Call(SxFunc::Log1p, v) => v[0].clone(),
-        T::Call(SxFunc::Log, v) => {
-            let T::Add(terms) = &v[0] else { return None };
-            let ones: Vec<usize> = terms
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| matches!(t, T::Num(x) if *x == 1.0))
-                .map(|(k, _)| k)
-                .collect();
-            if ones.len() != 1 || terms.len() != 2 {
-                return None;
-            }
-            terms[1 - ones[0]].clone()
-        }
-        _ => return None,
-    };
-    let factors: Vec<T> = match &inner {
-        T::Mul(v) => v.clone(),
-        other => vec![other.clone()],
-    };
-    let at: Vec<usize> = factors
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| matches!(f, T::Call(SxFunc::Logistic, _)))
-        .map(|(k, _)| k)
-        .collect();
-    if at.len() != 1 {
-        return None;
-    }
-    let T::Call(_, z) = &factors[at[0]] else {
-        return None;
-    };
-    let z = affine(&z[0])?;
-    let kappa = T::mul(
-        factors
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| *k != at[0])
-            .map(|(_, f)| f.clone())
-            .collect(),
-    );
-    Some((kappa, z))
 }
 
 fn collect_predictors(t: &T, out: &mut BTreeSet<String>) {
@@ -668,7 +418,7 @@ pub fn recognize_factor(model: &Model, k: usize) -> Result<Plan, Refusal> {
         FactorForm::LogDensity { log_density } => {
             recognize_log_density(model, k, f, &T::from_sx(log_density))
         }
-        FactorForm::Categorical { .. } => recognize_categorical(model, k, f),
+        FactorForm::Categorical { .. } => categorical::recognize_categorical(model, k, f),
     }
 }
 
@@ -818,7 +568,10 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
     {
         forms.insert(0, "Poisson MGF →");
     }
-    if w.aux.iter().any(|a| a.rule == "Gamma scale mixture") {
+    if w.aux
+        .iter()
+        .any(|a| a.rule == negative_binomial_mgf::GAMMA_SCALE_MIXTURE)
+    {
         forms.insert(0, "Gamma scale mixture →");
     }
     if w.aux
@@ -1167,82 +920,4 @@ fn poly_in(inner: &T, x: &T) -> Option<(T, T)> {
     let poly = Poly::of(&renamed, 1)?;
     let w = poly.lin.get("__x")?.clone();
     Some((poly.c0, w))
-}
-
-fn recognize_categorical(model: &Model, k: usize, f: &Factor) -> Result<Plan, Refusal> {
-    let FactorForm::Categorical {
-        label,
-        latent,
-        class_predictor,
-        log_weight,
-        classes,
-    } = &f.form
-    else {
-        unreachable!()
-    };
-    let w = T::from_sx(log_weight);
-    let expected = T::log(T::call(
-        SxFunc::Logistic,
-        T::sym(Role::Predictor, class_predictor),
-    ));
-    let probe = Probe::new(model, &[&w, &expected], 12, 77);
-    let refuse = |reason: String| Refusal {
-        factor: k,
-        atom: format!("log w({class_predictor}) = {w}"),
-        normal_form: format!("log w({class_predictor}) − log Σ_c w({latent}[i, c])"),
-        reason,
-    };
-    if !probe.equal(&w, &expected) {
-        return Err(refuse(
-            "only the logistic-softmax class weight w(η) = σ(η) is augmentable (thesis ch. 4); the softmax exp(η) has no such augmentation".into(),
-        ));
-    }
-    let steps = vec![
-        format!("logistic-softmax: p({label} = k) = σ(η_k) / Σ_c σ(η_c), η = the columns of {latent}  (thesis ch. 4)"),
-        "1/Σ_c σ(η_c) = ∫ exp(−λ Σ_c σ(η_c)) dλ  (Gamma augmentation, improper flat prior on λ)".into(),
-        "exp(−λ σ(η_c)) = Σ_{n_c} Po(n_c | λ) σ(−η_c)^{n_c}  (Poisson MGF, one per class)".into(),
-        "σ(η_c)^{y_c} σ(−η_c)^{n_c} → ω_c ~ PG(y_c + n_c, |η_c|), linear term (y_c − n_c)/2  (Pólya-Gamma)".into(),
-        "conditionals: λ | n ~ Gamma(1 + Σ_c n_c, C);  n_c | λ, η ~ Poisson(λ σ(−η_c));  ω_c | n, η ~ PG(y_c + n_c, |η_c|)".into(),
-    ];
-    let mut plan = Plan {
-        factor: k,
-        form: "logistic-softmax (Gamma → Poisson → Pólya-Gamma)".into(),
-        steps,
-        aux: vec![],
-        augmented: Poly::of(&T::Num(0.0), 0).unwrap(),
-        collapsed: vec![],
-        categorical: Some(CategoricalPlan {
-            label: label.clone(),
-            latent: latent.clone(),
-        }),
-        log_c: T::Num(0.0),
-        certificate: crate::certify::Certificate::pending(),
-    };
-    // Certified for the model's own number of classes; when that is a datum, for 2 and 3
-    // classes here and again for the data's number when they are read
-    // ([`crate::certify::certify_categorical`], called by the driver).
-    plan.certificate = match classes {
-        gpm_ir::Dim::Const(c) => crate::certify::certify_categorical(*c),
-        gpm_ir::Dim::Var(v) => {
-            let (two, three) = (
-                crate::certify::certify_categorical(2),
-                crate::certify::certify_categorical(3),
-            );
-            crate::certify::Certificate {
-                points: two.points + three.points,
-                max_rel_error: two.max_rel_error.max(three.max_rel_error),
-                passed: two.passed && three.passed,
-                method: format!(
-                    "λ by quadrature, Poisson sums, 2 and 3 classes (`{v}` is a datum: certified again for its value when the data are read)"
-                ),
-            }
-        }
-    };
-    if !plan.certificate.passed {
-        return Err(refuse(format!(
-            "internal error: certification failed ({:.2e})",
-            plan.certificate.max_rel_error
-        )));
-    }
-    Ok(plan)
 }
