@@ -58,13 +58,8 @@ fn log_mixing(prior: &Family, env: &dyn Fn(Role, &str) -> Option<f64>, s: f64) -
             .collect::<Option<Vec<f64>>>()?;
         // From the density where it has a closed form — an independent check of the Laplace
         // transform the rule relied on — else (Pólya-Gamma, PSW 2013 eq. 5) the closed form.
-        return match law.log_density(&p, 1.0) {
-            Some(_) => Some(gpm_families::log_laplace_quadrature(
-                &|w| law.log_density(&p, w).unwrap_or(f64::NEG_INFINITY),
-                s,
-            )),
-            None => law.log_laplace(&p, s),
-        };
+        return gpm_families::law_log_laplace_quadrature(law, &p, s)
+            .or_else(|| law.log_laplace(&p, s));
     }
     Some(match prior {
         // A CAS-proved φ: its Laplace transform is φ itself (the identity is by Bernstein's

@@ -2,7 +2,7 @@
 //! count's Gamma-Poisson form); tilted by `e^(−ωs)` it is Gamma(α, β + s).
 
 use crate::{bad, LawError, MixingLaw};
-use rand::RngCore;
+use rand_chacha::ChaCha8Rng;
 use rand_distr::Distribution;
 
 /// Gamma with shape and rate.
@@ -29,6 +29,13 @@ impl MixingLaw for Gamma {
         let (a, b) = (p[0], p[1]);
         Some(a * b.ln() - gpm_special::lgamma(a) + (a - 1.0) * w.ln() - b * w)
     }
+    fn log_densities(&self, p: &[f64], ws: &[f64], out: &mut Vec<f64>) -> bool {
+        let (a, b) = (p[0], p[1]);
+        let c = a * b.ln() - gpm_special::lgamma(a);
+        out.clear();
+        out.extend(ws.iter().map(|&w| c + (a - 1.0) * w.ln() - b * w));
+        true
+    }
     fn log_laplace(&self, p: &[f64], s: f64) -> Option<f64> {
         Some(-p[0] * (s / p[1]).ln_1p())
     }
@@ -40,7 +47,7 @@ impl MixingLaw for Gamma {
         let (a, r) = (p[0], p[1]);
         Some((a / (r + s), -a * (s / r).ln_1p()))
     }
-    fn sample(&self, rng: &mut dyn RngCore, p: &[f64]) -> Result<f64, LawError> {
+    fn sample(&self, rng: &mut ChaCha8Rng, p: &[f64]) -> Result<f64, LawError> {
         sample(rng, p[0], p[1])
     }
 }

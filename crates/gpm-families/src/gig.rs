@@ -3,7 +3,8 @@
 //! tilted by `e^(−ωs)`.
 
 use crate::{bad, LawError, MixingLaw};
-use rand::{Rng, RngCore};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
 
 /// GIG with index `p` and parameters `a`, `b`.
 #[derive(Debug, Clone, Copy)]
@@ -149,7 +150,7 @@ impl MixingLaw for Gig {
     fn params(&self) -> &'static [&'static str] {
         &["p", "a", "b"]
     }
-    fn sample(&self, rng: &mut dyn RngCore, q: &[f64]) -> Result<f64, LawError> {
+    fn sample(&self, rng: &mut ChaCha8Rng, q: &[f64]) -> Result<f64, LawError> {
         sample(rng, q[0], q[1], q[2])
     }
 }

@@ -2,7 +2,7 @@
 //! (`α = 3/2`: `φ(s) = (1 + a√s) e^(−a√s)`, `a = 2√β`). Tilted by `e^(−ωs)` it is a GIG.
 
 use crate::{LawError, MixingLaw};
-use rand::RngCore;
+use rand_chacha::ChaCha8Rng;
 
 /// Inverse Gamma with shape and scale.
 #[derive(Debug, Clone, Copy)]
@@ -19,6 +19,13 @@ impl MixingLaw for InverseGamma {
         let (a, b) = (p[0], p[1]);
         Some(a * b.ln() - gpm_special::lgamma(a) - (a + 1.0) * w.ln() - b / w)
     }
+    fn log_densities(&self, p: &[f64], ws: &[f64], out: &mut Vec<f64>) -> bool {
+        let (a, b) = (p[0], p[1]);
+        let c = a * b.ln() - gpm_special::lgamma(a);
+        out.clear();
+        out.extend(ws.iter().map(|&w| c - (a + 1.0) * w.ln() - b / w));
+        true
+    }
     fn has_tilted(&self) -> bool {
         true
     }
@@ -33,7 +40,7 @@ impl MixingLaw for InverseGamma {
         Some((a * a / (2.0 * (1.0 + q)), q.ln_1p() - q))
     }
     /// `1/G` with `G ~ Gamma(α, rate β)`.
-    fn sample(&self, rng: &mut dyn RngCore, p: &[f64]) -> Result<f64, LawError> {
+    fn sample(&self, rng: &mut ChaCha8Rng, p: &[f64]) -> Result<f64, LawError> {
         Ok(1.0 / crate::gamma::sample(rng, p[0], p[1])?)
     }
 }

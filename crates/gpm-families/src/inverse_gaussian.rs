@@ -2,7 +2,8 @@
 //! mixture, the Lévy law tilted by `e^(−ωs)`.
 
 use crate::{bad, LawError, MixingLaw};
-use rand::{Rng, RngCore};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
 
 /// Inverse Gaussian with mean and shape.
@@ -51,7 +52,7 @@ impl MixingLaw for InverseGaussian {
         let (m, l) = (p[0], p[1]);
         Some(l / m * (1.0 - (1.0 + 2.0 * m * m * s / l).sqrt()))
     }
-    fn sample(&self, rng: &mut dyn RngCore, p: &[f64]) -> Result<f64, LawError> {
+    fn sample(&self, rng: &mut ChaCha8Rng, p: &[f64]) -> Result<f64, LawError> {
         sample(rng, p[0], p[1])
     }
 }

@@ -3,7 +3,8 @@
 //! by `e^(−ωs)` it is the inverse Gaussian `IG(a/(2√s), a²/2)`.
 
 use crate::{LawError, MixingLaw};
-use rand::{Rng, RngCore};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
 
 /// Lévy with scale `a > 0`.
@@ -21,6 +22,13 @@ impl MixingLaw for Levy {
         let a = p[0];
         Some(a.ln() - (2.0 * std::f64::consts::PI.sqrt()).ln() - 1.5 * w.ln() - a * a / (4.0 * w))
     }
+    fn log_densities(&self, p: &[f64], ws: &[f64], out: &mut Vec<f64>) -> bool {
+        let a = p[0];
+        let c = a.ln() - (2.0 * std::f64::consts::PI.sqrt()).ln();
+        out.clear();
+        out.extend(ws.iter().map(|&w| c - 1.5 * w.ln() - a * a / (4.0 * w)));
+        true
+    }
     fn log_laplace(&self, p: &[f64], s: f64) -> Option<f64> {
         Some(-p[0] * s.max(0.0).sqrt())
     }
@@ -33,7 +41,7 @@ impl MixingLaw for Levy {
         Some((a / (2.0 * s.sqrt()), -a * s.sqrt()))
     }
     /// The standard Lévy law with `c = a²/2`: `c/Z²`, `Z ~ N(0, 1)`.
-    fn sample(&self, rng: &mut dyn RngCore, p: &[f64]) -> Result<f64, LawError> {
+    fn sample(&self, rng: &mut ChaCha8Rng, p: &[f64]) -> Result<f64, LawError> {
         let a = p[0];
         if !(a > 0.0 && a.is_finite()) {
             return Err(crate::bad("Lévy", p));

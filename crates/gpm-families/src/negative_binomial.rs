@@ -2,7 +2,7 @@
 //! negative-binomial MGF rule (thesis §7.2.2 with a known location).
 
 use crate::{bad, LawError, MixingLaw};
-use rand::RngCore;
+use rand_chacha::ChaCha8Rng;
 
 /// Negative binomial with shape `r > 0` and success probability `p ∈ [0, 1)`.
 #[derive(Debug, Clone, Copy)]
@@ -36,7 +36,7 @@ impl MixingLaw for NegativeBinomial {
         let (r, p) = (q[0], q[1]);
         Some(r * ((-p).ln_1p() - (-p * (-s).exp()).ln_1p()))
     }
-    fn sample(&self, rng: &mut dyn RngCore, p: &[f64]) -> Result<f64, LawError> {
+    fn sample(&self, rng: &mut ChaCha8Rng, p: &[f64]) -> Result<f64, LawError> {
         sample(rng, p[0], p[1])
     }
 }

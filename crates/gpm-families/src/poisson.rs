@@ -1,7 +1,7 @@
 //! Poisson(rate): the count of the Poisson-MGF rule, `e^(κ(e^x − 1)) = Σ_n Po(n | κ) e^(nx)`.
 
 use crate::{bad, LawError, MixingLaw};
-use rand::RngCore;
+use rand_chacha::ChaCha8Rng;
 use rand_distr::Distribution;
 
 /// Poisson with a rate.
@@ -33,7 +33,7 @@ impl MixingLaw for Poisson {
     fn log_laplace(&self, p: &[f64], s: f64) -> Option<f64> {
         Some(p[0] * ((-s).exp() - 1.0))
     }
-    fn sample(&self, rng: &mut dyn RngCore, p: &[f64]) -> Result<f64, LawError> {
+    fn sample(&self, rng: &mut ChaCha8Rng, p: &[f64]) -> Result<f64, LawError> {
         sample(rng, p[0])
     }
 }

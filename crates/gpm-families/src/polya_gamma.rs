@@ -4,7 +4,7 @@
 
 use crate::{bad, LawError, MixingLaw};
 use gpm_special::log_cosh;
-use rand::RngCore;
+use rand_chacha::ChaCha8Rng;
 
 /// `PG(b, c)`: parameters `b ≥ 0` (shape) and `c` (tilt; its absolute value is used).
 #[derive(Debug, Clone, Copy)]
@@ -51,7 +51,7 @@ impl MixingLaw for PolyaGamma {
         };
         Some((e, -b * log_cosh(x)))
     }
-    fn sample(&self, rng: &mut dyn RngCore, p: &[f64]) -> Result<f64, LawError> {
+    fn sample(&self, rng: &mut ChaCha8Rng, p: &[f64]) -> Result<f64, LawError> {
         sample(rng, p[0], p[1])
     }
 }

@@ -5,7 +5,8 @@
 use crate::RuntimeError;
 use gpm_families as fam;
 use gpm_families::MixingLaw;
-use rand::{Rng, RngCore};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
 
 impl From<gpm_families::LawError> for RuntimeError {
     fn from(e: gpm_families::LawError) -> Self {
@@ -14,11 +15,7 @@ impl From<gpm_families::LawError> for RuntimeError {
 }
 
 /// A draw of `law` with these parameters.
-pub fn law(
-    rng: &mut dyn RngCore,
-    law: &dyn MixingLaw,
-    params: &[f64],
-) -> Result<f64, RuntimeError> {
+pub fn law(rng: &mut ChaCha8Rng, law: &dyn MixingLaw, params: &[f64]) -> Result<f64, RuntimeError> {
     Ok(law.sample(rng, params)?)
 }
 
