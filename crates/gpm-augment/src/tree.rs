@@ -201,20 +201,9 @@ impl T {
             T::Call(f, v) => {
                 let x = v[0].eval(env)?;
                 match f {
-                    SxFunc::Exp => x.exp(),
-                    SxFunc::Log => x.ln(),
-                    SxFunc::Log1p => x.ln_1p(),
-                    SxFunc::Sqrt => x.sqrt(),
-                    SxFunc::Abs => x.abs(),
-                    SxFunc::Cosh => x.cosh(),
-                    SxFunc::Sinh => x.sinh(),
-                    SxFunc::Tanh => x.tanh(),
-                    SxFunc::Logistic => gpm_special::logistic(x),
-                    SxFunc::Softplus => gpm_special::softplus(x),
-                    SxFunc::Lgamma => gpm_special::lgamma(x),
                     SxFunc::Max => x.max(v[1].eval(env)?),
                     SxFunc::Min => x.min(v[1].eval(env)?),
-                    SxFunc::NormalCdf => gpm_special::normal_cdf(x),
+                    unary => unary.apply(x),
                 }
             }
         })

@@ -161,23 +161,36 @@ impl Sx {
             Sx::Call(f, args) => {
                 let x = args[0].eval(env)?;
                 match f {
-                    SxFunc::Exp => x.exp(),
-                    SxFunc::Log => x.ln(),
-                    SxFunc::Log1p => x.ln_1p(),
-                    SxFunc::Sqrt => x.sqrt(),
-                    SxFunc::Abs => x.abs(),
-                    SxFunc::Cosh => x.cosh(),
-                    SxFunc::Sinh => x.sinh(),
-                    SxFunc::Tanh => x.tanh(),
-                    SxFunc::Logistic => gpm_special::logistic(x),
-                    SxFunc::Softplus => gpm_special::softplus(x),
-                    SxFunc::Lgamma => gpm_special::lgamma(x),
                     SxFunc::Max => x.max(args[1].eval(env)?),
                     SxFunc::Min => x.min(args[1].eval(env)?),
-                    SxFunc::NormalCdf => gpm_special::normal_cdf(x),
+                    unary => unary.apply(x),
                 }
             }
         })
+    }
+}
+
+impl SxFunc {
+    /// The function at `x` — the one evaluation of every unary function, shared by the IR's
+    /// evaluator, the recognizers' trees and the schedule's tapes (overflow-safe forms from
+    /// `gpm-special`). `max` and `min` are binary: NaN here, each evaluator handles them.
+    #[inline]
+    pub fn apply(self, x: f64) -> f64 {
+        match self {
+            SxFunc::Exp => x.exp(),
+            SxFunc::Log => x.ln(),
+            SxFunc::Log1p => x.ln_1p(),
+            SxFunc::Sqrt => x.sqrt(),
+            SxFunc::Abs => x.abs(),
+            SxFunc::Cosh => x.cosh(),
+            SxFunc::Sinh => x.sinh(),
+            SxFunc::Tanh => x.tanh(),
+            SxFunc::Logistic => gpm_special::logistic(x),
+            SxFunc::Softplus => gpm_special::softplus(x),
+            SxFunc::Lgamma => gpm_special::lgamma(x),
+            SxFunc::NormalCdf => gpm_special::normal_cdf(x),
+            SxFunc::Max | SxFunc::Min => f64::NAN,
+        }
     }
 }
 

@@ -95,31 +95,11 @@ impl Tape {
                 }
                 Op::Call(f) => {
                     let x = stack.pop().unwrap();
-                    stack.push(apply(f, x));
+                    stack.push(f.apply(x));
                 }
             }
         }
         stack.pop().unwrap_or(f64::NAN)
-    }
-}
-
-#[inline]
-fn apply(f: SxFunc, x: f64) -> f64 {
-    match f {
-        SxFunc::Exp => x.exp(),
-        SxFunc::Log => x.ln(),
-        SxFunc::Log1p => x.ln_1p(),
-        SxFunc::Sqrt => x.sqrt(),
-        SxFunc::Abs => x.abs(),
-        SxFunc::Cosh => x.cosh(),
-        SxFunc::Sinh => x.sinh(),
-        SxFunc::Tanh => x.tanh(),
-        // σ(x) and softplus(x) in their overflow-free forms.
-        SxFunc::Logistic => gpm_special::logistic(x),
-        SxFunc::Softplus => gpm_special::softplus(x),
-        SxFunc::Lgamma => gpm_special::lgamma(x),
-        SxFunc::NormalCdf => gpm_special::normal_cdf(x),
-        SxFunc::Max | SxFunc::Min => unreachable!("binary functions have their own ops"),
     }
 }
 
