@@ -30,7 +30,7 @@ impl StartRule {
             StartRule::Fixed => "fixed",
             StartRule::Init => "initial value",
             StartRule::PriorMean => "prior mean",
-            StartRule::PriorMode => "prior mode (the prior has no mean)",
+            StartRule::PriorMode => "prior mode; the prior has no mean",
         }
     }
 }

@@ -54,6 +54,9 @@ fn auxiliaries(s: &Schedule, c: &Checked) -> String {
             ));
         }
     }
+    if parts.is_empty() {
+        return "none (every factor is Gaussian in its predictors)".into();
+    }
     parts.join("; ")
 }
 
