@@ -149,8 +149,11 @@ pub enum VariationalUpdate {
     /// Fixed.
     Fixed,
     /// `learn()`: type-II ML (CAVI: the ELBO maximised over log θ; SVI: Adam on the minibatch
-    /// ELBO, positive scalars only).
+    /// ELBO, with a finite-difference gradient in log θ).
     TypeIiMl,
+    /// `learn()` of a vector (ARD) or of a hyperparameter that is not a positive scalar: type-II
+    /// ML under CAVI; SVI, which learns on the log scale, keeps its initial value.
+    TypeIiMlCaviOnly,
     /// `learn()` without closed-form CAVI for some factor: held at its initial value.
     LearnUnavailable,
     /// A prior: held at its starting value (the variational methods do not integrate over
@@ -164,6 +167,9 @@ impl VariationalUpdate {
         match self {
             VariationalUpdate::Fixed => "fixed",
             VariationalUpdate::TypeIiMl => "learned by type-II ML on the ELBO",
+            VariationalUpdate::TypeIiMlCaviOnly => {
+                "learned by type-II ML on the ELBO under CAVI; SVI keeps its initial value (it learns positive scalars only)"
+            }
             VariationalUpdate::LearnUnavailable => {
                 "held at its initial value (no closed-form CAVI for this augmentation)"
             }
@@ -312,8 +318,17 @@ pub(crate) fn plan(
         let scalar = matches!(h.shape, Shape::Scalar);
         let (gibbs, variational) = match &h.kind {
             HyperKind::Fixed { .. } => (GibbsUpdate::Fixed, VariationalUpdate::Fixed),
-            HyperKind::Learn { .. } if has_cavi => {
-                (GibbsUpdate::TypeIiMl, VariationalUpdate::TypeIiMl)
+            // SVI learns log θ: positive scalars only.
+            HyperKind::Learn { init } if has_cavi => {
+                let positive = scalar && h.lower.is_some_and(|l| l >= 0.0) && *init > 0.0;
+                (
+                    GibbsUpdate::TypeIiMl,
+                    if positive {
+                        VariationalUpdate::TypeIiMl
+                    } else {
+                        VariationalUpdate::TypeIiMlCaviOnly
+                    },
+                )
             }
             HyperKind::Learn { .. } => (
                 GibbsUpdate::LearnUnavailable,

@@ -342,3 +342,22 @@ fn every_example_model_schedules_every_hyperparameter() {
     }
     assert!(n >= 13, "{n} models");
 }
+
+#[test]
+fn svi_learns_positive_scalars_only() {
+    let (m, s) = schedule(
+        "data { N : int; D : int; X : matrix[N, D]; y : int[N] in {-1, 1}; }
+         hyper { ard : vector[D] in 0.. = learn(1.0); v : real in 0.. = learn(2.0); c : real = learn(0.5); }
+         latent { f : vector[N] ~ gp(X, v * sqexp(ard)); b : real ~ normal(c, 1); }
+         model { y ~ bernoulli_logit(f + b); }",
+    );
+    assert_eq!(hyper(&m, &s, "v").variational, VariationalUpdate::TypeIiMl);
+    for h in ["ard", "c"] {
+        assert_eq!(
+            hyper(&m, &s, h).variational,
+            VariationalUpdate::TypeIiMlCaviOnly,
+            "{h}"
+        );
+        assert_eq!(hyper(&m, &s, h).gibbs, GibbsUpdate::TypeIiMl, "{h}");
+    }
+}

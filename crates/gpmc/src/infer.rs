@@ -8,7 +8,7 @@ use gpm_ir::{HyperKind, Shape};
 use gpm_runtime::diagnostics::{summarize, Summary};
 use gpm_runtime::gibbs::{self, Chain, GibbsConfig};
 use gpm_runtime::kernels::HyperValues;
-use gpm_schedule::{GibbsUpdate, StartRule};
+use gpm_schedule::{GibbsUpdate, StartRule, VariationalUpdate};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -334,15 +334,15 @@ pub fn run_svi(
     let (schedule, mut hv, mut hypers) = start(c, data)?;
     // SVI learns the positive scalar `learn()` hyperparameters (kernel and likelihood); ARD
     // vectors and unbounded ones keep their initial values.
+    // Which `learn()` hyperparameters SVI learns is the schedule's decision.
     let mut learn = Vec::new();
-    for h in &c.model.hypers {
-        if let HyperKind::Learn { init } = h.kind {
-            let positive = h.lower.is_some_and(|l| l >= 0.0) && init > 0.0;
-            if matches!(h.shape, Shape::Scalar) && positive {
-                learn.push(h.name.clone());
-            } else if let Some(x) = hypers.iter_mut().find(|x| x.0 == h.name) {
-                x.2 = "initial value: SVI learns positive scalar hyperparameters only (use --method cavi to learn this one)".into();
+    for (step, x) in schedule.hyper_steps.iter().zip(hypers.iter_mut()) {
+        match step.variational {
+            VariationalUpdate::TypeIiMl => learn.push(step.name.clone()),
+            VariationalUpdate::TypeIiMlCaviOnly => {
+                x.2 = "initial value: SVI learns positive scalar hyperparameters only (use --method cavi to learn this one)".into()
             }
+            _ => {}
         }
     }
     let prep = gpm_runtime::prepared::Prepared::new(&schedule, data, &hv)?;
