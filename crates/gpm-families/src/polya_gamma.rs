@@ -39,17 +39,20 @@ impl MixingLaw for PolyaGamma {
     fn has_tilted(&self) -> bool {
         true
     }
-    /// Of the prior `PG(b, 0)` (the tilt is `s`): `E[ω] = b tanh(x)/(4x)`, `x = √(s/2)`.
+    /// `PG(b, c)` tilted by `e^(−ωs)` is `PG(b, √(c² + 2s))`: `E[ω] = b tanh(x)/(4x)` with
+    /// `x = √(s/2 + c²/4)`, and `log φ(s) = b (log cosh(c/2) − log cosh(x))`. (CAVI tilts the
+    /// prior `PG(b, 0)`.)
     fn tilted(&self, p: &[f64], s: f64) -> Option<(f64, f64)> {
-        let b = p[0];
-        let x = (s / 2.0).sqrt();
+        let (b, c) = (p[0], p[1].abs());
+        let x = (s / 2.0 + c * c / 4.0).sqrt();
         // E[ω] = b tanh(x)/(4x), → b/4 · (1 − x²/3) as x → 0.
         let e = if x < 1e-4 {
             b / 4.0 * (1.0 - x * x / 3.0)
         } else {
             b * x.tanh() / (4.0 * x)
         };
-        Some((e, -b * log_cosh(x)))
+        let at_zero = if c == 0.0 { 0.0 } else { b * log_cosh(c / 2.0) };
+        Some((e, at_zero - b * log_cosh(x)))
     }
     fn sample(&self, rng: &mut ChaCha8Rng, p: &[f64]) -> Result<f64, LawError> {
         sample(rng, p[0], p[1])
