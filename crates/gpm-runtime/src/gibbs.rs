@@ -6,6 +6,7 @@
 //! Each chain has its own counter-based RNG stream (ChaCha8, stream = chain index), so a fixed
 //! seed reproduces every chain bit for bit whatever the number of threads.
 
+use crate::block::{GaussianBlock, SparseColumn};
 use crate::data::Data;
 use crate::draw;
 use crate::draws::{Layout, VarKind};
@@ -621,24 +622,26 @@ impl<'a> Sampler<'a> {
             Block::Gp { latent, column, .. } | Block::Sparse { latent, column, .. } => {
                 let rows = self.rows_of(bi, b);
                 let (a, bb) = self.gp_curvature(bi, b, collapsed_phase, state, pv);
-                let f = match b {
-                    Block::Gp { gp, .. } => {
-                        if let Some(sk) = self.kernels.iter().find(|k| k.block == bi) {
-                            self.slice_kernel(sk, state, &a, &bb, rng)?;
-                        }
-                        let gp = state.gp_priors[bi].as_ref().unwrap_or(gp);
-                        gp.sample(&a, &bb, rng)?
-                    }
+                let np = NaturalParams { a, b: bb };
+                if let Some(sk) = self.kernels.iter().find(|k| k.block == bi) {
+                    self.slice_kernel(sk, state, &np.a, &np.b, rng)?;
+                }
+                let sparse;
+                let block: &dyn GaussianBlock = match b {
+                    Block::Gp { gp, .. } => state.gp_priors[bi].as_ref().unwrap_or(gp),
                     Block::Sparse { sp, .. } => {
                         let (phi, kt) = self.sparse_feats[bi].as_ref().expect("features");
-                        let (v, f) = sp.sample_conditional(phi, kt, &a, &bb, rng)?;
-                        state.sparse_v[bi] = Some(v);
-                        f
+                        sparse = SparseColumn { sp, phi, kt };
+                        &sparse
                     }
                     Block::Dense { .. } => unreachable!("matched above"),
                 };
+                let drawn = block.sample(&np, rng)?;
+                if drawn.inducing.is_some() {
+                    state.sparse_v[bi] = drawn.inducing;
+                }
                 for i in 0..rows {
-                    state.latents[*latent][column * rows + i] = f[i];
+                    state.latents[*latent][column * rows + i] = drawn.values[i];
                 }
             }
             Block::Dense {
@@ -683,7 +686,7 @@ impl<'a> Sampler<'a> {
                             let mut trial = block.clone();
                             trial.prior_mean = m;
                             trial.prior_sd = sd;
-                            trial.log_marginal(&np.a, &np.b)
+                            GaussianBlock::log_marginal(&trial, &np)
                         };
                         self.slice_one(h, state, &log_w, rng);
                     }
@@ -692,7 +695,7 @@ impl<'a> Sampler<'a> {
                     block.prior_sd = sd.clone();
                     state.dense_priors[bi] = Some((m, sd));
                 }
-                let th = block.sample(&np.a, &np.b, rng)?;
+                let th = GaussianBlock::sample(&block, &np, rng)?.values;
                 scatter_dense(parts, &th, &mut state.latents);
             }
         }

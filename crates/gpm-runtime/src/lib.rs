@@ -10,6 +10,7 @@
 //! diagnostics as values.
 #![warn(missing_docs)]
 
+pub mod block;
 pub mod cavi;
 pub mod data;
 pub mod diagnostics;

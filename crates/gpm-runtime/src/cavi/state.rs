@@ -5,6 +5,7 @@
 use super::local::{double_bound_terms, local_elbo, local_step};
 use super::softmax::SoftmaxQ;
 use super::BlockPosterior;
+use crate::block::{GaussianBlock, SparseColumn};
 use crate::data::Data;
 use crate::natural::NaturalParams;
 use crate::prepared::{
@@ -284,7 +285,7 @@ impl<'a> CaviState<'a> {
             Block::Gp { latent, column, gp } => {
                 let r = gp.len();
                 let np = self.gp_terms(*latent, *column, r, pm);
-                let mo = gp.moments(&np.a, &np.b)?;
+                let mo = GaussianBlock::moments(gp, &np)?;
                 self.set_column(*latent, *column, mo.mean.as_slice(), mo.var.as_slice());
                 self.kls[bi] = mo.kl;
                 self.posteriors[bi] = BlockPosterior::Gp { a: np.a, b: np.b };
@@ -297,8 +298,7 @@ impl<'a> CaviState<'a> {
                 let (phi, kt) = self.features[bi]
                     .as_ref()
                     .expect("features computed at start");
-                let (prec, h) = QInducing::target(phi, &np.a, &np.b, sp.mean, 1.0)?;
-                let q = QInducing::from_natural(prec, h)?;
+                let q = SparseColumn { sp, phi, kt }.q(&np)?;
                 let (m, v) = q.marginals(phi, kt, sp.mean)?;
                 self.kls[bi] = q.kl()?;
                 self.posteriors[bi] = BlockPosterior::Sparse(q);
