@@ -179,27 +179,7 @@ pub fn predict(
     let step = (all.len() / max_draws.max(1)).max(1);
     let used: Vec<&Vec<f64>> = all.iter().step_by(step).copied().collect();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let npred = te.preds.len();
-    let mut sum = vec![vec![]; npred];
-    let mut sumsq = vec![vec![]; npred];
-    for p in 0..npred {
-        sum[p] = vec![0.0; te.preds[p].n];
-        sumsq[p] = vec![0.0; te.preds[p].n];
-    }
-    let nf = schedule.factors.len();
-    let mut lp_draws: Vec<Vec<Vec<f64>>> = (0..nf)
-        .map(|f| vec![Vec::with_capacity(used.len()); te.factors[f].n])
-        .collect();
-    let mut label_acc: Vec<Option<Vec<Vec<f64>>>> = (0..nf)
-        .map(|f| {
-            labels
-                .get(f)
-                .cloned()
-                .flatten()
-                .map(|l| vec![vec![0.0; l.1.len()]; te.factors[f].n])
-        })
-        .collect();
-    let mut stack = Vec::new();
+    let mut acc = DrawAccumulator::new(schedule, &te, labels, used.len());
     for row in &used {
         // Test-side latents.
         let mut lat: Vec<DVector<f64>> = te
@@ -257,16 +237,78 @@ pub fn predict(
                 lat[sp.latent][sp.column * rows_test + i] = sp.mean + fv[i] + sp.kt[i].sqrt() * z;
             }
         }
-        let pv: Vec<Vec<f64>> = te.preds.iter().map(|p| p.eval(&lat)).collect();
-        for p in 0..npred {
+        let mut hv: Vec<f64> = te.hypers.iter().map(|h| h.1).collect();
+        for (k, col) in &hyper_cols {
+            hv[*k] = row[*col];
+        }
+        acc.add_draw(schedule, &te, test, labels, &lat, &hv);
+    }
+    Ok(acc.finish(&te, labels))
+}
+
+/// The running sums of a prediction over draws: the predictors' first two moments, each
+/// factor's pointwise log-likelihood per draw, and the label probabilities.
+struct DrawAccumulator {
+    sum: Vec<Vec<f64>>,
+    sumsq: Vec<Vec<f64>>,
+    lp_draws: Vec<Vec<Vec<f64>>>,
+    label_acc: Vec<Option<Vec<Vec<f64>>>>,
+    draws: usize,
+    stack: Vec<f64>,
+}
+
+impl DrawAccumulator {
+    fn new(
+        schedule: &Schedule,
+        te: &Prepared,
+        labels: &[Option<(String, Vec<f64>)>],
+        draws: usize,
+    ) -> Self {
+        let nf = schedule.factors.len();
+        DrawAccumulator {
+            sum: te.preds.iter().map(|p| vec![0.0; p.n]).collect(),
+            sumsq: te.preds.iter().map(|p| vec![0.0; p.n]).collect(),
+            lp_draws: (0..nf)
+                .map(|f| vec![Vec::with_capacity(draws); te.factors[f].n])
+                .collect(),
+            label_acc: (0..nf)
+                .map(|f| {
+                    labels
+                        .get(f)
+                        .cloned()
+                        .flatten()
+                        .map(|l| vec![vec![0.0; l.1.len()]; te.factors[f].n])
+                })
+                .collect(),
+            draws,
+            stack: Vec::new(),
+        }
+    }
+
+    /// One draw: the test latents `lat` and the hyperparameter values `hv` (as
+    /// [`Prepared::hypers`]).
+    fn add_draw(
+        &mut self,
+        schedule: &Schedule,
+        te: &Prepared,
+        test: &Data,
+        labels: &[Option<(String, Vec<f64>)>],
+        lat: &[DVector<f64>],
+        hv: &[f64],
+    ) {
+        let (sum, sumsq, lp_draws, label_acc, stack) = (
+            &mut self.sum,
+            &mut self.sumsq,
+            &mut self.lp_draws,
+            &mut self.label_acc,
+            &mut self.stack,
+        );
+        let pv: Vec<Vec<f64>> = te.preds.iter().map(|p| p.eval(lat)).collect();
+        for p in 0..te.preds.len() {
             for i in 0..pv[p].len() {
                 sum[p][i] += pv[p][i];
                 sumsq[p][i] += pv[p][i] * pv[p][i];
             }
-        }
-        let mut hv: Vec<f64> = te.hypers.iter().map(|h| h.1).collect();
-        for (k, col) in &hyper_cols {
-            hv[*k] = row[*col];
         }
         for (f, fp) in schedule.factors.iter().enumerate() {
             if let Some(c) = &fp.categorical {
@@ -299,9 +341,9 @@ pub fn predict(
                 .iter()
                 .all(|s| !matches!(s, Slot::Vector(v) if v.iter().any(|x| x.is_nan())));
             for i in 0..te.factors[f].n {
-                te.factors[f].fill(i, |p| pv[p][i], |_| 0.0, &hv, &mut vals);
+                te.factors[f].fill(i, |p| pv[p][i], |_| 0.0, hv, &mut vals);
                 if response_known {
-                    lp_draws[f][i].push(tape.eval(&vals, &mut stack));
+                    lp_draws[f][i].push(tape.eval(&vals, stack));
                 }
                 if let (Some(acc), Some((name, ls))) =
                     (&mut label_acc[f], labels.get(f).cloned().flatten())
@@ -318,54 +360,60 @@ pub fn predict(
                         for &s in &resp {
                             vals[s] = *l;
                         }
-                        acc[i][k] += tape.eval(&vals, &mut stack).exp();
+                        acc[i][k] += tape.eval(&vals, stack).exp();
                     }
                 }
             }
         }
     }
-    let s = used.len() as f64;
-    let predictors = te
-        .preds
-        .iter()
-        .enumerate()
-        .map(|(p, pr)| {
-            let mean: Vec<f64> = sum[p].iter().map(|x| x / s).collect();
-            let var: Vec<f64> = sumsq[p]
-                .iter()
-                .zip(&mean)
-                .map(|(q, m)| (q / s - m * m).max(0.0))
-                .collect();
-            (pr.name.clone(), mean, var)
-        })
-        .collect();
-    let log_predictive = lp_draws
-        .iter()
-        .map(|per| {
-            per.iter()
-                .filter(|d| !d.is_empty())
-                .map(|d| log_mean_exp(d))
-                .collect()
-        })
-        .collect();
-    let label_probabilities = label_acc
-        .into_iter()
-        .enumerate()
-        .map(|(f, acc)| {
-            let (_, ls) = labels.get(f).cloned().flatten()?;
-            let acc = acc?;
-            Some((
-                ls,
-                acc.into_iter()
-                    .map(|v| v.into_iter().map(|x| x / s).collect())
-                    .collect(),
-            ))
-        })
-        .collect();
-    Ok(Prediction {
-        predictors,
-        log_predictive,
-        label_probabilities,
-        draws: used.len(),
-    })
+
+    /// Means over the draws.
+    fn finish(self, te: &Prepared, labels: &[Option<(String, Vec<f64>)>]) -> Prediction {
+        let s = self.draws as f64;
+        let predictors = te
+            .preds
+            .iter()
+            .enumerate()
+            .map(|(p, pr)| {
+                let mean: Vec<f64> = self.sum[p].iter().map(|x| x / s).collect();
+                let var: Vec<f64> = self.sumsq[p]
+                    .iter()
+                    .zip(&mean)
+                    .map(|(q, m)| (q / s - m * m).max(0.0))
+                    .collect();
+                (pr.name.clone(), mean, var)
+            })
+            .collect();
+        let log_predictive = self
+            .lp_draws
+            .iter()
+            .map(|per| {
+                per.iter()
+                    .filter(|d| !d.is_empty())
+                    .map(|d| log_mean_exp(d))
+                    .collect()
+            })
+            .collect();
+        let label_probabilities = self
+            .label_acc
+            .into_iter()
+            .enumerate()
+            .map(|(f, acc)| {
+                let (_, ls) = labels.get(f).cloned().flatten()?;
+                let acc = acc?;
+                Some((
+                    ls,
+                    acc.into_iter()
+                        .map(|v| v.into_iter().map(|x| x / s).collect())
+                        .collect(),
+                ))
+            })
+            .collect();
+        Prediction {
+            predictors,
+            log_predictive,
+            label_probabilities,
+            draws: self.draws,
+        }
+    }
 }
