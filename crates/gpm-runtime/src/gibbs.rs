@@ -318,7 +318,8 @@ impl<'a> Sampler<'a> {
                 Block::Sparse {
                     latent, column, sp, ..
                 } => {
-                    let rows = self.prep.latents[*latent].1 / self.columns_of(*latent);
+                    // A GP latent is a vector or a matrix: its rows are its first size.
+                    let rows = self.prep.latent_dims[*latent].first().copied().unwrap_or(1);
                     for i in 0..rows {
                         latents[*latent][column * rows + i] = sp.mean;
                     }
@@ -383,18 +384,6 @@ impl<'a> Sampler<'a> {
                 })
                 .collect(),
         }
-    }
-
-    /// Number of columns of a latent (1 for a vector).
-    fn columns_of(&self, latent: usize) -> usize {
-        self.prep
-            .blocks
-            .iter()
-            .filter(|b| {
-                matches!(b, Block::Gp { latent: l, .. } | Block::Sparse { latent: l, .. } if *l == latent)
-            })
-            .count()
-            .max(1)
     }
 
     fn fill(&self, f: usize, i: usize, pv: &[Vec<f64>], state: &State, vals: &mut [f64]) {

@@ -340,24 +340,26 @@ impl DrawAccumulator {
                 .slots
                 .iter()
                 .all(|s| !matches!(s, Slot::Vector(v) if v.iter().any(|x| x.is_nan())));
+            // With a finite label set: its labels and the response's slots, overwritten with
+            // each label in turn to evaluate the likelihood there.
+            let label_slots = labels.get(f).and_then(|l| l.as_ref()).map(|(name, ls)| {
+                let resp: Vec<usize> = fp
+                    .slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| matches!(s, gpm_schedule::Source::Data(d) if d == name))
+                    .map(|(k, _)| k)
+                    .collect();
+                (ls, resp)
+            });
             for i in 0..te.factors[f].n {
                 te.factors[f].fill(i, |p| pv[p][i], |_| 0.0, hv, &mut vals);
                 if response_known {
                     lp_draws[f][i].push(tape.eval(&vals, stack));
                 }
-                if let (Some(acc), Some((name, ls))) =
-                    (&mut label_acc[f], labels.get(f).cloned().flatten())
-                {
-                    // Evaluate the likelihood at each label by overwriting the response slot.
-                    let resp: Vec<usize> = fp
-                        .slots
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, s)| matches!(s, gpm_schedule::Source::Data(d) if *d == name))
-                        .map(|(k, _)| k)
-                        .collect();
+                if let (Some(acc), Some((ls, resp))) = (&mut label_acc[f], &label_slots) {
                     for (k, l) in ls.iter().enumerate() {
-                        for &s in &resp {
+                        for &s in resp {
                             vals[s] = *l;
                         }
                         acc[i][k] += tape.eval(&vals, stack).exp();

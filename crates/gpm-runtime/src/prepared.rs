@@ -540,18 +540,6 @@ impl Prepared {
         any.then_some(phi)
     }
 
-    /// Whether a block holds a latent read by a collapsed predictor.
-    pub fn block_is_collapsed(&self, b: &Block) -> bool {
-        match b {
-            Block::Gp { latent, .. } | Block::Sparse { latent, .. } => {
-                self.collapsed_latents.contains(latent)
-            }
-            Block::Dense { parts, .. } => {
-                parts.iter().any(|p| self.collapsed_latents.contains(&p.0))
-            }
-        }
-    }
-
     /// Whether a predictor reads this latent (and column).
     pub fn reads(&self, pred: usize, latent: usize, column: Option<usize>) -> Option<f64> {
         self.preds[pred].terms.iter().find_map(|t| {

@@ -221,18 +221,18 @@ fn certify_for_data(c: &Checked, data: &gpm_runtime::data::Data) -> Result<(), I
 /// What every run starts from: the schedule, the starting hyperparameter values (ARD vectors
 /// sized to the data) and how each was set.
 #[allow(clippy::type_complexity)]
-fn start(
-    c: &Checked,
+fn start<'c>(
+    c: &'c Checked,
     data: &gpm_runtime::data::Data,
 ) -> Result<
     (
-        gpm_schedule::Schedule,
+        &'c gpm_schedule::Schedule,
         HyperValues,
         Vec<(String, f64, String)>,
     ),
     InferError,
 > {
-    let schedule = schedule(c)?.clone();
+    let schedule = schedule(c)?;
     certify_for_data(c, data)?;
     let (hv, hypers) = hyper_values(c);
     Ok((schedule, size_ard(c, data, hv), hypers))

@@ -38,6 +38,9 @@ pub(super) struct CaviState<'a> {
     /// `E[ω]` per factor, auxiliary, observation.
     e_omega: Vec<Vec<Vec<f64>>>,
     softmax: Vec<SoftmaxQ>,
+    /// Per latent: whether a dense block holds it (its variance then comes from the block's
+    /// covariance, not from its marginals).
+    in_dense: Vec<bool>,
     hyper_values: Vec<f64>,
     stack: Vec<f64>,
     vals: Vec<f64>,
@@ -140,17 +143,17 @@ impl<'a> CaviState<'a> {
             designs,
             e_omega,
             softmax,
+            in_dense: (0..prep.latents.len())
+                .map(|li| {
+                    prep.blocks.iter().any(|b| {
+                        matches!(b, Block::Dense { parts, .. } if parts.iter().any(|d| d.0 == li))
+                    })
+                })
+                .collect(),
             hyper_values: prep.hypers.iter().map(|h| h.1).collect(),
             stack: Vec::with_capacity(64),
             vals: Vec::new(),
         })
-    }
-
-    fn in_dense(&self, latent: usize) -> bool {
-        self.prep
-            .blocks
-            .iter()
-            .any(|b| matches!(b, Block::Dense { parts, .. } if parts.iter().any(|d| d.0 == latent)))
     }
 
     /// Predictor moments under the current `q` (blocks independent).
@@ -163,7 +166,7 @@ impl<'a> CaviState<'a> {
                 let m = p.eval(&self.mean);
                 let mut v = vec![0.0; p.n];
                 for t in &p.terms {
-                    if self.in_dense(t.latent) {
+                    if self.in_dense[t.latent] {
                         continue;
                     }
                     let z = &self.var[t.latent];
