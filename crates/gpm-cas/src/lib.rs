@@ -23,7 +23,7 @@ mod simplify;
 
 pub use analysis::ConstantFold;
 pub use diff::derivative;
-pub use eval::{eval, eval_complex};
+pub use eval::{eval, eval_complex, SlotExpr};
 pub use language::{parse, Constant, Expr, Math};
 pub use monotone::{is_bernstein, is_completely_monotone, Proof};
 pub use simplify::{equivalent, saturate, simplify, simplify_with, Limits};

@@ -29,4 +29,4 @@ pub use diag::{SemanticError, SemanticErrors};
 pub use library::{DISTRIBUTIONS, KERNELS, MATH_FUNCTIONS};
 pub use lower::lower;
 pub use model::*;
-pub use sx::{Sx, SxFunc, SymRole};
+pub use sx::{data_column_symbol, parse_data_column, Sx, SxFunc, SymRole};

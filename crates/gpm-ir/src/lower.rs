@@ -1397,7 +1397,7 @@ impl Lowerer {
                 }
                 Some(Node::Value(Sx::sym(
                     SymRole::Data,
-                    &format!("{v}[,{}]", c as i64),
+                    &crate::sx::data_column_symbol(v, c as usize),
                 )))
             }
             // f[i]

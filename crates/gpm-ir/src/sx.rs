@@ -242,3 +242,36 @@ mod tests {
         assert!((g - 2.252_712_651_734_206).abs() < 1e-12);
     }
 }
+
+/// The symbol of column `column` (1-based, as written) of a data matrix: `X[,2]`. The one
+/// place this spelling is made; [`parse_data_column`] is the one place it is read.
+pub fn data_column_symbol(matrix: &str, column: usize) -> String {
+    format!("{matrix}[,{column}]")
+}
+
+/// A data symbol split into its datum and, for a matrix column `X[,2]`, the 0-based column.
+pub fn parse_data_column(symbol: &str) -> (&str, Option<usize>) {
+    match symbol
+        .strip_suffix(']')
+        .and_then(|s| s.split_once("[,"))
+        .and_then(|(base, col)| Some((base, col.parse::<usize>().ok()?)))
+    {
+        Some((base, c)) if c >= 1 => (base, Some(c - 1)),
+        _ => (symbol, None),
+    }
+}
+
+#[cfg(test)]
+mod data_symbol_tests {
+    use super::*;
+
+    #[test]
+    fn column_symbols_round_trip() {
+        assert_eq!(
+            parse_data_column(&data_column_symbol("X", 3)),
+            ("X", Some(2))
+        );
+        assert_eq!(parse_data_column("y"), ("y", None));
+        assert_eq!(parse_data_column("X[,0]"), ("X[,0]", None));
+    }
+}

@@ -5,6 +5,7 @@
 //! column ([`SparseColumn`]: its prior and its features at the training inputs) and the dense
 //! block of normal latents ([`DenseBlock`]).
 
+use crate::cavi::BlockPosterior;
 use crate::gaussian::{gp_log_marginal, DenseBlock, GpBlock, Moments};
 use crate::natural::NaturalParams;
 use crate::sparse::{QInducing, SparseGp};
@@ -106,5 +107,165 @@ impl GaussianBlock for SparseColumn<'_> {
     }
     fn log_marginal(&self, np: &NaturalParams) -> Result<f64, RuntimeError> {
         self.sp.log_marginal(self.phi, self.kt, &np.a, &np.b)
+    }
+}
+
+/// What prediction conditions a block on: one posterior draw of its coordinates (a full GP's
+/// values at its training inputs, a sparse GP's whitened inducing values `v`, a dense block's
+/// coefficients), or its variational posterior.
+#[derive(Debug, Clone, Copy)]
+pub enum Belief<'a> {
+    /// One draw.
+    Draw(&'a DVector<f64>),
+    /// The variational `q`.
+    Variational(&'a BlockPosterior),
+}
+
+/// A block's predictive marginals at the test inputs: mean and variance per test point.
+#[derive(Debug, Clone)]
+pub struct Marginals {
+    /// Means.
+    pub mean: Vec<f64>,
+    /// Variances.
+    pub var: Vec<f64>,
+}
+
+/// A block placed at the test inputs: its predictive marginals there, given a draw or a `q`.
+/// One implementation per block kind, shared by Gibbs and variational prediction.
+pub trait Predictive {
+    /// The marginals of the block's values at the test inputs given `belief`.
+    fn predict(&self, belief: Belief) -> Result<Marginals, RuntimeError>;
+}
+
+fn mismatch() -> RuntimeError {
+    RuntimeError::Inconsistent("the posterior does not match the model's blocks".into())
+}
+
+/// A full GP column at the test inputs: the training prior with the cross-covariances
+/// `K*` (test × train), the test variances `k**` and the conditional variances
+/// `k** − ‖L⁻¹K*ᵀ‖²`.
+#[derive(Debug, Clone)]
+pub struct GpAtTest<'a> {
+    /// The training prior.
+    pub prior: &'a GpBlock,
+    /// `K*` (test × train).
+    pub kst: DMatrix<f64>,
+    /// `k(x*_i, x*_i)`.
+    pub kss: Vec<f64>,
+    /// `Var[f*_i | f]`.
+    pub cond_var: Vec<f64>,
+}
+
+impl<'a> GpAtTest<'a> {
+    /// Place the prior `prior` (over `x`) at the test inputs `xs`.
+    pub fn new(
+        prior: &'a GpBlock,
+        kernel: &gpm_schedule::BoundKernel,
+        x: &DMatrix<f64>,
+        xs: &DMatrix<f64>,
+        hypers: &crate::kernels::HyperValues,
+    ) -> Result<Self, RuntimeError> {
+        let kst = crate::kernels::kernel_matrix(kernel, xs, x, hypers)?;
+        let kss = crate::kernels::kernel_diag(kernel, xs, hypers)?;
+        let v = crate::linalg::solve_lower(prior.chol.l_dirty(), kst.transpose());
+        let cond_var = (0..xs.nrows())
+            .map(|i| (kss[i] - v.column(i).norm_squared()).max(0.0))
+            .collect();
+        Ok(GpAtTest {
+            prior,
+            kst,
+            kss,
+            cond_var,
+        })
+    }
+}
+
+impl Predictive for GpAtTest<'_> {
+    fn predict(&self, belief: Belief) -> Result<Marginals, RuntimeError> {
+        let gp = self.prior;
+        let n = gp.len();
+        match belief {
+            // f* | f ~ N(μ + K*K⁻¹(f − μ), k** − K*K⁻¹K*ᵀ) (GPML eq. 2.19).
+            Belief::Draw(f) => {
+                let alpha = gp.chol.solve(&f.map(|v| v - gp.mean));
+                let m = &self.kst * alpha;
+                Ok(Marginals {
+                    mean: m.iter().map(|m| gp.mean + m).collect(),
+                    var: self.cond_var.clone(),
+                })
+            }
+            // q(f) ∝ p(f) exp(bᵀf − ½ fᵀAf): mean μ₀ + K*K⁻¹(m − μ₀), variance
+            // k** − ‖L_B⁻¹ S K*ᵀ‖² with S = A^½, B = I + SKS (GPML eqs. 3.21, 3.24, §3.4).
+            Belief::Variational(BlockPosterior::Gp { a, b }) => {
+                let s = DVector::from_iterator(n, a.iter().map(|v| v.max(1e-12).sqrt()));
+                let mut bm = DMatrix::from_fn(n, n, |i, j| s[i] * gp.k[(i, j)] * s[j]);
+                for i in 0..n {
+                    bm[(i, i)] += 1.0;
+                }
+                let lb = crate::linalg::cholesky(bm).ok_or_else(|| {
+                    RuntimeError::Numerical("I + S K S is not positive definite".into())
+                })?;
+                // m − μ₀ = Σ(b − aμ₀), Σ = K − KSB⁻¹SK; then K⁻¹(m − μ₀) = b' − S B⁻¹ S K b'.
+                let bp = DVector::from_fn(n, |i, _| b[i] - a[i] * gp.mean);
+                let kb = &gp.k * &bp;
+                let alpha = &bp - lb.solve(&kb.component_mul(&s)).component_mul(&s);
+                let mean = &self.kst * alpha;
+                let tests = self.kst.nrows();
+                let sk = DMatrix::from_fn(n, tests, |i, j| s[i] * self.kst[(j, i)]);
+                let v = crate::linalg::solve_lower(lb.l_dirty(), sk);
+                Ok(Marginals {
+                    mean: mean.iter().map(|m| m + gp.mean).collect(),
+                    var: (0..tests)
+                        .map(|i| (self.kss[i] - v.column(i).norm_squared()).max(0.0))
+                        .collect(),
+                })
+            }
+            Belief::Variational(_) => Err(mismatch()),
+        }
+    }
+}
+
+/// A sparse GP column at the test inputs (`Φ*`, `k̃*` its features there): `f* = μ₀ + Φ*ᵀv
+/// + ε*`, `ε* ~ N(0, k̃*)` — given a draw of `v`, or under `q(v)`.
+impl Predictive for SparseColumn<'_> {
+    fn predict(&self, belief: Belief) -> Result<Marginals, RuntimeError> {
+        match belief {
+            Belief::Draw(v) => {
+                let fv = self.phi.tr_mul(v);
+                Ok(Marginals {
+                    mean: fv.iter().map(|f| self.sp.mean + f).collect(),
+                    var: self.kt.to_vec(),
+                })
+            }
+            Belief::Variational(BlockPosterior::Sparse(q)) => {
+                let (mean, var) = q.marginals(self.phi, self.kt, self.sp.mean)?;
+                Ok(Marginals { mean, var })
+            }
+            Belief::Variational(_) => Err(mismatch()),
+        }
+    }
+}
+
+/// A dense block at the test inputs (its `design` the test predictor's rows): `Φ*θ`.
+impl Predictive for DenseBlock {
+    fn predict(&self, belief: Belief) -> Result<Marginals, RuntimeError> {
+        let phi = &self.design;
+        match belief {
+            Belief::Draw(theta) => Ok(Marginals {
+                mean: (phi * theta).iter().copied().collect(),
+                var: vec![0.0; phi.nrows()],
+            }),
+            Belief::Variational(BlockPosterior::Dense { mean, cov }) => {
+                let pm = phi * mean;
+                let pc = phi * cov;
+                Ok(Marginals {
+                    mean: pm.iter().copied().collect(),
+                    var: (0..phi.nrows())
+                        .map(|i| pc.row(i).dot(&phi.row(i)))
+                        .collect(),
+                })
+            }
+            Belief::Variational(_) => Err(mismatch()),
+        }
     }
 }

@@ -69,27 +69,28 @@ pub fn tilted<R: Rng + ?Sized>(
 ) -> Result<f64, RuntimeError> {
     use num_complex::Complex64;
     let c2 = t.c2.eval(vals, stack).max(0.0);
-    let param = |n: &str| t.params.iter().find(|p| p.0 == n).map(|p| vals[p.1]);
+    let mut real = Vec::with_capacity(t.params.len() + 1);
+    t.args(c2.max(1e-12), vals, &mut real);
+    // ψ's arguments `[r, params…]`, `r` overwritten at each evaluation (no allocation in the
+    // inversion's loop).
+    let complex = std::cell::RefCell::new(
+        real.iter()
+            .map(|&v| Complex64::new(v, 0.0))
+            .collect::<Vec<_>>(),
+    );
     let psi = |s: Complex64| -> Complex64 {
-        gpm_cas::eval_complex(&t.psi, &|n| {
-            if n == "r" {
-                Some(s)
-            } else {
-                param(n).map(|v| Complex64::new(v, 0.0))
-            }
-        })
-        .unwrap_or(Complex64::new(f64::NAN, 0.0))
+        let mut args = complex.borrow_mut();
+        args[0] = s;
+        t.psi
+            .eval_complex(&args)
+            .unwrap_or(Complex64::new(f64::NAN, 0.0))
     };
     let psi_c2 = psi(Complex64::new(c2, 0.0));
     let phi = |s: Complex64| (psi_c2 - psi(s + c2)).exp();
-    let mean = gpm_cas::eval(&t.dpsi, &|n| {
-        if n == "r" {
-            Some(c2.max(1e-12))
-        } else {
-            param(n)
-        }
-    })
-    .map_err(|e| RuntimeError::Sampler(e.to_string()))?;
+    let mean = t
+        .dpsi
+        .eval(&real)
+        .map_err(|e| RuntimeError::Sampler(e.to_string()))?;
     if !(mean > 0.0 && mean.is_finite()) {
         return Err(RuntimeError::Sampler(format!(
             "tilted law with mean {mean}"

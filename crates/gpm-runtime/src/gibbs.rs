@@ -82,6 +82,7 @@ pub struct State {
 #[derive(Debug, Clone)]
 struct SlicedHyper {
     /// Index into [`Prepared::hypers`].
+    /// The hyperparameter ([`gpm_schedule::HyperId`] index into the chain's values).
     index: usize,
     prior: gpm_ir::PriorDist,
     transform: crate::slice::Transform,
@@ -99,8 +100,8 @@ struct SlicedKernel {
     /// Index into [`Prepared::blocks`].
     block: usize,
     hypers: Vec<SlicedHyper>,
-    kernel: gpm_ir::Kernel,
-    mean: gpm_ir::Sx,
+    kernel: gpm_schedule::BoundKernel,
+    mean: gpm_schedule::Tape,
     inputs: std::sync::Arc<DMatrix<f64>>,
 }
 
@@ -122,8 +123,8 @@ struct SharedKernel {
 
 #[derive(Debug, Clone)]
 struct SharedLatent {
-    kernel: gpm_ir::Kernel,
-    mean: gpm_ir::Sx,
+    kernel: gpm_schedule::BoundKernel,
+    mean: gpm_schedule::Tape,
     inputs: std::sync::Arc<DMatrix<f64>>,
     blocks: Vec<(usize, usize, usize)>,
 }
@@ -252,16 +253,6 @@ impl<'a> Sampler<'a> {
         })
     }
 
-    /// Indices into [`Prepared::hypers`] of the sampled hyperparameters, in column order:
-    /// conjugate Gamma updates first, then slice-sampled ones.
-    fn sampled_hyper_indices(&self) -> Vec<usize> {
-        self.schedule
-            .sampled_hypers()
-            .into_iter()
-            .map(|h| self.prep.hyper_slots[h.0].expect("a sampled hyperparameter is a scalar"))
-            .collect()
-    }
-
     /// The prepared model.
     pub fn prepared(&self) -> &Prepared {
         &self.prep
@@ -366,7 +357,7 @@ impl<'a> Sampler<'a> {
                 })
             })
             .collect();
-        let hypers = self.prep.hypers.iter().map(|h| h.1).collect();
+        let hypers = self.prep.hypers.clone();
         State {
             latents,
             aux,
@@ -456,9 +447,7 @@ impl<'a> Sampler<'a> {
                 }
             }
             let v = draw::gamma(rng, shape, rate)?;
-            let idx =
-                self.prep.hyper_slots[hp.hyper.0].expect("a conjugate hyperparameter is a scalar");
-            state.hypers[idx] = v;
+            state.hypers[hp.hyper.0] = v;
         }
         Ok(())
     }
@@ -697,14 +686,11 @@ impl<'a> Sampler<'a> {
         let mut lp = self.log_likelihood_at(state, &pv);
         // Priors of the sampled hyperparameters (the others are constants).
         for hp in &self.schedule.hypers {
-            let idx = self.prep.hyper_slots[hp.hyper.0];
-            if let Some(idx) = idx {
-                let prior = gpm_ir::PriorDist::Gamma {
-                    shape: hp.shape,
-                    rate: hp.rate,
-                };
-                lp += crate::slice::log_prior(&prior, state.hypers[idx]);
-            }
+            let prior = gpm_ir::PriorDist::Gamma {
+                shape: hp.shape,
+                rate: hp.rate,
+            };
+            lp += crate::slice::log_prior(&prior, state.hypers[hp.hyper.0]);
         }
         for h in self
             .sliced
@@ -802,8 +788,8 @@ impl<'a> Sampler<'a> {
 
     fn row(&self, state: &State) -> Vec<f64> {
         let mut r = vec![self.log_joint(state)];
-        for idx in self.sampled_hyper_indices() {
-            r.push(state.hypers[idx]);
+        for h in self.schedule.sampled_hypers() {
+            r.push(state.hypers[h.0]);
         }
         for z in &state.latents {
             r.extend(z.iter().copied());

@@ -1,36 +1,76 @@
-//! Covariance functions: the IR's [`Kernel`] evaluated on input matrices (rows are points) with
-//! the current hyperparameter values.
+//! Covariance functions: the schedule's [`BoundKernel`] evaluated on input matrices (rows are
+//! points) with the current hyperparameter values.
 
 use crate::RuntimeError;
-use gpm_ir::{Kernel, Lengthscale, Sx, SymRole};
+use gpm_schedule::{BoundKernel, BoundLengthscale, HyperId, Tape};
 use nalgebra::DMatrix;
-use std::collections::BTreeMap;
 
-/// Current values of the hyperparameters: scalars, and vectors for ARD lengthscales.
+/// Current values of the hyperparameters, indexed by [`HyperId`]: a scalar's value (NaN for a
+/// vector or a hyperparameter without a value) and a vector's values (empty for a scalar).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HyperValues {
-    /// Scalar hyperparameters.
-    pub scalars: BTreeMap<String, f64>,
-    /// Vector hyperparameters.
-    pub vectors: BTreeMap<String, Vec<f64>>,
+    /// Scalar values by id: the slots every bound parameter's tape reads.
+    pub scalars: Vec<f64>,
+    /// Vector values by id (ARD lengthscales).
+    pub vectors: Vec<Vec<f64>>,
 }
 
 impl HyperValues {
-    /// Evaluate a parameter expression (constants and scalar hyperparameters).
-    pub fn eval(&self, p: &Sx) -> Result<f64, RuntimeError> {
-        p.eval(&|role, name| match role {
-            SymRole::Hyper => self.scalars.get(name).copied(),
-            _ => None,
-        })
-        .ok_or_else(|| RuntimeError::Inconsistent(format!("cannot evaluate the parameter `{p}`")))
+    /// `n` hyperparameters, none with a value yet.
+    pub fn new(n: usize) -> Self {
+        HyperValues {
+            scalars: vec![f64::NAN; n],
+            vectors: vec![Vec::new(); n],
+        }
+    }
+
+    /// A scalar's value, if it has one.
+    pub fn scalar(&self, h: HyperId) -> Option<f64> {
+        self.scalars.get(h.0).copied().filter(|v| !v.is_nan())
+    }
+
+    /// Set a scalar.
+    pub fn set_scalar(&mut self, h: HyperId, v: f64) {
+        self.scalars[h.0] = v;
+    }
+
+    /// A vector's values, if it has them.
+    pub fn vector(&self, h: HyperId) -> Option<&[f64]> {
+        self.vectors
+            .get(h.0)
+            .filter(|v| !v.is_empty())
+            .map(|v| v.as_slice())
+    }
+
+    /// Set a vector.
+    pub fn set_vector(&mut self, h: HyperId, v: Vec<f64>) {
+        self.vectors[h.0] = v;
+    }
+
+    /// Evaluate a bound parameter (constants and scalar hyperparameters).
+    pub fn eval(&self, p: &Tape) -> Result<f64, RuntimeError> {
+        let v = p.eval(&self.scalars, &mut Vec::new());
+        if v.is_nan() {
+            return Err(RuntimeError::MissingData(
+                "a prior parameter evaluates to NaN: a hyperparameter it reads has no value".into(),
+            ));
+        }
+        Ok(v)
     }
 }
 
-fn lengthscales(l: &Lengthscale, dims: usize, h: &HyperValues) -> Result<Vec<f64>, RuntimeError> {
+fn lengthscales(
+    l: &BoundLengthscale,
+    dims: usize,
+    h: &HyperValues,
+) -> Result<Vec<f64>, RuntimeError> {
     let v = match l {
-        Lengthscale::Scalar { value } => vec![h.eval(value)?; dims],
-        Lengthscale::Ard { hyper } => h.vectors.get(hyper).cloned().ok_or_else(|| {
-            RuntimeError::MissingData(format!("no value for the ARD lengthscale `{hyper}`"))
+        BoundLengthscale::Scalar(value) => vec![h.eval(value)?; dims],
+        BoundLengthscale::Ard(hyper) => h.vector(*hyper).map(|v| v.to_vec()).ok_or_else(|| {
+            RuntimeError::MissingData(format!(
+                "no value for the ARD lengthscale (hyperparameter #{})",
+                hyper.0 + 1
+            ))
         })?,
     };
     if v.len() != dims || v.iter().any(|x| !(*x > 0.0) || !x.is_finite()) {
@@ -53,35 +93,35 @@ fn sqdist(x: &DMatrix<f64>, i: usize, z: &DMatrix<f64>, j: usize, ls: &[f64]) ->
 
 /// The covariance matrix `k(x_i, z_j)`.
 pub fn kernel_matrix(
-    k: &Kernel,
+    k: &BoundKernel,
     x: &DMatrix<f64>,
     z: &DMatrix<f64>,
     h: &HyperValues,
 ) -> Result<DMatrix<f64>, RuntimeError> {
     let (n, m, dims) = (x.nrows(), z.nrows(), x.ncols());
     let stationary =
-        |l: &Lengthscale, f: &dyn Fn(f64) -> f64| -> Result<DMatrix<f64>, RuntimeError> {
+        |l: &BoundLengthscale, f: &dyn Fn(f64) -> f64| -> Result<DMatrix<f64>, RuntimeError> {
             let ls = lengthscales(l, dims, h)?;
             Ok(DMatrix::from_fn(n, m, |i, j| f(sqdist(x, i, z, j, &ls))))
         };
     Ok(match k {
-        Kernel::SqExp { lengthscale } => stationary(lengthscale, &|r2| (-0.5 * r2).exp())?,
-        Kernel::Matern12 { lengthscale } => stationary(lengthscale, &|r2| (-r2.sqrt()).exp())?,
-        Kernel::Matern32 { lengthscale } => stationary(lengthscale, &|r2| {
+        BoundKernel::SqExp(lengthscale) => stationary(lengthscale, &|r2| (-0.5 * r2).exp())?,
+        BoundKernel::Matern12(lengthscale) => stationary(lengthscale, &|r2| (-r2.sqrt()).exp())?,
+        BoundKernel::Matern32(lengthscale) => stationary(lengthscale, &|r2| {
             let a = (3.0 * r2).sqrt();
             (1.0 + a) * (-a).exp()
         })?,
-        Kernel::Matern52 { lengthscale } => stationary(lengthscale, &|r2| {
+        BoundKernel::Matern52(lengthscale) => stationary(lengthscale, &|r2| {
             let a = (5.0 * r2).sqrt();
             (1.0 + a + a * a / 3.0) * (-a).exp()
         })?,
-        Kernel::Linear { offset } => {
+        BoundKernel::Linear { offset } => {
             let c = h.eval(offset)?;
             DMatrix::from_fn(n, m, |i, j| {
                 (0..dims).map(|d| x[(i, d)] * z[(j, d)]).sum::<f64>() + c
             })
         }
-        Kernel::Periodic {
+        BoundKernel::Periodic {
             lengthscale,
             period,
         } => {
@@ -93,8 +133,8 @@ pub fn kernel_matrix(
                 (-2.0 * s * s / (l * l)).exp()
             })
         }
-        Kernel::Constant => DMatrix::from_element(n, m, 1.0),
-        Kernel::White => DMatrix::from_fn(n, m, |i, j| {
+        BoundKernel::Constant => DMatrix::from_element(n, m, 1.0),
+        BoundKernel::White => DMatrix::from_fn(n, m, |i, j| {
             // Identity between identical points of the same set (training covariance only).
             if i == j && std::ptr::eq(x, z) {
                 1.0
@@ -102,13 +142,13 @@ pub fn kernel_matrix(
                 0.0
             }
         }),
-        Kernel::Sum { left, right } => {
+        BoundKernel::Sum(left, right) => {
             kernel_matrix(left, x, z, h)? + kernel_matrix(right, x, z, h)?
         }
-        Kernel::Product { left, right } => {
+        BoundKernel::Product(left, right) => {
             kernel_matrix(left, x, z, h)?.component_mul(&kernel_matrix(right, x, z, h)?)
         }
-        Kernel::Scale { variance, kernel } => {
+        BoundKernel::Scale { variance, kernel } => {
             let s = h.eval(variance)?;
             if !(s >= 0.0) {
                 return Err(RuntimeError::BadData(format!(
@@ -122,7 +162,7 @@ pub fn kernel_matrix(
 
 /// The diagonal `k(x_i, x_i)` (for predictive variances without forming the matrix).
 pub fn kernel_diag(
-    k: &Kernel,
+    k: &BoundKernel,
     x: &DMatrix<f64>,
     h: &HyperValues,
 ) -> Result<Vec<f64>, RuntimeError> {

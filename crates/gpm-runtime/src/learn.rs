@@ -7,15 +7,15 @@ use crate::cavi::{self, CaviConfig, CaviResult};
 use crate::data::Data;
 use crate::kernels::HyperValues;
 use crate::RuntimeError;
-use gpm_schedule::Schedule;
+use gpm_schedule::{HyperId, Schedule};
 
 /// One coordinate being learned: a scalar hyperparameter or one entry of an ARD vector.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Coord {
     /// A scalar.
-    Scalar(String),
+    Scalar(HyperId),
     /// Entry `k` of a vector.
-    Entry(String, usize),
+    Entry(HyperId, usize),
 }
 
 /// The result of learning.
@@ -34,12 +34,10 @@ pub struct Learned {
 fn set(h: &mut HyperValues, coords: &[Coord], logs: &[f64]) {
     for (c, l) in coords.iter().zip(logs) {
         match c {
-            Coord::Scalar(n) => {
-                h.scalars.insert(n.clone(), l.exp());
-            }
+            Coord::Scalar(n) => h.set_scalar(*n, l.exp()),
             Coord::Entry(n, k) => {
-                if let Some(v) = h.vectors.get_mut(n) {
-                    v[*k] = l.exp();
+                if let Some(v) = h.vectors.get_mut(n.0).and_then(|v| v.get_mut(*k)) {
+                    *v = l.exp();
                 }
             }
         }
@@ -60,11 +58,17 @@ pub fn learn(
     };
     let x0: Vec<f64> = coords
         .iter()
-        .map(|c| match c {
-            Coord::Scalar(n) => start.scalars[n].ln(),
-            Coord::Entry(n, k) => start.vectors[n][*k].ln(),
+        .map(|c| {
+            match c {
+                Coord::Scalar(n) => start.scalar(*n),
+                Coord::Entry(n, k) => start.vector(*n).and_then(|v| v.get(*k).copied()),
+            }
+            .map(f64::ln)
+            .ok_or_else(|| {
+                RuntimeError::MissingData(format!("no start value for the learned {c:?}"))
+            })
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let mut evaluations = 0;
     let mut eval = |x: &[f64]| -> f64 {
         evaluations += 1;

@@ -28,6 +28,5 @@ pub mod prepared;
 pub mod slice;
 pub mod sparse;
 pub mod svi;
-pub mod vpredict;
 
 pub use error::RuntimeError;

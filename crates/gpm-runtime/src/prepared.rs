@@ -6,12 +6,12 @@ use crate::gaussian::{DenseBlock, GpBlock};
 use crate::kernels::{kernel_matrix, HyperValues};
 use crate::sparse::{kmeans_pp, SparseGp};
 use crate::RuntimeError;
-use gpm_ir::{Design, Dim, Inducing, LatentPrior, Shape};
+use gpm_ir::{Design, Dim, Inducing, Shape};
 
 /// Seed of the k-means++ choice of inducing points: fixed, so that `inducing = M` gives the same
 /// points on every run and in every chain.
 pub const INDUCING_SEED: u64 = 0x5eed_1d0c;
-use gpm_schedule::{BlockKind, Schedule, Source};
+use gpm_schedule::{BlockKind, BoundPrior, Schedule, Source};
 use nalgebra::{DMatrix, DVector};
 
 /// Where a slot's value comes from, resolved against the data.
@@ -25,7 +25,8 @@ pub enum Slot {
     Const(f64),
     /// Auxiliary variable `j` of the factor.
     Aux(usize),
-    /// Hyperparameter `k` of [`Prepared::hypers`] (its current value lives in the chain state).
+    /// Hyperparameter `k` ([`gpm_schedule::HyperId`]; its current value lives in the chain
+    /// state, a vector indexed by id).
     Hyper(usize),
 }
 
@@ -186,16 +187,13 @@ pub struct Prepared {
     pub factors: Vec<PFactor>,
     /// Diagonal jitter added to GP priors (largest), for the report.
     pub jitter: f64,
-    /// Scalar hyperparameters and their starting values.
-    pub hypers: Vec<(String, f64)>,
+    /// Every hyperparameter's starting value by [`gpm_schedule::HyperId`] (NaN for a vector).
+    pub hypers: Vec<f64>,
     /// Latents read by collapsed predictors (updated in a phase, and a dense block, of their own).
     pub collapsed_latents: std::collections::BTreeSet<usize>,
     /// Per block of the schedule ([`gpm_schedule::BlockSpec`]): its runtime blocks in
     /// [`Prepared::blocks`] (a matrix GP has one per column; empty for test data).
     pub spec_blocks: Vec<std::ops::Range<usize>>,
-    /// Per hyperparameter of the model ([`gpm_schedule::HyperId`]): its index in
-    /// [`Prepared::hypers`] (`None` for a vector).
-    pub hyper_slots: Vec<Option<usize>>,
 }
 
 fn dim(d: &Dim, data: &Data) -> Result<usize, RuntimeError> {
@@ -308,12 +306,12 @@ impl Prepared {
                 BlockKind::FullGp | BlockKind::SparseGp => {
                     let li = spec.latents[0].0;
                     let z = &schedule.latents[li];
-                    let LatentPrior::Gp {
+                    let BoundPrior::Gp {
                         inputs,
                         kernel,
                         mean,
                         inducing,
-                    } = &z.prior
+                    } = &schedule.priors[li]
                     else {
                         return Err(RuntimeError::Inconsistent(format!(
                             "the GP block of `{}` has no GP prior",
@@ -374,7 +372,7 @@ impl Prepared {
                     let (mut parts, mut pm, mut ps) = (Vec::new(), Vec::new(), Vec::new());
                     for l in &spec.latents {
                         let z = &schedule.latents[l.0];
-                        let LatentPrior::Normal { mean, scale } = &z.prior else {
+                        let BoundPrior::Normal { mean, scale } = &schedule.priors[l.0] else {
                             return Err(RuntimeError::Inconsistent(format!(
                                 "the dense block holds `{}`, which has no normal prior",
                                 z.name
@@ -414,44 +412,34 @@ impl Prepared {
             let mut slots = Vec::new();
             for s in &fp.slots {
                 slots.push(match s {
-                    Source::Predictor(p) => {
-                        Slot::Pred(preds.iter().position(|q| q.name == *p).ok_or_else(|| {
-                            RuntimeError::Inconsistent(format!("unknown predictor {p}"))
-                        })?)
-                    }
-                    Source::Data(d) => {
-                        if let Some((base, col)) =
-                            d.strip_suffix(']').and_then(|s| s.split_once("[,"))
-                        {
-                            let m = data.matrix(base).ok_or_else(|| {
-                                RuntimeError::MissingData(format!("no matrix `{base}`"))
-                            })?;
-                            let c: usize = col.parse().map_err(|_| {
-                                RuntimeError::BadData(format!("bad column in `{d}`"))
-                            })?;
-                            if c == 0 || c > m.ncols() {
-                                return Err(RuntimeError::BadData(format!(
-                                    "`{d}`: `{base}` has columns 1..{}",
-                                    m.ncols()
-                                )));
-                            }
-                            Slot::Vector(m.column(c - 1).iter().copied().collect())
-                        } else {
-                            match data.values.get(d) {
-                                Some(Value::Scalar(x)) => Slot::Const(*x),
-                                Some(Value::Vector(v)) => Slot::Vector(v.clone()),
-                                _ => {
-                                    return Err(RuntimeError::MissingData(format!(
-                                        "no per-observation datum `{d}`"
-                                    )))
-                                }
-                            }
+                    Source::Predictor(p) => Slot::Pred(p.0),
+                    Source::Data(d) => match (d.column, data.values.get(&d.name)) {
+                        (Some(c), Some(Value::Matrix(m))) if c < m.ncols() => {
+                            Slot::Vector(m.column(c).iter().copied().collect())
                         }
-                    }
+                        (Some(c), Some(Value::Matrix(m))) => {
+                            return Err(RuntimeError::BadData(format!(
+                                "column {} of `{}` is read, but it has columns 1..{}",
+                                c + 1,
+                                d.name,
+                                m.ncols()
+                            )))
+                        }
+                        (None, Some(Value::Scalar(x))) => Slot::Const(*x),
+                        (None, Some(Value::Vector(v))) => Slot::Vector(v.clone()),
+                        _ => {
+                            return Err(RuntimeError::MissingData(format!(
+                                "no per-observation datum `{}`",
+                                d.symbol()
+                            )))
+                        }
+                    },
+                    Source::Hyper(h) if hypers.scalar(*h).is_some() => Slot::Hyper(h.0),
                     Source::Hyper(h) => {
-                        Slot::Hyper(hypers.scalars.keys().position(|k| k == h).ok_or_else(
-                            || RuntimeError::MissingData(format!("no value for `{h}`")),
-                        )?)
+                        return Err(RuntimeError::MissingData(format!(
+                            "no value for the hyperparameter `{}`",
+                            schedule.hyper_decls[h.0].name
+                        )))
                     }
                     Source::Aux(j) => Slot::Aux(*j),
                 });
@@ -482,16 +470,7 @@ impl Prepared {
                 categorical,
             });
         }
-        let hypers: Vec<(String, f64)> = hypers
-            .scalars
-            .iter()
-            .map(|(k, v)| (k.clone(), *v))
-            .collect();
-        let hyper_slots = schedule
-            .hyper_decls
-            .iter()
-            .map(|h| hypers.iter().position(|(n, _)| *n == h.name))
-            .collect();
+        let hypers = hypers.scalars.clone();
         Ok(Prepared {
             latents,
             latent_dims,
@@ -502,7 +481,6 @@ impl Prepared {
             hypers,
             collapsed_latents,
             spec_blocks,
-            hyper_slots,
         })
     }
 

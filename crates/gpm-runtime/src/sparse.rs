@@ -13,7 +13,7 @@
 use crate::gaussian::cholesky_jitter;
 use crate::kernels::{kernel_diag, kernel_matrix, HyperValues};
 use crate::RuntimeError;
-use gpm_ir::Kernel;
+use gpm_schedule::BoundKernel;
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use rand::{Rng, SeedableRng};
 
@@ -28,14 +28,14 @@ pub struct SparseGp {
     pub mean: f64,
     /// Diagonal jitter that was needed to factor `K_mm`.
     pub jitter: f64,
-    kernel: Kernel,
+    kernel: BoundKernel,
     hypers: HyperValues,
 }
 
 impl SparseGp {
     /// Factor `K_mm` for the inducing inputs `z`.
     pub fn new(
-        kernel: &Kernel,
+        kernel: &BoundKernel,
         hypers: &HyperValues,
         z: DMatrix<f64>,
         mean: f64,

@@ -17,7 +17,7 @@ use crate::natural::NaturalParams;
 use crate::prepared::{Block, Prepared, Read};
 use crate::sparse::QInducing;
 use crate::RuntimeError;
-use gpm_schedule::{PredictorId, Schedule};
+use gpm_schedule::{HyperId, PredictorId, Schedule};
 use nalgebra::DMatrix;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -83,7 +83,7 @@ pub struct SviResult {
     /// Total seconds (excluding callbacks).
     pub seconds: f64,
     /// Final values of the learned hyperparameters (empty when none were learned).
-    pub hypers: Vec<(String, f64)>,
+    pub hypers: Vec<(HyperId, f64)>,
 }
 
 /// Adam (Kingma & Ba 2015), ascending, on the logarithms of the learned hyperparameters.
@@ -221,7 +221,8 @@ impl Setup<'_> {
         let hyper_vals: Vec<f64> = prep
             .hypers
             .iter()
-            .map(|(n, v)| hypers.scalars.get(n).copied().unwrap_or(*v))
+            .zip(&hypers.scalars)
+            .map(|(v0, v)| if v.is_nan() { *v0 } else { *v })
             .collect();
         let mut stack = Vec::with_capacity(64);
         let mut vals = Vec::new();
@@ -427,7 +428,7 @@ pub fn run_learning(
     prep: &Prepared,
     schedule: &Schedule,
     config: &SviConfig,
-    learn: &[String],
+    learn: &[HyperId],
     report: &mut dyn FnMut(&SviPoint, &[BlockPosterior]),
 ) -> Result<SviResult, RuntimeError> {
     let n = check(prep, schedule)?;
@@ -489,20 +490,23 @@ pub fn run_learning(
     // Learned hyperparameters may be read by the kernels (through the blocks' priors) and by
     // the likelihood (through the factors' slots); both read these values.
     let mut hv = sps[0].hypers().clone();
-    for (name, v) in &prep.hypers {
-        hv.scalars.entry(name.clone()).or_insert(*v);
+    for (v, v0) in hv.scalars.iter_mut().zip(&prep.hypers) {
+        if v.is_nan() {
+            *v = *v0;
+        }
     }
-    for name in learn {
-        match hv.scalars.get(name) {
-            Some(v) if *v > 0.0 => {}
+    for &h in learn {
+        match hv.scalar(h) {
+            Some(v) if v > 0.0 => {}
             _ => {
                 return Err(RuntimeError::Unsupported(format!(
-                    "SVI can learn positive scalar hyperparameters only; `{name}` is not one"
+                    "SVI can learn positive scalar hyperparameters only; `{}` is not one",
+                    schedule.hyper_decls[h.0].name
                 )))
             }
         }
     }
-    let mut log_theta: Vec<f64> = learn.iter().map(|k| hv.scalars[k].ln()).collect();
+    let mut log_theta: Vec<f64> = learn.iter().map(|k| hv.scalars[k.0].ln()).collect();
     let mut adam = Adam::new(learn.len(), config.hyper_rate);
     let rebuild = |hv: &HyperValues| -> Result<Vec<crate::sparse::SparseGp>, RuntimeError> {
         prep.blocks
@@ -552,7 +556,7 @@ pub fn run_learning(
             for k in 0..learn.len() {
                 let at = |x: f64| -> Result<f64, RuntimeError> {
                     let mut h2 = hv.clone();
-                    h2.scalars.insert(learn[k].clone(), x.exp());
+                    h2.set_scalar(learn[k], x.exp());
                     Ok(setup
                         .eval(&rebuild(&h2)?, &h2, &q, &idx, config.seed ^ (t as u64 + 1))?
                         .local)
@@ -561,8 +565,8 @@ pub fn run_learning(
                     scale * (at(log_theta[k] + STEP)? - at(log_theta[k] - STEP)?) / (2.0 * STEP);
             }
             adam.step(&mut log_theta, &grad);
-            for (k, name) in learn.iter().enumerate() {
-                hv.scalars.insert(name.clone(), log_theta[k].exp());
+            for (k, h) in learn.iter().enumerate() {
+                hv.set_scalar(*h, log_theta[k].exp());
             }
             sps = rebuild(&hv)?;
         }
@@ -590,6 +594,6 @@ pub fn run_learning(
         blocks: q.into_iter().map(BlockPosterior::Sparse).collect(),
         trace,
         seconds: elapsed,
-        hypers: learn.iter().map(|k| (k.clone(), hv.scalars[k])).collect(),
+        hypers: learn.iter().map(|&k| (k, hv.scalars[k.0])).collect(),
     })
 }

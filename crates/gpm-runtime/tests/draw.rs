@@ -214,9 +214,10 @@ fn generic_inverse_laplace_sampler_agrees_with_the_named_laws() {
                 _ => "(* 1.5 (sqrt r))",
             };
             let psi = gpm_cas::parse(psi_text).unwrap();
+            let bind = |e: &gpm_cas::Expr| gpm_cas::SlotExpr::bind(e, &["r"]).unwrap();
             let tilted = gpm_schedule::Tilted {
-                dpsi: gpm_cas::derivative(&psi, "r"),
-                psi,
+                dpsi: bind(&gpm_cas::derivative(&psi, "r")),
+                psi: bind(&psi),
                 c2: gpm_schedule::Tape::constant(c2),
                 params: vec![],
             };

@@ -2,21 +2,19 @@
 //! `m = Σ(K⁻¹μ₀ + b)` computed by explicit inversion (fine for a 6 × 6 test), both in their
 //! moments and in the empirical moments of many draws.
 
-use gpm_ir::{Kernel, Lengthscale, Sx};
 use gpm_runtime::gaussian::{DenseBlock, GpBlock};
 use gpm_runtime::kernels::{kernel_matrix, HyperValues};
+use gpm_schedule::{BoundKernel, BoundLengthscale, Tape};
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 
 fn setup() -> (DMatrix<f64>, Vec<f64>, Vec<f64>) {
     let x = DMatrix::from_column_slice(6, 1, &[-2.0, -1.1, -0.3, 0.4, 1.0, 2.2]);
-    let k = Kernel::Scale {
-        variance: Sx::num(1.5),
-        kernel: Box::new(Kernel::SqExp {
-            lengthscale: Lengthscale::Scalar {
-                value: Sx::num(0.8),
-            },
-        }),
+    let k = BoundKernel::Scale {
+        variance: Tape::constant(1.5),
+        kernel: Box::new(BoundKernel::SqExp(BoundLengthscale::Scalar(
+            Tape::constant(0.8),
+        ))),
     };
     let km = kernel_matrix(&k, &x, &x, &HyperValues::default()).unwrap();
     let a = vec![0.3, 1.2, 0.05, 2.0, 0.7, 0.4];
@@ -125,13 +123,11 @@ fn gaussian_blocks_agree_through_the_trait() {
     use gpm_runtime::sparse::SparseGp;
     let x = DMatrix::from_column_slice(6, 1, &[-2.0, -1.1, -0.3, 0.4, 1.0, 2.2]);
     let z = DMatrix::from_column_slice(3, 1, &[-1.5, 0.0, 1.4]);
-    let k = Kernel::Scale {
-        variance: Sx::num(1.5),
-        kernel: Box::new(Kernel::SqExp {
-            lengthscale: Lengthscale::Scalar {
-                value: Sx::num(0.8),
-            },
-        }),
+    let k = BoundKernel::Scale {
+        variance: Tape::constant(1.5),
+        kernel: Box::new(BoundKernel::SqExp(BoundLengthscale::Scalar(
+            Tape::constant(0.8),
+        ))),
     };
     let sp = SparseGp::new(&k, &HyperValues::default(), z, 0.4).unwrap();
     let (phi, kt) = sp.features(&x).unwrap();

@@ -262,9 +262,7 @@ fn group_independent(
         let mut touched = BTreeSet::new();
         for s in &fp.slots {
             let Source::Predictor(p) = s else { continue };
-            let Some(pred) = model.predictor(p) else {
-                continue;
-            };
+            let pred = &model.predictors[p.0];
             for &li in latents {
                 // The columns of `li` this predictor reads as a GP block does: `z[i]` is
                 // column 0, `Z[i, c]` column c.
@@ -278,7 +276,7 @@ fn group_independent(
                         _ => None,
                     });
                 for c in columns {
-                    if collapsed.contains(p) {
+                    if collapsed.contains(&pred.name) {
                         return false;
                     }
                     touched.insert((li, c));
@@ -421,7 +419,7 @@ fn gibbs_update(
         .filter(|(_, fp)| {
             fp.slots
                 .iter()
-                .any(|s| matches!(s, Source::Hyper(x) if *x == h.name))
+                .any(|s| matches!(s, Source::Hyper(x) if model.hypers[x.0].name == h.name))
         })
         .map(|(f, _)| FactorId(f))
         .collect();

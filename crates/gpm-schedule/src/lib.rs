@@ -14,6 +14,7 @@
 pub mod blocks;
 pub mod hypers;
 pub mod ids;
+pub mod prior;
 pub mod steps;
 pub mod tape;
 
@@ -26,6 +27,7 @@ pub use hypers::{
     VariationalUpdate,
 };
 pub use ids::{BlockId, FactorId, HyperId, LatentId, PredictorId};
+pub use prior::{BoundKernel, BoundLengthscale, BoundPrior};
 use std::collections::BTreeSet;
 pub use steps::{CaviStep, GibbsStep};
 pub use tape::Tape;
@@ -34,13 +36,51 @@ pub use tape::Tape;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
     /// A predictor's value at `i`.
-    Predictor(String),
-    /// A datum: a vector's entry `i`, a matrix column's entry `i` (`X[,2]`), or a scalar.
-    Data(String),
+    Predictor(PredictorId),
+    /// A datum: a vector's entry `i`, a matrix column's entry `i`, or a scalar (bound to the
+    /// data by the runtime).
+    Data(DataRef),
     /// A hyperparameter.
-    Hyper(String),
+    Hyper(HyperId),
     /// An auxiliary variable of this factor at `i`.
     Aux(usize),
+}
+
+/// A datum a slot reads: its name and, for a column of a data matrix, the 0-based column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataRef {
+    /// The datum's name as declared.
+    pub name: String,
+    /// The column of a matrix datum.
+    pub column: Option<usize>,
+}
+
+impl DataRef {
+    /// The datum behind a CAS data symbol (`y`, or `X[,2]` for a column).
+    pub fn from_symbol(symbol: &str) -> DataRef {
+        let (name, column) = gpm_ir::parse_data_column(symbol);
+        DataRef {
+            name: name.to_string(),
+            column,
+        }
+    }
+
+    /// The symbol as the CAS spells it.
+    pub fn symbol(&self) -> String {
+        match self.column {
+            Some(c) => gpm_ir::data_column_symbol(&self.name, c + 1),
+            None => self.name.clone(),
+        }
+    }
+}
+
+fn hyper_of(model: &Model, name: &str) -> Result<HyperId, String> {
+    model
+        .hypers
+        .iter()
+        .position(|h| h.name == name)
+        .map(HyperId)
+        .ok_or_else(|| format!("unknown hyperparameter `{name}`"))
 }
 
 /// How an auxiliary variable is drawn, with compiled parameters.
@@ -62,14 +102,23 @@ pub enum AuxKind {
 /// complex arithmetic for Laplace inversion), its parameters read from slots.
 #[derive(Debug, Clone)]
 pub struct Tilted {
-    /// `ψ(r)`.
-    pub psi: gpm_cas::Expr,
-    /// `ψ'(r)`: `E[ω | c] = ψ'(c²)`.
-    pub dpsi: gpm_cas::Expr,
+    /// `ψ(r)`, its symbols bound to `[r, params…]`.
+    pub psi: gpm_cas::SlotExpr,
+    /// `ψ'(r)`, bound alike: `E[ω | c] = ψ'(c²)`.
+    pub dpsi: gpm_cas::SlotExpr,
     /// The tilt `c²`.
     pub c2: Tape,
-    /// Symbols of `ψ` other than `r`, with their slots.
-    pub params: Vec<(String, usize)>,
+    /// The factor's slots of `ψ`'s symbols other than `r`, in binding order.
+    pub params: Vec<usize>,
+}
+
+impl Tilted {
+    /// The arguments of `ψ` and `ψ'` at `r`: `[r, params…]` read from a factor's slot values.
+    pub fn args<V: Copy + From<f64>>(&self, r: V, vals: &[f64], out: &mut Vec<V>) {
+        out.clear();
+        out.push(r);
+        out.extend(self.params.iter().map(|&k| V::from(vals[k])));
+    }
 }
 
 /// One auxiliary variable of a factor (one value per observation).
@@ -219,6 +268,9 @@ pub struct FactorProgram {
     pub n: gpm_ir::Dim,
     /// What each slot holds.
     pub slots: Vec<Source>,
+    /// The slots that read the factor's response (overwritten with each label in turn to get
+    /// predictive label probabilities).
+    pub response_slots: Vec<usize>,
     /// Auxiliary variables in sampling order.
     pub aux: Vec<AuxProgram>,
     /// The augmented log-likelihood given the auxiliaries, per predictor.
@@ -258,6 +310,9 @@ pub struct HyperProgram {
 pub struct Schedule {
     /// The latents (names, declared shapes, priors), indexed by [`LatentId`].
     pub latents: Vec<gpm_ir::Latent>,
+    /// Each latent's prior with its parameters bound to hyperparameter ids, indexed by
+    /// [`LatentId`]: what the runtime evaluates (never `latents[_].prior`).
+    pub priors: Vec<BoundPrior>,
     /// The linear predictors, indexed by [`PredictorId`].
     pub predictors: Vec<gpm_ir::Predictor>,
     /// The hyperparameters as declared (shape, lower bound, fixed / learn / prior), indexed by
@@ -316,12 +371,23 @@ impl Schedule {
 
 /// A plan the runtime cannot run.
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
-#[error("factor {factor}: {message}")]
-pub struct ScheduleError {
-    /// Factor index.
-    pub factor: usize,
-    /// What is missing.
-    pub message: String,
+pub enum ScheduleError {
+    /// A factor's plan cannot be compiled.
+    #[error("factor {factor}: {message}")]
+    Factor {
+        /// Factor index.
+        factor: usize,
+        /// What is missing.
+        message: String,
+    },
+    /// A latent's prior reads something a prior cannot read.
+    #[error("the prior of `{latent}`: {message}")]
+    Prior {
+        /// The latent.
+        latent: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 fn collect(t: &T, out: &mut Vec<(Role, String)>) {
@@ -366,13 +432,14 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
     let mut collapsed = BTreeSet::new();
     for plan in plans {
         let k = plan.factor;
-        let err = |message: String| ScheduleError { factor: k, message };
+        let err = |message: String| ScheduleError::Factor { factor: k, message };
         let f = &model.factors[k];
         if let Some(c) = &plan.categorical {
             factors.push(FactorProgram {
                 factor: k,
                 n: f.n.clone(),
                 slots: vec![],
+                response_slots: vec![],
                 aux: vec![],
                 curvature: vec![],
                 collapsed: vec![],
@@ -427,9 +494,9 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
         let mut slots = Vec::new();
         for (r, n) in &syms {
             slots.push(match r {
-                Role::Predictor => Source::Predictor(n.clone()),
-                Role::Data => Source::Data(n.clone()),
-                Role::Hyper => Source::Hyper(n.clone()),
+                Role::Predictor => Source::Predictor(pred_of(model)(n).map_err(err)?),
+                Role::Data => Source::Data(DataRef::from_symbol(n)),
+                Role::Hyper => Source::Hyper(hyper_of(model, n).map_err(err)?),
                 Role::Aux => match plan.aux.iter().position(|a| a.name == *n) {
                     Some(j) => Source::Aux(j),
                     None => return Err(err(format!("unknown auxiliary `{n}`"))),
@@ -491,10 +558,19 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
                 Ok(program) => (Some(program), None),
                 Err(why) => (None, Some(why)),
             };
+        let response_slots = slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                matches!(s, Source::Data(d) if d.column.is_none() && Some(&d.name) == f.response.as_ref())
+            })
+            .map(|(k, _)| k)
+            .collect();
         factors.push(FactorProgram {
             factor: k,
             n: f.n.clone(),
             slots,
+            response_slots,
             aux,
             curvature,
             collapsed: coll,
@@ -515,8 +591,24 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
         !hypers.is_empty(),
     );
     let cavi = steps::cavi(&blocks);
+    let binder = prior::Binder {
+        hypers: &model.hypers,
+    };
+    let priors = model
+        .latents
+        .iter()
+        .map(|z| {
+            binder
+                .prior(&z.prior)
+                .map_err(|message| ScheduleError::Prior {
+                    latent: z.name.clone(),
+                    message,
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Schedule {
         latents: model.latents.clone(),
+        priors,
         predictors: model.predictors.clone(),
         hyper_decls: model.hypers.clone(),
         factors,
@@ -776,19 +868,20 @@ fn tilted(phi: &T, c2: Tape, slot_of: tape::SlotOf) -> Result<Tilted, String> {
     let dpsi = gpm_cas::derivative(&psi, "r");
     let mut syms = Vec::new();
     collect(&psi_tree, &mut syms);
+    let mut names = vec!["r".to_string()];
     let mut params = Vec::new();
     for (r, n) in syms {
         if r == Role::Aux && n == "r" {
             continue;
         }
-        params.push((
-            n.clone(),
-            slot_of(r, &n).ok_or_else(|| format!("no slot for `{n}` in φ"))?,
-        ));
+        params.push(slot_of(r, &n).ok_or_else(|| format!("no slot for `{n}` in φ"))?);
+        names.push(n);
     }
+    let vars: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+    let bind = |e: &gpm_cas::Expr| gpm_cas::SlotExpr::bind(e, &vars).map_err(|e| e.to_string());
     Ok(Tilted {
-        psi,
-        dpsi,
+        psi: bind(&psi)?,
+        dpsi: bind(&dpsi)?,
         c2,
         params,
     })
@@ -841,13 +934,15 @@ fn conjugate_hypers(
                 Some(st) => {
                     let slot_of = |r: Role, n: &str| {
                         fp.slots.iter().position(|s| match (r, s) {
-                            (Role::Predictor, Source::Predictor(p)) => p == n,
-                            (Role::Data, Source::Data(d)) => d == n,
-                            (Role::Hyper, Source::Hyper(x)) => x == n,
+                            (Role::Predictor, Source::Predictor(p)) => {
+                                model.predictors[p.0].name == n
+                            }
+                            (Role::Data, Source::Data(d)) => d.symbol() == n,
+                            (Role::Hyper, Source::Hyper(x)) => model.hypers[x.0].name == n,
                             _ => false,
                         })
                     };
-                    let err = |message: String| ScheduleError {
+                    let err = |message: String| ScheduleError::Factor {
                         factor: fp.factor,
                         message,
                     };

@@ -47,6 +47,14 @@ impl Tape {
         }
     }
 
+    /// The slots the tape reads.
+    pub fn slots(&self) -> impl Iterator<Item = usize> + '_ {
+        self.ops.iter().filter_map(|op| match op {
+            Op::Slot(k) => Some(*k),
+            _ => None,
+        })
+    }
+
     /// Evaluate with these slot values; `stack` is scratch space reused across calls.
     #[inline]
     pub fn eval(&self, slots: &[f64], stack: &mut Vec<f64>) -> f64 {

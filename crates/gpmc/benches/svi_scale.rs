@@ -63,10 +63,16 @@ fn main() {
         "# prepared (k-means++ inducing points) in {:.1} s",
         t1.elapsed().as_secs_f64()
     );
-    let labels = vec![Some(("y".to_string(), vec![-1.0, 1.0]))];
+    let labels = vec![Some(vec![-1.0, 1.0])];
     let metrics = |post: &[BlockPosterior]| -> (f64, f64) {
-        let p = gpm_runtime::vpredict::predict_prepared(
-            &prep, &schedule, &train, &test, &hv, post, &labels,
+        let p = gpm_runtime::predict::predict_prepared(
+            &prep,
+            &schedule,
+            &train,
+            &test,
+            &hv,
+            gpm_runtime::predict::Posterior::Variational(post),
+            &labels,
         )
         .expect("predict");
         let y = test.vector("y").unwrap();

@@ -63,9 +63,10 @@ pub struct InferResult {
 /// type-II maximum likelihood, where the augmentation has CAVI); a prior at its mean (its mode
 /// where it has no mean; then Gibbs samples it when it can, and the output says which were held).
 pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
-    let mut hv = HyperValues::default();
+    let mut hv = HyperValues::new(c.model.hypers.len());
     let mut used = Vec::new();
-    for h in &c.model.hypers {
+    for (k, h) in c.model.hypers.iter().enumerate() {
+        let id = gpm_schedule::HyperId(k);
         let (v, rule) = gpm_schedule::start_value(&h.kind);
         let how = match rule {
             StartRule::Fixed | StartRule::Init => rule.describe().to_string(),
@@ -77,11 +78,9 @@ pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
         match &h.shape {
             Shape::Vector(_) => {
                 // ARD vectors: one value per input dimension, sized when the data are known.
-                hv.vectors.insert(h.name.clone(), vec![v]);
+                hv.set_vector(id, vec![v]);
             }
-            _ => {
-                hv.scalars.insert(h.name.clone(), v);
-            }
+            _ => hv.set_scalar(id, v),
         }
         used.push((h.name.clone(), v, how));
     }
@@ -142,17 +141,23 @@ fn learn_hypers(
 ) -> Result<HyperValues, InferError> {
     use gpm_runtime::learn::Coord;
     let mut coords = Vec::new();
-    for h in &c.model.hypers {
+    for (k, h) in c.model.hypers.iter().enumerate() {
+        let id = gpm_schedule::HyperId(k);
         if let HyperKind::Learn { .. } = h.kind {
             match &h.shape {
-                Shape::Scalar => coords.push(Coord::Scalar(h.name.clone())),
+                Shape::Scalar => coords.push(Coord::Scalar(id)),
                 _ => {
-                    let n = hv.vectors.get(&h.name).map_or(0, |v| v.len());
-                    coords.extend((0..n).map(|k| Coord::Entry(h.name.clone(), k)));
+                    let n = hv.vector(id).map_or(0, |v| v.len());
+                    coords.extend((0..n).map(|k| Coord::Entry(id, k)));
                 }
             }
         }
     }
+    let learned_here = |k: usize| {
+        coords
+            .iter()
+            .any(|c| matches!(c, Coord::Scalar(x) | Coord::Entry(x, _) if x.0 == k))
+    };
     if coords.is_empty() {
         return Ok(hv);
     }
@@ -161,21 +166,19 @@ fn learn_hypers(
         .iter()
         .any(|h| h.gibbs == GibbsUpdate::LearnUnavailable)
     {
-        for (n, _, how) in hypers.iter_mut() {
-            if coords
-                .iter()
-                .any(|c| matches!(c, Coord::Scalar(x) | Coord::Entry(x, _) if x == n))
-            {
+        for (k, (_, _, how)) in hypers.iter_mut().enumerate() {
+            if learned_here(k) {
                 *how = "initial value: type-II ML needs closed-form CAVI, not yet available for this augmentation".into();
             }
         }
         return Ok(hv);
     }
     let learned = gpm_runtime::learn::learn(schedule, data, &hv, &coords, 400)?;
-    for (n, v, how) in hypers.iter_mut() {
-        if let Some(x) = learned.hypers.scalars.get(n) {
-            if coords.contains(&Coord::Scalar(n.clone())) {
-                *v = *x;
+    for (k, (_, v, how)) in hypers.iter_mut().enumerate() {
+        let id = gpm_schedule::HyperId(k);
+        if let Some(x) = learned.hypers.scalar(id) {
+            if coords.contains(&Coord::Scalar(id)) {
+                *v = x;
                 *how = format!(
                     "learned by type-II ML (ELBO {:.4} after {} evaluations)",
                     learned.fit.elbo.last().copied().unwrap_or(f64::NAN),
@@ -183,7 +186,7 @@ fn learn_hypers(
                 );
             }
         }
-        if let Some(vs) = learned.hypers.vectors.get(n) {
+        if let Some(vs) = learned.hypers.vector(id).filter(|_| learned_here(k)) {
             *v = vs[0];
             *how = format!("learned by type-II ML (ARD, values {vs:?})");
         }
@@ -338,7 +341,7 @@ pub fn run_svi(
     let mut learn = Vec::new();
     for (step, x) in schedule.hyper_steps.iter().zip(hypers.iter_mut()) {
         match step.variational {
-            VariationalUpdate::TypeIiMl => learn.push(step.name.clone()),
+            VariationalUpdate::TypeIiMl => learn.push(step.hyper),
             VariationalUpdate::TypeIiMlCaviOnly => {
                 x.2 = "initial value: SVI learns positive scalar hyperparameters only (use --method cavi to learn this one)".into()
             }
@@ -347,10 +350,10 @@ pub fn run_svi(
     }
     let prep = gpm_runtime::prepared::Prepared::new(&schedule, data, &hv)?;
     let r = gpm_runtime::svi::run_learning(&prep, &schedule, config, &learn, report)?;
-    for (name, v) in &r.hypers {
-        hv.scalars.insert(name.clone(), *v);
-        if let Some(x) = hypers.iter_mut().find(|x| x.0 == *name) {
-            x.1 = *v;
+    for &(id, v) in &r.hypers {
+        hv.set_scalar(id, v);
+        if let Some(x) = hypers.get_mut(id.0) {
+            x.1 = v;
             x.2 = "learned by SVI: Adam on the minibatch ELBO (finite-difference gradient in log θ), alternating with the natural-gradient steps".into();
         }
     }
@@ -393,14 +396,15 @@ pub fn inducing_csv(
 }
 
 fn size_ard(c: &Checked, data: &gpm_runtime::data::Data, mut hv: HyperValues) -> HyperValues {
-    for h in &c.model.hypers {
+    for (k, h) in c.model.hypers.iter().enumerate() {
         if let Shape::Vector(d) = &h.shape {
             let n = match d {
                 gpm_ir::Dim::Const(n) => *n,
                 gpm_ir::Dim::Var(v) => data.scalar(v).unwrap_or(1.0) as usize,
             };
-            let v = hv.vectors[&h.name][0];
-            hv.vectors.insert(h.name.clone(), vec![v; n]);
+            let id = gpm_schedule::HyperId(k);
+            let v = hv.vector(id).map_or(f64::NAN, |v| v[0]);
+            hv.set_vector(id, vec![v; n]);
         }
     }
     hv
@@ -460,8 +464,16 @@ pub fn predict(
     let schedule = schedule(c)?;
     let hv = r.values.clone();
     let labels = label_sets(c, test);
-    let p =
-        gpm_runtime::predict::predict(schedule, train, test, &hv, &r.chains, &labels, 1000, seed)?;
+    let posterior = gpm_runtime::predict::Posterior::Draws {
+        chains: &r.chains,
+        max_draws: 1000,
+        seed,
+    };
+    let sets: Vec<Option<Vec<f64>>> = labels
+        .iter()
+        .map(|l| l.as_ref().map(|l| l.1.clone()))
+        .collect();
+    let p = gpm_runtime::predict::predict(schedule, train, test, &hv, posterior, &sets)?;
     Ok(prediction_outputs(&p, &labels, test))
 }
 
@@ -476,7 +488,12 @@ pub fn predict_variational(
 ) -> Result<(String, serde_json::Value), InferError> {
     let schedule = schedule(c)?;
     let labels = label_sets(c, test);
-    let p = gpm_runtime::vpredict::predict(schedule, train, test, hypers, blocks, &labels)?;
+    let posterior = gpm_runtime::predict::Posterior::Variational(blocks);
+    let sets: Vec<Option<Vec<f64>>> = labels
+        .iter()
+        .map(|l| l.as_ref().map(|l| l.1.clone()))
+        .collect();
+    let p = gpm_runtime::predict::predict(schedule, train, test, hypers, posterior, &sets)?;
     Ok(prediction_outputs(&p, &labels, test))
 }
 

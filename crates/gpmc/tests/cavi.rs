@@ -165,8 +165,11 @@ fn type_two_maximum_likelihood_finds_a_local_maximum_of_the_elbo() {
     let (hv, mut how) = gpmc::infer::hyper_values(&c);
     let elbo_at = |ell: f64, var: f64| {
         let mut h = hv.clone();
-        h.scalars.insert("lengthscale".into(), ell);
-        h.scalars.insert("variance".into(), var);
+        let id = |n: &str| {
+            gpm_schedule::HyperId(c.model.hypers.iter().position(|h| h.name == n).unwrap())
+        };
+        h.set_scalar(id("lengthscale"), ell);
+        h.set_scalar(id("variance"), var);
         let r = gpm_runtime::cavi::run(
             &schedule,
             &d,

@@ -8,6 +8,7 @@
 
 use gpm_runtime::cavi::{BlockPosterior, CaviConfig};
 use gpm_runtime::data::{Data, Value};
+use gpm_runtime::predict::Posterior;
 use gpm_runtime::svi::SviConfig;
 use nalgebra::{DMatrix, DVector};
 use std::path::Path;
@@ -113,7 +114,8 @@ fn sparse_with_all_inputs_as_inducing_points_is_the_full_gp() {
 fn f_moments(c: &gpmc::Checked, d: &Data, post: &[BlockPosterior]) -> (Vec<f64>, Vec<f64>) {
     let schedule = gpm_schedule::build(&c.model, &c.plans).unwrap();
     let (hv, _) = gpmc::infer::hyper_values(c);
-    let p = gpm_runtime::vpredict::predict(&schedule, d, d, &hv, post, &[]).unwrap();
+    let p = gpm_runtime::predict::predict(&schedule, d, d, &hv, Posterior::Variational(post), &[])
+        .unwrap();
     let (_, m, v) = &p.predictors[0];
     (m.clone(), v.iter().map(|x| x.sqrt()).collect())
 }
@@ -228,8 +230,15 @@ fn variational_prediction_is_exact_gp_regression_for_gaussian_noise() {
         let (r, _) = gpmc::infer::run_cavi(&c, &train, &CAVI).unwrap();
         let schedule = gpm_schedule::build(&c.model, &c.plans).unwrap();
         let (hv, _) = gpmc::infer::hyper_values(&c);
-        let p =
-            gpm_runtime::vpredict::predict(&schedule, &train, &test, &hv, &r.blocks, &[]).unwrap();
+        let p = gpm_runtime::predict::predict(
+            &schedule,
+            &train,
+            &test,
+            &hv,
+            Posterior::Variational(&r.blocks),
+            &[],
+        )
+        .unwrap();
         let (_, m, v) = &p.predictors[0];
         for (t, xt) in xs.iter().enumerate() {
             let ks = DVector::from_fn(n, |i, _| k(x[i], *xt));
@@ -256,7 +265,7 @@ fn variational_prediction_is_exact_gp_regression_for_gaussian_noise() {
 
 #[test]
 fn gauss_hermite_integrates_polynomials_exactly() {
-    let (x, w) = gpm_runtime::vpredict::gauss_hermite(10);
+    let (x, w) = gpm_runtime::predict::gauss_hermite(10);
     let moment = |p: i32| x.iter().zip(&w).map(|(x, w)| w * x.powi(p)).sum::<f64>();
     assert!((moment(0) - 1.0).abs() < 1e-12);
     assert!(moment(1).abs() < 1e-12);
@@ -350,7 +359,8 @@ fn svi_learned(c: &gpmc::Checked, d: &Data, name: &str) -> (f64, String) {
         &mut |_, _| {},
     )
     .unwrap();
-    let value = r.hypers.iter().find(|h| h.0 == name).unwrap().1;
+    let id = c.model.hypers.iter().position(|h| h.name == name).unwrap();
+    let value = r.hypers.iter().find(|h| h.0 .0 == id).unwrap().1;
     let how = hypers.iter().find(|h| h.0 == name).unwrap().2.clone();
     (value, how)
 }

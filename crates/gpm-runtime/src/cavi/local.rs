@@ -21,12 +21,12 @@ fn mixing(f: &CaviFamily, vals: &[f64], s: f64, stack: &mut Vec<f64>) -> (f64, f
         }
         CaviFamily::Tilted(t) => {
             // E[ω] = ψ'(s), log φ(s) = −ψ(s).
-            let param = |n: &str| t.params.iter().find(|p| p.0 == n).map(|p| vals[p.1]);
-            let env = |n: &str| if n == "r" { Some(s) } else { param(n) };
-            let d = gpm_cas::eval(&t.dpsi, &env).unwrap_or(f64::NAN);
-            let p = gpm_cas::eval(&t.psi, &env).unwrap_or(f64::NAN);
-            let p0 = gpm_cas::eval(&t.psi, &|n| if n == "r" { Some(0.0) } else { param(n) })
-                .unwrap_or(0.0);
+            let mut args = Vec::with_capacity(t.params.len() + 1);
+            t.args(s, vals, &mut args);
+            let d = t.dpsi.eval(&args).unwrap_or(f64::NAN);
+            let p = t.psi.eval(&args).unwrap_or(f64::NAN);
+            args[0] = 0.0;
+            let p0 = t.psi.eval(&args).unwrap_or(0.0);
             (d, -(p - p0))
         }
     }

@@ -150,7 +150,7 @@ impl<'a> CaviState<'a> {
                     })
                 })
                 .collect(),
-            hyper_values: prep.hypers.iter().map(|h| h.1).collect(),
+            hyper_values: prep.hypers.clone(),
             stack: Vec::with_capacity(64),
             vals: Vec::new(),
         })

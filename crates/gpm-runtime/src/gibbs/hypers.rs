@@ -17,9 +17,7 @@ impl super::Sampler<'_> {
     /// Every current scalar hyperparameter over the non-scalar base values.
     pub(super) fn hyper_values(&self, state: &State) -> HyperValues {
         let mut hv = self.base.clone();
-        for (k, (name, _)) in self.prep.hypers.iter().enumerate() {
-            hv.scalars.insert(name.clone(), state.hypers[k]);
-        }
+        hv.scalars.copy_from_slice(&state.hypers);
         hv
     }
 
@@ -48,7 +46,6 @@ impl super::Sampler<'_> {
         rng: &mut ChaCha8Rng,
     ) {
         let t = h.transform;
-        let name = self.prep.hypers[h.index].0.clone();
         let mut hv = self.hyper_values(state);
         let u0 = t.to_u(state.hypers[h.index]);
         let mut logp = |u: f64| -> f64 {
@@ -57,7 +54,7 @@ impl super::Sampler<'_> {
             if !lp.is_finite() {
                 return f64::NEG_INFINITY;
             }
-            hv.scalars.insert(name.clone(), theta);
+            hv.scalars[h.index] = theta;
             match log_gp(&hv) {
                 // A kernel that cannot be factored there has no mass there.
                 Ok(m) if m.is_finite() => lp + t.log_jacobian(u) + m,
@@ -264,8 +261,7 @@ impl super::Sampler<'_> {
         let dim: usize = parts.iter().map(|p| p.2).sum();
         let (mut m, mut sd) = (DVector::zeros(dim), DVector::zeros(dim));
         for &(li, off, len) in parts {
-            let gpm_ir::LatentPrior::Normal { mean, scale } = &self.schedule.latents[li].prior
-            else {
+            let gpm_schedule::BoundPrior::Normal { mean, scale } = &self.schedule.priors[li] else {
                 return Err(RuntimeError::Inconsistent(
                     "a dense block without a normal prior".into(),
                 ));
@@ -308,8 +304,13 @@ pub(super) fn bind_hypers(
                 h.name
             )));
         };
-        let index = prep.hyper_slots[hid.0]
-            .ok_or_else(|| RuntimeError::MissingData(format!("no value for `{}`", h.name)))?;
+        if prep.hypers[hid.0].is_nan() {
+            return Err(RuntimeError::MissingData(format!(
+                "no value for `{}`",
+                h.name
+            )));
+        }
+        let index = hid.0;
         let factors = match &schedule.hyper_steps[hid.0].gibbs {
             GibbsUpdate::Likelihood { factors } => factors.iter().map(|f| f.0).collect(),
             _ => Vec::new(),
@@ -372,12 +373,12 @@ fn shared_latent(
     prep: &Prepared,
     li: usize,
 ) -> Result<SharedLatent, RuntimeError> {
-    let gpm_ir::LatentPrior::Gp {
+    let gpm_schedule::BoundPrior::Gp {
         inputs,
         kernel,
         mean,
         ..
-    } = &schedule.latents[li].prior
+    } = &schedule.priors[li]
     else {
         return Err(RuntimeError::Inconsistent(
             "a GP block without a GP prior".into(),

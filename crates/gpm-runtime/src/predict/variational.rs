@@ -1,24 +1,17 @@
-//! Prediction at new inputs from a variational posterior (CAVI or SVI). Each latent block gives
-//! the Gaussian marginal of its test values:
-//! * full GP with `q(f) ∝ p(f) exp(bᵀf − ½ fᵀAf)`: mean `μ₀ + k*ᵀK⁻¹(m − μ₀)`, variance
-//!   `k** − ‖L_B⁻¹ S k*‖²` with `S = A^½`, `B = I + S K S` (GPML eqs. 3.21, 3.24, §3.4);
-//! * sparse GP: `φ* = L⁻¹k_m(x*)`, mean `μ₀ + φ*ᵀm`, variance `k** − ‖φ*‖² + φ*ᵀSφ*`;
-//! * weights: mean and covariance of the coefficients through the test design.
-//!
-//! The test predictors are sums of independent blocks, hence Gaussian; the predictive density of a
-//! factor, `∫ p(y* | η*) N(η*; μ, σ²) dη*`, is computed by Gauss-Hermite quadrature on the original
-//! (un-augmented) log-density, in log space.
+//! Prediction from a variational posterior (CAVI or SVI): each block's Gaussian marginals at
+//! the test inputs ([`crate::block::Predictive`]), the test predictors' moments as sums of
+//! independent blocks, and per factor `log ∫ p(y* | η*) N(η*; μ, σ²) dη*` by Gauss-Hermite
+//! quadrature on the original (un-augmented) log-density, in log space.
 
+use super::{Labels, Prediction, TestBlocks};
+use crate::block::{Belief, Marginals, Predictive};
 use crate::cavi::BlockPosterior;
 use crate::data::Data;
-use crate::kernels::{kernel_diag, kernel_matrix, HyperValues};
-use crate::predict::Prediction;
 use crate::prepared::{Block, Prepared, Read, Slot};
 use crate::RuntimeError;
-use gpm_ir::LatentPrior;
 use gpm_schedule::Schedule;
 use gpm_special::log_sum_exp;
-use nalgebra::{DMatrix, DVector, SymmetricEigen};
+use nalgebra::{DMatrix, SymmetricEigen};
 
 /// Nodes and weights (summing to 1) of the `n`-point Gauss-Hermite rule for `N(0, 1)`, by the
 /// Golub-Welsch eigenvalue method on the Jacobi matrix of the probabilists' Hermite polynomials.
@@ -103,77 +96,6 @@ fn adaptive_gh(
     log_sum_exp(&terms)
 }
 
-/// Test marginals `(mean, var)` of every GP / sparse block at the test inputs.
-fn block_marginals(
-    schedule: &Schedule,
-    tr: &Prepared,
-    train: &Data,
-    test: &Data,
-    hypers: &HyperValues,
-    post: &[BlockPosterior],
-) -> Result<Vec<Option<(Vec<f64>, Vec<f64>)>>, RuntimeError> {
-    let mut out = Vec::with_capacity(tr.blocks.len());
-    for (bi, b) in tr.blocks.iter().enumerate() {
-        let latent = match b {
-            Block::Gp { latent, .. } | Block::Sparse { latent, .. } => *latent,
-            Block::Dense { .. } => {
-                out.push(None);
-                continue;
-            }
-        };
-        let LatentPrior::Gp { inputs, kernel, .. } = &schedule.latents[latent].prior else {
-            return Err(RuntimeError::Inconsistent(
-                "GP block without a GP prior".into(),
-            ));
-        };
-        let xs = test.inputs(inputs).ok_or_else(|| {
-            RuntimeError::MissingData(format!("the test data have no inputs `{inputs}`"))
-        })?;
-        match (b, &post[bi]) {
-            (Block::Gp { gp, .. }, BlockPosterior::Gp { a, b: lin }) => {
-                let x = train
-                    .inputs(inputs)
-                    .ok_or_else(|| RuntimeError::MissingData(format!("no inputs `{inputs}`")))?;
-                let ks = kernel_matrix(kernel, &x, &xs, hypers)?; // train × test
-                let kss = kernel_diag(kernel, &xs, hypers)?;
-                let n = gp.len();
-                let s = DVector::from_iterator(n, a.iter().map(|v| v.max(1e-12).sqrt()));
-                let mut bm = DMatrix::from_fn(n, n, |i, j| s[i] * gp.k[(i, j)] * s[j]);
-                for i in 0..n {
-                    bm[(i, i)] += 1.0;
-                }
-                let lb = crate::linalg::cholesky(bm).ok_or_else(|| {
-                    RuntimeError::Numerical("I + S K S is not positive definite".into())
-                })?;
-                // Posterior mean at the training inputs: m − μ₀ = Σ(b − aμ₀), Σ = K − KSB⁻¹SK;
-                // then K⁻¹(m − μ₀) = b' − S B⁻¹ S K b'.
-                let bp = DVector::from_fn(n, |i, _| lin[i] - a[i] * gp.mean);
-                let kb = &gp.k * &bp;
-                let alpha = &bp - lb.solve(&kb.component_mul(&s)).component_mul(&s);
-                let mean = ks.tr_mul(&alpha);
-                let sk = DMatrix::from_fn(n, xs.nrows(), |i, j| s[i] * ks[(i, j)]);
-                let v = crate::linalg::solve_lower(lb.l_dirty(), sk);
-                out.push(Some((
-                    mean.iter().map(|m| m + gp.mean).collect(),
-                    (0..xs.nrows())
-                        .map(|i| (kss[i] - v.column(i).norm_squared()).max(0.0))
-                        .collect(),
-                )));
-            }
-            (Block::Sparse { sp, .. }, BlockPosterior::Sparse(q)) => {
-                let (phi, kt) = sp.features(&xs)?;
-                out.push(Some(q.marginals(&phi, &kt, sp.mean)?));
-            }
-            _ => {
-                return Err(RuntimeError::Inconsistent(
-                    "the variational posterior does not match the model's blocks".into(),
-                ))
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// Class probabilities `E_q[σ(f_k) / Σ_c σ(f_c)]` of a logistic-softmax factor at the test
 /// inputs, with the classes' test marginals independent Gaussians: Monte Carlo with a fixed seed
 /// and common random numbers across points (4000 draws; MC error below 1e-2 relative). Returns
@@ -183,13 +105,13 @@ fn softmax_predictive(
     cat: &gpm_schedule::CategoricalProgram,
     tr: &Prepared,
     test: &Data,
-    marg: &[Option<(Vec<f64>, Vec<f64>)>],
-    label: Option<&Option<(String, Vec<f64>)>>,
+    marg: &[Option<Marginals>],
+    label: Option<&Option<Vec<f64>>>,
 ) -> Result<(Vec<f64>, Option<(Vec<f64>, Vec<Vec<f64>>)>), RuntimeError> {
     use rand::SeedableRng;
     use rand_distr::{Distribution, StandardNormal};
     let li = cat.latent_id.0;
-    let mut columns: Vec<(usize, &(Vec<f64>, Vec<f64>))> = tr
+    let mut columns: Vec<(usize, &Marginals)> = tr
         .blocks
         .iter()
         .enumerate()
@@ -204,7 +126,7 @@ fn softmax_predictive(
         .collect();
     columns.sort_by_key(|c| c.0);
     let classes = columns.len();
-    let n = columns.first().map_or(0, |c| c.1 .0.len());
+    let n = columns.first().map_or(0, |c| c.1.mean.len());
     const DRAWS: usize = 4000;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5EED);
     let z: Vec<f64> = (0..DRAWS * classes)
@@ -217,8 +139,8 @@ fn softmax_predictive(
         let mut p = vec![0.0; classes];
         for d in 0..DRAWS {
             let mut tot = 0.0;
-            for (k, (_, (m, v))) in columns.iter().enumerate() {
-                w[k] = sig(m[i] + v[i].sqrt() * z[d * classes + k]);
+            for (k, (_, m)) in columns.iter().enumerate() {
+                w[k] = sig(m.mean[i] + m.var[i].sqrt() * z[d * classes + k]);
                 tot += w[k];
             }
             for k in 0..classes {
@@ -236,44 +158,33 @@ fn softmax_predictive(
         _ => vec![],
     };
     let ls = match label {
-        Some(Some((_, ls))) => ls.clone(),
+        Some(Some(ls)) => ls.clone(),
         _ => (1..=classes).map(|k| k as f64).collect(),
     };
     Ok((lp, Some((ls, probs))))
 }
 
-/// Predict from a variational posterior. `labels`: per factor, the response datum and its finite
-/// label set, if any (as for [`crate::predict::predict`]).
-pub fn predict(
+/// Predict from `q`: `post` has one entry per block of `tr`.
+pub(super) fn predict(
     schedule: &Schedule,
-    train: &Data,
-    test: &Data,
-    hypers: &HyperValues,
-    post: &[BlockPosterior],
-    labels: &[Option<(String, Vec<f64>)>],
-) -> Result<Prediction, RuntimeError> {
-    let tr = Prepared::new(schedule, train, hypers)?;
-    predict_prepared(&tr, schedule, train, test, hypers, post, labels)
-}
-
-/// [`predict`] with the training side already prepared.
-#[allow(clippy::too_many_arguments)]
-pub fn predict_prepared(
     tr: &Prepared,
-    schedule: &Schedule,
-    train: &Data,
+    te: &Prepared,
+    at: &TestBlocks,
     test: &Data,
-    hypers: &HyperValues,
     post: &[BlockPosterior],
-    labels: &[Option<(String, Vec<f64>)>],
+    labels: &Labels,
 ) -> Result<Prediction, RuntimeError> {
-    if post.len() != tr.blocks.len() {
-        return Err(RuntimeError::Inconsistent(
-            "the variational posterior does not match the model's blocks".into(),
-        ));
-    }
-    let te = Prepared::for_test(schedule, test, hypers)?;
-    let marg = block_marginals(schedule, tr, train, test, hypers, post)?;
+    let marg = tr
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(bi, b)| match b {
+            Block::Dense { .. } => Ok(None),
+            _ => at
+                .marginals(tr, bi, Belief::Variational(&post[bi]))
+                .map(Some),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     // Test predictor moments.
     let dense: Vec<(usize, Vec<(usize, usize, usize)>)> = tr
         .blocks
@@ -307,7 +218,7 @@ pub fn predict_prepared(
                         if *latent == t.latent && *column == col)
                 })
                 .ok_or_else(|| RuntimeError::Inconsistent(format!("predictor `{}` reads no block", p.name)))?;
-            let (bm, bv) = marg[bi].as_ref().expect("GP block marginals");
+            let Marginals { mean: bm, var: bv } = marg[bi].as_ref().expect("GP block marginals");
             if !matches!(t.read, Read::Identity | Read::Column(..)) || bm.len() != p.n {
                 return Err(RuntimeError::Unsupported(format!(
                     "predictor `{}`: a GP latent is read other than element-wise at the test inputs",
@@ -319,16 +230,12 @@ pub fn predict_prepared(
                 v[i] += t.coef * t.coef * bv[i];
             }
         }
-        for (bi, parts) in &dense {
-            let dim: usize = parts.iter().map(|d| d.2).sum();
-            if let (Some(phi), BlockPosterior::Dense { mean, cov }) =
-                (te.dense_design(pi, parts, dim), &post[*bi])
-            {
-                let pm = &phi * mean;
-                let pc = &phi * cov;
+        for (bi, _) in &dense {
+            if let Some(block) = TestBlocks::dense(tr, te, *bi, pi) {
+                let bm = block.predict(Belief::Variational(&post[*bi]))?;
                 for i in 0..p.n {
-                    m[i] += pm[i];
-                    v[i] += pc.row(i).dot(&phi.row(i));
+                    m[i] += bm.mean[i];
+                    v[i] += bm.var[i];
                 }
             }
         }
@@ -351,7 +258,6 @@ pub fn predict_prepared(
             continue;
         };
         let slots = &te.factors[f].slots;
-        let te_hypers: Vec<f64> = te.hypers.iter().map(|h| h.1).collect();
         let mut preds_read: Vec<usize> = slots
             .iter()
             .filter_map(|s| match s {
@@ -372,23 +278,14 @@ pub fn predict_prepared(
             .iter()
             .all(|s| !matches!(s, Slot::Vector(v) if v.iter().any(|x| x.is_nan())));
         let label = labels.get(f).cloned().flatten();
-        let resp: Vec<usize> = match &label {
-            Some((name, _)) => fp
-                .slots
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| matches!(s, gpm_schedule::Source::Data(d) if d == name))
-                .map(|(k, _)| k)
-                .collect(),
-            None => vec![],
-        };
+        let resp = &fp.response_slots;
         let n = te.factors[f].n;
         let mut lp = Vec::with_capacity(n);
         let mut probs = Vec::with_capacity(n);
         let mut vals = vec![0.0; slots.len()];
         let mut terms = vec![0.0; grid_size];
         for i in 0..n {
-            te.factors[f].fill(i, |p| predictors[p].1[i], |_| 0.0, &te_hypers, &mut vals);
+            te.factors[f].fill(i, |p| predictors[p].1[i], |_| 0.0, &te.hypers, &mut vals);
             let mut eval_grid = |vals: &mut Vec<f64>, terms: &mut Vec<f64>| {
                 if preds_read.len() == 1 {
                     let p = preds_read[0];
@@ -424,11 +321,11 @@ pub fn predict_prepared(
             if response_known {
                 lp.push(eval_grid(&mut vals, &mut terms));
             }
-            if let Some((_, ls)) = &label {
+            if let Some(ls) = &label {
                 let row: Vec<f64> = ls
                     .iter()
                     .map(|l| {
-                        for &s in &resp {
+                        for &s in resp {
                             vals[s] = *l;
                         }
                         eval_grid(&mut vals, &mut terms).exp()
@@ -438,7 +335,7 @@ pub fn predict_prepared(
             }
         }
         log_predictive.push(lp);
-        label_probabilities.push(label.map(|(_, ls)| (ls, probs)));
+        label_probabilities.push(label.map(|ls| (ls, probs)));
     }
     Ok(Prediction {
         predictors,

@@ -1,0 +1,172 @@
+//! Prediction from Gibbs draws: per kept draw, every GP column's values at the test inputs are
+//! drawn from its predictive marginals given the draw ([`crate::block::Predictive`]; one
+//! marginal draw per point), the other latents are reused as drawn, and the test predictors and
+//! likelihoods follow ([`super::accumulate`]).
+
+use super::accumulate::DrawAccumulator;
+use super::{Labels, Prediction, TestBlock, TestBlocks};
+use crate::block::{Belief, GpAtTest, Predictive};
+use crate::data::Data;
+use crate::draws::VarKind;
+use crate::gibbs::Chain;
+use crate::kernels::{kernel_matrix, HyperValues};
+use crate::prepared::{Block, Prepared};
+use crate::RuntimeError;
+use gpm_schedule::{LatentId, Schedule};
+use nalgebra::DVector;
+use rand::SeedableRng;
+use rand_distr::{Distribution, StandardNormal};
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn predict(
+    schedule: &Schedule,
+    tr: &Prepared,
+    te: &Prepared,
+    at: &TestBlocks,
+    test: &Data,
+    hypers: &HyperValues,
+    chains: &[Chain],
+    labels: &Labels,
+    max_draws: usize,
+    seed: u64,
+) -> Result<Prediction, RuntimeError> {
+    let Some(layout) = chains.first().map(|c| &c.layout) else {
+        return Err(RuntimeError::Settings("no chains to predict from".into()));
+    };
+    // Offset and length of each latent in a draw row.
+    let mut offsets = Vec::new();
+    for (li, (name, len, _)) in tr.latents.iter().enumerate() {
+        let var = layout
+            .find(VarKind::Latent(LatentId(li)))
+            .ok_or_else(|| RuntimeError::Inconsistent(format!("no draws for `{name}`")))?;
+        offsets.push((var.offset, *len));
+    }
+    // Sampled hyperparameters: (id, offset in a row).
+    let hyper_cols: Vec<(usize, usize)> = layout
+        .vars
+        .iter()
+        .filter_map(|v| match v.kind {
+            VarKind::Hyper(h) => Some((h.0, v.offset)),
+            _ => None,
+        })
+        .collect();
+    // Where each sparse block's whitened inducing values start in a draw row.
+    let mut first_v = vec![0; tr.blocks.len()];
+    for (bi, b) in tr.blocks.iter().enumerate() {
+        if let Block::Sparse {
+            latent, column, sp, ..
+        } = b
+        {
+            first_v[bi] = layout
+                .find(VarKind::Inducing(LatentId(*latent)))
+                .map(|v| v.offset + column * sp.m())
+                .ok_or_else(|| {
+                    RuntimeError::Inconsistent(format!(
+                        "no inducing draws for `{}`",
+                        tr.latents[*latent].0
+                    ))
+                })?;
+        }
+    }
+    // The draws to use.
+    let all: Vec<&Vec<f64>> = chains.iter().flat_map(|c| c.rows.iter()).collect();
+    let step = (all.len() / max_draws.max(1)).max(1);
+    let used: Vec<&Vec<f64>> = all.iter().step_by(step).copied().collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut acc = DrawAccumulator::new(schedule, te, labels, used.len());
+    for row in &used {
+        let mut hv = hypers.clone();
+        for &(k, col) in &hyper_cols {
+            hv.scalars[k] = row[col];
+        }
+        // Test-side latents: the ones not indexed by inputs are reused as drawn.
+        let mut lat: Vec<DVector<f64>> = te
+            .latents
+            .iter()
+            .map(|(_, n, _)| DVector::zeros(*n))
+            .collect();
+        for (k, (first, len)) in offsets.iter().enumerate() {
+            if te.latents[k].1 == *len {
+                for j in 0..*len {
+                    lat[k][j] = row[first + j];
+                }
+            }
+        }
+        // Full GP columns first, then sparse ones (the order of the random numbers).
+        for (bi, b) in tr.blocks.iter().enumerate() {
+            let (Block::Gp { latent, column, gp }, TestBlock::Gp { at: placed, .. }) =
+                (b, &at.blocks[bi])
+            else {
+                continue;
+            };
+            let rows = gp.len();
+            let (first, _) = offsets[*latent];
+            let f = DVector::from_fn(rows, |i, _| row[first + column * rows + i]);
+            let m = match resampled(&at.blocks[bi], &hyper_cols, &hv)? {
+                // With sampled kernel hyperparameters: the block placed at this draw's values.
+                Some(prior) => {
+                    let TestBlock::Gp { kernel, inputs, .. } = &at.blocks[bi] else {
+                        unreachable!()
+                    };
+                    GpAtTest::new(&prior, kernel, &inputs.0, &inputs.1, &hv)?
+                        .predict(Belief::Draw(&f))?
+                }
+                None => placed.predict(Belief::Draw(&f))?,
+            };
+            draw_into(&mut lat[*latent], *column, &m, &mut rng);
+        }
+        for (bi, b) in tr.blocks.iter().enumerate() {
+            let Block::Sparse { sp, .. } = b else {
+                continue;
+            };
+            let v = DVector::from_fn(sp.m(), |k, _| row[first_v[bi] + k]);
+            let m = at.marginals(tr, bi, Belief::Draw(&v))?;
+            let Block::Sparse { latent, column, .. } = b else {
+                unreachable!()
+            };
+            draw_into(&mut lat[*latent], *column, &m, &mut rng);
+        }
+        acc.add_draw(schedule, te, test, labels, &lat, &hv.scalars);
+    }
+    Ok(acc.finish(te, labels))
+}
+
+/// A GP block's prior at this draw's hyperparameters, when the chains sampled any it reads.
+fn resampled(
+    tb: &TestBlock,
+    hyper_cols: &[(usize, usize)],
+    hv: &HyperValues,
+) -> Result<Option<crate::gaussian::GpBlock>, RuntimeError> {
+    let TestBlock::Gp {
+        kernel,
+        mean,
+        inputs,
+        reads,
+        ..
+    } = tb
+    else {
+        return Ok(None);
+    };
+    if !reads.iter().any(|h| hyper_cols.iter().any(|c| c.0 == h.0)) {
+        return Ok(None);
+    }
+    let x = &inputs.0;
+    Ok(Some(crate::gaussian::GpBlock::new(
+        kernel_matrix(kernel, x, x, hv)?,
+        hv.eval(mean)?,
+    )?))
+}
+
+/// One draw of a column's test values from its marginals: `f*_i = m_i + √v_i z_i`.
+fn draw_into(
+    latent: &mut DVector<f64>,
+    column: usize,
+    m: &crate::block::Marginals,
+    rng: &mut rand_chacha::ChaCha8Rng,
+) {
+    let rows = m.mean.len();
+    for i in 0..rows {
+        let z: f64 = StandardNormal.sample(rng);
+        latent[column * rows + i] = m.mean[i] + m.var[i].sqrt() * z;
+    }
+}

@@ -1,0 +1,221 @@
+//! Prediction at new inputs from a posterior: Gibbs draws or a variational `q` (CAVI, SVI).
+//! One path: the training and test data are bound once, every block is placed at the test
+//! inputs once ([`crate::block::Predictive`]: a full GP's cross-covariances, a sparse GP's
+//! features, a dense block's test design), and each block gives its predictive marginals at
+//! the test inputs given a posterior draw or given `q`. What differs is only how the
+//! posterior is averaged over:
+//! * draws ([`draws`]): per kept draw, each GP latent is drawn at the test points from its
+//!   Gaussian conditional (one marginal draw per point), weights and random effects are reused
+//!   as drawn, and the test predictors follow; predictive densities average the likelihood over
+//!   draws, `p(y*_i | y) ≈ (1/S) Σ_s p(y*_i | η*_is)`, in log space;
+//! * `q` ([`variational`]): the test predictors are sums of independent Gaussian blocks, so
+//!   Gaussian, and `∫ p(y* | η*) N(η*; μ, σ²) dη*` is computed by Gauss-Hermite quadrature on the
+//!   original (un-augmented) log-density.
+
+mod accumulate;
+mod draws;
+pub mod variational;
+
+use crate::block::{GpAtTest, Marginals, Predictive, SparseColumn};
+use crate::cavi::BlockPosterior;
+use crate::data::Data;
+use crate::gibbs::Chain;
+use crate::kernels::HyperValues;
+use crate::prepared::{Block, Prepared};
+use crate::RuntimeError;
+use gpm_schedule::{BoundPrior, Schedule};
+use nalgebra::DMatrix;
+use std::sync::Arc;
+
+pub use variational::gauss_hermite;
+
+/// Predictions at the test points.
+#[derive(Debug, Clone)]
+pub struct Prediction {
+    /// Per predictor: posterior predictive mean and variance of `η*` at each test point.
+    pub predictors: Vec<(String, Vec<f64>, Vec<f64>)>,
+    /// Per factor with observed test responses: pointwise log predictive densities.
+    pub log_predictive: Vec<Vec<f64>>,
+    /// Per factor with a finite label set: the labels and the predictive probability of each
+    /// label, per point.
+    pub label_probabilities: Vec<Option<(Vec<f64>, Vec<Vec<f64>>)>>,
+    /// Draws used (0 for a variational posterior).
+    pub draws: usize,
+}
+
+/// The posterior to predict from.
+#[derive(Debug, Clone, Copy)]
+pub enum Posterior<'a> {
+    /// Gibbs chains: at most `max_draws` draws are used (evenly thinned); `seed` seeds the
+    /// draws of the GP values at the test inputs.
+    Draws {
+        /// The chains.
+        chains: &'a [Chain],
+        /// Most draws used.
+        max_draws: usize,
+        /// Seed.
+        seed: u64,
+    },
+    /// A variational posterior, one entry per block of [`Prepared::blocks`].
+    Variational(&'a [BlockPosterior]),
+}
+
+/// Per factor, the finite label set of its response, if any (for predictive probabilities).
+pub type Labels = [Option<Vec<f64>>];
+
+/// Predict from a posterior.
+pub fn predict(
+    schedule: &Schedule,
+    train: &Data,
+    test: &Data,
+    hypers: &HyperValues,
+    posterior: Posterior,
+    labels: &Labels,
+) -> Result<Prediction, RuntimeError> {
+    let tr = Prepared::new(schedule, train, hypers)?;
+    predict_prepared(&tr, schedule, train, test, hypers, posterior, labels)
+}
+
+/// [`predict`] with the training side already bound.
+pub fn predict_prepared(
+    tr: &Prepared,
+    schedule: &Schedule,
+    train: &Data,
+    test: &Data,
+    hypers: &HyperValues,
+    posterior: Posterior,
+    labels: &Labels,
+) -> Result<Prediction, RuntimeError> {
+    // Test data: predictors and factor slots only (no test × test prior is formed).
+    let te = Prepared::for_test(schedule, test, hypers)?;
+    let at = TestBlocks::new(schedule, tr, train, test, hypers)?;
+    match posterior {
+        Posterior::Draws {
+            chains,
+            max_draws,
+            seed,
+        } => draws::predict(
+            schedule, tr, &te, &at, test, hypers, chains, labels, max_draws, seed,
+        ),
+        Posterior::Variational(post) => {
+            if post.len() != tr.blocks.len() {
+                return Err(RuntimeError::Inconsistent(
+                    "the variational posterior does not match the model's blocks".into(),
+                ));
+            }
+            variational::predict(schedule, tr, &te, &at, test, post, labels)
+        }
+    }
+}
+
+/// One block of [`Prepared::blocks`] at the test inputs.
+pub(crate) enum TestBlock<'a> {
+    /// A full GP column at the run's hyperparameters, and what places it at other values.
+    Gp {
+        at: GpAtTest<'a>,
+        kernel: gpm_schedule::BoundKernel,
+        mean: gpm_schedule::Tape,
+        inputs: (Arc<DMatrix<f64>>, Arc<DMatrix<f64>>),
+        /// Hyperparameters its prior reads.
+        reads: Vec<gpm_schedule::HyperId>,
+    },
+    /// A sparse GP column: `Φ*` and `k̃*`.
+    Sparse { phi: DMatrix<f64>, kt: Vec<f64> },
+    /// A dense block (placed per predictor, see [`TestBlocks::dense`]).
+    Dense,
+}
+
+/// Every block of the model at the test inputs.
+pub(crate) struct TestBlocks<'a> {
+    pub blocks: Vec<TestBlock<'a>>,
+}
+
+impl<'a> TestBlocks<'a> {
+    fn new(
+        schedule: &Schedule,
+        tr: &'a Prepared,
+        train: &Data,
+        test: &Data,
+        hypers: &HyperValues,
+    ) -> Result<Self, RuntimeError> {
+        let inputs_of = |latent: usize| -> Result<_, RuntimeError> {
+            let BoundPrior::Gp {
+                inputs,
+                kernel,
+                mean,
+                ..
+            } = &schedule.priors[latent]
+            else {
+                return Err(RuntimeError::Inconsistent(
+                    "a GP block without a GP prior".into(),
+                ));
+            };
+            let xs = test.inputs(inputs).ok_or_else(|| {
+                RuntimeError::MissingData(format!("the test data have no inputs `{inputs}`"))
+            })?;
+            Ok((inputs, kernel, mean, xs))
+        };
+        let mut blocks = Vec::with_capacity(tr.blocks.len());
+        for b in &tr.blocks {
+            blocks.push(match b {
+                Block::Gp { latent, gp, .. } => {
+                    let (inputs, kernel, mean, xs) = inputs_of(*latent)?;
+                    let x = train.inputs(inputs).ok_or_else(|| {
+                        RuntimeError::MissingData(format!("no inputs `{inputs}`"))
+                    })?;
+                    TestBlock::Gp {
+                        at: GpAtTest::new(gp, kernel, &x, &xs, hypers)?,
+                        kernel: kernel.clone(),
+                        mean: mean.clone(),
+                        inputs: (x, xs),
+                        reads: schedule.priors[*latent].hypers(),
+                    }
+                }
+                Block::Sparse { latent, sp, .. } => {
+                    let (_, _, _, xs) = inputs_of(*latent)?;
+                    let (phi, kt) = sp.features(&xs)?;
+                    TestBlock::Sparse { phi, kt }
+                }
+                Block::Dense { .. } => TestBlock::Dense,
+            });
+        }
+        Ok(TestBlocks { blocks })
+    }
+
+    /// The predictive marginals of block `bi` (a GP or sparse column) at the test inputs.
+    pub(super) fn marginals(
+        &self,
+        tr: &Prepared,
+        bi: usize,
+        belief: crate::block::Belief,
+    ) -> Result<Marginals, RuntimeError> {
+        match (&tr.blocks[bi], &self.blocks[bi]) {
+            (Block::Gp { .. }, TestBlock::Gp { at, .. }) => at.predict(belief),
+            (Block::Sparse { sp, .. }, TestBlock::Sparse { phi, kt }) => {
+                SparseColumn { sp, phi, kt }.predict(belief)
+            }
+            _ => Err(RuntimeError::Inconsistent(
+                "a dense block has no per-point marginals".into(),
+            )),
+        }
+    }
+
+    /// A dense block placed at test predictor `pred`'s rows (`None` when it reads none of it).
+    pub(super) fn dense(
+        tr: &Prepared,
+        te: &Prepared,
+        bi: usize,
+        pred: usize,
+    ) -> Option<crate::gaussian::DenseBlock> {
+        let Block::Dense {
+            parts,
+            prior_mean,
+            prior_sd,
+        } = &tr.blocks[bi]
+        else {
+            return None;
+        };
+        te.dense_design(pred, parts, prior_mean.len())
+            .map(|design| crate::prepared::dense_block(design, prior_mean, prior_sd))
+    }
+}
