@@ -65,7 +65,7 @@ fn main() {
     );
     let labels = vec![Some(vec![-1.0, 1.0])];
     let metrics = |post: &[BlockPosterior]| -> (f64, f64) {
-        let p = gpm_runtime::predict::predict_prepared(
+        let p = gpm_runtime::predict::predict(
             &prep,
             &schedule,
             &train,

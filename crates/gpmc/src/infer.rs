@@ -473,7 +473,8 @@ pub fn predict(
         .iter()
         .map(|l| l.as_ref().map(|l| l.1.clone()))
         .collect();
-    let p = gpm_runtime::predict::predict(schedule, train, test, &hv, posterior, &sets)?;
+    let tr = gpm_runtime::prepared::Prepared::new(schedule, train, &hv)?;
+    let p = gpm_runtime::predict::predict(&tr, schedule, train, test, &hv, posterior, &sets)?;
     Ok(prediction_outputs(&p, &labels, test))
 }
 
@@ -493,7 +494,8 @@ pub fn predict_variational(
         .iter()
         .map(|l| l.as_ref().map(|l| l.1.clone()))
         .collect();
-    let p = gpm_runtime::predict::predict(schedule, train, test, hypers, posterior, &sets)?;
+    let tr = gpm_runtime::prepared::Prepared::new(schedule, train, hypers)?;
+    let p = gpm_runtime::predict::predict(&tr, schedule, train, test, hypers, posterior, &sets)?;
     Ok(prediction_outputs(&p, &labels, test))
 }
 

@@ -9,6 +9,7 @@
 use gpm_runtime::cavi::{BlockPosterior, CaviConfig};
 use gpm_runtime::data::{Data, Value};
 use gpm_runtime::predict::Posterior;
+use gpm_runtime::prepared::Prepared;
 use gpm_runtime::svi::SviConfig;
 use nalgebra::{DMatrix, DVector};
 use std::path::Path;
@@ -114,8 +115,16 @@ fn sparse_with_all_inputs_as_inducing_points_is_the_full_gp() {
 fn f_moments(c: &gpmc::Checked, d: &Data, post: &[BlockPosterior]) -> (Vec<f64>, Vec<f64>) {
     let schedule = gpm_schedule::build(&c.model, &c.plans).unwrap();
     let (hv, _) = gpmc::infer::hyper_values(c);
-    let p = gpm_runtime::predict::predict(&schedule, d, d, &hv, Posterior::Variational(post), &[])
-        .unwrap();
+    let p = gpm_runtime::predict::predict(
+        &Prepared::new(&schedule, d, &hv).unwrap(),
+        &schedule,
+        d,
+        d,
+        &hv,
+        Posterior::Variational(post),
+        &[],
+    )
+    .unwrap();
     let (_, m, v) = &p.predictors[0];
     (m.clone(), v.iter().map(|x| x.sqrt()).collect())
 }
@@ -231,6 +240,7 @@ fn variational_prediction_is_exact_gp_regression_for_gaussian_noise() {
         let schedule = gpm_schedule::build(&c.model, &c.plans).unwrap();
         let (hv, _) = gpmc::infer::hyper_values(&c);
         let p = gpm_runtime::predict::predict(
+            &Prepared::new(&schedule, &train, &hv).unwrap(),
             &schedule,
             &train,
             &test,

@@ -4,32 +4,33 @@
 //! likelihoods follow ([`super::accumulate`]).
 
 use super::accumulate::DrawAccumulator;
-use super::{Labels, Prediction, TestBlock, TestBlocks};
+use super::{Prediction, Setting, TestBlock};
 use crate::block::{Belief, GpAtTest, Predictive};
-use crate::data::Data;
 use crate::draws::VarKind;
 use crate::gibbs::Chain;
 use crate::kernels::{kernel_matrix, HyperValues};
-use crate::prepared::{Block, Prepared};
+use crate::prepared::Block;
 use crate::RuntimeError;
-use gpm_schedule::{LatentId, Schedule};
+use gpm_schedule::LatentId;
 use nalgebra::DVector;
 use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
 
-#[allow(clippy::too_many_arguments)]
 pub(super) fn predict(
-    schedule: &Schedule,
-    tr: &Prepared,
-    te: &Prepared,
-    at: &TestBlocks,
-    test: &Data,
+    setting: &Setting,
     hypers: &HyperValues,
     chains: &[Chain],
-    labels: &Labels,
     max_draws: usize,
     seed: u64,
 ) -> Result<Prediction, RuntimeError> {
+    let Setting {
+        schedule,
+        tr,
+        te,
+        at,
+        test,
+        labels,
+    } = *setting;
     let Some(layout) = chains.first().map(|c| &c.layout) else {
         return Err(RuntimeError::Settings("no chains to predict from".into()));
     };

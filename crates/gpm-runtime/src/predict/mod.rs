@@ -63,21 +63,9 @@ pub enum Posterior<'a> {
 /// Per factor, the finite label set of its response, if any (for predictive probabilities).
 pub type Labels = [Option<Vec<f64>>];
 
-/// Predict from a posterior.
+/// Predict from a posterior, `tr` being the schedule bound to the training data
+/// ([`Prepared::new`]; the blocks a variational posterior refers to).
 pub fn predict(
-    schedule: &Schedule,
-    train: &Data,
-    test: &Data,
-    hypers: &HyperValues,
-    posterior: Posterior,
-    labels: &Labels,
-) -> Result<Prediction, RuntimeError> {
-    let tr = Prepared::new(schedule, train, hypers)?;
-    predict_prepared(&tr, schedule, train, test, hypers, posterior, labels)
-}
-
-/// [`predict`] with the training side already bound.
-pub fn predict_prepared(
     tr: &Prepared,
     schedule: &Schedule,
     train: &Data,
@@ -89,23 +77,40 @@ pub fn predict_prepared(
     // Test data: predictors and factor slots only (no test × test prior is formed).
     let te = Prepared::for_test(schedule, test, hypers)?;
     let at = TestBlocks::new(schedule, tr, train, test, hypers)?;
+    let setting = Setting {
+        schedule,
+        tr,
+        te: &te,
+        at: &at,
+        test,
+        labels,
+    };
     match posterior {
         Posterior::Draws {
             chains,
             max_draws,
             seed,
-        } => draws::predict(
-            schedule, tr, &te, &at, test, hypers, chains, labels, max_draws, seed,
-        ),
+        } => draws::predict(&setting, hypers, chains, max_draws, seed),
         Posterior::Variational(post) => {
             if post.len() != tr.blocks.len() {
                 return Err(RuntimeError::Inconsistent(
                     "the variational posterior does not match the model's blocks".into(),
                 ));
             }
-            variational::predict(schedule, tr, &te, &at, test, post, labels)
+            variational::predict(&setting, post)
         }
     }
+}
+
+/// What both ways of averaging over the posterior read: the schedule, the training and test
+/// bindings, the blocks at the test inputs, the test data and the label sets.
+pub(crate) struct Setting<'a> {
+    pub schedule: &'a Schedule,
+    pub tr: &'a Prepared,
+    pub te: &'a Prepared,
+    pub at: &'a TestBlocks<'a>,
+    pub test: &'a Data,
+    pub labels: &'a Labels,
 }
 
 /// One block of [`Prepared::blocks`] at the test inputs.

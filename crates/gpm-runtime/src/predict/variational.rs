@@ -3,13 +3,12 @@
 //! independent blocks, and per factor `log ∫ p(y* | η*) N(η*; μ, σ²) dη*` by Gauss-Hermite
 //! quadrature on the original (un-augmented) log-density, in log space.
 
-use super::{Labels, Prediction, TestBlocks};
+use super::{Prediction, Setting, TestBlocks};
 use crate::block::{Belief, Marginals, Predictive};
 use crate::cavi::BlockPosterior;
 use crate::data::Data;
 use crate::prepared::{Block, Prepared, Read, Slot};
 use crate::RuntimeError;
-use gpm_schedule::Schedule;
 use gpm_special::log_sum_exp;
 use nalgebra::{DMatrix, SymmetricEigen};
 
@@ -166,14 +165,17 @@ fn softmax_predictive(
 
 /// Predict from `q`: `post` has one entry per block of `tr`.
 pub(super) fn predict(
-    schedule: &Schedule,
-    tr: &Prepared,
-    te: &Prepared,
-    at: &TestBlocks,
-    test: &Data,
+    setting: &Setting,
     post: &[BlockPosterior],
-    labels: &Labels,
 ) -> Result<Prediction, RuntimeError> {
+    let Setting {
+        schedule,
+        tr,
+        te,
+        at,
+        test,
+        labels,
+    } = *setting;
     let marg = tr
         .blocks
         .iter()
