@@ -173,6 +173,40 @@ pub struct Plan {
     pub log_c: T,
     /// The numerical check of the plan.
     pub certificate: Certificate,
+    /// `Some(reason)` when no augmentation was found: the factor is kept as written and the
+    /// latents it reads take the generic update (elliptical slice sampling under Gibbs, a
+    /// Gaussian factor fitted by quadrature under CAVI); the reason says which atom no rule
+    /// applied to.
+    pub generic: Option<String>,
+}
+
+impl Plan {
+    /// The plan of a factor no rule augments: the log-density as written, no auxiliaries.
+    pub fn generic(refusal: &crate::Refusal) -> Plan {
+        let reason = refusal.reason.clone();
+        Plan {
+            factor: refusal.factor,
+            form: "no augmentation: generic update".into(),
+            steps: vec![
+                format!("log-density as a sum of atoms: {}", refusal.normal_form),
+                format!("no augmentation: {reason}"),
+                "the factor is kept as written; the latents it reads take the generic update"
+                    .into(),
+            ],
+            aux: vec![],
+            augmented: Poly::of(&T::Num(0.0), 0).expect("a constant is a polynomial"),
+            collapsed: vec![],
+            categorical: None,
+            log_c: T::Num(0.0),
+            certificate: Certificate {
+                points: 0,
+                max_rel_error: 0.0,
+                passed: true,
+                method: "nothing to certify: the log-density is used as written".into(),
+            },
+            generic: Some(reason),
+        }
+    }
 }
 
 /// The logistic-softmax chain of thesis ch. 4 for one observation: `λ ~ Gamma(1 + Σ n_c, C)`,

@@ -31,6 +31,47 @@ pub trait GaussianBlock {
     fn moments(&self, np: &NaturalParams) -> Result<Moments, RuntimeError>;
     /// `log ∫ p(z) exp(Σ b_i z_i − ½ a_i z_i²) dz`.
     fn log_marginal(&self, np: &NaturalParams) -> Result<f64, RuntimeError>;
+    /// The conditional factored once: its mean and centred draws (elliptical slice sampling).
+    fn ellipse<'a>(&'a self, np: &NaturalParams) -> Result<Box<dyn Ellipse + 'a>, RuntimeError>;
+}
+
+/// A Gaussian conditional `N(m, Σ)` factored once: its mean, and draws of `N(0, Σ)`.
+pub trait Ellipse {
+    /// `m`.
+    fn mean(&self) -> &DVector<f64>;
+    /// A draw of `N(0, Σ)`.
+    fn centred_draw(&self, rng: &mut ChaCha8Rng) -> DVector<f64>;
+}
+
+impl Ellipse for crate::gaussian::GpEllipse<'_> {
+    fn mean(&self) -> &DVector<f64> {
+        &self.mean
+    }
+    fn centred_draw(&self, rng: &mut ChaCha8Rng) -> DVector<f64> {
+        crate::gaussian::GpEllipse::centred_draw(self, rng)
+    }
+}
+
+/// A dense block's conditional: its mean and the Cholesky factor `L` of its precision.
+struct DenseEllipse {
+    mean: DVector<f64>,
+    chol: nalgebra::Cholesky<f64, nalgebra::Dyn>,
+}
+
+impl Ellipse for DenseEllipse {
+    fn mean(&self) -> &DVector<f64> {
+        &self.mean
+    }
+    /// `L⁻ᵀz` has covariance `(LLᵀ)⁻¹`.
+    fn centred_draw(&self, rng: &mut ChaCha8Rng) -> DVector<f64> {
+        use rand_distr::{Distribution, StandardNormal};
+        let z = DVector::from_fn(self.mean.len(), |_, _| StandardNormal.sample(rng));
+        self.chol
+            .l_dirty()
+            .transpose()
+            .solve_upper_triangular(&z)
+            .unwrap_or(z)
+    }
 }
 
 impl GaussianBlock for GpBlock {
@@ -45,6 +86,9 @@ impl GaussianBlock for GpBlock {
     }
     fn log_marginal(&self, np: &NaturalParams) -> Result<f64, RuntimeError> {
         gp_log_marginal(&self.k, self.mean, &np.a, &np.b)
+    }
+    fn ellipse<'a>(&'a self, np: &NaturalParams) -> Result<Box<dyn Ellipse + 'a>, RuntimeError> {
+        Ok(Box::new(GpBlock::ellipse(self, &np.a, &np.b)?))
     }
 }
 
@@ -61,6 +105,10 @@ impl GaussianBlock for DenseBlock {
     }
     fn log_marginal(&self, np: &NaturalParams) -> Result<f64, RuntimeError> {
         DenseBlock::log_marginal(self, &np.a, &np.b)
+    }
+    fn ellipse<'a>(&'a self, np: &NaturalParams) -> Result<Box<dyn Ellipse + 'a>, RuntimeError> {
+        let (mean, chol) = DenseBlock::ellipse(self, &np.a, &np.b)?;
+        Ok(Box::new(DenseEllipse { mean, chol }))
     }
 }
 
@@ -107,6 +155,12 @@ impl GaussianBlock for SparseColumn<'_> {
     }
     fn log_marginal(&self, np: &NaturalParams) -> Result<f64, RuntimeError> {
         self.sp.log_marginal(self.phi, self.kt, &np.a, &np.b)
+    }
+    /// The generic update needs a full GP (the schedule refuses a sparse one).
+    fn ellipse<'a>(&'a self, _: &NaturalParams) -> Result<Box<dyn Ellipse + 'a>, RuntimeError> {
+        Err(RuntimeError::Unsupported(
+            "the generic update of a sparse GP is not implemented".into(),
+        ))
     }
 }
 

@@ -153,6 +153,18 @@ impl GpBlock {
         })
     }
 
+    /// `log N(f | μ₀, K)` up to `−(n/2) log 2π`: `−½‖L⁻¹(f − μ₀)‖² − Σ log L_ii`.
+    pub fn log_prior(&self, f: &DVector<f64>) -> Result<f64, RuntimeError> {
+        let d = f.map(|v| v - self.mean);
+        let v = self
+            .chol
+            .l_dirty()
+            .solve_lower_triangular(&d)
+            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        let half_log_det: f64 = self.chol.l_dirty().diagonal().iter().map(|x| x.ln()).sum();
+        Ok(-(0.5 * v.norm_squared() + half_log_det))
+    }
+
     /// Number of latent values.
     pub fn len(&self) -> usize {
         self.k.nrows()
@@ -212,6 +224,23 @@ impl GpBlock {
         Ok(f)
     }
 
+    /// The conditional's mean and a sampler of its centred draws `N(0, Σ)`, factored once:
+    /// what elliptical slice sampling draws at every step.
+    pub fn ellipse(&self, a: &[f64], b: &[f64]) -> Result<GpEllipse<'_>, RuntimeError> {
+        let (s, bp) = self.curvature(a, b)?;
+        let lb = self.b_matrix(&s)?;
+        // m − μ₀ = Σ b' = K b' − K S B⁻¹ S K b'.
+        let kb = &self.k * &bp;
+        let mut mean = &kb - &self.k * lb.solve(&kb.component_mul(&s)).component_mul(&s);
+        mean.add_scalar_mut(self.mean);
+        Ok(GpEllipse {
+            gp: self,
+            s,
+            lb,
+            mean,
+        })
+    }
+
     /// Posterior moments and `KL(q ‖ p)` for CAVI.
     pub fn moments(&self, a: &[f64], b: &[f64]) -> Result<Moments, RuntimeError> {
         let n = self.len();
@@ -241,6 +270,29 @@ impl GpBlock {
         let mut mean = d;
         mean.add_scalar_mut(self.mean);
         Ok(Moments { mean, var, kl })
+    }
+}
+
+/// A GP conditional factored once ([`GpBlock::ellipse`]).
+pub struct GpEllipse<'a> {
+    gp: &'a GpBlock,
+    s: DVector<f64>,
+    lb: Cholesky<f64, Dyn>,
+    /// The conditional mean.
+    pub mean: DVector<f64>,
+}
+
+impl GpEllipse<'_> {
+    /// A draw of `N(0, Σ)`, `Σ = (K⁻¹ + S²)⁻¹`: [`GpBlock::sample`] with a zero linear term,
+    /// `f₀ + K S B⁻¹(−S f₀ − z)` with `f₀ ~ N(0, K)`, `z ~ N(0, I)` (GPML §3.4.3's
+    /// matrix-inversion-free form; `O(N²)` per draw).
+    pub fn centred_draw<R: Rng + ?Sized>(&self, rng: &mut R) -> DVector<f64> {
+        let n = self.s.len();
+        let f0 = self.gp.chol.l_dirty() * std_normal_vec(n, rng);
+        let z = std_normal_vec(n, rng);
+        let v = DVector::from_fn(n, |i, _| -self.s[i] * f0[i] - z[i]);
+        let w = self.lb.solve(&v).component_mul(&self.s);
+        f0 + &self.gp.k * w
     }
 }
 
@@ -326,6 +378,16 @@ impl DenseBlock {
             .solve_upper_triangular(&z)
             .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
         Ok(mean + dev)
+    }
+
+    /// The conditional's mean and the Cholesky factor of its precision, factored once.
+    pub fn ellipse(
+        &self,
+        a: &[f64],
+        b: &[f64],
+    ) -> Result<(DVector<f64>, Cholesky<f64, Dyn>), RuntimeError> {
+        let (chol, h) = self.precision(a, b)?;
+        Ok((chol.solve(&h), chol))
     }
 
     /// Posterior moments (of the coefficients) and `KL(q ‖ p)`.

@@ -21,7 +21,9 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
+mod elliptical;
 mod hypers;
+use elliptical::{BlockGaussian, Coords};
 use hypers::bind_hypers;
 
 /// Settings of a Gibbs run.
@@ -100,6 +102,9 @@ struct SlicedKernel {
     /// Index into [`Prepared::blocks`].
     block: usize,
     hypers: Vec<SlicedHyper>,
+    /// Sampled given the block's current values (a block with the generic update), not with
+    /// the block integrated out.
+    given_values: bool,
     kernel: gpm_schedule::BoundKernel,
     mean: gpm_schedule::Tape,
     inputs: std::sync::Arc<DMatrix<f64>>,
@@ -138,6 +143,8 @@ struct SharedLatent {
 struct SlicedDense {
     block: usize,
     hypers: Vec<SlicedHyper>,
+    /// Sampled given the block's current values (a block with the generic update).
+    given_values: bool,
 }
 
 /// A model bound to data, ready for sweeps.
@@ -157,6 +164,10 @@ pub struct Sampler<'a> {
     base: HyperValues,
     /// Per block: `Φ = L⁻¹K_mx` and `k̃` of a sparse block's training inputs.
     sparse_feats: Vec<Option<(DMatrix<f64>, Vec<f64>)>>,
+    /// Per block: the factors with no augmentation that read it (the schedule's
+    /// [`gpm_schedule::BlockSpec::elliptical`]): such a block is formed even when no augmented
+    /// factor reads it.
+    elliptical: Vec<Vec<usize>>,
 }
 
 impl<'a> Sampler<'a> {
@@ -239,6 +250,12 @@ impl<'a> Sampler<'a> {
             })
             .collect();
         let (sliced, kernels, shared, dense_scales) = bind_hypers(schedule, data, &prep)?;
+        let mut elliptical = vec![Vec::new(); prep.blocks.len()];
+        for (spec, range) in schedule.blocks.iter().zip(&prep.spec_blocks) {
+            for bi in range.clone() {
+                elliptical[bi] = spec.elliptical.iter().map(|f| f.0).collect();
+            }
+        }
         Ok(Sampler {
             schedule,
             prep,
@@ -250,6 +267,7 @@ impl<'a> Sampler<'a> {
             dense_scales,
             base: hypers.clone(),
             sparse_feats,
+            elliptical,
         })
     }
 
@@ -406,6 +424,15 @@ impl<'a> Sampler<'a> {
                 }
                 GibbsStep::KernelGroup { group } => {
                     self.sample_shared_group(&self.shared[group], state, &pv, rng)?;
+                    pv = self.predictors(state);
+                }
+                GibbsStep::Elliptical {
+                    ref blocks,
+                    ref factors,
+                    steps,
+                } => {
+                    let factors: Vec<usize> = factors.iter().map(|f| f.0).collect();
+                    self.sample_elliptical(blocks, &factors, steps, state, &pv, rng)?;
                     pv = self.predictors(state);
                 }
                 GibbsStep::KernelGroupLead {
@@ -585,7 +612,7 @@ impl<'a> Sampler<'a> {
         (np.a, np.b)
     }
 
-    /// Accumulate the block's curvature and linear term over every factor, then draw it.
+    /// Draw a block exactly from its Gaussian conditional.
     fn sample_block(
         &self,
         bi: usize,
@@ -595,6 +622,29 @@ impl<'a> Sampler<'a> {
         pv: &[Vec<f64>],
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
+        let Some(g) = self.block_gaussian(bi, b, collapsed_phase, state, pv, rng)? else {
+            return Ok(());
+        };
+        let drawn = g.block.sample(&g.np, rng)?;
+        if drawn.inducing.is_some() {
+            state.sparse_v[bi] = drawn.inducing;
+        }
+        g.coords.set(state, &drawn.values);
+        Ok(())
+    }
+
+    /// A block's Gaussian conditional given the auxiliaries and the other latents: its prior
+    /// (after its own hyperparameters' update) and the natural parameters summed over every
+    /// factor's Gaussian terms; `None` for a dense block no factor reads.
+    fn block_gaussian<'s>(
+        &'s self,
+        bi: usize,
+        b: &'s Block,
+        collapsed_phase: bool,
+        state: &mut State,
+        pv: &[Vec<f64>],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<Option<BlockGaussian<'s>>, RuntimeError> {
         let mut stack = Vec::with_capacity(64);
         match b {
             Block::Gp { latent, column, .. } | Block::Sparse { latent, column, .. } => {
@@ -604,23 +654,22 @@ impl<'a> Sampler<'a> {
                 if let Some(sk) = self.kernels.iter().find(|k| k.block == bi) {
                     self.slice_kernel(sk, state, &np.a, &np.b, rng)?;
                 }
-                let sparse;
-                let block: &dyn GaussianBlock = match b {
-                    Block::Gp { gp, .. } => state.gp_priors[bi].as_ref().unwrap_or(gp),
+                let block: Box<dyn GaussianBlock + 's> = match b {
+                    Block::Gp { gp, .. } => {
+                        Box::new(state.gp_priors[bi].clone().unwrap_or_else(|| gp.clone()))
+                    }
                     Block::Sparse { sp, .. } => {
                         let (phi, kt) = self.sparse_feats[bi].as_ref().expect("features");
-                        sparse = SparseColumn { sp, phi, kt };
-                        &sparse
+                        Box::new(SparseColumn { sp, phi, kt })
                     }
                     Block::Dense { .. } => unreachable!("matched above"),
                 };
-                let drawn = block.sample(&np, rng)?;
-                if drawn.inducing.is_some() {
-                    state.sparse_v[bi] = drawn.inducing;
-                }
-                for i in 0..rows {
-                    state.latents[*latent][column * rows + i] = drawn.values[i];
-                }
+                let coords = Coords::Column {
+                    latent: *latent,
+                    column: *column,
+                    rows,
+                };
+                Ok(Some(BlockGaussian { block, np, coords }))
             }
             Block::Dense {
                 parts,
@@ -649,8 +698,8 @@ impl<'a> Sampler<'a> {
                         rows.push(phi.clone());
                     }
                 }
-                if rows.is_empty() {
-                    return Ok(());
+                if rows.is_empty() && self.elliptical[bi].is_empty() {
+                    return Ok(None);
                 }
                 let design = stack_rows(rows, dim);
                 let mut block: DenseBlock = match &state.dense_priors[bi] {
@@ -661,6 +710,15 @@ impl<'a> Sampler<'a> {
                     for h in &ds.hypers {
                         let log_w = |hv: &HyperValues| -> Result<f64, RuntimeError> {
                             let (m, sd) = self.dense_prior(parts, hv)?;
+                            if ds.given_values {
+                                // log N(θ | m, diag(sd²)) at the current weights.
+                                return Ok((0..dim)
+                                    .map(|j| {
+                                        let r = (theta[j] - m[j]) / sd[j];
+                                        -0.5 * r * r - sd[j].ln()
+                                    })
+                                    .sum());
+                            }
                             let mut trial = block.clone();
                             trial.prior_mean = m;
                             trial.prior_sd = sd;
@@ -673,11 +731,36 @@ impl<'a> Sampler<'a> {
                     block.prior_sd = sd.clone();
                     state.dense_priors[bi] = Some((m, sd));
                 }
-                let th = GaussianBlock::sample(&block, &np, rng)?.values;
-                scatter_dense(parts, &th, &mut state.latents);
+                Ok(Some(BlockGaussian {
+                    block: Box::new(block),
+                    np,
+                    coords: Coords::Dense(parts),
+                }))
             }
         }
-        Ok(())
+    }
+
+    /// The generic update: the blocks' Gaussian conditionals given the augmented factors (each
+    /// after its own hyperparameters), then elliptical slice steps over all of them jointly.
+    fn sample_elliptical(
+        &self,
+        blocks: &[gpm_schedule::BlockId],
+        factors: &[usize],
+        steps: usize,
+        state: &mut State,
+        pv: &[Vec<f64>],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        let mut parts = Vec::new();
+        for spec in blocks {
+            for bi in self.prep.spec_blocks[spec.0].clone() {
+                let b = &self.prep.blocks[bi];
+                if let Some(g) = self.block_gaussian(bi, b, false, state, pv, rng)? {
+                    parts.push(g);
+                }
+            }
+        }
+        self.elliptical(&parts, factors, steps, state, rng)
     }
 
     /// Log joint density up to a constant: Σ log-likelihood + Σ Gaussian log-priors.

@@ -35,7 +35,20 @@ pub struct BlockSpec {
     pub per_column: bool,
     /// Whether a collapsed predictor reads it (it is then updated in the collapsed phase).
     pub collapsed: bool,
+    /// The factors with no augmentation that read it: when any, Gibbs updates the block by
+    /// elliptical slice sampling (Murray, Adams & MacKay 2010) on their log-density, with the
+    /// block's prior times the augmented factors' Gaussian terms as the ellipse's Gaussian.
+    pub elliptical: Vec<crate::ids::FactorId>,
 }
+
+/// Elliptical slice steps per Gibbs sweep for the blocks with the generic update. The
+/// conditional is factored once per sweep, so a step costs a draw from it (`O(N²)`) and a few
+/// likelihood evaluations, and the effective sample size grows about linearly with the steps:
+/// measured min-ESS per CPU-second at 5 / 10 / 20 / 40 steps, 128 / 146 / 164 / 163 on a Poisson
+/// GP with a log link and an intercept (40 points; R-hat 1.045 / 1.018 / 1.007 / 1.004 after
+/// 4 × 1000 draws) and 1236 / 1209 / 1180 on the logistic GP classifier (`--generic`). 20 is
+/// as efficient as any and converges in the default run length.
+pub const ELLIPTICAL_STEPS: usize = 20;
 
 /// The latents read by the collapsed predictors.
 pub(crate) fn collapsed_latents(model: &Model, collapsed: &BTreeSet<String>) -> BTreeSet<LatentId> {
@@ -66,6 +79,7 @@ pub(crate) fn blocks(model: &Model, collapsed: &BTreeSet<LatentId>) -> Vec<Block
                 latents: vec![LatentId(li)],
                 per_column: matches!(z.shape, Shape::Matrix(..)),
                 collapsed: collapsed.contains(&LatentId(li)),
+                elliptical: vec![],
             }),
             LatentPrior::Normal { .. } => normal.push(LatentId(li)),
         }
@@ -85,6 +99,7 @@ pub(crate) fn blocks(model: &Model, collapsed: &BTreeSet<LatentId>) -> Vec<Block
             latents,
             per_column: false,
             collapsed: is_collapsed,
+            elliptical: vec![],
         });
     }
     out

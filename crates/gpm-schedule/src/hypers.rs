@@ -94,6 +94,12 @@ pub enum GibbsUpdate {
         /// The block.
         block: BlockId,
     },
+    /// Slice sampled from the prior density of one block's current values (a block with the
+    /// generic update cannot be integrated out).
+    GivenValues {
+        /// The block.
+        block: BlockId,
+    },
     /// A prior that Gibbs cannot sample yet: held at its starting value.
     Held {
         /// Why.
@@ -118,6 +124,7 @@ impl GibbsUpdate {
                 "sampled by slice sampling given the auxiliaries, with the GP integrated out".into()
             }
             GibbsUpdate::DenseMarginal { .. } => "sampled by slice sampling given the auxiliaries, with the weights of its normal prior integrated out".into(),
+            GibbsUpdate::GivenValues { .. } => "sampled by slice sampling given the current values of the block whose prior reads it (that block takes the generic update and cannot be integrated out)".into(),
             GibbsUpdate::KernelGroup { group } => {
                 if groups.get(*group).is_some_and(|g| g.integrated) {
                     "sampled by slice sampling given the auxiliaries, with the GPs that share it integrated out".into()
@@ -138,6 +145,7 @@ impl GibbsUpdate {
                 | GibbsUpdate::GpMarginal { .. }
                 | GibbsUpdate::KernelGroup { .. }
                 | GibbsUpdate::DenseMarginal { .. }
+                | GibbsUpdate::GivenValues { .. }
         )
     }
 }
@@ -207,6 +215,8 @@ pub struct GpKernelUpdate {
     pub block: BlockId,
     /// Its hyperparameters, in update order.
     pub hypers: Vec<HyperId>,
+    /// Sampled given the block's values instead of with the block integrated out.
+    pub given_values: bool,
 }
 
 /// Hyperparameters with priors read only by the `normal` priors of one dense block.
@@ -216,6 +226,8 @@ pub struct DenseScaleUpdate {
     pub block: BlockId,
     /// Its hyperparameters, in update order.
     pub hypers: Vec<HyperId>,
+    /// Sampled given the block's values instead of with the block integrated out.
+    pub given_values: bool,
 }
 
 /// Hyperparameters with priors read only by the priors of several full GP blocks (a kernel
@@ -442,14 +454,20 @@ fn gibbs_update(
             .collect();
         return match owners.iter().collect::<Vec<_>>().as_slice() {
             [b] => {
+                let given_values = !blocks[b.0].elliptical.is_empty();
                 match dense.iter_mut().find(|d| d.block == **b) {
                     Some(d) => d.hypers.push(id),
                     None => dense.push(DenseScaleUpdate {
                         block: **b,
                         hypers: vec![id],
+                        given_values,
                     }),
                 }
-                GibbsUpdate::DenseMarginal { block: **b }
+                if given_values {
+                    GibbsUpdate::GivenValues { block: **b }
+                } else {
+                    GibbsUpdate::DenseMarginal { block: **b }
+                }
             }
             _ => held("read by normal priors of latents in different blocks; sampling it is not implemented"),
         };
@@ -479,6 +497,10 @@ fn gibbs_update(
                 );
             }
             let b = block_of(blocks, *li).expect("every latent has a block");
+            let given_values = !b.elliptical.is_empty();
+            if b.per_column && given_values {
+                return held("a kernel shared by the columns of a matrix GP with the generic update; sampling it is not implemented");
+            }
             if b.per_column {
                 // The columns of a matrix latent share the kernel.
                 let gi = add_to_group(groups, id, vec![*li], vec![b.id]);
@@ -489,14 +511,25 @@ fn gibbs_update(
                 None => kernels.push(GpKernelUpdate {
                     block: b.id,
                     hypers: vec![id],
+                    given_values,
                 }),
             }
-            GibbsUpdate::GpMarginal { block: b.id }
+            if given_values {
+                GibbsUpdate::GivenValues { block: b.id }
+            } else {
+                GibbsUpdate::GpMarginal { block: b.id }
+            }
         }
         (true, []) => held("not read by the model"),
         (true, several) => {
             if !several.iter().all(|&li| full_gp(li)) {
                 return held("shared by the priors of several latents, one of them a normal or sparse GP prior; sampling it is not implemented");
+            }
+            if several
+                .iter()
+                .any(|&li| block_of(blocks, li).is_some_and(|b| !b.elliptical.is_empty()))
+            {
+                return held("a kernel shared with a GP that takes the generic update; sampling it is not implemented");
             }
             let ids = several
                 .iter()

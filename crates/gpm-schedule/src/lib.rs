@@ -286,6 +286,88 @@ pub struct FactorProgram {
     pub cavi: Option<CaviProgram>,
     /// Why [`FactorProgram::cavi`] is `None`, for people.
     pub cavi_unavailable: Option<String>,
+    /// A factor with no augmentation: its log-density is used as written by the generic update
+    /// of the blocks it reads ([`BlockSpec::elliptical`]).
+    pub generic: Option<GenericProgram>,
+}
+
+/// A factor no rule augments.
+#[derive(Debug, Clone)]
+pub struct GenericProgram {
+    /// Which atom no rule applied to, and why.
+    pub reason: String,
+    /// The predictors it reads.
+    pub predictors: Vec<PredictorId>,
+}
+
+/// Pairs of blocks whose Gaussian conditionals an augmented factor couples: one of its
+/// predictors with a Gaussian term reads latents of both.
+fn coupled_blocks(
+    model: &Model,
+    factors: &[FactorProgram],
+    blocks: &[BlockSpec],
+) -> BTreeSet<(BlockId, BlockId)> {
+    let block_of = |name: &str| {
+        blocks
+            .iter()
+            .find(|b| b.latents.iter().any(|l| model.latents[l.0].name == name))
+            .map(|b| b.id)
+    };
+    let mut out = BTreeSet::new();
+    for fp in factors {
+        for cv in fp.curvature.iter().chain(&fp.collapsed) {
+            let read: Vec<BlockId> = model.predictors[cv.pred.0]
+                .terms
+                .iter()
+                .filter_map(|t| block_of(&t.latent))
+                .collect();
+            for &a in &read {
+                for &b in &read {
+                    if a != b {
+                        out.insert((a, b));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Mark every block read by a factor with no augmentation for the generic update, and refuse
+/// the combinations it cannot run.
+fn elliptical_blocks(
+    model: &Model,
+    factors: &[FactorProgram],
+    blocks: &mut [BlockSpec],
+) -> Result<(), ScheduleError> {
+    for (fi, fp) in factors.iter().enumerate() {
+        let Some(g) = &fp.generic else { continue };
+        for p in &g.predictors {
+            for t in &model.predictors[p.0].terms {
+                let Some(b) = blocks.iter_mut().find(|b| {
+                    b.latents
+                        .iter()
+                        .any(|l| model.latents[l.0].name == t.latent)
+                }) else {
+                    continue;
+                };
+                let refuse = |message: String| ScheduleError::Factor {
+                    factor: fp.factor,
+                    message,
+                };
+                if b.kind == BlockKind::SparseGp {
+                    return Err(refuse(format!("it has no augmentation and reads the sparse GP `{}`: the generic update needs a full GP (drop `inducing`)", t.latent)));
+                }
+                if b.collapsed {
+                    return Err(refuse(format!("it has no augmentation and reads `{}`, which another factor samples from a collapsed conditional; write the two factors with separate latents", t.latent)));
+                }
+                if !b.elliptical.contains(&FactorId(fi)) {
+                    b.elliptical.push(FactorId(fi));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A hyperparameter with a Gamma prior that is conjugate to every factor it appears in:
@@ -446,6 +528,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
                 log_density: None,
                 cavi: None,
                 cavi_unavailable: None,
+                generic: None,
                 categorical: Some(CategoricalProgram {
                     label: c.label.clone(),
                     latent: c.latent.clone(),
@@ -531,7 +614,9 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
         }
         let mut curvature = Vec::new();
         for p in &f.predictors {
-            if plan.collapsed.iter().any(|(c, _)| c == p) {
+            // A factor with no augmentation has no Gaussian terms: its latents take the
+            // generic update on its log-density.
+            if plan.collapsed.iter().any(|(c, _)| c == p) || plan.generic.is_some() {
                 continue;
             }
             let (b, a) = curvature_trees(&plan.augmented, p);
@@ -553,11 +638,31 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             });
             collapsed.insert(p.clone());
         }
-        let (cavi, cavi_unavailable) =
-            match cavi_program(plan, &slot_of, &pred_of(model)).map_err(err)? {
+        let (cavi, cavi_unavailable) = match &plan.generic {
+            Some(_) => (
+                None,
+                Some(
+                    "no augmentation (the generic variational update is not implemented yet)"
+                        .into(),
+                ),
+            ),
+            None => match cavi_program(plan, &slot_of, &pred_of(model)).map_err(err)? {
                 Ok(program) => (Some(program), None),
                 Err(why) => (None, Some(why)),
-            };
+            },
+        };
+        let generic = match &plan.generic {
+            Some(reason) => Some(GenericProgram {
+                reason: reason.clone(),
+                predictors: f
+                    .predictors
+                    .iter()
+                    .map(|p| pred_of(model)(p))
+                    .collect::<Result<_, _>>()
+                    .map_err(err)?,
+            }),
+            None => None,
+        };
         let response_slots = slots
             .iter()
             .enumerate()
@@ -578,14 +683,18 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             categorical: None,
             cavi,
             cavi_unavailable,
+            generic,
         });
     }
     let hypers = conjugate_hypers(model, &factors, plans)?;
     let collapsed_latents = blocks::collapsed_latents(model, &collapsed);
-    let blocks = blocks::blocks(model, &collapsed_latents);
+    let mut blocks = blocks::blocks(model, &collapsed_latents);
+    elliptical_blocks(model, &factors, &mut blocks)?;
     let plan = hypers::plan(model, &factors, &hypers, &collapsed, &blocks);
+    let coupled = coupled_blocks(model, &factors, &blocks);
     let gibbs = steps::gibbs(
         &blocks,
+        &coupled,
         &plan.groups,
         !plan.likelihood.is_empty(),
         !hypers.is_empty(),

@@ -6,6 +6,7 @@ use crate::blocks::BlockSpec;
 use crate::hypers::KernelGroup;
 use crate::ids::BlockId;
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 /// One step of a Gibbs sweep.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -45,6 +46,57 @@ pub enum GibbsStep {
     Auxiliaries,
     /// Draw the conjugate Gamma hyperparameters.
     ConjugateHypers,
+    /// The generic update of the blocks read by factors with no augmentation: `steps`
+    /// elliptical slice sampling steps over all of them jointly (their Gaussian parts are
+    /// independent given the auxiliaries, so the ellipse is their product), each block's own
+    /// hyperparameters first, given its values.
+    Elliptical {
+        /// The blocks, updated jointly.
+        blocks: Vec<BlockId>,
+        /// The factors with no augmentation that read them.
+        factors: Vec<crate::ids::FactorId>,
+        /// Steps per sweep.
+        steps: usize,
+    },
+}
+
+/// The blocks tied to `b` through factors with no augmentation (a connected component), and
+/// those factors, in order.
+fn elliptical_group(
+    blocks: &[BlockSpec],
+    b: BlockId,
+    coupled: &BTreeSet<(BlockId, BlockId)>,
+) -> (Vec<BlockId>, Vec<crate::ids::FactorId>) {
+    let mut members = vec![b];
+    let mut factors: Vec<crate::ids::FactorId> = blocks[b.0].elliptical.clone();
+    loop {
+        let before = members.len() + factors.len();
+        for other in blocks {
+            if other.elliptical.iter().any(|f| factors.contains(f)) && !members.contains(&other.id)
+            {
+                members.push(other.id);
+                for f in &other.elliptical {
+                    if !factors.contains(f) {
+                        factors.push(*f);
+                    }
+                }
+            }
+        }
+        if members.len() + factors.len() == before {
+            break;
+        }
+    }
+    members.sort();
+    factors.sort();
+    // The joint ellipse is the product of the blocks' Gaussian parts only when no augmented
+    // factor couples two of them; otherwise each block takes its own steps given the others.
+    let is_coupled = members
+        .iter()
+        .any(|a| members.iter().any(|c| coupled.contains(&(*a, *c))));
+    if is_coupled {
+        return (vec![b], blocks[b.0].elliptical.clone());
+    }
+    (members, factors)
 }
 
 /// One step of a CAVI iteration.
@@ -67,6 +119,7 @@ pub enum CaviStep {
 /// blocks, then the conjugate hyperparameters.
 pub(crate) fn gibbs(
     blocks: &[BlockSpec],
+    coupled: &BTreeSet<(BlockId, BlockId)>,
     groups: &[KernelGroup],
     has_likelihood_hypers: bool,
     has_conjugate: bool,
@@ -95,6 +148,17 @@ pub(crate) fn gibbs(
                     block: b.id,
                     collapsed,
                 },
+                (None, None) if !collapsed && !b.elliptical.is_empty() => {
+                    let (members, factors) = elliptical_group(blocks, b.id, coupled);
+                    if members[0] != b.id {
+                        continue;
+                    }
+                    GibbsStep::Elliptical {
+                        blocks: members,
+                        factors,
+                        steps: crate::blocks::ELLIPTICAL_STEPS,
+                    }
+                }
                 (None, None) => GibbsStep::Block {
                     block: b.id,
                     collapsed,

@@ -40,6 +40,13 @@ pub struct Checked {
 
 /// Parse and check a model. On failure, returns every diagnostic with its source attached.
 pub fn check(name: &str, source: &str) -> Result<Checked, Failure> {
+    check_with(name, source, false)
+}
+
+/// [`check`], with every log-density factor kept as written when `generic_only` (the generic
+/// update everywhere, augmentations or not): for comparing the generic update with the
+/// augmentations on the same model (`gpmc infer --generic`, tests, benchmarks).
+pub fn check_with(name: &str, source: &str, generic_only: bool) -> Result<Checked, Failure> {
     let program = gpm_syntax::parse(source)
         .map_err(|e| Failure::new(name, source, vec![Diagnostic::from_parse(&e, source)]))?;
     let model = gpm_ir::lower(&program).map_err(|errs| {
@@ -52,14 +59,33 @@ pub fn check(name: &str, source: &str) -> Result<Checked, Failure> {
                 .collect(),
         )
     })?;
-    // Recognition: every factor gets a certified plan, or the model is refused with the
-    // factor's span, the atom no rule applied to and why.
+    // Recognition: every factor gets a certified plan; a log-density factor no rule augments
+    // is kept as written and takes the generic update (the plan says so, with the atom no rule
+    // applied to and why, and `gpmc check` prints it). Only a categorical factor can be refused.
     let mut plans = Vec::new();
     let mut refusals = Vec::new();
-    for r in gpm_augment::recognize(&model) {
+    for (k, r) in gpm_augment::recognize(&model).into_iter().enumerate() {
+        let is_density = matches!(model.factors[k].form, gpm_ir::FactorForm::LogDensity { .. });
+        let r = match r {
+            Ok(p) if generic_only && is_density => Err(gpm_augment::Refusal {
+                factor: k,
+                atom: "(the whole factor)".into(),
+                normal_form: p.steps.first().cloned().unwrap_or_default(),
+                reason: format!(
+                    "the generic update was requested instead of the augmentation {}",
+                    p.form
+                ),
+            }),
+            other => other,
+        };
         match r {
             Ok(p) => plans.push(p),
-            Err(e) => refusals.push(Diagnostic::from_refusal(&e, &model, source)),
+            Err(e) => match &model.factors[e.factor].form {
+                gpm_ir::FactorForm::LogDensity { .. } => plans.push(gpm_augment::Plan::generic(&e)),
+                gpm_ir::FactorForm::Categorical { .. } => {
+                    refusals.push(Diagnostic::from_refusal(&e, &model, source))
+                }
+            },
         }
     }
     if !refusals.is_empty() {

@@ -83,6 +83,10 @@ enum Command {
         /// SVI, logistic-softmax: non-label classes sampled per observation (0: all classes).
         #[arg(long, default_value_t = 0)]
         class_batch: usize,
+        /// Use the generic update for every likelihood factor, even where an augmentation
+        /// exists (to compare the two on one model).
+        #[arg(long)]
+        generic: bool,
     },
 }
 
@@ -118,6 +122,7 @@ fn main() -> ExitCode {
             delay,
             hyper_rate,
             class_batch,
+            generic,
         } => {
             let config = gpm_runtime::gibbs::GibbsConfig {
                 chains,
@@ -138,9 +143,9 @@ fn main() -> ExitCode {
                     class_batch,
                 };
                 let svi = (method == Method::Svi).then_some(svi);
-                return variational(&model, &data, &predict, svi, iterations, output);
+                return variational(&model, &data, &predict, svi, iterations, output, generic);
             }
-            infer(&model, &data, &predict, config, output, quiet)
+            infer(&model, &data, &predict, config, output, quiet, generic)
         }
     }
 }
@@ -152,12 +157,13 @@ fn variational(
     svi: Option<gpm_runtime::svi::SviConfig>,
     cavi_max_iter: usize,
     output: Option<std::path::PathBuf>,
+    generic: bool,
 ) -> ExitCode {
     let (name, source) = match read_model(path) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let checked = match gpmc::check(&name, &source) {
+    let checked = match gpmc::check_with(&name, &source, generic) {
         Ok(c) => c,
         Err(f) => {
             for r in f.reports() {
@@ -315,13 +321,14 @@ fn infer(
     config: gpm_runtime::gibbs::GibbsConfig,
     output: Option<std::path::PathBuf>,
     quiet: bool,
+    generic: bool,
 ) -> ExitCode {
     use std::io::IsTerminal;
     let (name, source) = match read_model(path) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let checked = match gpmc::check(&name, &source) {
+    let checked = match gpmc::check_with(&name, &source, generic) {
         Ok(c) => c,
         Err(f) => {
             for r in f.reports() {

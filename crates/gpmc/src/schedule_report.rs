@@ -55,7 +55,11 @@ fn auxiliaries(s: &Schedule, c: &Checked) -> String {
         }
     }
     if parts.is_empty() {
-        return "none (every factor is Gaussian in its predictors)".into();
+        return if s.factors.iter().any(|f| f.generic.is_some()) {
+            "none".into()
+        } else {
+            "none (every factor is Gaussian in its predictors)".into()
+        };
     }
     parts.join("; ")
 }
@@ -63,18 +67,27 @@ fn auxiliaries(s: &Schedule, c: &Checked) -> String {
 fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
     let own_hypers = |b: gpm_schedule::BlockId| {
         let mut extra = String::new();
+        let how = |given: bool| {
+            if given {
+                "given the block's current values"
+            } else {
+                "with the block integrated out"
+            }
+        };
         if let Some(k) = s.kernel_updates.iter().find(|k| k.block == b) {
             let _ = write!(
                 extra,
-                ", after slice sampling {} with the block integrated out",
-                hyper_names(c, &k.hypers)
+                ", after slice sampling {} {}",
+                hyper_names(c, &k.hypers),
+                how(k.given_values)
             );
         }
         if let Some(d) = s.dense_updates.iter().find(|d| d.block == b) {
             let _ = write!(
                 extra,
-                ", after slice sampling {} with the weights integrated out",
-                hyper_names(c, &d.hypers)
+                ", after slice sampling {} {}",
+                hyper_names(c, &d.hypers),
+                how(d.given_values)
             );
         }
         extra
@@ -120,6 +133,31 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
             hyper_names(c, &s.likelihood_hypers)
         ),
         GibbsStep::Auxiliaries => format!("draw the auxiliaries: {}", auxiliaries(s, c)),
+        GibbsStep::Elliptical {
+            blocks,
+            factors,
+            steps,
+        } => format!(
+            "generic update of {} (factor{} {} with no augmentation): {steps} elliptical slice sampling steps{} on the log-density as written, the ellipse's Gaussian being the prior{}{}",
+            blocks
+                .iter()
+                .map(|b| block_name(s, c, *b))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if factors.len() > 1 { "s" } else { "" },
+            factors
+                .iter()
+                .map(|f| format!("#{}", s.factors[f.0].factor + 1))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if blocks.len() > 1 { " over the blocks jointly" } else { "" },
+            if s.factors.iter().any(|fp| !fp.curvature.is_empty()) {
+                " times the augmented factors' Gaussian terms"
+            } else {
+                ""
+            },
+            blocks.iter().map(|b| own_hypers(*b)).collect::<String>()
+        ),
         GibbsStep::ConjugateHypers => format!(
             "draw {} from their conjugate Gamma conditionals",
             s.hypers
@@ -166,6 +204,8 @@ pub fn text(c: &Checked) -> String {
             block_kind(b),
             if b.collapsed {
                 ", read by a collapsed predictor"
+            } else if !b.elliptical.is_empty() {
+                ", generic update (elliptical slice sampling)"
             } else {
                 ""
             }

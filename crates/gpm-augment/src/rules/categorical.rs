@@ -52,6 +52,7 @@ pub(super) fn recognize_categorical(model: &Model, k: usize, f: &Factor) -> Resu
         }),
         log_c: T::Num(0.0),
         certificate: crate::certify::Certificate::pending(),
+        generic: None,
     };
     // Certified for the model's own number of classes; when that is a datum, for 2 and 3
     // classes here and again for the data's number when they are read

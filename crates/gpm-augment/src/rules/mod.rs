@@ -620,6 +620,7 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
         categorical: None,
         log_c: T::add(w.log_c.clone()),
         certificate: crate::certify::Certificate::pending(),
+        generic: None,
     };
     plan.steps.push(format!("log C = {}", plan.log_c));
     plan.certificate = crate::certify::certify(model, f, &plan, &plan.log_c);

@@ -153,19 +153,8 @@ impl super::Sampler<'_> {
                             continue;
                         }
                         let rows = gp.len();
-                        let d = DVector::from_fn(rows, |i, _| {
-                            latents[latent][column * rows + i] - gp.mean
-                        });
-                        let v = gp
-                            .chol
-                            .l_dirty()
-                            .solve_lower_triangular(&d)
-                            .ok_or_else(|| {
-                                RuntimeError::Numerical("triangular solve failed".into())
-                            })?;
-                        let half_log_det: f64 =
-                            gp.chol.l_dirty().diagonal().iter().map(|x| x.ln()).sum();
-                        total -= 0.5 * v.norm_squared() + half_log_det;
+                        let f = DVector::from_fn(rows, |i, _| latents[latent][column * rows + i]);
+                        total += gp.log_prior(&f)?;
                     }
                 }
                 Ok(total)
@@ -238,10 +227,21 @@ impl super::Sampler<'_> {
         b: &[f64],
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
+        // A block with the generic update: θ given its current values, `log N(f | μ₀, K_θ)`.
+        let values = sk.given_values.then(|| {
+            let Block::Gp { latent, column, gp } = &self.prep.blocks[sk.block] else {
+                unreachable!("a kernel update of a full GP block")
+            };
+            let rows = gp.len();
+            DVector::from_fn(rows, |i, _| state.latents[*latent][column * rows + i])
+        });
         for h in &sk.hypers {
             let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
                 let k = crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, hv)?;
-                crate::gaussian::gp_log_marginal(&k, hv.eval(&sk.mean)?, a, b)
+                match &values {
+                    Some(f) => crate::gaussian::GpBlock::new(k, hv.eval(&sk.mean)?)?.log_prior(f),
+                    None => crate::gaussian::gp_log_marginal(&k, hv.eval(&sk.mean)?, a, b),
+                }
             };
             self.slice_one(h, state, &log_gp, rng);
         }
@@ -337,6 +337,7 @@ pub(super) fn bind_hypers(
         kernels.push(SlicedKernel {
             block: bi,
             hypers: entries(&k.hypers)?,
+            given_values: k.given_values,
             kernel: sl.kernel,
             mean: sl.mean,
             inputs: sl.inputs,
@@ -360,6 +361,7 @@ pub(super) fn bind_hypers(
             Ok(SlicedDense {
                 block: first_block(d.block),
                 hypers: entries(&d.hypers)?,
+                given_values: d.given_values,
             })
         })
         .collect::<Result<Vec<_>, RuntimeError>>()?;

@@ -1,0 +1,162 @@
+//! The generic update of a block read by factors with no augmentation: elliptical slice
+//! sampling (Murray, Adams & MacKay 2010). Its Gaussian is the block's prior times the Gaussian
+//! terms of the factors that *are* augmented (given their auxiliaries), `N(m, Σ) ∝ p(z)
+//! exp(bᵀz − ½ zᵀAz)`, and its likelihood the un-augmented factors' log-density as written — so
+//! a mixed model keeps its augmentations, and the step leaves the block's conditional exactly
+//! invariant with no step size to tune.
+
+use super::State;
+use crate::block::GaussianBlock;
+use crate::natural::NaturalParams;
+use crate::prepared::{gather_dense, scatter_dense};
+use crate::RuntimeError;
+use nalgebra::DVector;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// A block's Gaussian conditional given the augmented factors' terms: `N(m, Σ) ∝ block(z)
+/// exp(npᵀ…)`, and where its values live.
+pub(super) struct BlockGaussian<'a> {
+    pub block: Box<dyn GaussianBlock + 'a>,
+    pub np: NaturalParams,
+    pub coords: Coords<'a>,
+}
+
+/// Where a block's coordinates live among the latents.
+pub(super) enum Coords<'a> {
+    /// Column `column` (of `rows` entries) of latent `latent`.
+    Column {
+        latent: usize,
+        column: usize,
+        rows: usize,
+    },
+    /// A dense block's `(latent, offset, length)` parts.
+    Dense(&'a [(usize, usize, usize)]),
+}
+
+impl Coords<'_> {
+    pub(super) fn get(&self, state: &State) -> DVector<f64> {
+        match *self {
+            Coords::Column {
+                latent,
+                column,
+                rows,
+            } => DVector::from_fn(rows, |i, _| state.latents[latent][column * rows + i]),
+            Coords::Dense(parts) => {
+                let dim = parts.iter().map(|p| p.2).sum();
+                gather_dense(parts, dim, &state.latents)
+            }
+        }
+    }
+
+    pub(super) fn set(&self, state: &mut State, z: &DVector<f64>) {
+        match *self {
+            Coords::Column {
+                latent,
+                column,
+                rows,
+            } => {
+                for i in 0..rows {
+                    state.latents[latent][column * rows + i] = z[i];
+                }
+            }
+            Coords::Dense(parts) => scatter_dense(parts, z, &mut state.latents),
+        }
+    }
+}
+
+/// Most shrinks of the angle bracket before the step gives up and keeps the current value
+/// (only reached when the log-likelihood is not finite at the current value).
+const MAX_SHRINKS: usize = 200;
+
+impl super::Sampler<'_> {
+    /// The generic factors' log-likelihood at the current latents.
+    fn generic_log_lik(&self, factors: &[usize], state: &State) -> f64 {
+        let pv = self.predictors(state);
+        let mut stack = Vec::with_capacity(64);
+        let mut total = 0.0;
+        for &f in factors {
+            let fp = &self.schedule.factors[f];
+            let tape = fp
+                .log_density
+                .as_ref()
+                .expect("a factor with the generic update has a log-density");
+            let mut vals = vec![0.0; fp.slots.len()];
+            for i in 0..self.prep.factors[f].n {
+                self.fill(f, i, &pv, state, &mut vals);
+                total += tape.eval(&vals, &mut stack);
+            }
+        }
+        if total.is_nan() {
+            f64::NEG_INFINITY
+        } else {
+            total
+        }
+    }
+
+    /// `steps` elliptical slice steps over the blocks jointly: the ellipse's Gaussian is the
+    /// product of the blocks' Gaussian parts (independent given the auxiliaries: the schedule
+    /// groups only blocks no augmented factor couples), its likelihood the generic `factors`.
+    pub(super) fn elliptical(
+        &self,
+        parts: &[BlockGaussian],
+        factors: &[usize],
+        steps: usize,
+        state: &mut State,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        // Each block's conditional factored once for all the steps.
+        let ellipses = parts
+            .iter()
+            .map(|g| g.block.ellipse(&g.np))
+            .collect::<Result<Vec<_>, _>>()?;
+        let means: Vec<&DVector<f64>> = ellipses.iter().map(|e| e.mean()).collect();
+        let mut z: Vec<DVector<f64>> = parts.iter().map(|g| g.coords.get(state)).collect();
+        let mut log_lik = self.generic_log_lik(factors, state);
+        let set = |state: &mut State, values: &[DVector<f64>]| {
+            for (g, v) in parts.iter().zip(values) {
+                g.coords.set(state, v);
+            }
+        };
+        for _ in 0..steps {
+            // ν ~ N(0, Σ): a draw of each block's Gaussian part, centred.
+            let nu: Vec<DVector<f64>> = ellipses.iter().map(|e| e.centred_draw(rng)).collect();
+            let log_y = log_lik + rng.gen::<f64>().ln();
+            let mut theta: f64 = rng.gen_range(0.0..std::f64::consts::TAU);
+            let (mut lo, mut hi) = (theta - std::f64::consts::TAU, theta);
+            let mut accepted = false;
+            for _ in 0..MAX_SHRINKS {
+                let (c, s) = (theta.cos(), theta.sin());
+                let proposal: Vec<DVector<f64>> = (0..parts.len())
+                    .map(|k| means[k] + (&z[k] - means[k]) * c + &nu[k] * s)
+                    .collect();
+                set(state, &proposal);
+                let ll = self.generic_log_lik(factors, state);
+                if ll > log_y {
+                    z = proposal;
+                    log_lik = ll;
+                    accepted = true;
+                    break;
+                }
+                if theta < 0.0 {
+                    lo = theta;
+                } else {
+                    hi = theta;
+                }
+                if hi - lo < 1e-12 {
+                    break;
+                }
+                theta = rng.gen_range(lo..hi);
+            }
+            if !accepted {
+                set(state, &z);
+                if !log_lik.is_finite() {
+                    return Err(RuntimeError::Numerical(
+                        "the generic update found no point of finite likelihood on the ellipse: the log-density of a factor without augmentation is not finite at the current latents".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
