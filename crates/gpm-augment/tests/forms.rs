@@ -316,6 +316,42 @@ fn heteroscedastic_student_t_with_a_latent_location() {
     }
 }
 
+/// An exposure `E[i]` scales the rate when the data declare it non-negative; without the
+/// declaration the refusal says which declaration is missing.
+#[test]
+fn poisson_with_an_exposure_declared_non_negative() {
+    let data = "N : int; x : vector[N]; E : vector[N] in 0..; y : int[N] in 0..;";
+    check_all(
+        data,
+        "lambda : real in 0.. = 8.0;",
+        &[
+            "for i in 1..N { y[i] ~ poisson(E[i] * lambda * logistic(f[i])); }",
+            "for i in 1..N { target += y[i] * log(E[i] * lambda * logistic(f[i])) - E[i] * lambda * logistic(f[i]); }",
+        ],
+        &["Poisson", "Pólya-Gamma"],
+    );
+    let undeclared = refused(
+        "N : int; x : vector[N]; E : vector[N]; y : int[N] in 0..;",
+        "lambda : real in 0.. = 8.0;",
+        "for i in 1..N { y[i] ~ poisson(E[i] * lambda * logistic(f[i])); }",
+    );
+    assert!(
+        undeclared.reason.contains("declare `E in 0..`"),
+        "{}",
+        undeclared.reason
+    );
+    let unbounded_rate = refused(
+        "N : int; x : vector[N]; E : vector[N] in 0..; y : int[N] in 0..;",
+        "lambda : real = 8.0;",
+        "for i in 1..N { y[i] ~ poisson(E[i] * lambda * logistic(f[i])); }",
+    );
+    assert!(
+        unbounded_rate.reason.contains("declare `lambda in 0..`"),
+        "{}",
+        unbounded_rate.reason
+    );
+}
+
 fn refused(data: &str, hyper: &str, form: &str) -> Refusal {
     let r = plans(data, hyper, "f : vector[N] ~ gp(x, sqexp(1.0));", form);
     match r.into_iter().next().unwrap() {

@@ -151,6 +151,19 @@ pub(crate) fn sample_value(model: &Model, role: Role, name: &str, rng: &mut impl
                     rng.gen_range(lo as i64..=hi as i64) as f64
                 }
                 Some((_, gpm_ir::Elem::Int)) => rng.gen_range(0..10) as f64,
+                // A real datum with a declared range: inside it.
+                Some((ValueSet::Range { lo, hi }, _)) => {
+                    let bound = |b: &Option<Bound>| match b {
+                        Some(Bound::Const(c)) => Some(*c),
+                        _ => None,
+                    };
+                    match (bound(lo), bound(hi)) {
+                        (Some(l), Some(h)) if h > l => rng.gen_range(l..=h),
+                        (Some(l), _) => l + rng.gen_range(0.05..4.0),
+                        (None, Some(h)) => h - rng.gen_range(0.05..4.0),
+                        (None, None) => 2.0 * normal(rng),
+                    }
+                }
                 _ => 2.0 * normal(rng),
             }
         }
@@ -269,8 +282,15 @@ impl Work<'_> {
                 return Ok(());
             }
         }
+        // A log of a product splits only when its factors are known positive: say which
+        // declarations would allow it.
+        let hint = if a.to_string().contains("log(") {
+            constraint_hint(self.model, &self.signs, &a)
+        } else {
+            String::new()
+        };
         Err(format!(
-            "no rule applies to the atom {a}: it is not quadratic in the predictors, not a logistic/softplus/log-cosh of an affine predictor, not −κσ(z), and does not depend on the predictors through one square (y−f)², |y−f| or max(u, 0)"
+            "no rule applies to the atom {a}: it is not quadratic in the predictors, not a logistic/softplus/log-cosh of an affine predictor, not −κσ(z), and does not depend on the predictors through one square (y−f)², |y−f| or max(u, 0){hint}"
         ))
     }
 }
@@ -408,7 +428,48 @@ fn signs_of(model: &Model) -> Signs {
             s.positive_hypers.insert(h.name.clone());
         }
     }
+    // Data declared non-negative (`E : vector[N] in 0..`) are treated like non-negative
+    // hyperparameters: as positive, so that `log(E·λ·σ(f))` splits and an exposure scales a
+    // Poisson rate.
+    for d in &model.data {
+        if let gpm_ir::ValueSet::Range {
+            lo: Some(gpm_ir::Bound::Const(lo)),
+            ..
+        } = &d.constraint
+        {
+            if *lo >= 0.0 {
+                s.positive_data.insert(d.name.clone());
+            }
+        }
+    }
     s
+}
+
+/// A hint for a sign check that failed: the hyperparameters and data in `t` declared with no
+/// lower bound of 0, which may be what blocks the rule.
+pub(crate) fn constraint_hint(model: &Model, signs: &Signs, t: &T) -> String {
+    let mut syms = BTreeSet::new();
+    collect(t, &mut syms);
+    let missing: Vec<String> = syms
+        .into_iter()
+        .filter(|(r, n)| match r {
+            Role::Hyper => !signs.positive_hypers.contains(n),
+            Role::Data => {
+                let base = n.split('[').next().unwrap_or(n);
+                !signs.positive_data.contains(base) && model.data.iter().any(|d| d.name == base)
+            }
+            _ => false,
+        })
+        .map(|(_, n)| format!("`{} in 0..`", n.split('[').next().unwrap_or(&n)))
+        .collect();
+    if missing.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (if it is never negative, declare {})",
+            missing.join(" and ")
+        )
+    }
 }
 
 /// Recognise one factor.

@@ -77,8 +77,9 @@ impl Rule for PoissonMgf {
                     return Ok(true);
                 }
                 return Err(format!(
-                    "the coefficient {kappa} of σ({}) is not negative everywhere: exp(+κσ(z)) has no Poisson representation",
-                    z.to_tree()
+                    "the coefficient {kappa} of σ({}) is not negative everywhere: exp(+κσ(z)) has no Poisson representation{}",
+                    z.to_tree(),
+                    super::constraint_hint(w.model, &w.signs, &kappa)
                 ));
             }
         }
