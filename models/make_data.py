@@ -172,6 +172,48 @@ def main():
     write("heteroscedastic_student_t", {"N": n_train, "x": x[:n_train], "y": y[:n_train]},
           {"N": n_test, "x": x[n_train:], "y": y[n_train:]})
 
+    # Probit GP classification, labels 0/1 (its own stream).
+    rng4 = random.Random(20261125)
+    x = [r4(rng4.uniform(-3, 3)) for _ in range(n_train + n_test)]
+    y = [1 if rng4.random() < 0.5 * math.erfc(-latent_fn(v) / math.sqrt(2)) else 0 for v in x]
+    write("probit_gp", {"N": n_train, "x": x[:n_train], "y": y[:n_train]},
+          {"N": n_test, "x": x[n_train:], "y": y[n_train:]})
+
+    # Poisson GP with a log link, an exposure and an intercept (its own stream).
+    rng5 = random.Random(20261126)
+    x = [r4(rng5.uniform(-3, 3)) for _ in range(n_train + n_test)]
+    e = [r4(rng5.uniform(0.5, 2.0)) for _ in x]
+    y = []
+    for v, ei in zip(x, e):
+        limit, k, prod = math.exp(-ei * math.exp(0.4 * latent_fn(v) + 0.5)), 0, 1.0
+        while True:
+            prod *= rng5.random()
+            if prod <= limit:
+                break
+            k += 1
+        y.append(k)
+    write("poisson_log_gp", {"N": n_train, "x": x[:n_train], "E": e[:n_train], "y": y[:n_train]},
+          {"N": n_test, "x": x[n_train:], "E": e[n_train:], "y": y[n_train:]})
+
+    # Skew-normal noise around a GP (shape 4, scale 0.5): a likelihood no rule augments.
+    rng6 = random.Random(20261127)
+    x = [r4(rng6.uniform(-3, 3)) for _ in range(n_train + n_test)]
+    y = []
+    for v in x:
+        u0, u1 = rng6.gauss(0, 1), rng6.gauss(0, 1)
+        delta = 4.0 / math.sqrt(17.0)
+        z = delta * abs(u0) + math.sqrt(1 - delta * delta) * u1
+        y.append(r4(latent_fn(v) + 0.5 * z))
+    write("skew_normal_gp", {"N": n_train, "x": x[:n_train], "y": y[:n_train]},
+          {"N": n_test, "x": x[n_train:], "y": y[n_train:]})
+
+    # Gumbel (extreme-value) noise around a GP, scale 0.4: a likelihood no rule augments.
+    rng7 = random.Random(20261128)
+    x = [r4(rng7.uniform(-3, 3)) for _ in range(n_train + n_test)]
+    y = [r4(latent_fn(v) - 0.4 * math.log(-math.log(rng7.random()))) for v in x]
+    write("gumbel_gp", {"N": n_train, "x": x[:n_train], "y": y[:n_train]},
+          {"N": n_test, "x": x[n_train:], "y": y[n_train:]})
+
 
 if __name__ == "__main__":
     main()

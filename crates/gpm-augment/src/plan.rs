@@ -64,6 +64,12 @@ pub enum Family {
         /// Success probability `p ∈ [0, 1)`.
         p: T,
     },
+    /// The unit normal at `mean` truncated to `(0, ∞)`; `mean = 0` is the half-normal prior of
+    /// the probit's auxiliary.
+    TruncatedNormal {
+        /// Mean of the untruncated normal.
+        mean: T,
+    },
     /// A completely monotone `φ` with no named mixing law: the exponentially tilted inverse
     /// Laplace transform `π_φ(ω | c) ∝ e^(−c² ω) L⁻¹{φ}(ω)`, sampled by Laplace inversion.
     TiltedLaplace {
@@ -94,6 +100,9 @@ impl Family {
             Family::Poisson { rate } => (&fam::poisson::Poisson, vec![rate]),
             Family::NegativeBinomial { shape, p } => {
                 (&fam::negative_binomial::NegativeBinomial, vec![shape, p])
+            }
+            Family::TruncatedNormal { mean } => {
+                (&fam::truncated_normal::TruncatedNormal, vec![mean])
             }
             Family::TiltedLaplace { .. } => return None,
         })
@@ -126,6 +135,7 @@ impl Family {
             Family::InverseGamma { shape, scale } => {
                 format!("InverseGamma(shape = {shape}, scale = {scale})")
             }
+            Family::TruncatedNormal { mean } => format!("TN(mean = {mean}, sd = 1) on (0, ∞)"),
             Family::TiltedLaplace { phi, c2 } => format!("π_φ(ω | c² = {c2}) with φ(r) = {phi}"),
         }
     }

@@ -1,4 +1,6 @@
-//! Every example model's factors are recognised and certified.
+//! Every example model's factors are recognised and certified — except the examples of the
+//! generic update, whose likelihoods no rule augments (and must stay so, or they stop being
+//! examples of it).
 
 use std::path::Path;
 
@@ -9,6 +11,9 @@ fn model(name: &str) -> gpm_ir::Model {
     let src = std::fs::read_to_string(path).unwrap();
     gpm_ir::lower(&gpm_syntax::parse(&src).unwrap()).unwrap()
 }
+
+/// The examples of the generic update.
+const GENERIC: &[&str] = &["gumbel_gp.gpm", "poisson_log_gp.gpm"];
 
 #[test]
 fn every_example_model_is_recognised_and_certified() {
@@ -37,10 +42,16 @@ fn every_example_model_is_recognised_and_certified() {
                     }
                     assert!(p.certificate.passed);
                 }
+                Err(_) if GENERIC.contains(&n.as_str()) => continue,
                 Err(e) => failures.push(format!(
                     "{n} #{k}: {} — {}\n   normal form: {}",
                     e.atom, e.reason, e.normal_form
                 )),
+            }
+            if GENERIC.contains(&n.as_str()) {
+                failures.push(format!(
+                    "{n} #{k}: now augmented; it was the generic update's example"
+                ));
             }
         }
     }

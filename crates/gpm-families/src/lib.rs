@@ -1,7 +1,7 @@
 //! # gpm-families
 //!
 //! Owns the mixing laws of the augmentations — Pólya-Gamma, Gamma, inverse Gaussian, GIG,
-//! Lévy, inverse Gamma, Poisson, negative binomial — one file each, behind one trait,
+//! Lévy, inverse Gamma, Poisson, negative binomial, truncated normal — one file each, behind one trait,
 //! [`MixingLaw`]: its density (for certification by quadrature), its Laplace transform, the
 //! moments CAVI needs of the law tilted by `e^(−ωs)`, and an exact sampler for Gibbs. The same
 //! implementation serves certification (`gpm-augment`), the schedule (which names the law of
@@ -22,6 +22,7 @@ pub mod negative_binomial;
 pub mod poisson;
 pub mod polya_gamma;
 pub mod polya_gamma_sampler;
+pub mod truncated_normal;
 
 use rand_chacha::ChaCha8Rng;
 
@@ -66,6 +67,11 @@ pub trait MixingLaw: Send + Sync + std::fmt::Debug {
     fn log_laplace(&self, _params: &[f64], _s: f64) -> Option<f64> {
         None
     }
+    /// Whether its Laplace transform exists at negative `s` (the law has Gaussian tails, so a
+    /// tilt `e^(−ωs)` may grow): then CAVI tilts it by any real `s`, else by `s ≥ 0` only.
+    fn any_real_tilt(&self) -> bool {
+        false
+    }
     /// Whether [`MixingLaw::tilted`] has a closed form for this law (decided when the schedule
     /// is built, so that CAVI is refused up front rather than failing at run time).
     fn has_tilted(&self) -> bool {
@@ -91,6 +97,7 @@ pub const LAWS: &[&dyn MixingLaw] = &[
     &inverse_gamma::InverseGamma,
     &poisson::Poisson,
     &negative_binomial::NegativeBinomial,
+    &truncated_normal::TruncatedNormal,
 ];
 
 /// The quadrature grid in `t = log ω`: `(lo, hi, step)`.

@@ -17,6 +17,7 @@ fn params(name: &str) -> Vec<f64> {
         "inverse Gamma" => vec![3.5, 2.0],
         "Poisson" => vec![3.2],
         "negative binomial" => vec![2.5, 0.4],
+        "truncated normal" => vec![0.4],
         other => panic!("no test parameters for the law `{other}`: add them here"),
     }
 }
@@ -107,6 +108,33 @@ fn sampler_means_match_the_laplace_derivative() {
             "{}: sample mean {mean} vs {expected} (se {se})",
             law.name()
         );
+    }
+}
+
+/// The truncated normal's sampler in both regimes (plain rejection, and Robert's exponential
+/// proposal far in the tail): KS against `1 − Φ(μ − x)/Φ(μ)`, 20 000 draws each.
+#[test]
+fn truncated_normal_sampler_passes_ks_in_both_regimes() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    for mu in [1.2, -0.3, -0.7, -6.0] {
+        let n = 20_000;
+        let mut x: Vec<f64> = (0..n)
+            .map(|_| gpm_families::truncated_normal::sample(&mut rng, mu).unwrap())
+            .collect();
+        x.sort_by(|u, v| u.partial_cmp(v).unwrap());
+        let tail = gpm_special::log_normal_cdf(mu);
+        let cdf = |v: f64| 1.0 - (gpm_special::log_normal_cdf(mu - v) - tail).exp();
+        let d = x
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let f = cdf(v);
+                (f - i as f64 / n as f64)
+                    .abs()
+                    .max(((i + 1) as f64 / n as f64 - f).abs())
+            })
+            .fold(0.0, f64::max);
+        assert!(d < 1.63 / (n as f64).sqrt(), "mean {mu}: KS D = {d}");
     }
 }
 

@@ -314,9 +314,11 @@ pub(crate) fn plan(
     collapsed: &BTreeSet<String>,
     blocks: &[BlockSpec],
 ) -> HyperPlan {
-    let has_cavi = factors
-        .iter()
-        .all(|f| f.cavi.is_some() || f.categorical.is_some());
+    let has_cavi = factors.iter().all(|f| {
+        f.cavi.is_some()
+            || f.categorical.is_some()
+            || f.generic.as_ref().is_some_and(|g| g.variational.is_ok())
+    });
     let mut steps = Vec::new();
     let mut likelihood = Vec::new();
     let mut kernels: Vec<GpKernelUpdate> = Vec::new();

@@ -298,6 +298,66 @@ pub struct GenericProgram {
     pub reason: String,
     /// The predictors it reads.
     pub predictors: Vec<PredictorId>,
+    /// Its variational update, or why there is none.
+    pub variational: Result<GenericVariational, String>,
+}
+
+/// The generic variational update of a factor that reads one predictor `η`: a Gaussian site
+/// `b·η − ½a·η²` per observation, moved towards `a = −E_q[ℓ''(η)]`, `b = E_q[ℓ'(η)] + a·E_q[η]`
+/// (a natural-gradient step on the ELBO; Khan & Lin 2017), the expectations by Gauss-Hermite
+/// quadrature over `q(η) = N(m, v)` and the derivatives taken symbolically by the CAS.
+#[derive(Debug, Clone)]
+pub struct GenericVariational {
+    /// The predictor.
+    pub pred: PredictorId,
+    /// The factor's slots that hold `η` (set to each quadrature node).
+    pub pred_slots: Vec<usize>,
+    /// `ℓ'(η)`.
+    pub d1: Tape,
+    /// `ℓ''(η)`.
+    pub d2: Tape,
+}
+
+/// `ℓ'` and `ℓ''` of a factor's log-density in its one predictor, by the CAS.
+fn generic_variational(
+    original: &T,
+    f: &gpm_ir::Factor,
+    syms: &[(Role, String)],
+    slots: &[Source],
+    predictors: &[PredictorId],
+) -> Result<GenericVariational, String> {
+    let ([pred], [name]) = (predictors, f.predictors.as_slice()) else {
+        return Err(format!(
+            "the generic variational update handles factors of one linear predictor; this one reads {}",
+            f.predictors.len()
+        ));
+    };
+    let unbound = |e: String| format!("the CAS could not differentiate the log-density: {e}");
+    let cas = gpm_augment::cas::to_cas(original)
+        .ok_or_else(|| unbound("its symbols are not CAS symbols".into()))?;
+    let role = |n: &str| {
+        syms.iter()
+            .find(|(_, m)| m == n)
+            .map(|(r, _)| *r)
+            .unwrap_or(Role::Data)
+    };
+    let d1 = gpm_cas::derivative(&cas, name);
+    let d2 = gpm_cas::derivative(&d1, name);
+    let slot_of = |r: Role, n: &str| syms.iter().position(|(r2, n2)| *r2 == r && n2 == n);
+    let tape = |e: &gpm_cas::Expr| {
+        Tape::compile(&gpm_augment::cas::from_cas(e, &role), &slot_of).map_err(unbound)
+    };
+    Ok(GenericVariational {
+        pred: *pred,
+        pred_slots: slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches!(s, Source::Predictor(p) if p == pred))
+            .map(|(k, _)| k)
+            .collect(),
+        d1: tape(&d1)?,
+        d2: tape(&d2)?,
+    })
 }
 
 /// Pairs of blocks whose Gaussian conditionals an augmented factor couples: one of its
@@ -639,29 +699,35 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             collapsed.insert(p.clone());
         }
         let (cavi, cavi_unavailable) = match &plan.generic {
-            Some(_) => (
-                None,
-                Some(
-                    "no augmentation (the generic variational update is not implemented yet)"
-                        .into(),
-                ),
-            ),
+            Some(_) => (None, None),
             None => match cavi_program(plan, &slot_of, &pred_of(model)).map_err(err)? {
                 Ok(program) => (Some(program), None),
                 Err(why) => (None, Some(why)),
             },
         };
         let generic = match &plan.generic {
-            Some(reason) => Some(GenericProgram {
-                reason: reason.clone(),
-                predictors: f
+            Some(reason) => {
+                let predictors: Vec<PredictorId> = f
                     .predictors
                     .iter()
                     .map(|p| pred_of(model)(p))
                     .collect::<Result<_, _>>()
-                    .map_err(err)?,
-            }),
+                    .map_err(err)?;
+                let variational = generic_variational(&original, f, &syms, &slots, &predictors);
+                Some(GenericProgram {
+                    reason: reason.clone(),
+                    predictors,
+                    variational,
+                })
+            }
             None => None,
+        };
+        let cavi_unavailable = match &generic {
+            Some(GenericProgram {
+                variational: Err(why),
+                ..
+            }) => Some(why.clone()),
+            _ => cavi_unavailable,
         };
         let response_slots = slots
             .iter()

@@ -9,9 +9,10 @@ use gpm_schedule::{
 fn schedule(src: &str) -> (gpm_ir::Model, Schedule) {
     let program = gpm_syntax::parse(src).expect("parses");
     let model = gpm_ir::lower(&program).expect("lowers");
+    // A factor no rule augments takes the generic update (as `gpmc::check` does).
     let plans: Vec<_> = gpm_augment::recognize(&model)
         .into_iter()
-        .map(|p| p.expect("augmentable"))
+        .map(|p| p.unwrap_or_else(|r| gpm_augment::Plan::generic(&r)))
         .collect();
     let s = build(&model, &plans).expect("schedules");
     (model, s)
@@ -326,6 +327,7 @@ fn every_example_model_schedules_every_hyperparameter() {
                         GibbsStep::KernelGroup { group } => {
                             s.kernel_groups[*group].blocks.contains(&b.id)
                         }
+                        GibbsStep::Elliptical { blocks, .. } => blocks.contains(&b.id),
                         _ => false,
                     })
                     .count();
@@ -360,4 +362,57 @@ fn svi_learns_positive_scalars_only() {
         );
         assert_eq!(hyper(&m, &s, h).gibbs, GibbsUpdate::TypeIiMl, "{h}");
     }
+}
+
+/// A factor no rule augments: the blocks it reads take the generic update, jointly when no
+/// augmented factor couples them; a kernel hyperparameter of such a block is sampled given
+/// its values; the variational update is the generic one (CAS derivatives).
+#[test]
+fn a_factor_without_augmentation_takes_the_generic_update() {
+    let (m, s) = schedule(
+        "data { N : int; x : vector[N]; y : int[N] in 0..; }
+         hyper { ell : real in 0.. ~ gamma(2, 2); }
+         latent { f : vector[N] ~ gp(x, sqexp(ell)); b : real ~ normal(0, 2); }
+         model { for i in 1..N { y[i] ~ poisson(exp(f[i] + b)); } }",
+    );
+    assert!(s.factors[0].generic.is_some());
+    assert!(s.factors[0].curvature.is_empty() && s.factors[0].aux.is_empty());
+    let ell = hyper(&m, &s, "ell");
+    assert!(
+        matches!(ell.gibbs, GibbsUpdate::GivenValues { block } if block == BlockId(0)),
+        "{:?}",
+        ell.gibbs
+    );
+    let steps: Vec<&GibbsStep> = s
+        .gibbs
+        .iter()
+        .filter(|st| matches!(st, GibbsStep::Elliptical { .. }))
+        .collect();
+    assert_eq!(steps.len(), 1, "{:?}", s.gibbs);
+    let GibbsStep::Elliptical {
+        blocks, factors, ..
+    } = steps[0]
+    else {
+        unreachable!()
+    };
+    assert_eq!(blocks, &vec![BlockId(0), BlockId(1)]);
+    assert_eq!(factors.len(), 1);
+    let g = s.factors[0].generic.as_ref().unwrap();
+    assert!(g.variational.is_ok(), "{:?}", g.variational);
+    // A second, augmented factor coupling f and b: separate elliptical steps per block.
+    let (_, s) = schedule(
+        "data { N : int; x : vector[N]; y : int[N] in 0..; z : int[N] in {-1, 1}; }
+         latent { f : vector[N] ~ gp(x, sqexp(1.0)); b : real ~ normal(0, 2); }
+         model { for i in 1..N { y[i] ~ poisson(exp(f[i] + b)); }
+                 for i in 1..N { target += log(logistic(z[i] * (f[i] + b))); } }",
+    );
+    let blocks: Vec<Vec<BlockId>> = s
+        .gibbs
+        .iter()
+        .filter_map(|st| match st {
+            GibbsStep::Elliptical { blocks, .. } => Some(blocks.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(blocks, vec![vec![BlockId(0)], vec![BlockId(1)]]);
 }

@@ -244,7 +244,7 @@ pub fn text(c: &Checked) -> String {
                     a.conditional.describe()
                 );
             }
-            if p.categorical.is_none() {
+            if p.categorical.is_none() && p.generic.is_none() {
                 let _ = writeln!(
                     out,
                     "        augmented log-likelihood: {}",
@@ -257,6 +257,13 @@ pub fn text(c: &Checked) -> String {
                     "        {pred}: sampled from its collapsed Gaussian conditional, the counts and Pólya-Gamma variables integrated out: {}",
                     poly.to_tree()
                 );
+            }
+            if p.generic.is_some() {
+                let _ = writeln!(
+                    out,
+                    "        certified: nothing to certify (the log-density is used as written)"
+                );
+                continue;
             }
             let _ = writeln!(
                 out,

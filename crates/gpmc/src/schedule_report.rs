@@ -172,7 +172,12 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
 fn cavi_step_text(s: &Schedule, c: &Checked, step: &CaviStep) -> String {
     match step {
         CaviStep::Block { block } => format!(
-            "local updates q(auxiliaries) at the current moments, then q({}){}",
+            "local updates q(auxiliaries){} at the current moments, then q({}){}",
+            if s.factors.iter().any(|f| f.generic.is_some()) {
+                " and the generic factors' Gaussian sites (a damped natural-gradient step, E[ℓ'], E[ℓ''] by 20-node Gauss-Hermite quadrature)"
+            } else {
+                ""
+            },
             block_name(s, c, *block),
             if s.blocks[block.0].per_column {
                 ", column by column (fresh local updates before each)"

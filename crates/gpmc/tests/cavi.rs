@@ -56,6 +56,7 @@ fn elbo_never_decreases_and_converges() {
         "multiclass_gp",
         "heteroscedastic_gp",
         "heteroscedastic_student_t",
+        "probit_gp",
     ] {
         let (_, _, r) = run(m, None);
         assert!(

@@ -211,6 +211,7 @@ mod categorical;
 mod logistic;
 mod negative_binomial_mgf;
 mod poisson_mgf;
+mod probit;
 mod scale_mixture;
 
 /// One augmentation rule, tried on an atom `coef · core` (with `κ = coef` free of the
@@ -231,6 +232,7 @@ trait Rule: Sync {
 /// The rules, in the order they are tried; a new rule is a file in `rules/` and a line here.
 const RULES: &[&dyn Rule] = &[
     &logistic::Logistic,
+    &probit::Probit,
     &poisson_mgf::PoissonMgf,
     &negative_binomial_mgf::NegativeBinomialMgf,
     &scale_mixture::ScaleMixture,
@@ -619,6 +621,9 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
             r_expr,
         ]));
         forms.push(form);
+    }
+    if w.aux.iter().any(|a| a.rule == "probit") {
+        forms.insert(0, "probit → truncated normal (Albert & Chib)");
     }
     if w.aux.is_empty() {
         forms.push("Gaussian (conjugate, no augmentation)");

@@ -9,9 +9,11 @@ use gpm_schedule::{CaviFamily, CaviProgram, CountLaw, PolyTapes};
 fn mixing(f: &CaviFamily, vals: &[f64], s: f64, stack: &mut Vec<f64>) -> (f64, f64) {
     // A vanishing residual makes E[ω] of the Lévy-type laws infinite; the floor keeps the
     // curvature finite (its effect on the ELBO is below 1e-6 · a).
-    let s = s.max(1e-12);
+    let floor = |s: f64| s.max(1e-12);
     match f {
         CaviFamily::Law { law, params } => {
+            // The probit's truncated normal is tilted by any real s (s = −c·E[z]).
+            let s = if law.any_real_tilt() { s } else { floor(s) };
             let mut p = [0.0; 4];
             for (v, t) in p.iter_mut().zip(params) {
                 *v = t.eval(vals, stack);
@@ -20,6 +22,7 @@ fn mixing(f: &CaviFamily, vals: &[f64], s: f64, stack: &mut Vec<f64>) -> (f64, f
                 .unwrap_or((f64::NAN, f64::NAN))
         }
         CaviFamily::Tilted(t) => {
+            let s = floor(s);
             // E[ω] = ψ'(s), log φ(s) = −ψ(s).
             let mut args = Vec::with_capacity(t.params.len() + 1);
             t.args(s, vals, &mut args);

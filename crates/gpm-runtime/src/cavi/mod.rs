@@ -7,6 +7,7 @@
 //! `Σ_i [log C_i + E_q P₀(η_i) + Σ_ω log φ(E_q s_ω(η_i))] − Σ_blocks KL(q ‖ p)` (ch. 5 §3.3.1);
 //! each coordinate step maximises it exactly, so the sequence never decreases.
 
+mod generic;
 mod local;
 mod softmax;
 mod state;
@@ -79,7 +80,8 @@ pub fn run(
 ) -> Result<CaviResult, RuntimeError> {
     let t0 = std::time::Instant::now();
     for fp in &schedule.factors {
-        if fp.cavi.is_none() && fp.categorical.is_none() {
+        let generic_ok = fp.generic.as_ref().is_some_and(|g| g.variational.is_ok());
+        if fp.cavi.is_none() && fp.categorical.is_none() && !generic_ok {
             return Err(RuntimeError::Unsupported(format!(
                 "closed-form CAVI is not implemented for the augmentation of factor #{} ({}); use --method gibbs",
                 fp.factor + 1,
@@ -113,6 +115,13 @@ pub fn run(
                     converged = elbo_trace.last().is_some_and(|last: &f64| {
                         (elbo - last).abs() <= config.tolerance * elbo.abs().max(1.0)
                     });
+                    // The generic sites' natural-gradient steps are not coordinate ascent: a
+                    // decrease halves their step size (the augmented factors' steps are exact
+                    // and never decrease the ELBO).
+                    if elbo_trace.last().is_some_and(|last: &f64| elbo < *last) {
+                        q.rho = (q.rho * 0.5).max(1.0 / 1024.0);
+                        converged = false;
+                    }
                     elbo_trace.push(elbo);
                 }
             }

@@ -2,6 +2,7 @@
 //! logistic-softmax factors' `q` — and the coordinate steps on it. Each step maximises the ELBO
 //! over its own factor of `q` exactly, so the ELBO never decreases.
 
+use super::generic::{Rule, Sites};
 use super::local::{double_bound_terms, local_elbo, local_step};
 use super::softmax::SoftmaxQ;
 use super::BlockPosterior;
@@ -44,6 +45,11 @@ pub(super) struct CaviState<'a> {
     hyper_values: Vec<f64>,
     stack: Vec<f64>,
     vals: Vec<f64>,
+    /// Per factor with the generic update: its Gaussian sites.
+    sites: Vec<Option<Sites>>,
+    /// The generic sites' step size; halved by the executor when the ELBO decreases.
+    pub(super) rho: f64,
+    rule: Rule,
 }
 
 impl<'a> CaviState<'a> {
@@ -153,6 +159,19 @@ impl<'a> CaviState<'a> {
             hyper_values: prep.hypers.clone(),
             stack: Vec::with_capacity(64),
             vals: Vec::new(),
+            sites: schedule
+                .factors
+                .iter()
+                .zip(&prep.factors)
+                .map(|(fp, pf)| {
+                    fp.generic.as_ref().map(|_| Sites {
+                        a: vec![0.0; pf.n],
+                        b: vec![0.0; pf.n],
+                    })
+                })
+                .collect(),
+            rho: 1.0,
+            rule: Rule::new(),
         })
     }
 
@@ -230,6 +249,32 @@ impl<'a> CaviState<'a> {
         for sq in &mut self.softmax {
             sq.local_step(&self.mean[sq.latent], &self.var[sq.latent]);
         }
+        // The generic factors' sites, a damped step towards their targets.
+        for (f, fp) in schedule.factors.iter().enumerate() {
+            let Some(Ok(g)) = fp.generic.as_ref().map(|g| g.variational.as_ref()) else {
+                continue;
+            };
+            let pi = g.pred.0;
+            for i in 0..self.prep.factors[f].n {
+                self.fill(f, i, pm);
+                let (a, b) =
+                    self.rule
+                        .target(g, pm[pi].0[i], pm[pi].1[i], &mut self.vals, &mut self.stack);
+                let site = self.sites[f].as_mut().expect("sites of a generic factor");
+                site.a[i] += self.rho * (a - site.a[i]);
+                site.b[i] += self.rho * (b - site.b[i]);
+            }
+        }
+    }
+
+    /// The generic factors' sites as Gaussian terms of predictor `pi` at observation `i` of
+    /// factor `f`: `(a_i, b_i)`, if `f` has sites on `pi`.
+    fn site(&self, f: usize, pi: usize) -> Option<&Sites> {
+        let g = self.schedule.factors[f].generic.as_ref()?;
+        match &g.variational {
+            Ok(v) if v.pred.0 == pi => self.sites[f].as_ref(),
+            _ => None,
+        }
     }
 
     /// The expected curvature of a GP or sparse column block from every factor, the double
@@ -250,6 +295,25 @@ impl<'a> CaviState<'a> {
                     let rest = pm[pi].0[i] - coef * self.mean[latent][column * r + i];
                     np.add(i, ai, bi, coef, rest);
                 }
+            }
+        }
+        // Generic factors: their Gaussian sites.
+        for f in 0..schedule.factors.len() {
+            let Some(Ok(g)) = schedule.factors[f]
+                .generic
+                .as_ref()
+                .map(|g| g.variational.as_ref())
+            else {
+                continue;
+            };
+            let pi = g.pred.0;
+            let Some(coef) = prep.reads(pi, latent, Some(column)) else {
+                continue;
+            };
+            let site = self.site(f, pi).expect("sites of a generic factor");
+            for i in 0..prep.factors[f].n {
+                let rest = pm[pi].0[i] - coef * self.mean[latent][column * r + i];
+                np.add(i, site.a[i], site.b[i], coef, rest);
             }
         }
         // Double bound: −w·E[κ(η)], w = 1 − γ/E[κ], κ = k0 + k1 η + k2 η².
@@ -364,6 +428,18 @@ impl<'a> CaviState<'a> {
                 }
                 rows.push(phi);
             }
+            // Generic factors: their Gaussian sites.
+            if let Some(Ok(g)) = fp.generic.as_ref().map(|g| g.variational.as_ref()) {
+                let pi = g.pred.0;
+                if let Some(phi) = self.designs[bi][pi].clone() {
+                    let own = &phi * &theta;
+                    let site = self.site(f, pi).expect("sites of a generic factor");
+                    for i in 0..prep.factors[f].n {
+                        np.push_row(site.a[i], site.b[i], pm[pi].0[i] - own[i]);
+                    }
+                    rows.push(phi);
+                }
+            }
             // Double bound, as for the GP blocks: curvature 2k₂w, linear −k₁w.
             let Some(cp) = fp.cavi.as_ref() else { continue };
             let Some(pn) = &cp.poisson else { continue };
@@ -394,6 +470,24 @@ impl<'a> CaviState<'a> {
         }
         let schedule = self.schedule;
         for (f, fp) in schedule.factors.iter().enumerate() {
+            if let (Some(Ok(g)), Some(tape)) = (
+                fp.generic.as_ref().map(|g| g.variational.as_ref()),
+                fp.log_density.as_ref(),
+            ) {
+                let pi = g.pred.0;
+                for i in 0..self.prep.factors[f].n {
+                    self.fill(f, i, &pm);
+                    elbo += self.rule.expected_log_density(
+                        tape,
+                        g,
+                        pm[pi].0[i],
+                        pm[pi].1[i],
+                        &mut self.vals,
+                        &mut self.stack,
+                    );
+                }
+                continue;
+            }
             let Some(cp) = fp.cavi.as_ref() else {
                 continue;
             };

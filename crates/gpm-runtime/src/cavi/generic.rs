@@ -1,0 +1,91 @@
+//! The generic variational update of a factor no rule augments (one linear predictor `η`): a
+//! Gaussian site `b_i η − ½ a_i η²` per observation stands in for `ℓ_i(η)` in the blocks'
+//! updates. A local step moves the sites towards `a* = −E_q[ℓ''(η)]`, `b* = E_q[ℓ'(η)] + a* m`
+//! with `q(η) = N(m, v)` — the natural-gradient step of Khan & Lin (2017), whose fixed point is
+//! the Gaussian variational optimum — with the derivatives the CAS took (`ℓ'`, `ℓ''` in the
+//! schedule) and the expectations by Gauss-Hermite quadrature. The step is damped (`ρ ≤ 1`);
+//! the executor halves `ρ` whenever the ELBO `E_q[ℓ]` (quadrature) minus the KLs decreases, so
+//! the objective is checked, not assumed.
+
+use gpm_schedule::{GenericVariational, Tape};
+
+/// Quadrature nodes per observation.
+pub(super) const NODES: usize = 20;
+
+/// Smallest site curvature: keeps a site Gaussian where `ℓ` is locally convex.
+const MIN_CURVATURE: f64 = 1e-8;
+
+/// The sites of one factor.
+#[derive(Debug, Clone)]
+pub(super) struct Sites {
+    /// Curvatures `a_i`.
+    pub a: Vec<f64>,
+    /// Linear terms `b_i`.
+    pub b: Vec<f64>,
+}
+
+/// Standard-normal Gauss-Hermite nodes and weights (summing to 1).
+pub(super) struct Rule {
+    nodes: Vec<f64>,
+    weights: Vec<f64>,
+}
+
+impl Rule {
+    pub(super) fn new() -> Self {
+        let (nodes, weights) = crate::predict::gauss_hermite(NODES);
+        Rule { nodes, weights }
+    }
+
+    /// `E[g(η)]` for `η ~ N(m, v)`, `g` evaluated with the predictor's slots set to each node.
+    fn expect(
+        &self,
+        tape: &Tape,
+        g: &GenericVariational,
+        m: f64,
+        v: f64,
+        vals: &mut [f64],
+        stack: &mut Vec<f64>,
+    ) -> f64 {
+        let sd = v.max(0.0).sqrt();
+        let mut total = 0.0;
+        for (t, w) in self.nodes.iter().zip(&self.weights) {
+            let eta = m + sd * t;
+            for &s in &g.pred_slots {
+                vals[s] = eta;
+            }
+            total += w * tape.eval(vals, stack);
+        }
+        for &s in &g.pred_slots {
+            vals[s] = m;
+        }
+        total
+    }
+
+    /// The site observation `i` moves to, `(a*, b*)`, at `q(η) = N(m, v)`.
+    pub(super) fn target(
+        &self,
+        g: &GenericVariational,
+        m: f64,
+        v: f64,
+        vals: &mut [f64],
+        stack: &mut Vec<f64>,
+    ) -> (f64, f64) {
+        let d1 = self.expect(&g.d1, g, m, v, vals, stack);
+        let d2 = self.expect(&g.d2, g, m, v, vals, stack);
+        let a = (-d2).max(MIN_CURVATURE);
+        (a, d1 + a * m)
+    }
+
+    /// `E_q[ℓ(η)]`: observation `i`'s term of the ELBO.
+    pub(super) fn expected_log_density(
+        &self,
+        log_density: &Tape,
+        g: &GenericVariational,
+        m: f64,
+        v: f64,
+        vals: &mut [f64],
+        stack: &mut Vec<f64>,
+    ) -> f64 {
+        self.expect(log_density, g, m, v, vals, stack)
+    }
+}
