@@ -111,6 +111,19 @@ fn sampler_means_match_the_laplace_derivative() {
     }
 }
 
+/// The Kolmogorov-Smirnov statistic of sorted draws against a CDF.
+fn ks_statistic(sorted: &[f64], cdf: &dyn Fn(f64) -> f64) -> f64 {
+    let n = sorted.len() as f64;
+    sorted
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let f = cdf(v);
+            (f - i as f64 / n).abs().max(((i + 1) as f64 / n - f).abs())
+        })
+        .fold(0.0, f64::max)
+}
+
 /// The truncated normal's sampler in both regimes (plain rejection, and Robert's exponential
 /// proposal far in the tail): KS against `1 − Φ(μ − x)/Φ(μ)`, 20 000 draws each.
 #[test]
@@ -124,16 +137,7 @@ fn truncated_normal_sampler_passes_ks_in_both_regimes() {
         x.sort_by(|u, v| u.partial_cmp(v).unwrap());
         let tail = gpm_special::log_normal_cdf(mu);
         let cdf = |v: f64| 1.0 - (gpm_special::log_normal_cdf(mu - v) - tail).exp();
-        let d = x
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| {
-                let f = cdf(v);
-                (f - i as f64 / n as f64)
-                    .abs()
-                    .max(((i + 1) as f64 / n as f64 - f).abs())
-            })
-            .fold(0.0, f64::max);
+        let d = ks_statistic(&x, &cdf);
         assert!(d < 1.63 / (n as f64).sqrt(), "mean {mu}: KS D = {d}");
     }
 }
@@ -150,16 +154,7 @@ fn levy_sampler_passes_ks() {
         .collect();
     x.sort_by(|u, v| u.partial_cmp(v).unwrap());
     let cdf = |v: f64| statrs::function::erf::erfc(a / (2.0 * v.sqrt()));
-    let d = x
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| {
-            let f = cdf(v);
-            (f - i as f64 / n as f64)
-                .abs()
-                .max(((i + 1) as f64 / n as f64 - f).abs())
-        })
-        .fold(0.0, f64::max);
+    let d = ks_statistic(&x, &cdf);
     // 1 % critical value 1.63/√n.
     assert!(d < 1.63 / (n as f64).sqrt(), "KS D = {d}");
 }

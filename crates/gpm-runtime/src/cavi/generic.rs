@@ -36,8 +36,9 @@ impl Rule {
         Rule { nodes, weights }
     }
 
-    /// `E[g(η)]` for `η ~ N(m, v)`, `g` evaluated with the predictor's slots set to each node.
-    fn expect(
+    /// `E[g(η)]` for `η ~ N(m, v)`, `g` evaluated with the predictor's slots set to each node
+    /// (`E_q[ℓ(η)]` is an observation's ELBO term).
+    pub(super) fn expect(
         &self,
         tape: &Tape,
         g: &GenericVariational,
@@ -74,18 +75,5 @@ impl Rule {
         let d2 = self.expect(&g.d2, g, m, v, vals, stack);
         let a = (-d2).max(MIN_CURVATURE);
         (a, d1 + a * m)
-    }
-
-    /// `E_q[ℓ(η)]`: observation `i`'s term of the ELBO.
-    pub(super) fn expected_log_density(
-        &self,
-        log_density: &Tape,
-        g: &GenericVariational,
-        m: f64,
-        v: f64,
-        vals: &mut [f64],
-        stack: &mut Vec<f64>,
-    ) -> f64 {
-        self.expect(log_density, g, m, v, vals, stack)
     }
 }

@@ -477,7 +477,7 @@ impl<'a> CaviState<'a> {
                 let pi = g.pred.0;
                 for i in 0..self.prep.factors[f].n {
                     self.fill(f, i, &pm);
-                    elbo += self.rule.expected_log_density(
+                    elbo += self.rule.expect(
                         tape,
                         g,
                         pm[pi].0[i],
