@@ -214,6 +214,21 @@ def main():
     write("gumbel_gp", {"N": n_train, "x": x[:n_train], "y": y[:n_train]},
           {"N": n_test, "x": x[n_train:], "y": y[n_train:]})
 
+    # Hierarchical logistic regression with random intercepts and slopes by group (its own
+    # stream): y ~ bernoulli_logit(a + x·(b + v[g]) + u[g]).
+    rng8 = random.Random(20261129)
+    groups = 8
+    u = [rng8.gauss(0, 0.8) for _ in range(groups)]
+    v = [rng8.gauss(0, 0.6) for _ in range(groups)]
+    g = [1 + k % groups for k in range(n_train * 2 + n_test * 2)]
+    x = [[r4(rng8.gauss(0, 1))] for _ in g]
+    y = [1 if rng8.random() < sigmoid(-0.3 + xi[0] * (0.8 + v[gi - 1]) + u[gi - 1]) else 0
+         for xi, gi in zip(x, g)]
+    n1, n2 = n_train * 2, n_test * 2
+    write("hierarchical_logistic",
+          {"N": n1, "G": groups, "g": g[:n1], "X": x[:n1], "y": y[:n1]},
+          {"N": n2, "G": groups, "g": g[n1:], "X": x[n1:], "y": y[n1:]})
+
 
 if __name__ == "__main__":
     main()

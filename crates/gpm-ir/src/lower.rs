@@ -1680,6 +1680,21 @@ impl Lowerer {
                 let Lat(x) = b else { unreachable!() };
                 return Some(Lat(x.scale(c)));
             }
+            // A covariate times weights or random effects (`X[i,1] * v[g[i]]`, `x[i] * b`): a
+            // term scaled per observation, so that `X[i,1] * v[g[i]] + u[g[i]]` is one
+            // predictor (random slopes and intercepts in one dense block) rather than two
+            // predictors coupled in the likelihood.
+            (BinOp::Mul, Value(Sx::Sym(SymRole::Data, d)), Lat(x))
+            | (BinOp::Mul, Lat(x), Value(Sx::Sym(SymRole::Data, d)))
+                if self.scalable(x, d) =>
+            {
+                let mut x = x.clone();
+                for t in &mut x.terms {
+                    t.scale_by = Some(d.clone());
+                }
+                x.name = None;
+                return Some(Lat(x));
+            }
             _ => {}
         }
         // Sums and differences keep latent parts together (see `Node::Mixed`).
@@ -1741,6 +1756,27 @@ impl Lowerer {
             BinOp::Div => Sx::div(sa, sb),
             BinOp::Pow => Sx::pow(sa, sb),
         }))
+    }
+
+    /// Whether an affine node's terms can take a per-observation real covariate: no offset, no
+    /// covariate yet, and only latents with `normal` priors (the dense block reads a scaled
+    /// term through its design rows; a GP keeps the covariate in the formula).
+    fn scalable(&self, a: &Affine, covariate: &str) -> bool {
+        // A real covariate only (labels and counts are responses, which prediction overwrites
+        // in the formula, not in a predictor), and not a named `let` predictor (kept whole).
+        let (name, _) = crate::sx::parse_data_column(covariate);
+        let real = self
+            .model
+            .datum(name)
+            .is_some_and(|d| d.elem == crate::model::Elem::Real);
+        real && a.name.is_none()
+            && a.offset == 0.0
+            && a.terms.iter().all(|t| {
+                t.scale_by.is_none()
+                    && self.model.latents.iter().any(|z| {
+                        z.name == t.latent && matches!(z.prior, LatentPrior::Normal { .. })
+                    })
+            })
     }
 
     /// Turn a node into a scalar formula, lifting an affine node into a predictor symbol.

@@ -45,7 +45,7 @@ pub enum Read {
     Column(usize, usize),
 }
 
-/// One term `coef · read(latent)`.
+/// One term `coef · scale_i · read(latent)`.
 #[derive(Debug, Clone)]
 pub struct PTerm {
     /// Latent index.
@@ -54,6 +54,19 @@ pub struct PTerm {
     pub coef: f64,
     /// Read.
     pub read: Read,
+    /// A per-observation covariate multiplying the term (`X[i,1] · v[g[i]]`).
+    pub scale: Option<Vec<f64>>,
+}
+
+impl PTerm {
+    /// The term's multiplier at observation `i`: `coef`, times the covariate if any.
+    #[inline]
+    pub fn coef_at(&self, i: usize) -> f64 {
+        match &self.scale {
+            Some(s) => self.coef * s[i],
+            None => self.coef,
+        }
+    }
 }
 
 /// A predictor as an explicit affine map.
@@ -79,22 +92,25 @@ impl PPred {
                 Read::Identity => out
                     .iter_mut()
                     .enumerate()
-                    .for_each(|(i, o)| *o += t.coef * z[i]),
-                Read::Broadcast => out.iter_mut().for_each(|o| *o += t.coef * z[0]),
+                    .for_each(|(i, o)| *o += t.coef_at(i) * z[i]),
+                Read::Broadcast => out
+                    .iter_mut()
+                    .enumerate()
+                    .for_each(|(i, o)| *o += t.coef_at(i) * z[0]),
                 Read::Matrix(x) => {
                     let v = x * z;
                     out.iter_mut()
                         .enumerate()
-                        .for_each(|(i, o)| *o += t.coef * v[i]);
+                        .for_each(|(i, o)| *o += t.coef_at(i) * v[i]);
                 }
                 Read::Gather(g) => out
                     .iter_mut()
                     .enumerate()
-                    .for_each(|(i, o)| *o += t.coef * z[g[i]]),
+                    .for_each(|(i, o)| *o += t.coef_at(i) * z[g[i]]),
                 Read::Column(c, rows) => out
                     .iter_mut()
                     .enumerate()
-                    .for_each(|(i, o)| *o += t.coef * z[c * rows + i]),
+                    .for_each(|(i, o)| *o += t.coef_at(i) * z[c * rows + i]),
             }
         }
         out
@@ -251,11 +267,10 @@ impl Prepared {
             let n = dim(&p.len, data)?;
             let mut terms = Vec::new();
             for t in &p.terms {
-                if t.scale_by.is_some() {
-                    return Err(RuntimeError::Unsupported(
-                        "per-observation scaled terms are not supported".into(),
-                    ));
-                }
+                let scale = match &t.scale_by {
+                    None => None,
+                    Some(sym) => Some(covariate(data, sym, n)?),
+                };
                 let li = latent_index(&t.latent).ok_or_else(|| {
                     RuntimeError::Inconsistent(format!("unknown latent {}", t.latent))
                 })?;
@@ -282,6 +297,7 @@ impl Prepared {
                     latent: li,
                     coef: t.coef,
                     read,
+                    scale,
                 });
             }
             preds.push(PPred {
@@ -500,18 +516,18 @@ impl Prepared {
             };
             any = true;
             match &t.read {
-                Read::Identity => (0..p.n).for_each(|i| phi[(i, off + i)] += t.coef),
-                Read::Broadcast => (0..p.n).for_each(|i| phi[(i, off)] += t.coef),
+                Read::Identity => (0..p.n).for_each(|i| phi[(i, off + i)] += t.coef_at(i)),
+                Read::Broadcast => (0..p.n).for_each(|i| phi[(i, off)] += t.coef_at(i)),
                 Read::Matrix(x) => {
                     for i in 0..p.n {
                         for j in 0..len {
-                            phi[(i, off + j)] += t.coef * x[(i, j)];
+                            phi[(i, off + j)] += t.coef_at(i) * x[(i, j)];
                         }
                     }
                 }
-                Read::Gather(g) => (0..p.n).for_each(|i| phi[(i, off + g[i])] += t.coef),
+                Read::Gather(g) => (0..p.n).for_each(|i| phi[(i, off + g[i])] += t.coef_at(i)),
                 Read::Column(c, rows) => {
-                    (0..p.n).for_each(|i| phi[(i, off + c * rows + i)] += t.coef)
+                    (0..p.n).for_each(|i| phi[(i, off + c * rows + i)] += t.coef_at(i))
                 }
             }
         }
@@ -530,6 +546,28 @@ impl Prepared {
             (t.latent == latent && col_ok).then_some(t.coef)
         })
     }
+}
+
+/// A term's per-observation covariate (a vector datum, a matrix column or a scalar), `n` long.
+fn covariate(data: &Data, symbol: &str, n: usize) -> Result<Vec<f64>, RuntimeError> {
+    let d = gpm_schedule::DataRef::from_symbol(symbol);
+    let v: Vec<f64> = match (d.column, data.values.get(&d.name)) {
+        (Some(c), Some(Value::Matrix(m))) if c < m.ncols() => m.column(c).iter().copied().collect(),
+        (None, Some(Value::Vector(v))) => v.clone(),
+        (None, Some(Value::Scalar(x))) => vec![*x; n],
+        _ => {
+            return Err(RuntimeError::MissingData(format!(
+                "no per-observation covariate `{symbol}`"
+            )))
+        }
+    };
+    if v.len() != n {
+        return Err(RuntimeError::BadData(format!(
+            "the covariate `{symbol}` has {} entries, the predictor {n}",
+            v.len()
+        )));
+    }
+    Ok(v)
 }
 
 /// A dense block's coefficients `θ` gathered from the latents' values: `parts` lists each latent

@@ -127,8 +127,9 @@ fn term_text(t: &Term) -> String {
         Design::Gather { index } => format!("{}[{index}[i]]", t.latent),
         Design::Column { column } => format!("{}[i, {}]", t.latent, column + 1),
     };
-    let read = match &t.scale_by {
-        Some(x) => format!("{x}[i] {read}"),
+    let read = match t.scale_by.as_deref().map(gpm_ir::parse_data_column) {
+        Some((x, Some(c))) => format!("{x}[i, {}] · {read}", c + 1),
+        Some((x, None)) => format!("{x}[i] · {read}"),
         None => read,
     };
     if t.coef == 1.0 {
