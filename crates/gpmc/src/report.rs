@@ -291,9 +291,10 @@ fn plan_json(p: &gpm_augment::Plan) -> Value {
             "conditional": {"family": a.conditional.name(), "description": a.conditional.describe()},
             "mean": a.mean.to_string(),
         })).collect::<Vec<_>>(),
-        "augmented_log_likelihood": if p.categorical.is_some() { Value::Null } else { Value::String(p.augmented.to_tree().to_string()) },
+        "augmented_log_likelihood": if p.categorical.is_some() || p.generic.is_some() { Value::Null } else { Value::String(p.augmented.to_tree().to_string()) },
         "collapsed": p.collapsed.iter().map(|(x, _)| x.clone()).collect::<Vec<_>>(),
         "certificate": p.certificate,
+        "generic": p.generic,
     })
 }
 
