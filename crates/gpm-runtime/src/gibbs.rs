@@ -65,8 +65,10 @@ pub struct State {
     pub aux: Vec<Vec<Vec<f64>>>,
     /// Categorical auxiliaries per factor: (λ_i, n_ic, ω_ic).
     pub cat: Vec<Option<(Vec<f64>, DMatrix<f64>, DMatrix<f64>)>>,
-    /// Current hyperparameter values (as [`Prepared::hypers`]).
+    /// Current hyperparameter values by [`gpm_schedule::HyperId`] (NaN for a vector).
     pub hypers: Vec<f64>,
+    /// Current values of the vector (ARD) hyperparameters by id (empty for a scalar).
+    pub vectors: Vec<Vec<f64>>,
     /// Per block: the GP prior at this chain's current kernel hyperparameters, for blocks
     /// whose kernel is sampled (`None`: the prepared prior).
     pub gp_priors: Vec<Option<crate::gaussian::GpBlock>>,
@@ -83,13 +85,40 @@ pub struct State {
 /// together an exact draw of the block (θ, ω) given everything else.
 #[derive(Debug, Clone)]
 struct SlicedHyper {
-    /// Index into [`Prepared::hypers`].
     /// The hyperparameter ([`gpm_schedule::HyperId`] index into the chain's values).
     index: usize,
+    /// For a vector (ARD) hyperparameter, the entry this update samples.
+    entry: Option<usize>,
     prior: gpm_ir::PriorDist,
     transform: crate::slice::Transform,
     /// Factors that read it.
     factors: Vec<usize>,
+}
+
+impl SlicedHyper {
+    /// Its current value in a chain's state.
+    fn get(&self, state: &State) -> f64 {
+        match self.entry {
+            Some(k) => state.vectors[self.index][k],
+            None => state.hypers[self.index],
+        }
+    }
+
+    /// Set its value in a chain's state.
+    fn set(&self, state: &mut State, v: f64) {
+        match self.entry {
+            Some(k) => state.vectors[self.index][k] = v,
+            None => state.hypers[self.index] = v,
+        }
+    }
+
+    /// Set its value among hyperparameter values.
+    fn set_in(&self, hv: &mut HyperValues, v: f64) {
+        match self.entry {
+            Some(k) => hv.vectors[self.index][k] = v,
+            None => hv.scalars[self.index] = v,
+        }
+    }
 }
 
 /// Hyperparameters with priors read only by one GP's prior (kernel parameters, its mean):
@@ -249,7 +278,7 @@ impl<'a> Sampler<'a> {
                     .collect()
             })
             .collect();
-        let (sliced, kernels, shared, dense_scales) = bind_hypers(schedule, data, &prep)?;
+        let (sliced, kernels, shared, dense_scales) = bind_hypers(schedule, data, &prep, hypers)?;
         let mut elliptical = vec![Vec::new(); prep.blocks.len()];
         for (spec, range) in schedule.blocks.iter().zip(&prep.spec_blocks) {
             for bi in range.clone() {
@@ -283,7 +312,11 @@ impl<'a> Sampler<'a> {
         let mut l = Layout::default();
         l.push(VarKind::LogJoint, vec![]);
         for h in self.schedule.sampled_hypers() {
-            l.push(VarKind::Hyper(h), vec![]);
+            let dims = match self.base.vectors.get(h.0).filter(|v| !v.is_empty()) {
+                Some(v) => vec![v.len()],
+                None => vec![],
+            };
+            l.push(VarKind::Hyper(h), dims);
         }
         for (li, dims) in self.prep.latent_dims.iter().enumerate() {
             l.push(VarKind::Latent(LatentId(li)), dims.clone());
@@ -381,6 +414,7 @@ impl<'a> Sampler<'a> {
             aux,
             cat,
             hypers,
+            vectors: self.base.vectors.clone(),
             gp_priors: vec![None; self.prep.blocks.len()],
             dense_priors: vec![None; self.prep.blocks.len()],
             sparse_v: self
@@ -782,7 +816,7 @@ impl<'a> Sampler<'a> {
             .chain(self.shared.iter().flat_map(|s| s.hypers.iter()))
             .chain(self.dense_scales.iter().flat_map(|d| d.hypers.iter()))
         {
-            lp += crate::slice::log_prior(&h.prior, state.hypers[h.index]);
+            lp += crate::slice::log_prior(&h.prior, h.get(state));
         }
         for (bi, b) in self.prep.blocks.iter().enumerate() {
             match b {
@@ -872,7 +906,10 @@ impl<'a> Sampler<'a> {
     fn row(&self, state: &State) -> Vec<f64> {
         let mut r = vec![self.log_joint(state)];
         for h in self.schedule.sampled_hypers() {
-            r.push(state.hypers[h.0]);
+            match state.vectors.get(h.0).filter(|v| !v.is_empty()) {
+                Some(v) => r.extend(v.iter().copied()),
+                None => r.push(state.hypers[h.0]),
+            }
         }
         for z in &state.latents {
             r.extend(z.iter().copied());

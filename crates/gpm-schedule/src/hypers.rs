@@ -424,9 +424,6 @@ fn gibbs_update(
     if conjugate.iter().any(|c| c.hyper == id) {
         return GibbsUpdate::Conjugate;
     }
-    if !matches!(h.shape, Shape::Scalar) {
-        return held("sampling vector (ARD) hyperparameters is not implemented");
-    }
     let reading: Vec<FactorId> = factors
         .iter()
         .enumerate()
@@ -480,6 +477,16 @@ fn gibbs_update(
             LatentPrior::Gp { inducing: None, .. }
         )
     };
+    // A vector (ARD lengthscales): each entry in turn, with the one full GP whose kernel reads
+    // it integrated out (or given its values); not shared, not read by the likelihood.
+    if !matches!(h.shape, Shape::Scalar) {
+        let one_gp = reading.is_empty()
+            && matches!(readers.as_slice(), [li] if full_gp(*li)
+                && block_of(blocks, *li).is_some_and(|b| !b.per_column));
+        if !one_gp {
+            return held("a vector (ARD) hyperparameter is sampled only when the kernel of one full, single-column GP alone reads it");
+        }
+    }
     match (reading.is_empty(), readers.as_slice()) {
         (false, []) => {
             if reading

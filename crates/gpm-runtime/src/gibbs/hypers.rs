@@ -18,6 +18,7 @@ impl super::Sampler<'_> {
     pub(super) fn hyper_values(&self, state: &State) -> HyperValues {
         let mut hv = self.base.clone();
         hv.scalars.copy_from_slice(&state.hypers);
+        hv.vectors.clone_from(&state.vectors);
         hv
     }
 
@@ -47,14 +48,14 @@ impl super::Sampler<'_> {
     ) {
         let t = h.transform;
         let mut hv = self.hyper_values(state);
-        let u0 = t.to_u(state.hypers[h.index]);
+        let u0 = t.to_u(h.get(state));
         let mut logp = |u: f64| -> f64 {
             let theta = t.to_theta(u);
             let lp = crate::slice::log_prior(&h.prior, theta);
             if !lp.is_finite() {
                 return f64::NEG_INFINITY;
             }
-            hv.scalars[h.index] = theta;
+            h.set_in(&mut hv, theta);
             match log_gp(&hv) {
                 // A kernel that cannot be factored there has no mass there.
                 Ok(m) if m.is_finite() => lp + t.log_jacobian(u) + m,
@@ -62,7 +63,7 @@ impl super::Sampler<'_> {
             }
         };
         let u = crate::slice::step(rng, u0, &mut logp, 1.0, 10);
-        state.hypers[h.index] = t.to_theta(u);
+        h.set(state, t.to_theta(u));
     }
 
     /// Store a group's GP priors at the current hyperparameters in the chain's state.
@@ -184,14 +185,14 @@ impl super::Sampler<'_> {
         let mut stack = Vec::with_capacity(64);
         for h in &self.sliced {
             let t = h.transform;
-            let u0 = t.to_u(state.hypers[h.index]);
+            let u0 = t.to_u(h.get(state));
             let mut logp = |u: f64| -> f64 {
                 let theta = t.to_theta(u);
                 let lp = crate::slice::log_prior(&h.prior, theta);
                 if !lp.is_finite() {
                     return f64::NEG_INFINITY;
                 }
-                state.hypers[h.index] = theta;
+                h.set(state, theta);
                 let mut total = lp + t.log_jacobian(u);
                 for &f in &h.factors {
                     let fp = &self.schedule.factors[f];
@@ -212,7 +213,7 @@ impl super::Sampler<'_> {
                 }
             };
             let u = crate::slice::step(rng, u0, &mut logp, 1.0, 20);
-            state.hypers[h.index] = t.to_theta(u);
+            h.set(state, t.to_theta(u));
         }
     }
 
@@ -295,8 +296,10 @@ pub(super) fn bind_hypers(
     schedule: &Schedule,
     data: &Data,
     prep: &Prepared,
+    values: &HyperValues,
 ) -> Result<HyperPlans, RuntimeError> {
-    let entry = |hid: HyperId| -> Result<SlicedHyper, RuntimeError> {
+    // A vector (ARD) hyperparameter: one update per entry.
+    let entry = |hid: HyperId| -> Result<Vec<SlicedHyper>, RuntimeError> {
         let h = &schedule.hyper_decls[hid.0];
         let gpm_ir::HyperKind::Prior { prior } = &h.kind else {
             return Err(RuntimeError::Inconsistent(format!(
@@ -304,25 +307,39 @@ pub(super) fn bind_hypers(
                 h.name
             )));
         };
-        if prep.hypers[hid.0].is_nan() {
-            return Err(RuntimeError::MissingData(format!(
-                "no value for `{}`",
-                h.name
-            )));
-        }
+        let entries: Vec<Option<usize>> = match values.vector(hid) {
+            Some(v) => (0..v.len()).map(Some).collect(),
+            None if prep.hypers[hid.0].is_nan() => {
+                return Err(RuntimeError::MissingData(format!(
+                    "no value for `{}`",
+                    h.name
+                )))
+            }
+            None => vec![None],
+        };
         let index = hid.0;
         let factors = match &schedule.hyper_steps[hid.0].gibbs {
             GibbsUpdate::Likelihood { factors } => factors.iter().map(|f| f.0).collect(),
             _ => Vec::new(),
         };
-        Ok(SlicedHyper {
-            index,
-            prior: prior.clone(),
-            transform: crate::slice::Transform::for_hyper(h.lower, prior),
-            factors,
-        })
+        Ok(entries
+            .into_iter()
+            .map(|entry| SlicedHyper {
+                index,
+                entry,
+                prior: prior.clone(),
+                transform: crate::slice::Transform::for_hyper(h.lower, prior),
+                factors: factors.clone(),
+            })
+            .collect())
     };
-    let entries = |ids: &[HyperId]| ids.iter().map(|&h| entry(h)).collect::<Result<Vec<_>, _>>();
+    let entries = |ids: &[HyperId]| -> Result<Vec<SlicedHyper>, RuntimeError> {
+        let mut out = Vec::new();
+        for &h in ids {
+            out.extend(entry(h)?);
+        }
+        Ok(out)
+    };
     let first_block = |b: BlockId| prep.spec_blocks[b.0].start;
     let sliced = entries(&schedule.likelihood_hypers)?;
     let mut kernels = Vec::new();

@@ -42,12 +42,12 @@ pub(super) fn predict(
             .ok_or_else(|| RuntimeError::Inconsistent(format!("no draws for `{name}`")))?;
         offsets.push((var.offset, *len));
     }
-    // Sampled hyperparameters: (id, offset in a row).
-    let hyper_cols: Vec<(usize, usize)> = layout
+    // Sampled hyperparameters: (id, offset in a row, entries: 0 for a scalar).
+    let hyper_cols: Vec<(usize, usize, usize)> = layout
         .vars
         .iter()
         .filter_map(|v| match v.kind {
-            VarKind::Hyper(h) => Some((h.0, v.offset)),
+            VarKind::Hyper(h) => Some((h.0, v.offset, v.dims.first().copied().unwrap_or(0))),
             _ => None,
         })
         .collect();
@@ -77,8 +77,11 @@ pub(super) fn predict(
     let mut acc = DrawAccumulator::new(schedule, te, labels, used.len());
     for row in &used {
         let mut hv = hypers.clone();
-        for &(k, col) in &hyper_cols {
-            hv.scalars[k] = row[col];
+        for &(k, col, len) in &hyper_cols {
+            match len {
+                0 => hv.scalars[k] = row[col],
+                n => hv.vectors[k] = row[col..col + n].to_vec(),
+            }
         }
         // Test-side latents: the ones not indexed by inputs are reused as drawn.
         let mut lat: Vec<DVector<f64>> = te
@@ -135,7 +138,7 @@ pub(super) fn predict(
 /// A GP block's prior at this draw's hyperparameters, when the chains sampled any it reads.
 fn resampled(
     tb: &TestBlock,
-    hyper_cols: &[(usize, usize)],
+    hyper_cols: &[(usize, usize, usize)],
     hv: &HyperValues,
 ) -> Result<Option<crate::gaussian::GpBlock>, RuntimeError> {
     let TestBlock::Gp {
