@@ -17,6 +17,10 @@ enum Op {
     Call(SxFunc),
     Max,
     Min,
+    /// `log σ(x)`, overflow-safe (`log(logistic(x))` fused).
+    LogLogistic,
+    /// `log Φ(x)`, finite far into the lower tail (`log(normal_cdf(x))` fused).
+    LogNormalCdf,
 }
 
 /// A compiled expression.
@@ -105,6 +109,14 @@ impl Tape {
                     let x = stack.pop().unwrap();
                     stack.push(f.apply(x));
                 }
+                Op::LogLogistic => {
+                    let x = stack.pop().unwrap();
+                    stack.push(gpm_special::log_logistic(x));
+                }
+                Op::LogNormalCdf => {
+                    let x = stack.pop().unwrap();
+                    stack.push(gpm_special::log_normal_cdf(x));
+                }
             }
         }
         stack.pop().unwrap_or(f64::NAN)
@@ -141,6 +153,21 @@ fn emit(t: &T, slot: SlotOf, ops: &mut Vec<Op>) -> Result<(), String> {
                     ops.push(Op::Pow);
                 }
             }
+        }
+        // log σ(x) and log Φ(x) in log space: the naive forms are −∞ where σ or Φ underflows
+        // (then 0·(−∞) = NaN for a label that zeroes the term), the fused ones stay finite.
+        T::Call(SxFunc::Log, v)
+            if matches!(&v[0], T::Call(SxFunc::Logistic | SxFunc::NormalCdf, _)) =>
+        {
+            let T::Call(inner, x) = &v[0] else {
+                unreachable!()
+            };
+            emit(&x[0], slot, ops)?;
+            ops.push(if *inner == SxFunc::Logistic {
+                Op::LogLogistic
+            } else {
+                Op::LogNormalCdf
+            });
         }
         T::Call(f, v) => {
             for u in v {

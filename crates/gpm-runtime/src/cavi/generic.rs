@@ -62,18 +62,47 @@ impl Rule {
         total
     }
 
-    /// The site observation `i` moves to, `(a*, b*)`, at `q(η) = N(m, v)`.
+    /// The site observation `i` moves to, `(a*, b*)`, at `q(η) = N(m, v)`. The CAS's
+    /// derivatives are not simplified into numerically safe forms (`σ(η)σ(−η)/σ(η)`): where one
+    /// is not finite at a node (`σ` rounding to 1 far in a tail), the node takes central
+    /// differences of the log-density `ld` (itself in log space) instead.
     pub(super) fn target(
         &self,
         g: &GenericVariational,
+        ld: &Tape,
         m: f64,
         v: f64,
         vals: &mut [f64],
         stack: &mut Vec<f64>,
     ) -> (f64, f64) {
-        let d1 = self.expect(&g.d1, g, m, v, vals, stack);
-        let d2 = self.expect(&g.d2, g, m, v, vals, stack);
-        let a = (-d2).max(MIN_CURVATURE);
-        (a, d1 + a * m)
+        let sd = v.max(0.0).sqrt();
+        let mut at = |eta: f64, tape: &Tape, vals: &mut [f64]| {
+            for &s in &g.pred_slots {
+                vals[s] = eta;
+            }
+            tape.eval(vals, stack)
+        };
+        let (mut e1, mut e2) = (0.0, 0.0);
+        for (t, w) in self.nodes.iter().zip(&self.weights) {
+            let eta = m + sd * t;
+            let (mut d1, mut d2) = (at(eta, &g.d1, vals), at(eta, &g.d2, vals));
+            if !(d1.is_finite() && d2.is_finite()) {
+                let h = 1e-4 * eta.abs().max(1.0);
+                let (lo, mid, hi) = (
+                    at(eta - h, ld, vals),
+                    at(eta, ld, vals),
+                    at(eta + h, ld, vals),
+                );
+                d1 = (hi - lo) / (2.0 * h);
+                d2 = (hi - 2.0 * mid + lo) / (h * h);
+            }
+            e1 += w * d1;
+            e2 += w * d2;
+        }
+        for &s in &g.pred_slots {
+            vals[s] = m;
+        }
+        let a = (-e2).max(MIN_CURVATURE);
+        (a, e1 + a * m)
     }
 }

@@ -255,11 +255,20 @@ impl<'a> CaviState<'a> {
                 continue;
             };
             let pi = g.pred.0;
+            let ld = fp
+                .log_density
+                .as_ref()
+                .expect("a generic factor has a log-density");
             for i in 0..self.prep.factors[f].n {
                 self.fill(f, i, pm);
-                let (a, b) =
-                    self.rule
-                        .target(g, pm[pi].0[i], pm[pi].1[i], &mut self.vals, &mut self.stack);
+                let (a, b) = self.rule.target(
+                    g,
+                    ld,
+                    pm[pi].0[i],
+                    pm[pi].1[i],
+                    &mut self.vals,
+                    &mut self.stack,
+                );
                 let site = self.sites[f].as_mut().expect("sites of a generic factor");
                 site.a[i] += self.rho * (a - site.a[i]);
                 site.b[i] += self.rho * (b - site.b[i]);
