@@ -23,14 +23,7 @@ pub(super) fn predict(
     max_draws: usize,
     seed: u64,
 ) -> Result<Prediction, RuntimeError> {
-    let Setting {
-        schedule,
-        tr,
-        te,
-        at,
-        test,
-        labels,
-    } = *setting;
+    let (schedule, tr, te, at, test, labels) = setting.parts();
     let Some(layout) = chains.first().map(|c| &c.layout) else {
         return Err(RuntimeError::Settings("no chains to predict from".into()));
     };

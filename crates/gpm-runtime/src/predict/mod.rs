@@ -113,6 +113,30 @@ pub(crate) struct Setting<'a> {
     pub labels: &'a Labels,
 }
 
+impl<'a> Setting<'a> {
+    /// Its parts, for a function that reads all of them.
+    #[allow(clippy::type_complexity)]
+    pub fn parts(
+        &self,
+    ) -> (
+        &'a Schedule,
+        &'a Prepared,
+        &'a Prepared,
+        &'a TestBlocks<'a>,
+        &'a Data,
+        &'a Labels,
+    ) {
+        (
+            self.schedule,
+            self.tr,
+            self.te,
+            self.at,
+            self.test,
+            self.labels,
+        )
+    }
+}
+
 /// One block of [`Prepared::blocks`] at the test inputs.
 pub(crate) enum TestBlock<'a> {
     /// A full GP column at the run's hyperparameters, and what places it at other values.

@@ -168,14 +168,7 @@ pub(super) fn predict(
     setting: &Setting,
     post: &[BlockPosterior],
 ) -> Result<Prediction, RuntimeError> {
-    let Setting {
-        schedule,
-        tr,
-        te,
-        at,
-        test,
-        labels,
-    } = *setting;
+    let (schedule, tr, te, at, test, labels) = setting.parts();
     let marg = tr
         .blocks
         .iter()
