@@ -298,6 +298,9 @@ pub struct GenericProgram {
     pub reason: String,
     /// The predictors it reads.
     pub predictors: Vec<PredictorId>,
+    /// Its log-density up to terms free of the predictors (what elliptical slice sampling
+    /// evaluates: only differences matter).
+    pub kernel: Tape,
     /// Its variational update, or why there is none.
     pub variational: Result<GenericVariational, String>,
 }
@@ -714,9 +717,17 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
                     .collect::<Result<_, _>>()
                     .map_err(err)?;
                 let variational = generic_variational(&original, f, &syms, &slots, &predictors);
+                // The terms free of the predictors cancel in every ratio elliptical slice
+                // sampling takes (`lgamma(y + 1)`, `log β`): the likelihood it evaluates at each
+                // proposal keeps only the others.
+                let kernel = match &original {
+                    T::Add(v) => T::add(v.iter().filter(|t| t.has_predictor()).cloned().collect()),
+                    other => other.clone(),
+                };
                 Some(GenericProgram {
                     reason: reason.clone(),
                     predictors,
+                    kernel: tape(&kernel)?,
                     variational,
                 })
             }

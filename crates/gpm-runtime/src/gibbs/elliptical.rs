@@ -70,17 +70,18 @@ impl Coords<'_> {
 const MAX_SHRINKS: usize = 200;
 
 impl super::Sampler<'_> {
-    /// The generic factors' log-likelihood at the current latents.
+    /// The generic factors' log-likelihood at the current latents, up to a constant.
     fn generic_log_lik(&self, factors: &[usize], state: &State) -> f64 {
         let pv = self.predictors(state);
         let mut stack = Vec::with_capacity(64);
         let mut total = 0.0;
         for &f in factors {
             let fp = &self.schedule.factors[f];
-            let tape = fp
-                .log_density
+            let tape = &fp
+                .generic
                 .as_ref()
-                .expect("a factor with the generic update has a log-density");
+                .expect("a factor with the generic update has a generic program")
+                .kernel;
             let mut vals = vec![0.0; fp.slots.len()];
             for i in 0..self.prep.factors[f].n {
                 self.fill(f, i, &pv, state, &mut vals);
