@@ -517,8 +517,8 @@ impl Schedule {
 /// A plan the runtime cannot run.
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum ScheduleError {
-    /// A factor's plan cannot be compiled.
-    #[error("factor {factor}: {message}")]
+    /// A factor's plan cannot be compiled (`factor` counts from 0; shown from 1).
+    #[error("factor #{}: {message}", factor + 1)]
     Factor {
         /// Factor index.
         factor: usize,
