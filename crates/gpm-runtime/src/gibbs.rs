@@ -74,9 +74,59 @@ pub struct State {
     pub gp_priors: Vec<Option<crate::gaussian::GpBlock>>,
     /// Per block: the whitened inducing coordinates `v` of a sparse block (`None` otherwise).
     pub sparse_v: Vec<Option<DVector<f64>>>,
+    /// Per sparse block whose kernel is sampled: its prior and features `(Φ, k̃)` at the
+    /// training inputs at this chain's current hyperparameters (`None`: the prepared ones).
+    pub sparse_priors: Vec<Option<SparsePrior>>,
     /// Per dense block: prior means and sds at this chain's current hyperparameters, for blocks
     /// whose prior scale or mean is sampled (`None`: the prepared prior).
     pub dense_priors: Vec<Option<(DVector<f64>, DVector<f64>)>>,
+}
+
+/// A sparse GP column's prior at a chain's own kernel hyperparameters, with its features at
+/// the training inputs (owned: it changes from sweep to sweep).
+#[derive(Debug, Clone)]
+pub struct SparsePrior {
+    /// The prior.
+    pub sp: crate::sparse::SparseGp,
+    /// `Φ = L⁻¹K_mx` at the training inputs.
+    pub phi: DMatrix<f64>,
+    /// `k̃` at the training inputs.
+    pub kt: Vec<f64>,
+}
+
+impl GaussianBlock for SparsePrior {
+    fn sample(
+        &self,
+        np: &NaturalParams,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<crate::block::BlockDraw, RuntimeError> {
+        self.column().sample(np, rng)
+    }
+    fn moments(&self, np: &NaturalParams) -> Result<crate::gaussian::Moments, RuntimeError> {
+        self.column().moments(np)
+    }
+    fn log_marginal(&self, np: &NaturalParams) -> Result<f64, RuntimeError> {
+        self.column().log_marginal(np)
+    }
+    fn ellipse<'a>(
+        &'a self,
+        np: &NaturalParams,
+    ) -> Result<Box<dyn crate::block::Ellipse + 'a>, RuntimeError> {
+        let _ = np;
+        Err(RuntimeError::Unsupported(
+            "the generic update of a sparse GP is not implemented".into(),
+        ))
+    }
+}
+
+impl SparsePrior {
+    fn column(&self) -> SparseColumn<'_> {
+        SparseColumn {
+            sp: &self.sp,
+            phi: &self.phi,
+            kt: &self.kt,
+        }
+    }
 }
 
 /// A scalar hyperparameter with a non-conjugate prior that only the likelihood reads: updated
@@ -131,6 +181,9 @@ struct SlicedKernel {
     /// Index into [`Prepared::blocks`].
     block: usize,
     hypers: Vec<SlicedHyper>,
+    /// A sparse GP block: its inducing inputs (its column is integrated out under the FITC
+    /// prior, [`crate::sparse::SparseGp::log_marginal`]).
+    inducing: Option<DMatrix<f64>>,
     /// Sampled given the block's current values (a block with the generic update), not with
     /// the block integrated out.
     given_values: bool,
@@ -416,6 +469,7 @@ impl<'a> Sampler<'a> {
             hypers,
             vectors: self.base.vectors.clone(),
             gp_priors: vec![None; self.prep.blocks.len()],
+            sparse_priors: vec![None; self.prep.blocks.len()],
             dense_priors: vec![None; self.prep.blocks.len()],
             sparse_v: self
                 .prep
@@ -692,10 +746,13 @@ impl<'a> Sampler<'a> {
                     Block::Gp { gp, .. } => {
                         Box::new(state.gp_priors[bi].clone().unwrap_or_else(|| gp.clone()))
                     }
-                    Block::Sparse { sp, .. } => {
-                        let (phi, kt) = self.sparse_feats[bi].as_ref().expect("features");
-                        Box::new(SparseColumn { sp, phi, kt })
-                    }
+                    Block::Sparse { sp, .. } => match &state.sparse_priors[bi] {
+                        Some(own) => Box::new(own.clone()),
+                        None => {
+                            let (phi, kt) = self.sparse_feats[bi].as_ref().expect("features");
+                            Box::new(SparseColumn { sp, phi, kt })
+                        }
+                    },
                     Block::Dense { .. } => unreachable!("matched above"),
                 };
                 let coords = Coords::Column {
@@ -837,8 +894,11 @@ impl<'a> Sampler<'a> {
                     latent, column, sp, ..
                 } => {
                     // −½‖v‖² − ½ Σ ε_i²/k̃_i, ε = f − μ₀ − Φᵀv (the FITC prior's density).
-                    let (Some(v), Some((phi, kt))) = (&state.sparse_v[bi], &self.sparse_feats[bi])
-                    else {
+                    let feats = match &state.sparse_priors[bi] {
+                        Some(own) => Some((&own.phi, &own.kt)),
+                        None => self.sparse_feats[bi].as_ref().map(|(p, k)| (p, k)),
+                    };
+                    let (Some(v), Some((phi, kt))) = (&state.sparse_v[bi], feats) else {
                         continue;
                     };
                     let rows = kt.len();

@@ -500,12 +500,29 @@ fn gibbs_update(
             }
         }
         (true, [li]) => {
-            if !full_gp(*li) {
-                return held(
-                    "sampling the hyperparameters of a normal or sparse GP prior is not implemented",
-                );
-            }
             let b = block_of(blocks, *li).expect("every latent has a block");
+            // A sparse GP's kernel hyperparameters: with the column integrated out under its
+            // FITC prior (`SparseGp::log_marginal`); not its mean, not a matrix latent's, not
+            // with the generic update.
+            if b.kind == crate::BlockKind::SparseGp {
+                let reads_mean = matches!(&model.latents[li.0].prior,
+                    LatentPrior::Gp { mean, .. } if mean.symbols().iter().any(|(_, n)| *n == h.name));
+                if reads_mean || b.per_column || !b.elliptical.is_empty() {
+                    return held("sampling a sparse GP's prior mean, or the kernel of a matrix or generic-update sparse GP, is not implemented");
+                }
+                match kernels.iter_mut().find(|k| k.block == b.id) {
+                    Some(k) => k.hypers.push(id),
+                    None => kernels.push(GpKernelUpdate {
+                        block: b.id,
+                        hypers: vec![id],
+                        given_values: false,
+                    }),
+                }
+                return GibbsUpdate::GpMarginal { block: b.id };
+            }
+            if !full_gp(*li) {
+                return held("sampling the hyperparameters of a normal prior shared this way is not implemented");
+            }
             let given_values = !b.elliptical.is_empty();
             if b.per_column && given_values {
                 return held("a kernel shared by the columns of a matrix GP with the generic update; sampling it is not implemented");

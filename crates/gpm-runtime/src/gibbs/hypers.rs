@@ -236,6 +236,24 @@ impl super::Sampler<'_> {
             let rows = gp.len();
             DVector::from_fn(rows, |i, _| state.latents[*latent][column * rows + i])
         });
+        if let Some(z) = &sk.inducing {
+            // A sparse column integrated out under its FITC prior at each candidate value.
+            let prior_at = |hv: &HyperValues| -> Result<super::SparsePrior, RuntimeError> {
+                let sp =
+                    crate::sparse::SparseGp::new(&sk.kernel, hv, z.clone(), hv.eval(&sk.mean)?)?;
+                let (phi, kt) = sp.features(&sk.inputs)?;
+                Ok(super::SparsePrior { sp, phi, kt })
+            };
+            for h in &sk.hypers {
+                let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
+                    let p = prior_at(hv)?;
+                    p.sp.log_marginal(&p.phi, &p.kt, a, b)
+                };
+                self.slice_one(h, state, &log_gp, rng);
+            }
+            state.sparse_priors[sk.block] = Some(prior_at(&self.hyper_values(state))?);
+            return Ok(());
+        }
         for h in &sk.hypers {
             let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
                 let k = crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, hv)?;
@@ -345,15 +363,20 @@ pub(super) fn bind_hypers(
     let mut kernels = Vec::new();
     for k in &schedule.kernel_updates {
         let bi = first_block(k.block);
-        let Block::Gp { latent, .. } = &prep.blocks[bi] else {
-            return Err(RuntimeError::Inconsistent(
-                "a kernel update of a block that is not a full GP".into(),
-            ));
+        let (latent, inducing) = match &prep.blocks[bi] {
+            Block::Gp { latent, .. } => (*latent, None),
+            Block::Sparse { latent, sp, .. } => (*latent, Some(sp.z.clone())),
+            Block::Dense { .. } => {
+                return Err(RuntimeError::Inconsistent(
+                    "a kernel update of a dense block".into(),
+                ))
+            }
         };
-        let sl = shared_latent(schedule, data, prep, *latent)?;
+        let sl = shared_latent(schedule, data, prep, latent)?;
         kernels.push(SlicedKernel {
             block: bi,
             hypers: entries(&k.hypers)?,
+            inducing,
             given_values: k.given_values,
             kernel: sl.kernel,
             mean: sl.mean,

@@ -117,7 +117,23 @@ pub(super) fn predict(
                 continue;
             };
             let v = DVector::from_fn(sp.m(), |k, _| row[first_v[bi] + k]);
-            let m = at.marginals(tr, bi, Belief::Draw(&v))?;
+            let m = match &at.blocks[bi] {
+                // With sampled kernel hyperparameters: the prior and test features at this
+                // draw's values.
+                TestBlock::Sparse {
+                    kernel, xs, reads, ..
+                } if reads.iter().any(|h| hyper_cols.iter().any(|c| c.0 == h.0)) => {
+                    let sp2 = crate::sparse::SparseGp::new(kernel, &hv, sp.z.clone(), sp.mean)?;
+                    let (phi, kt) = sp2.features(xs)?;
+                    crate::block::SparseColumn {
+                        sp: &sp2,
+                        phi: &phi,
+                        kt: &kt,
+                    }
+                    .predict(Belief::Draw(&v))?
+                }
+                _ => at.marginals(tr, bi, Belief::Draw(&v))?,
+            };
             let Block::Sparse { latent, column, .. } = b else {
                 unreachable!()
             };

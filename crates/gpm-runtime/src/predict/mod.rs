@@ -148,8 +148,14 @@ pub(crate) enum TestBlock<'a> {
         /// Hyperparameters its prior reads.
         reads: Vec<gpm_schedule::HyperId>,
     },
-    /// A sparse GP column: `Φ*` and `k̃*`.
-    Sparse { phi: DMatrix<f64>, kt: Vec<f64> },
+    /// A sparse GP column: `Φ*` and `k̃*`, and what recomputes them at other kernel values.
+    Sparse {
+        phi: DMatrix<f64>,
+        kt: Vec<f64>,
+        kernel: gpm_schedule::BoundKernel,
+        xs: Arc<DMatrix<f64>>,
+        reads: Vec<gpm_schedule::HyperId>,
+    },
     /// A dense block (placed per predictor, see [`TestBlocks::dense`]).
     Dense,
 }
@@ -201,9 +207,15 @@ impl<'a> TestBlocks<'a> {
                     }
                 }
                 Block::Sparse { latent, sp, .. } => {
-                    let (_, _, _, xs) = inputs_of(*latent)?;
+                    let (_, kernel, _, xs) = inputs_of(*latent)?;
                     let (phi, kt) = sp.features(&xs)?;
-                    TestBlock::Sparse { phi, kt }
+                    TestBlock::Sparse {
+                        phi,
+                        kt,
+                        kernel: kernel.clone(),
+                        xs,
+                        reads: schedule.priors[*latent].hypers(),
+                    }
                 }
                 Block::Dense { .. } => TestBlock::Dense,
             });
@@ -220,7 +232,7 @@ impl<'a> TestBlocks<'a> {
     ) -> Result<Marginals, RuntimeError> {
         match (&tr.blocks[bi], &self.blocks[bi]) {
             (Block::Gp { .. }, TestBlock::Gp { at, .. }) => at.predict(belief),
-            (Block::Sparse { sp, .. }, TestBlock::Sparse { phi, kt }) => {
+            (Block::Sparse { sp, .. }, TestBlock::Sparse { phi, kt, .. }) => {
                 SparseColumn { sp, phi, kt }.predict(belief)
             }
             _ => Err(RuntimeError::Inconsistent(
