@@ -89,6 +89,7 @@ pub fn run(
             )));
         }
     }
+    let has_generic = schedule.factors.iter().any(|f| f.generic.is_some());
     let prep = Prepared::new(schedule, data, hypers)?;
     let mut q = CaviState::new(&prep, schedule, data)?;
     let mut elbo_trace = Vec::new();
@@ -118,7 +119,10 @@ pub fn run(
                     // The generic sites' natural-gradient steps are not coordinate ascent: a
                     // decrease halves their step size (the augmented factors' steps are exact
                     // and never decrease the ELBO).
-                    if elbo_trace.last().is_some_and(|last: &f64| elbo < *last) {
+                    let decreased = elbo_trace.last().is_some_and(|last: &f64| {
+                        elbo < last - config.tolerance * elbo.abs().max(1.0)
+                    });
+                    if has_generic && decreased {
                         q.rho = (q.rho * 0.5).max(1.0 / 1024.0);
                         converged = false;
                     }
