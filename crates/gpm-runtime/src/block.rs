@@ -112,6 +112,11 @@ impl GaussianBlock for DenseBlock {
     }
 }
 
+/// The generic update of a sparse GP does not exist (the schedule refuses it first).
+pub(crate) fn no_sparse_ellipse() -> RuntimeError {
+    RuntimeError::Unsupported("the generic update of a sparse GP is not implemented".into())
+}
+
 /// A sparse GP column: its prior with the features `Φ = L⁻¹K_mx`, `k̃` at its inputs.
 #[derive(Debug, Clone, Copy)]
 pub struct SparseColumn<'a> {
@@ -158,9 +163,7 @@ impl GaussianBlock for SparseColumn<'_> {
     }
     /// The generic update needs a full GP (the schedule refuses a sparse one).
     fn ellipse<'a>(&'a self, _: &NaturalParams) -> Result<Box<dyn Ellipse + 'a>, RuntimeError> {
-        Err(RuntimeError::Unsupported(
-            "the generic update of a sparse GP is not implemented".into(),
-        ))
+        Err(no_sparse_ellipse())
     }
 }
 

@@ -110,12 +110,9 @@ impl GaussianBlock for SparsePrior {
     }
     fn ellipse<'a>(
         &'a self,
-        np: &NaturalParams,
+        _: &NaturalParams,
     ) -> Result<Box<dyn crate::block::Ellipse + 'a>, RuntimeError> {
-        let _ = np;
-        Err(RuntimeError::Unsupported(
-            "the generic update of a sparse GP is not implemented".into(),
-        ))
+        Err(crate::block::no_sparse_ellipse())
     }
 }
 
@@ -246,10 +243,10 @@ pub struct Sampler<'a> {
     base: HyperValues,
     /// Per block: `Φ = L⁻¹K_mx` and `k̃` of a sparse block's training inputs.
     sparse_feats: Vec<Option<(DMatrix<f64>, Vec<f64>)>>,
-    /// Per block: the factors with no augmentation that read it (the schedule's
+    /// Per block: whether factors with no augmentation read it (the schedule's
     /// [`gpm_schedule::BlockSpec::elliptical`]): such a block is formed even when no augmented
     /// factor reads it.
-    elliptical: Vec<Vec<usize>>,
+    generic: Vec<bool>,
 }
 
 impl<'a> Sampler<'a> {
@@ -332,10 +329,10 @@ impl<'a> Sampler<'a> {
             })
             .collect();
         let (sliced, kernels, shared, dense_scales) = bind_hypers(schedule, data, &prep, hypers)?;
-        let mut elliptical = vec![Vec::new(); prep.blocks.len()];
+        let mut generic = vec![false; prep.blocks.len()];
         for (spec, range) in schedule.blocks.iter().zip(&prep.spec_blocks) {
             for bi in range.clone() {
-                elliptical[bi] = spec.elliptical.iter().map(|f| f.0).collect();
+                generic[bi] = !spec.elliptical.is_empty();
             }
         }
         Ok(Sampler {
@@ -349,7 +346,7 @@ impl<'a> Sampler<'a> {
             dense_scales,
             base: hypers.clone(),
             sparse_feats,
-            elliptical,
+            generic,
         })
     }
 
@@ -789,7 +786,7 @@ impl<'a> Sampler<'a> {
                         rows.push(phi.clone());
                     }
                 }
-                if rows.is_empty() && self.elliptical[bi].is_empty() {
+                if rows.is_empty() && !self.generic[bi] {
                     return Ok(None);
                 }
                 let design = stack_rows(rows, dim);

@@ -429,27 +429,7 @@ impl Prepared {
             for s in &fp.slots {
                 slots.push(match s {
                     Source::Predictor(p) => Slot::Pred(p.0),
-                    Source::Data(d) => match (d.column, data.values.get(&d.name)) {
-                        (Some(c), Some(Value::Matrix(m))) if c < m.ncols() => {
-                            Slot::Vector(m.column(c).iter().copied().collect())
-                        }
-                        (Some(c), Some(Value::Matrix(m))) => {
-                            return Err(RuntimeError::BadData(format!(
-                                "column {} of `{}` is read, but it has columns 1..{}",
-                                c + 1,
-                                d.name,
-                                m.ncols()
-                            )))
-                        }
-                        (None, Some(Value::Scalar(x))) => Slot::Const(*x),
-                        (None, Some(Value::Vector(v))) => Slot::Vector(v.clone()),
-                        _ => {
-                            return Err(RuntimeError::MissingData(format!(
-                                "no per-observation datum `{}`",
-                                d.symbol()
-                            )))
-                        }
-                    },
+                    Source::Data(d) => datum_slot(data, d)?,
                     Source::Hyper(h) if hypers.scalar(*h).is_some() => Slot::Hyper(h.0),
                     Source::Hyper(h) => {
                         return Err(RuntimeError::MissingData(format!(
@@ -550,16 +530,10 @@ impl Prepared {
 
 /// A term's per-observation covariate (a vector datum, a matrix column or a scalar), `n` long.
 fn covariate(data: &Data, symbol: &str, n: usize) -> Result<Vec<f64>, RuntimeError> {
-    let d = gpm_schedule::DataRef::from_symbol(symbol);
-    let v: Vec<f64> = match (d.column, data.values.get(&d.name)) {
-        (Some(c), Some(Value::Matrix(m))) if c < m.ncols() => m.column(c).iter().copied().collect(),
-        (None, Some(Value::Vector(v))) => v.clone(),
-        (None, Some(Value::Scalar(x))) => vec![*x; n],
-        _ => {
-            return Err(RuntimeError::MissingData(format!(
-                "no per-observation covariate `{symbol}`"
-            )))
-        }
+    let v = match datum_slot(data, &gpm_schedule::DataRef::from_symbol(symbol))? {
+        Slot::Vector(v) => v,
+        Slot::Const(x) => vec![x; n],
+        _ => unreachable!("a datum binds to a vector or a constant"),
     };
     if v.len() != n {
         return Err(RuntimeError::BadData(format!(
@@ -568,6 +542,32 @@ fn covariate(data: &Data, symbol: &str, n: usize) -> Result<Vec<f64>, RuntimeErr
         )));
     }
     Ok(v)
+}
+
+/// A datum a slot reads, bound: a vector's entries or a matrix column as a vector, a scalar as
+/// a constant.
+fn datum_slot(data: &Data, d: &gpm_schedule::DataRef) -> Result<Slot, RuntimeError> {
+    Ok(match (d.column, data.values.get(&d.name)) {
+        (Some(c), Some(Value::Matrix(m))) if c < m.ncols() => {
+            Slot::Vector(m.column(c).iter().copied().collect())
+        }
+        (Some(c), Some(Value::Matrix(m))) => {
+            return Err(RuntimeError::BadData(format!(
+                "column {} of `{}` is read, but it has columns 1..{}",
+                c + 1,
+                d.name,
+                m.ncols()
+            )))
+        }
+        (None, Some(Value::Scalar(x))) => Slot::Const(*x),
+        (None, Some(Value::Vector(v))) => Slot::Vector(v.clone()),
+        _ => {
+            return Err(RuntimeError::MissingData(format!(
+                "no per-observation datum `{}`",
+                d.symbol()
+            )))
+        }
+    })
 }
 
 /// A dense block's coefficients `θ` gathered from the latents' values: `parts` lists each latent

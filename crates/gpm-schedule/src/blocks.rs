@@ -50,6 +50,13 @@ pub struct BlockSpec {
 /// as efficient as any and converges in the default run length.
 pub const ELLIPTICAL_STEPS: usize = 20;
 
+/// The position in `blocks` of the block holding the latent named `latent`.
+pub(crate) fn block_holding(model: &Model, blocks: &[BlockSpec], latent: &str) -> Option<usize> {
+    blocks
+        .iter()
+        .position(|b| b.latents.iter().any(|l| model.latents[l.0].name == latent))
+}
+
 /// The latents read by the collapsed predictors.
 pub(crate) fn collapsed_latents(model: &Model, collapsed: &BTreeSet<String>) -> BTreeSet<LatentId> {
     model

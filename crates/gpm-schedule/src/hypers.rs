@@ -510,17 +510,7 @@ fn gibbs_update(
                 if reads_mean || b.per_column || !b.elliptical.is_empty() {
                     return held("sampling a sparse GP's prior mean, or the kernel of a matrix or generic-update sparse GP, is not implemented");
                 }
-                match kernels.iter_mut().find(|k| k.block == b.id) {
-                    Some(k) => k.hypers.push(id),
-                    None => kernels.push(GpKernelUpdate {
-                        block: b.id,
-                        hypers: vec![id],
-                        given_values: false,
-                    }),
-                }
-                return GibbsUpdate::GpMarginal { block: b.id };
-            }
-            if !full_gp(*li) {
+            } else if !full_gp(*li) {
                 return held("sampling the hyperparameters of a normal prior shared this way is not implemented");
             }
             let given_values = !b.elliptical.is_empty();

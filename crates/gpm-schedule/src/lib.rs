@@ -370,12 +370,7 @@ fn coupled_blocks(
     factors: &[FactorProgram],
     blocks: &[BlockSpec],
 ) -> BTreeSet<(BlockId, BlockId)> {
-    let block_of = |name: &str| {
-        blocks
-            .iter()
-            .find(|b| b.latents.iter().any(|l| model.latents[l.0].name == name))
-            .map(|b| b.id)
-    };
+    let block_of = |name: &str| blocks::block_holding(model, blocks, name).map(|b| blocks[b].id);
     let mut out = BTreeSet::new();
     for fp in factors {
         for cv in fp.curvature.iter().chain(&fp.collapsed) {
@@ -407,13 +402,10 @@ fn elliptical_blocks(
         let Some(g) = &fp.generic else { continue };
         for p in &g.predictors {
             for t in &model.predictors[p.0].terms {
-                let Some(b) = blocks.iter_mut().find(|b| {
-                    b.latents
-                        .iter()
-                        .any(|l| model.latents[l.0].name == t.latent)
-                }) else {
+                let Some(b) = blocks::block_holding(model, blocks, &t.latent) else {
                     continue;
                 };
+                let b = &mut blocks[b];
                 let refuse = |message: String| ScheduleError::Factor {
                     factor: fp.factor,
                     message,

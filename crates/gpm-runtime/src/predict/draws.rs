@@ -122,7 +122,7 @@ pub(super) fn predict(
                 // draw's values.
                 TestBlock::Sparse {
                     kernel, xs, reads, ..
-                } if reads.iter().any(|h| hyper_cols.iter().any(|c| c.0 == h.0)) => {
+                } if any_sampled(reads, &hyper_cols) => {
                     let sp2 = crate::sparse::SparseGp::new(kernel, &hv, sp.z.clone(), sp.mean)?;
                     let (phi, kt) = sp2.features(xs)?;
                     crate::block::SparseColumn {
@@ -144,6 +144,11 @@ pub(super) fn predict(
     Ok(acc.finish(te, labels))
 }
 
+/// Whether the chains sampled any of the hyperparameters a prior reads.
+fn any_sampled(reads: &[gpm_schedule::HyperId], hyper_cols: &[(usize, usize, usize)]) -> bool {
+    reads.iter().any(|h| hyper_cols.iter().any(|c| c.0 == h.0))
+}
+
 /// A GP block's prior at this draw's hyperparameters, when the chains sampled any it reads.
 fn resampled(
     tb: &TestBlock,
@@ -160,7 +165,7 @@ fn resampled(
     else {
         return Ok(None);
     };
-    if !reads.iter().any(|h| hyper_cols.iter().any(|c| c.0 == h.0)) {
+    if !any_sampled(reads, hyper_cols) {
         return Ok(None);
     }
     let x = &inputs.0;
