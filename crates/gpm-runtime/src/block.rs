@@ -277,6 +277,19 @@ impl Predictive for GpAtTest<'_> {
                         .collect(),
                 })
             }
+            // q(f) = N(m, SSᵀ): f* = μ₀ + K*K⁻¹(f − μ₀) + ε*, so the mean is μ₀ + K*K⁻¹(m − μ₀)
+            // and the variance k** − ‖L⁻¹K*ᵀ‖² + ‖SᵀK⁻¹K*ᵀ‖².
+            Belief::Variational(BlockPosterior::Particles { mean, spread }) => {
+                let alpha = gp.chol.solve(&mean.map(|v| v - gp.mean));
+                let m = &self.kst * alpha;
+                let w = crate::linalg::matmul(&self.kst, &gp.chol.solve(spread));
+                Ok(Marginals {
+                    mean: m.iter().map(|m| gp.mean + m).collect(),
+                    var: (0..self.kst.nrows())
+                        .map(|i| self.cond_var[i] + w.row(i).norm_squared())
+                        .collect(),
+                })
+            }
             Belief::Variational(_) => Err(mismatch()),
         }
     }

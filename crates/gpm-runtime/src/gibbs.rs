@@ -23,7 +23,8 @@ use rayon::prelude::*;
 
 mod elliptical;
 mod hypers;
-use elliptical::{BlockGaussian, Coords};
+use crate::prepared::Coords;
+use elliptical::BlockGaussian;
 use hypers::bind_hypers;
 
 /// Settings of a Gibbs run.
@@ -714,7 +715,7 @@ impl<'a> Sampler<'a> {
         if drawn.inducing.is_some() {
             state.sparse_v[bi] = drawn.inducing;
         }
-        g.coords.set(state, &drawn.values);
+        g.coords.set(&mut state.latents, &drawn.values);
         Ok(())
     }
 

@@ -3,7 +3,7 @@
 //! Owns everything that runs numbers on data: binding the schedule to data, drawing the
 //! auxiliaries (the named laws of `gpm-families`, and tilted completely-monotone mixtures by
 //! Laplace inversion), covariance kernels and the Gaussian
-//! linear algebra of latent blocks, the Gibbs and CAVI executors, MCMC diagnostics and prediction.
+//! linear algebra of latent blocks, the Gibbs, CAVI and particle-flow executors, MCMC diagnostics and prediction.
 //! It must not parse model text or print, read `gpm_ir::Model`, or re-decide what the schedule
 //! decided (blocks, steps, each hyperparameter's update): it receives a compiled schedule and data
 //! as values, carries the schedule out, and returns draws, variational posteriors and
@@ -19,6 +19,7 @@ pub mod draws;
 mod error;
 pub mod gaussian;
 pub mod gibbs;
+pub mod gpf;
 pub mod kernels;
 pub mod learn;
 pub mod linalg;

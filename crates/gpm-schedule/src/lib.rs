@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 pub mod blocks;
+pub mod gradient;
 pub mod hypers;
 pub mod ids;
 pub mod prior;
@@ -22,6 +23,7 @@ pub use blocks::{BlockKind, BlockSpec};
 use gpm_augment::{Family, Plan, Poly, Role, T};
 use gpm_families::MixingLaw;
 use gpm_ir::Model;
+pub use gradient::PredictorGradient;
 pub use hypers::{
     start_value, DenseScaleUpdate, GibbsUpdate, GpKernelUpdate, HyperStep, KernelGroup, StartRule,
     VariationalUpdate,
@@ -29,7 +31,7 @@ pub use hypers::{
 pub use ids::{BlockId, FactorId, HyperId, LatentId, PredictorId};
 pub use prior::{BoundKernel, BoundLengthscale, BoundPrior};
 use std::collections::BTreeSet;
-pub use steps::{CaviStep, GibbsStep};
+pub use steps::{CaviStep, GibbsStep, GpfStep};
 pub use tape::Tape;
 
 /// Where a slot's value comes from at observation `i`.
@@ -289,6 +291,9 @@ pub struct FactorProgram {
     /// A factor with no augmentation: its log-density is used as written by the generic update
     /// of the blocks it reads ([`BlockSpec::elliptical`]).
     pub generic: Option<GenericProgram>,
+    /// `∂ℓ/∂η` of the original log-density in each predictor (Gaussian particle flow), or why
+    /// there is none.
+    pub gradient: Result<Vec<PredictorGradient>, String>,
 }
 
 /// A factor no rule augments.
@@ -335,31 +340,14 @@ fn generic_variational(
             f.predictors.len()
         ));
     };
-    let unbound = |e: String| format!("the CAS could not differentiate the log-density: {e}");
-    let cas = gpm_augment::cas::to_cas(original)
-        .ok_or_else(|| unbound("its symbols are not CAS symbols".into()))?;
-    let role = |n: &str| {
-        syms.iter()
-            .find(|(_, m)| m == n)
-            .map(|(r, _)| *r)
-            .unwrap_or(Role::Data)
-    };
-    let d1 = gpm_cas::derivative(&cas, name);
-    let d2 = gpm_cas::derivative(&d1, name);
-    let slot_of = |r: Role, n: &str| syms.iter().position(|(r2, n2)| *r2 == r && n2 == n);
-    let tape = |e: &gpm_cas::Expr| {
-        Tape::compile(&gpm_augment::cas::from_cas(e, &role), &slot_of).map_err(unbound)
-    };
+    let differ = gradient::Differ::new(original, syms)?;
+    let d1 = differ.derivative(differ.expr(), name);
+    let d2 = differ.derivative(&d1, name);
     Ok(GenericVariational {
         pred: *pred,
-        pred_slots: slots
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| matches!(s, Source::Predictor(p) if p == pred))
-            .map(|(k, _)| k)
-            .collect(),
-        d1: tape(&d1)?,
-        d2: tape(&d2)?,
+        pred_slots: gradient::predictor_slots(slots, *pred),
+        d1: differ.tape(&d1)?,
+        d2: differ.tape(&d2)?,
     })
 }
 
@@ -477,6 +465,8 @@ pub struct Schedule {
     pub gibbs: Vec<GibbsStep>,
     /// The steps of one CAVI iteration.
     pub cavi: Vec<CaviStep>,
+    /// The steps of one Gaussian particle flow iteration, or why the model cannot take it.
+    pub gpf: Result<Vec<GpfStep>, String>,
 }
 
 impl Schedule {
@@ -584,6 +574,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
                 cavi: None,
                 cavi_unavailable: None,
                 generic: None,
+                gradient: Err("the logistic-softmax likelihood has no compiled gradient".into()),
                 categorical: Some(CategoricalProgram {
                     label: c.label.clone(),
                     latent: c.latent.clone(),
@@ -740,6 +731,12 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             })
             .map(|(k, _)| k)
             .collect();
+        let gradient = f
+            .predictors
+            .iter()
+            .map(|p| pred_of(model)(p))
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(|ids| gradient::gradient(&original, &syms, &slots, &f.predictors, &ids));
         factors.push(FactorProgram {
             factor: k,
             n: f.n.clone(),
@@ -753,6 +750,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             cavi,
             cavi_unavailable,
             generic,
+            gradient,
         });
     }
     let hypers = conjugate_hypers(model, &factors, plans)?;
@@ -769,6 +767,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
         !hypers.is_empty(),
     );
     let cavi = steps::cavi(&blocks);
+    let gpf = steps::gpf(&blocks, &factors);
     let binder = prior::Binder {
         hypers: &model.hypers,
     };
@@ -800,6 +799,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
         dense_updates: plan.dense,
         gibbs,
         cavi,
+        gpf,
     })
 }
 

@@ -182,3 +182,47 @@ pub(crate) fn cavi(blocks: &[BlockSpec]) -> Vec<CaviStep> {
     out.push(CaviStep::Elbo);
     out
 }
+
+/// One step of a Gaussian particle flow iteration (thesis ch. 6, Algorithm 2), with the
+/// structured mean-field of its §3.5: one flow matrix `A` per block.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum GpfStep {
+    /// `∇_x log p(y | x)` at every particle: each factor's `∂ℓ/∂η` (taken by the CAS) at the
+    /// particle's predictors, carried back to the latents through the predictors' designs.
+    Gradients,
+    /// Move the block's particles, in coordinates whitened by its prior (`x = μ + L v`):
+    /// `v ← v − ε ḡ − ε A (v − m)`, `A = (1/N) Σ_j g_j (v_j − m)ᵀ − I` (thesis eq. 13).
+    Flow {
+        /// The block.
+        block: BlockId,
+    },
+    /// The empirical free energy `E_q̂[φ] − ½ Σ_blocks log|C|` (regularised: zero eigenvalues
+    /// dropped); a step that raised it is undone and `ε` halved, otherwise `ε` grows; then the
+    /// convergence test.
+    FreeEnergy,
+}
+
+/// The particle-flow iteration, or why the model cannot take it: every factor needs a compiled
+/// gradient and every block a full prior to whiten with.
+pub(crate) fn gpf(
+    blocks: &[BlockSpec],
+    factors: &[crate::FactorProgram],
+) -> Result<Vec<GpfStep>, String> {
+    if let Some((f, why)) = factors
+        .iter()
+        .find_map(|f| f.gradient.as_ref().err().map(|w| (f.factor, w)))
+    {
+        return Err(format!("factor #{}: {why}", f + 1));
+    }
+    if let Some(b) = blocks.iter().find(|b| b.kind == crate::BlockKind::SparseGp) {
+        return Err(format!(
+            "block B{} is a sparse GP: the flow needs a full GP's prior (drop `inducing`, or use CAVI / SVI)",
+            b.id.0 + 1
+        ));
+    }
+    let mut out = vec![GpfStep::Gradients];
+    out.extend(blocks.iter().map(|b| GpfStep::Flow { block: b.id }));
+    out.push(GpfStep::FreeEnergy);
+    Ok(out)
+}

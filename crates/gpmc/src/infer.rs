@@ -318,6 +318,32 @@ pub fn run_cavi_with_values(
     Ok((r, hypers, hv))
 }
 
+/// Run Gaussian particle flow on a checked model with loaded data, the hyperparameters at the
+/// values CAVI would use (`learn()` ones learned by CAVI's type-II ML, where it exists).
+pub fn run_gpf(
+    c: &Checked,
+    data: &gpm_runtime::data::Data,
+    config: &gpm_runtime::gpf::GpfConfig,
+) -> Result<
+    (
+        gpm_runtime::gpf::GpfResult,
+        Vec<(String, f64, String)>,
+        HyperValues,
+    ),
+    InferError,
+> {
+    let (schedule, hv, mut hypers) = start(c, data)?;
+    if let Err(why) = &schedule.gpf {
+        return Err(gpm_runtime::RuntimeError::Unsupported(format!(
+            "Gaussian particle flow is not implemented for this model: {why}"
+        ))
+        .into());
+    }
+    let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
+    let r = gpm_runtime::gpf::run(&schedule, data, &hv, config)?;
+    Ok((r, hypers, hv))
+}
+
 /// Run stochastic CAVI on a checked model whose latents are sparse GPs. Positive scalar
 /// `learn()` hyperparameters are learned along the way (Adam); the others keep their values, and
 /// the report says which. `report` sees the trace points as they come.
@@ -410,10 +436,13 @@ fn size_ard(c: &Checked, data: &gpm_runtime::data::Data, mut hv: HyperValues) ->
     hv
 }
 
-/// The CAVI posterior: one row per latent entry (`name,mean,sd`).
-pub fn cavi_csv(r: &gpm_runtime::cavi::CaviResult) -> String {
+/// A variational posterior (CAVI's, the particle flow's): one row per latent entry
+/// (`name,mean,sd`).
+pub fn posterior_csv(
+    latents: &[(String, nalgebra::DVector<f64>, nalgebra::DVector<f64>)],
+) -> String {
     let mut s = String::from("variable,mean,sd\n");
-    for (name, m, v) in &r.latents {
+    for (name, m, v) in latents {
         let n = m.len();
         for i in 0..n {
             let label = if n == 1 {

@@ -87,6 +87,9 @@ enum Command {
         /// exists (to compare the two on one model).
         #[arg(long)]
         generic: bool,
+        /// GPF: number of particles (default: one more than the largest block, at most 256).
+        #[arg(long)]
+        particles: Option<usize>,
     },
 }
 
@@ -98,6 +101,16 @@ enum Method {
     Cavi,
     /// Stochastic CAVI: minibatch natural-gradient steps on sparse GPs.
     Svi,
+    /// Gaussian particle flow: a Gaussian q from the log-likelihood's gradient, any
+    /// differentiable model (thesis ch. 6).
+    Gpf,
+}
+
+/// A variational method with its settings.
+enum Variational {
+    Cavi { max_iter: usize },
+    Svi(gpm_runtime::svi::SviConfig),
+    Gpf(gpm_runtime::gpf::GpfConfig),
 }
 
 fn main() -> ExitCode {
@@ -123,6 +136,7 @@ fn main() -> ExitCode {
             hyper_rate,
             class_batch,
             generic,
+            particles,
         } => {
             let config = gpm_runtime::gibbs::GibbsConfig {
                 chains,
@@ -131,8 +145,14 @@ fn main() -> ExitCode {
                 thin,
                 seed,
             };
-            if method != Method::Gibbs {
-                let svi = gpm_runtime::svi::SviConfig {
+            let method = match method {
+                Method::Gibbs => {
+                    return infer(&model, &data, &predict, config, output, quiet, generic)
+                }
+                Method::Cavi => Variational::Cavi {
+                    max_iter: iterations.max(1),
+                },
+                Method::Svi => Variational::Svi(gpm_runtime::svi::SviConfig {
                     batch,
                     iterations,
                     forgetting,
@@ -141,11 +161,15 @@ fn main() -> ExitCode {
                     report_every: (iterations / 20).max(1),
                     hyper_rate,
                     class_batch,
-                };
-                let svi = (method == Method::Svi).then_some(svi);
-                return variational(&model, &data, &predict, svi, iterations, output, generic);
-            }
-            infer(&model, &data, &predict, config, output, quiet, generic)
+                }),
+                Method::Gpf => Variational::Gpf(gpm_runtime::gpf::GpfConfig {
+                    particles,
+                    max_iter: iterations.max(1),
+                    seed,
+                    ..Default::default()
+                }),
+            };
+            variational(&model, &data, &predict, method, output, generic)
         }
     }
 }
@@ -154,8 +178,7 @@ fn variational(
     path: &std::path::Path,
     data: &[std::path::PathBuf],
     predict: &[std::path::PathBuf],
-    svi: Option<gpm_runtime::svi::SviConfig>,
-    cavi_max_iter: usize,
+    method: Variational,
     output: Option<std::path::PathBuf>,
     generic: bool,
 ) -> ExitCode {
@@ -201,76 +224,96 @@ fn variational(
         )
     });
     let mut files = Vec::new();
-    let (mut summary, blocks, hv) = if let Some(config) = svi {
-        let (r, hypers, hv) = match gpmc::infer::run_svi(&checked, &d, &config, &mut |_, _| {}) {
-            Ok(x) => x,
-            Err(e) => return report(e),
-        };
-        let last = r.trace.last().copied();
-        println!(
-            "SVI: {} iterations of batch {} ({:.1} epochs) in {:.3} s; ELBO estimate {:.6}",
-            config.iterations,
-            config.batch,
-            last.map_or(0.0, |p| p.epoch),
-            r.seconds,
-            last.map_or(f64::NAN, |p| p.elbo)
-        );
-        let summary = serde_json::json!({
-            "model": name,
-            "method": "svi",
-            "batch": config.batch,
-            "iterations": config.iterations,
-            "step_schedule": {"delay": config.delay, "forgetting": config.forgetting},
-            "hyper_rate": config.hyper_rate,
-            "class_batch": config.class_batch,
-            "seed": config.seed,
-            "trace": r.trace.iter().map(|p| serde_json::json!({"iteration": p.iteration, "epoch": p.epoch, "seconds": p.seconds, "elbo_estimate": p.elbo})).collect::<Vec<_>>(),
-            "seconds": r.seconds,
-            "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
-        });
-        (summary, r.blocks, hv)
-    } else {
-        let config = gpm_runtime::cavi::CaviConfig {
-            tolerance: 1e-9,
-            max_iter: cavi_max_iter.max(1),
-        };
-        let (r, hypers, hv) = match gpmc::infer::run_cavi_with_values(&checked, &d, &config) {
-            Ok(x) => x,
-            Err(e) => return report(e),
-        };
-        println!(
-            "CAVI {} after {} iterations in {:.3} s; ELBO {:.6}",
-            if r.converged {
-                "converged"
-            } else {
-                "stopped (not converged)"
-            },
-            r.elbo.len(),
-            r.seconds,
-            r.elbo.last().copied().unwrap_or(f64::NAN)
-        );
-        for (n, m, v) in r.latents.iter().take(3) {
-            let k = m.len().min(5);
-            let cells: Vec<String> = (0..k)
-                .map(|i| format!("{:.3} ± {:.3}", m[i], v[i].max(0.0).sqrt()))
-                .collect();
+    let (mut summary, blocks, hv) = match method {
+        Variational::Svi(config) => {
+            let (r, hypers, hv) = match gpmc::infer::run_svi(&checked, &d, &config, &mut |_, _| {})
+            {
+                Ok(x) => x,
+                Err(e) => return report(e),
+            };
+            let last = r.trace.last().copied();
             println!(
-                "  {n}: {}{}",
-                cells.join(", "),
-                if m.len() > k { ", ..." } else { "" }
+                "SVI: {} iterations of batch {} ({:.1} epochs) in {:.3} s; ELBO estimate {:.6}",
+                config.iterations,
+                config.batch,
+                last.map_or(0.0, |p| p.epoch),
+                r.seconds,
+                last.map_or(f64::NAN, |p| p.elbo)
             );
+            let summary = serde_json::json!({
+                "model": name,
+                "method": "svi",
+                "batch": config.batch,
+                "iterations": config.iterations,
+                "step_schedule": {"delay": config.delay, "forgetting": config.forgetting},
+                "hyper_rate": config.hyper_rate,
+                "class_batch": config.class_batch,
+                "seed": config.seed,
+                "trace": r.trace.iter().map(|p| serde_json::json!({"iteration": p.iteration, "epoch": p.epoch, "seconds": p.seconds, "elbo_estimate": p.elbo})).collect::<Vec<_>>(),
+                "seconds": r.seconds,
+                "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
+            });
+            (summary, r.blocks, hv)
         }
-        files.push(("posterior.csv".to_string(), gpmc::infer::cavi_csv(&r)));
-        let summary = serde_json::json!({
-            "model": name,
-            "method": "cavi",
-            "converged": r.converged,
-            "iterations": r.elbo.len(),
-            "elbo": r.elbo,
-            "seconds": r.seconds,
-            "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
-        });
-        (summary, r.blocks, hv)
+        Variational::Gpf(config) => {
+            let (r, hypers, hv) = match gpmc::infer::run_gpf(&checked, &d, &config) {
+                Ok(x) => x,
+                Err(e) => return report(e),
+            };
+            println!(
+                "GPF {} after {} steps ({} particles, {} steps undone) in {:.3} s; ELBO {:.6}",
+                status(r.converged),
+                r.free_energy.len() - 1,
+                r.particles,
+                r.rejected,
+                r.seconds,
+                r.elbo
+            );
+            posterior_file(&r.latents, &mut files);
+            let summary = serde_json::json!({
+                "model": name,
+                "method": "gpf",
+                "converged": r.converged,
+                "particles": r.particles,
+                "iterations": r.free_energy.len() - 1,
+                "rejected_steps": r.rejected,
+                "final_step": r.step,
+                "free_energy": r.free_energy,
+                "elbo": r.elbo,
+                "seed": config.seed,
+                "seconds": r.seconds,
+                "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
+            });
+            (summary, r.blocks, hv)
+        }
+        Variational::Cavi { max_iter } => {
+            let config = gpm_runtime::cavi::CaviConfig {
+                tolerance: 1e-9,
+                max_iter,
+            };
+            let (r, hypers, hv) = match gpmc::infer::run_cavi_with_values(&checked, &d, &config) {
+                Ok(x) => x,
+                Err(e) => return report(e),
+            };
+            println!(
+                "CAVI {} after {} iterations in {:.3} s; ELBO {:.6}",
+                status(r.converged),
+                r.elbo.len(),
+                r.seconds,
+                r.elbo.last().copied().unwrap_or(f64::NAN)
+            );
+            posterior_file(&r.latents, &mut files);
+            let summary = serde_json::json!({
+                "model": name,
+                "method": "cavi",
+                "converged": r.converged,
+                "iterations": r.elbo.len(),
+                "elbo": r.elbo,
+                "seconds": r.seconds,
+                "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
+            });
+            (summary, r.blocks, hv)
+        }
     };
     if blocks
         .iter()
@@ -301,6 +344,38 @@ fn variational(
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
     println!("wrote {} to {}", names.join(", "), dir.display());
     ExitCode::SUCCESS
+}
+
+/// A variational run's end, for people.
+fn status(converged: bool) -> &'static str {
+    if converged {
+        "converged"
+    } else {
+        "stopped (not converged)"
+    }
+}
+
+/// A variational posterior: the first entries of the first latents' means ± sds printed, every
+/// entry's written to `posterior.csv`.
+fn posterior_file(
+    latents: &[(String, nalgebra::DVector<f64>, nalgebra::DVector<f64>)],
+    files: &mut Vec<(String, String)>,
+) {
+    files.push((
+        "posterior.csv".to_string(),
+        gpmc::infer::posterior_csv(latents),
+    ));
+    for (n, m, v) in latents.iter().take(3) {
+        let k = m.len().min(5);
+        let cells: Vec<String> = (0..k)
+            .map(|i| format!("{:.3} ± {:.3}", m[i], v[i].max(0.0).sqrt()))
+            .collect();
+        println!(
+            "  {n}: {}{}",
+            cells.join(", "),
+            if m.len() > k { ", ..." } else { "" }
+        );
+    }
 }
 
 fn read_model(path: &std::path::Path) -> Result<(String, String), ExitCode> {

@@ -3,7 +3,7 @@
 //! do, printed before anything runs. Everything here is read off [`gpm_schedule::Schedule`].
 
 use crate::Checked;
-use gpm_schedule::{BlockKind, BlockSpec, CaviStep, GibbsStep, Schedule};
+use gpm_schedule::{BlockKind, BlockSpec, CaviStep, GibbsStep, GpfStep, Schedule};
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -189,6 +189,26 @@ fn cavi_step_text(s: &Schedule, c: &Checked, step: &CaviStep) -> String {
     }
 }
 
+fn gpf_step_text(s: &Schedule, c: &Checked, step: &GpfStep) -> String {
+    match step {
+        GpfStep::Gradients => {
+            "∇ log p(y | x) at every particle: each factor's ∂ℓ/∂η (by the CAS) carried back to the latents".into()
+        }
+        GpfStep::Flow { block } => format!(
+            "move the particles of {}{} in coordinates whitened by its prior: x ← x − ε b − ε A (x − m) (thesis ch. 6, Algorithm 2; preconditioned by the particles' covariance when it has full rank)",
+            block_name(s, c, *block),
+            if s.blocks[block.0].per_column {
+                ", each column"
+            } else {
+                ""
+            }
+        ),
+        GpfStep::FreeEnergy => {
+            "empirical free energy E[φ] − ½ log|C|: a step that raised it is undone with ε halved; convergence test".into()
+        }
+    }
+}
+
 /// The schedule as text, appended to `gpmc check`'s summary.
 pub fn text(c: &Checked) -> String {
     let mut out = String::new();
@@ -239,6 +259,20 @@ pub fn text(c: &Checked) -> String {
             }
         }
     }
+    match &s.gpf {
+        Ok(steps) => {
+            let _ = writeln!(
+                out,
+                "  Gaussian particle flow iteration (hyperparameters as under CAVI)"
+            );
+            for (k, step) in steps.iter().enumerate() {
+                let _ = writeln!(out, "    {}. {}", k + 1, gpf_step_text(s, c, step));
+            }
+        }
+        Err(why) => {
+            let _ = writeln!(out, "  Gaussian particle flow: not available ({why})");
+        }
+    }
     let _ = writeln!(out, "  hyperparameters ({})", s.hyper_steps.len());
     for h in &s.hyper_steps {
         let _ = writeln!(
@@ -281,6 +315,14 @@ pub fn json(c: &Checked) -> Value {
                 v["description"] = Value::String(cavi_step_text(s, c, st));
                 v
             }).collect())
+        },
+        "gpf": match &s.gpf {
+            Ok(steps) => Value::Array(steps.iter().map(|st| {
+                let mut v = serde_json::to_value(st).unwrap_or(Value::Null);
+                v["description"] = Value::String(gpf_step_text(s, c, st));
+                v
+            }).collect()),
+            Err(why) => json!({"unavailable": why}),
         },
         "hypers": s.hyper_steps.iter().map(|h| json!({
             "name": h.name,

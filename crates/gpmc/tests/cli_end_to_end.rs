@@ -9,7 +9,8 @@ use std::process::Command;
 fn methods(model: &str) -> &'static [&'static str] {
     match model {
         "sparse_gp_classification" => &["gibbs", "cavi", "svi"],
-        _ => &["gibbs", "cavi"],
+        "multiclass_gp" => &["gibbs", "cavi"],
+        _ => &["gibbs", "cavi", "gpf"],
     }
 }
 
@@ -27,7 +28,7 @@ fn every_model_runs_by_every_method_that_applies() {
     assert!(models.len() >= 12, "models: {models:?}");
     let tmp = std::env::temp_dir().join(format!("gpmc-e2e-{}", std::process::id()));
     for m in &models {
-        for method in ["gibbs", "cavi", "svi"] {
+        for method in ["gibbs", "cavi", "svi", "gpf"] {
             let out = tmp.join(format!("{m}-{method}"));
             let o = Command::new(env!("CARGO_BIN_EXE_gpmc"))
                 .arg("infer")

@@ -61,6 +61,15 @@ pub enum BlockPosterior {
     },
     /// A sparse GP column: `q(v)` of the whitened inducing values.
     Sparse(QInducing),
+    /// A full GP column represented by particles (Gaussian particle flow): `q(f) = N(m, SSᵀ)`
+    /// with `S` the centred particles over `√N` (low rank when there are fewer particles than
+    /// values).
+    Particles {
+        /// Mean `m`.
+        mean: DVector<f64>,
+        /// `S` (`n × N`).
+        spread: DMatrix<f64>,
+    },
     /// The dense block: mean and covariance of its coefficients.
     Dense {
         /// Mean.

@@ -8,7 +8,7 @@
 use super::State;
 use crate::block::GaussianBlock;
 use crate::natural::NaturalParams;
-use crate::prepared::{gather_dense, scatter_dense};
+use crate::prepared::Coords;
 use crate::RuntimeError;
 use nalgebra::DVector;
 use rand::Rng;
@@ -20,49 +20,6 @@ pub(super) struct BlockGaussian<'a> {
     pub block: Box<dyn GaussianBlock + 'a>,
     pub np: NaturalParams,
     pub coords: Coords<'a>,
-}
-
-/// Where a block's coordinates live among the latents.
-pub(super) enum Coords<'a> {
-    /// Column `column` (of `rows` entries) of latent `latent`.
-    Column {
-        latent: usize,
-        column: usize,
-        rows: usize,
-    },
-    /// A dense block's `(latent, offset, length)` parts.
-    Dense(&'a [(usize, usize, usize)]),
-}
-
-impl Coords<'_> {
-    pub(super) fn get(&self, state: &State) -> DVector<f64> {
-        match *self {
-            Coords::Column {
-                latent,
-                column,
-                rows,
-            } => DVector::from_fn(rows, |i, _| state.latents[latent][column * rows + i]),
-            Coords::Dense(parts) => {
-                let dim = parts.iter().map(|p| p.2).sum();
-                gather_dense(parts, dim, &state.latents)
-            }
-        }
-    }
-
-    pub(super) fn set(&self, state: &mut State, z: &DVector<f64>) {
-        match *self {
-            Coords::Column {
-                latent,
-                column,
-                rows,
-            } => {
-                for i in 0..rows {
-                    state.latents[latent][column * rows + i] = z[i];
-                }
-            }
-            Coords::Dense(parts) => scatter_dense(parts, z, &mut state.latents),
-        }
-    }
 }
 
 /// Most shrinks of the angle bracket before the step gives up and keeps the current value
@@ -112,11 +69,11 @@ impl super::Sampler<'_> {
             .map(|g| g.block.ellipse(&g.np))
             .collect::<Result<Vec<_>, _>>()?;
         let means: Vec<&DVector<f64>> = ellipses.iter().map(|e| e.mean()).collect();
-        let mut z: Vec<DVector<f64>> = parts.iter().map(|g| g.coords.get(state)).collect();
+        let mut z: Vec<DVector<f64>> = parts.iter().map(|g| g.coords.get(&state.latents)).collect();
         let mut log_lik = self.generic_log_lik(factors, state);
         let set = |state: &mut State, values: &[DVector<f64>]| {
             for (g, v) in parts.iter().zip(values) {
-                g.coords.set(state, v);
+                g.coords.set(&mut state.latents, v);
             }
         };
         for _ in 0..steps {

@@ -1,0 +1,579 @@
+//! Gaussian particle flow (thesis ch. 6, Algorithm 2): `N` particles `x_j` represent a Gaussian
+//! `q = N(m, C)` (their mean and empirical covariance) and move along the linear flow
+//! `dx/dt = −ḡ − A (x − m)`, `A = (1/N) Σ_j g_j (x_j − m)ᵀ − I`, `g = ∇φ`, `φ = −log p(y, x)`,
+//! which decreases the free energy `F(q) = E_q[φ] − ½ log|C|` (eq. 6) and, for a finite `N`,
+//! its empirical version `F̃ = (1/N) Σ_j φ(x_j) − ½ Σ log λ_k(C)` over the non-zero eigenvalues
+//! of `C` (eq. 17, Appendix D). It needs only the gradient of the log-likelihood, so it runs on
+//! every differentiable model, augmented or not; the schedule lists its steps
+//! ([`gpm_schedule::GpfStep`]).
+//!
+//! Two choices of ours, both allowed by the chapter:
+//! - each block moves in coordinates whitened by its prior (`x = μ + L v`, `LLᵀ = K`; a dense
+//!   block `θ = μ + σ ⊙ v`), where the prior's part of `φ` is `½|v|²` — the flow is not
+//!   invariant to linear maps, and this one makes the prior's curvature the identity;
+//! - the flow matrix `A` is block diagonal, one block per Gaussian block of the schedule (the
+//!   structured mean field of §3.5), so `q` factorises as CAVI's does and prediction reads it
+//!   the same way.
+//!
+//! The step `ε` is adapted on the free energy itself: a step that raised `F̃` is undone and `ε`
+//! halved, an accepted one grows `ε` by a quarter, so the recorded `F̃` never increases.
+
+use crate::cavi::BlockPosterior;
+use crate::prepared::{Block, Coords, Prepared};
+use crate::RuntimeError;
+use gpm_schedule::{GpfStep, Schedule, Tape};
+use nalgebra::{DMatrix, DVector};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+/// Default cap on the number of particles (`max_b D_b + 1` up to this).
+pub const MAX_DEFAULT_PARTICLES: usize = 256;
+
+/// Settings of a particle-flow run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GpfConfig {
+    /// Number of particles (`None`: one more than the largest block, at most
+    /// [`MAX_DEFAULT_PARTICLES`] — enough for a full-rank `C` per block, the exactness
+    /// condition of Theorem 1).
+    pub particles: Option<usize>,
+    /// At most this many accepted steps.
+    pub max_iter: usize,
+    /// Stop when `F̃` decreased by less than this per step, relative to `max(1, |F̃|)`, on
+    /// average over the last [`WINDOW`] accepted steps (a non-Gaussian target's particles keep
+    /// drifting by tiny amounts long after the Gaussian they represent has settled).
+    pub tolerance: f64,
+    /// The first step size `ε`.
+    pub step: f64,
+    /// Adapt `ε` on the free energy (halve on an increase, grow otherwise); `false` keeps `ε`
+    /// fixed and takes every step (used to test the flow itself).
+    pub adapt: bool,
+    /// Seed of the initial particles (drawn from the prior).
+    pub seed: u64,
+}
+
+impl Default for GpfConfig {
+    fn default() -> Self {
+        GpfConfig {
+            particles: None,
+            max_iter: 1000,
+            tolerance: 1e-7,
+            step: 0.5,
+            adapt: true,
+            seed: 1,
+        }
+    }
+}
+
+/// Accepted steps over which the convergence test averages the decrease of `F̃`.
+pub const WINDOW: usize = 10;
+
+/// The flow's result: `q` per block, as CAVI gives it.
+#[derive(Debug, Clone)]
+pub struct GpfResult {
+    /// Latent names with their means and variances under `q` (matrix latents column-major).
+    pub latents: Vec<(String, DVector<f64>, DVector<f64>)>,
+    /// `F̃` at the start and after every accepted step (never increasing when adapted).
+    pub free_energy: Vec<f64>,
+    /// The evidence lower bound of the Gaussian `q` the particles represent, with `E_q[log p]`
+    /// estimated by the particles: `−F̃ + ½ Σ_b rank(C_b)` (exact when every `C_b` has full rank).
+    pub elbo: f64,
+    /// Whether the tolerance was reached.
+    pub converged: bool,
+    /// Number of particles.
+    pub particles: usize,
+    /// Rejected steps (each halved `ε`).
+    pub rejected: usize,
+    /// The last step size.
+    pub step: f64,
+    /// Seconds.
+    pub seconds: f64,
+    /// `q` of every block (as [`Prepared::blocks`]), for prediction.
+    pub blocks: Vec<BlockPosterior>,
+}
+
+/// A block's prior, the map from whitened coordinates to its values.
+enum Whitening {
+    /// `f = μ + L v`.
+    Gp {
+        mean: f64,
+        l: DMatrix<f64>,
+        lt: DMatrix<f64>,
+    },
+    /// `θ = μ + σ ⊙ v`.
+    Dense {
+        mean: DVector<f64>,
+        sd: DVector<f64>,
+    },
+}
+
+/// One block of the flow: where its values live and its whitening.
+struct FlowBlock<'a> {
+    coords: Coords<'a>,
+    whitening: Whitening,
+}
+
+impl FlowBlock<'_> {
+    fn dim(&self) -> usize {
+        match &self.whitening {
+            Whitening::Gp { l, .. } => l.nrows(),
+            Whitening::Dense { mean, .. } => mean.len(),
+        }
+    }
+
+    /// Every particle's values from its whitened coordinates (columns).
+    fn values(&self, v: &DMatrix<f64>) -> DMatrix<f64> {
+        match &self.whitening {
+            Whitening::Gp { mean, l, .. } => crate::linalg::lower_times(l, v).add_scalar(*mean),
+            Whitening::Dense { mean, sd } => {
+                DMatrix::from_fn(v.nrows(), v.ncols(), |i, j| mean[i] + sd[i] * v[(i, j)])
+            }
+        }
+    }
+
+    /// `∇_v` of a function from its gradient in the values: `Lᵀ g`, `σ ⊙ g`.
+    fn pullback(&self, g: &DMatrix<f64>) -> DMatrix<f64> {
+        match &self.whitening {
+            Whitening::Gp { lt, .. } => crate::linalg::matmul(lt, g),
+            Whitening::Dense { sd, .. } => {
+                DMatrix::from_fn(g.nrows(), g.ncols(), |i, j| sd[i] * g[(i, j)])
+            }
+        }
+    }
+}
+
+/// The particles' state at one position: what the flow and the free energy need.
+struct Evaluation {
+    /// `∇_v φ` per block (`D_b × N`).
+    grads: Vec<DMatrix<f64>>,
+    /// Per block, its particles' spread.
+    spreads: Vec<Spread>,
+    /// `F̃`.
+    free: f64,
+    /// `Σ_b rank(C_b)`.
+    rank: usize,
+}
+
+struct Flow<'a> {
+    prep: &'a Prepared,
+    schedule: &'a Schedule,
+    blocks: Vec<FlowBlock<'a>>,
+}
+
+/// What the flow needs of a block's centred particles `Y` (`D × N`), `C = YYᵀ/N`: the
+/// regularised `log|C|` of eq. 17 and the matrix its step multiplies by.
+enum Spread {
+    /// `C` has full rank (`N > D`): `log|C|` from its Cholesky factor (`O(D³)`), and the
+    /// projector `P = Yᵀ C⁻¹ Y / N` onto `Y`'s row space (`N × N`).
+    Full {
+        log_det: f64,
+        projector: DMatrix<f64>,
+    },
+    /// `C` is singular (`N ≤ D`): its non-zero eigenvalues are the `N − 1` largest of the Gram
+    /// matrix `YᵀY/N` (`O(N³)`); `log|C|` sums their logarithms (zero eigenvalues dropped).
+    LowRank { log_det: f64, gram: DMatrix<f64> },
+}
+
+impl Spread {
+    fn new(y: &DMatrix<f64>) -> Self {
+        let (d, n) = y.shape();
+        if n > d {
+            let c = crate::linalg::matmul(y, &y.transpose()) / n as f64;
+            let Some(chol) = crate::linalg::cholesky(c) else {
+                // Particles collapsed onto a subspace: infinitely bad, so the step is undone.
+                return Spread::Full {
+                    log_det: f64::NEG_INFINITY,
+                    projector: DMatrix::zeros(n, n),
+                };
+            };
+            let l = chol.l_dirty();
+            let log_det = 2.0 * (0..d).map(|i| l[(i, i)].ln()).sum::<f64>();
+            let w = crate::linalg::solve_lower(l, y.clone());
+            return Spread::Full {
+                log_det,
+                projector: crate::linalg::matmul(&w.transpose(), &w) / n as f64,
+            };
+        }
+        let gram = crate::linalg::matmul(&y.transpose(), y) / n as f64;
+        let mut ev: Vec<f64> = gram
+            .clone()
+            .symmetric_eigenvalues()
+            .iter()
+            .copied()
+            .collect();
+        ev.sort_by(|a, b| b.total_cmp(a));
+        let log_det = ev
+            .iter()
+            .take(n - 1)
+            .map(|&l| if l > 0.0 { l.ln() } else { f64::NEG_INFINITY })
+            .sum();
+        Spread::LowRank { log_det, gram }
+    }
+
+    fn log_det(&self) -> f64 {
+        match self {
+            Spread::Full { log_det, .. } | Spread::LowRank { log_det, .. } => *log_det,
+        }
+    }
+}
+
+/// Centred particles `Y = V − m 1ᵀ` and the mean `m`.
+fn centred(v: &DMatrix<f64>) -> (DMatrix<f64>, DVector<f64>) {
+    let n = v.ncols() as f64;
+    let m = v.column_sum() / n;
+    let mut y = v.clone();
+    for mut c in y.column_iter_mut() {
+        c -= &m;
+    }
+    (y, m)
+}
+
+impl Flow<'_> {
+    /// `log p(y | x)` and its gradient in the latents at one particle's latent values. Each
+    /// factor's `∂ℓ/∂η` is the CAS's; where it is not finite (a derivative not simplified into
+    /// a safe form, far in a tail), a central difference of the log-density (log space) stands in.
+    fn log_lik_grad(
+        &self,
+        latents: &[DVector<f64>],
+        hypers: &[f64],
+    ) -> Result<(f64, Vec<DVector<f64>>), RuntimeError> {
+        let pv: Vec<Vec<f64>> = self.prep.preds.iter().map(|p| p.eval(latents)).collect();
+        let mut grads: Vec<DVector<f64>> =
+            latents.iter().map(|z| DVector::zeros(z.len())).collect();
+        let mut stack = Vec::with_capacity(64);
+        let mut total = 0.0;
+        for (fp, pf) in self.schedule.factors.iter().zip(&self.prep.factors) {
+            let (Some(ld), Ok(parts)) = (&fp.log_density, &fp.gradient) else {
+                return Err(RuntimeError::Inconsistent(format!(
+                    "factor #{} has no gradient program",
+                    fp.factor + 1
+                )));
+            };
+            let mut vals = vec![0.0; pf.slots.len()];
+            let mut w = vec![vec![0.0; pf.n]; parts.len()];
+            for i in 0..pf.n {
+                pf.fill(i, |p| pv[p][i], |_| 0.0, hypers, &mut vals);
+                total += ld.eval(&vals, &mut stack);
+                for (k, g) in parts.iter().enumerate() {
+                    let d = g.d1.eval(&vals, &mut stack);
+                    w[k][i] = if d.is_finite() {
+                        d
+                    } else {
+                        central_difference(ld, &g.slots, &mut vals, &mut stack)
+                    };
+                }
+            }
+            for (g, wk) in parts.iter().zip(&w) {
+                self.prep.preds[g.pred.0].add_adjoint(wk, &mut grads);
+            }
+        }
+        Ok((total, grads))
+    }
+
+    /// `∇_v φ` of every particle and `F̃` at the particles `v` (one `D_b × N` matrix per block).
+    fn evaluate(&self, v: &[DMatrix<f64>], hypers: &[f64]) -> Result<Evaluation, RuntimeError> {
+        let n = v[0].ncols();
+        let values: Vec<DMatrix<f64>> = self
+            .blocks
+            .iter()
+            .zip(v)
+            .map(|(b, v)| b.values(v))
+            .collect();
+        let shapes: Vec<usize> = self.prep.latents.iter().map(|l| l.1).collect();
+        // Particles are independent: evaluated in parallel, gathered in order (bit for bit the
+        // same at any thread count).
+        let per: Vec<(f64, Vec<DVector<f64>>)> = (0..n)
+            .into_par_iter()
+            .map(|j| {
+                let mut latents: Vec<DVector<f64>> =
+                    shapes.iter().map(|&len| DVector::zeros(len)).collect();
+                for (b, x) in self.blocks.iter().zip(&values) {
+                    b.coords.set(&mut latents, &x.column(j).into_owned());
+                }
+                let (ll, g) = self.log_lik_grad(&latents, hypers)?;
+                Ok((ll, self.blocks.iter().map(|b| b.coords.get(&g)).collect()))
+            })
+            .collect::<Result<_, RuntimeError>>()?;
+        let mut free = 0.0;
+        let (mut grads, mut spreads, mut rank) = (Vec::new(), Vec::new(), 0);
+        for (k, (b, vk)) in self.blocks.iter().zip(v).enumerate() {
+            let gx = DMatrix::from_fn(b.dim(), n, |i, j| per[j].1[k][i]);
+            // φ = −log p(y | x) + ½|v|² (+ const): ∇_v φ = v − ∇_v log p(y | x).
+            grads.push(vk - b.pullback(&gx));
+            let (y, _) = centred(vk);
+            let spread = Spread::new(&y);
+            free += 0.5 * vk.norm_squared() / n as f64 - 0.5 * spread.log_det();
+            rank += b.dim().min(n - 1);
+            spreads.push(spread);
+        }
+        free -= per.iter().map(|p| p.0).sum::<f64>() / n as f64;
+        Ok(Evaluation {
+            grads,
+            spreads,
+            free: if free.is_nan() { f64::INFINITY } else { free },
+            rank,
+        })
+    }
+
+    /// One Euler step of block `k`'s flow from `v` (thesis Algorithm 2):
+    /// `v_j ← v_j − ε b − ε A (v_j − m)` for all `j` at once, `O(N²D)` (neither `A` nor `C` is
+    /// formed; `Y` the centred particles, `G` their gradients):
+    /// - with fewer particles than dimensions (`C` singular), as written: `b = ḡ`,
+    ///   `A Y = G (YᵀY/N) − Y`;
+    /// - with a full-rank `C`, the same flow in coordinates whitened by the particles' own
+    ///   covariance (`z = T⁻¹x`, `TTᵀ = C`), mapped back: `b = C ḡ`, `A = C E[g (x − m)ᵀ] C⁻¹ − I`,
+    ///   i.e. `A Y = Y (YᵀG) P / N − Y` with `P` the projector onto `Y`'s row space. At every
+    ///   instant it is Algorithm 2's flow in other coordinates, so `F̃` still decreases
+    ///   (Appendix A; the log-determinant only shifts by the constant `log|T|`), and it is
+    ///   affine invariant: for a Gaussian target the step no longer has to resolve the
+    ///   target's condition number (the plain flow's off-diagonal modes of `C` relax at rate
+    ///   `λ_i/λ_j + λ_j/λ_i`, forcing `ε < 2/κ`). For a Gaussian `q` it is the
+    ///   Kalman-Wasserstein flow `dx/dt = −C∇φ(x) + (x − m)` with the Hessian replaced by its
+    ///   Stein form.
+    fn step(&self, v: &DMatrix<f64>, e: &Evaluation, k: usize, eps: f64) -> DMatrix<f64> {
+        let g = &e.grads[k];
+        let n = v.ncols() as f64;
+        let (y, _) = centred(v);
+        let gbar = g.column_sum() / n;
+        let (b, ay) = match &e.spreads[k] {
+            Spread::Full { projector: p, .. } => {
+                let ytg = crate::linalg::matmul(&y.transpose(), g);
+                (
+                    &y * (y.tr_mul(&gbar) / n),
+                    crate::linalg::matmul(&y, &crate::linalg::matmul(&ytg, p)) / n - &y,
+                )
+            }
+            Spread::LowRank { gram, .. } => (gbar, crate::linalg::matmul(g, gram) - &y),
+        };
+        let mut out = v - ay * eps;
+        for mut c in out.column_iter_mut() {
+            c.axpy(-eps, &b, 1.0);
+        }
+        out
+    }
+}
+
+/// `∂ℓ/∂η` by a central difference of the log-density, the predictor's slots moved together.
+fn central_difference(ld: &Tape, slots: &[usize], vals: &mut [f64], stack: &mut Vec<f64>) -> f64 {
+    let Some(&first) = slots.first() else {
+        return 0.0;
+    };
+    let eta = vals[first];
+    let h = 1e-5 * eta.abs().max(1.0);
+    let mut at = |x: f64, vals: &mut [f64]| {
+        for &s in slots {
+            vals[s] = x;
+        }
+        ld.eval(vals, stack)
+    };
+    let d = (at(eta + h, vals) - at(eta - h, vals)) / (2.0 * h);
+    at(eta, vals);
+    if d.is_finite() {
+        d
+    } else {
+        0.0
+    }
+}
+
+/// Run the flow with the hyperparameters at `hypers` (their values by id).
+pub fn run(
+    schedule: &Schedule,
+    data: &crate::data::Data,
+    hypers: &crate::kernels::HyperValues,
+    config: &GpfConfig,
+) -> Result<GpfResult, RuntimeError> {
+    let t0 = std::time::Instant::now();
+    let steps = schedule.gpf.as_ref().map_err(|why| {
+        RuntimeError::Unsupported(format!(
+            "Gaussian particle flow is not implemented for this model: {why}"
+        ))
+    })?;
+    let prep = Prepared::new(schedule, data, hypers)?;
+    let mut blocks = Vec::new();
+    for b in &prep.blocks {
+        blocks.push(match b {
+            Block::Gp { latent, column, gp } => {
+                let l = gp.chol.l();
+                FlowBlock {
+                    coords: Coords::Column {
+                        latent: *latent,
+                        column: *column,
+                        rows: gp.len(),
+                    },
+                    whitening: Whitening::Gp {
+                        mean: gp.mean,
+                        lt: l.transpose(),
+                        l,
+                    },
+                }
+            }
+            Block::Dense {
+                parts,
+                prior_mean,
+                prior_sd,
+            } => FlowBlock {
+                coords: Coords::Dense(parts),
+                whitening: Whitening::Dense {
+                    mean: prior_mean.clone(),
+                    sd: prior_sd.clone(),
+                },
+            },
+            Block::Sparse { .. } => {
+                return Err(RuntimeError::Inconsistent(
+                    "a sparse GP block reached the particle flow".into(),
+                ))
+            }
+        });
+    }
+    let flow = Flow {
+        prep: &prep,
+        schedule,
+        blocks,
+    };
+    let largest = flow.blocks.iter().map(FlowBlock::dim).max().unwrap_or(0);
+    let n = config
+        .particles
+        .unwrap_or((largest + 1).min(MAX_DEFAULT_PARTICLES));
+    if n < 2 {
+        return Err(RuntimeError::Settings(
+            "Gaussian particle flow needs at least 2 particles".into(),
+        ));
+    }
+    if !(config.step > 0.0 && config.step.is_finite()) {
+        return Err(RuntimeError::Settings(format!(
+            "the flow's step size must be positive, not {}",
+            config.step
+        )));
+    }
+    // The initial particles are draws from the prior (v ~ N(0, I)).
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+    let mut v: Vec<DMatrix<f64>> = flow
+        .blocks
+        .iter()
+        .map(|b| {
+            use rand_distr::{Distribution, StandardNormal};
+            DMatrix::from_fn(b.dim(), n, |_, _| StandardNormal.sample(&mut rng))
+        })
+        .collect();
+    let hv = &prep.hypers;
+    let mut eval = flow.evaluate(&v, hv)?;
+    if !eval.free.is_finite() {
+        return Err(RuntimeError::Numerical(
+            "the log-likelihood is not finite at the initial particles (draws from the prior)"
+                .into(),
+        ));
+    }
+    let mut trace = vec![eval.free];
+    let (mut eps, mut rejected, mut converged) = (config.step, 0usize, false);
+    'iterations: for _ in 0..config.max_iter {
+        // The schedule's iteration, tried with the current ε until the free energy does not
+        // rise (adapted) or once (fixed ε).
+        loop {
+            let mut trial = v.clone();
+            let mut accepted = false;
+            for step in steps {
+                match *step {
+                    // `eval` holds ∇φ at the current particles (computed with F̃).
+                    GpfStep::Gradients => {}
+                    GpfStep::Flow { block } => {
+                        for k in prep.spec_blocks[block.0].clone() {
+                            trial[k] = flow.step(&v[k], &eval, k, eps);
+                        }
+                    }
+                    GpfStep::FreeEnergy => {
+                        let next = flow.evaluate(&trial, hv)?;
+                        if config.adapt && !(next.free <= eval.free) {
+                            // Undone: the iteration is tried again with half the step.
+                            rejected += 1;
+                            eps *= 0.5;
+                            if eps < 1e-14 {
+                                // No step lowers F̃ any more: a fixed point up to rounding.
+                                converged = true;
+                                break 'iterations;
+                            }
+                            break;
+                        }
+                        eval = next;
+                        accepted = true;
+                        trace.push(eval.free);
+                        if config.adapt {
+                            eps *= 1.25;
+                        }
+                    }
+                }
+            }
+            if accepted {
+                v = trial;
+                break;
+            }
+        }
+        if !eval.free.is_finite() {
+            return Err(RuntimeError::Numerical(format!(
+                "the free energy became {} (a fixed step too large?)",
+                eval.free
+            )));
+        }
+        if let Some(&before) = trace.len().checked_sub(WINDOW + 1).map(|k| &trace[k]) {
+            let per_step = (before - eval.free).abs() / WINDOW as f64;
+            if per_step <= config.tolerance * eval.free.abs().max(1.0) {
+                converged = true;
+                break;
+            }
+        }
+    }
+    let result = flow.result(&v, n)?;
+    Ok(GpfResult {
+        latents: result.0,
+        elbo: -eval.free + 0.5 * eval.rank as f64,
+        free_energy: trace,
+        converged,
+        particles: n,
+        rejected,
+        step: eps,
+        seconds: t0.elapsed().as_secs_f64(),
+        blocks: result.1,
+    })
+}
+
+type Fit = (
+    Vec<(String, DVector<f64>, DVector<f64>)>,
+    Vec<BlockPosterior>,
+);
+
+impl Flow<'_> {
+    /// The Gaussian the particles represent: per latent its means and variances, per block its
+    /// `q` in the form prediction reads.
+    fn result(&self, v: &[DMatrix<f64>], n: usize) -> Result<Fit, RuntimeError> {
+        let mut means: Vec<DVector<f64>> = self
+            .prep
+            .latents
+            .iter()
+            .map(|l| DVector::zeros(l.1))
+            .collect();
+        let mut vars = means.clone();
+        let mut posts = Vec::new();
+        for (b, vk) in self.blocks.iter().zip(v) {
+            let x = b.values(vk);
+            let (y, m) = centred(&x);
+            let spread = y / (n as f64).sqrt();
+            let var = DVector::from_fn(m.len(), |i, _| spread.row(i).norm_squared());
+            b.coords.set(&mut means, &m);
+            b.coords.set(&mut vars, &var);
+            posts.push(match b.whitening {
+                Whitening::Gp { .. } => BlockPosterior::Particles { mean: m, spread },
+                Whitening::Dense { .. } => BlockPosterior::Dense {
+                    cov: crate::linalg::matmul(&spread, &spread.transpose()),
+                    mean: m,
+                },
+            });
+        }
+        let latents = self
+            .prep
+            .latents
+            .iter()
+            .zip(means.into_iter().zip(vars))
+            .map(|(l, (m, v))| (l.0.clone(), m, v))
+            .collect();
+        Ok((latents, posts))
+    }
+}

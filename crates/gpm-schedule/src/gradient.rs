@@ -1,0 +1,94 @@
+//! Derivatives of a factor's log-density `ℓ` in its predictors, taken symbolically by the CAS
+//! and compiled to tapes over the factor's slots. One implementation serves the generic
+//! variational update (`ℓ'`, `ℓ''` in its one predictor) and Gaussian particle flow (`∂ℓ/∂η_p`
+//! for every predictor `p` the factor reads).
+
+use crate::ids::PredictorId;
+use crate::tape::Tape;
+use crate::Source;
+use gpm_augment::{Role, T};
+
+/// `∂ℓ/∂η` of one predictor `η` of a factor, and the factor's slots that hold `η`.
+#[derive(Debug, Clone)]
+pub struct PredictorGradient {
+    /// The predictor.
+    pub pred: PredictorId,
+    /// The factor's slots that hold it.
+    pub slots: Vec<usize>,
+    /// `∂ℓ/∂η`, reading the factor's slots.
+    pub d1: Tape,
+}
+
+/// A factor's log-density in CAS form with its slot table: differentiate, then compile.
+pub(crate) struct Differ<'a> {
+    cas: gpm_cas::Expr,
+    syms: &'a [(Role, String)],
+}
+
+fn unbound(e: String) -> String {
+    format!("the CAS could not differentiate the log-density: {e}")
+}
+
+impl<'a> Differ<'a> {
+    /// The log-density `original`, whose symbols are `syms` (slot `k` holds `syms[k]`).
+    pub(crate) fn new(original: &T, syms: &'a [(Role, String)]) -> Result<Self, String> {
+        let cas = gpm_augment::cas::to_cas(original)
+            .ok_or_else(|| unbound("its symbols are not CAS symbols".into()))?;
+        Ok(Differ { cas, syms })
+    }
+
+    /// The log-density itself.
+    pub(crate) fn expr(&self) -> &gpm_cas::Expr {
+        &self.cas
+    }
+
+    /// `∂e/∂name`.
+    pub(crate) fn derivative(&self, e: &gpm_cas::Expr, name: &str) -> gpm_cas::Expr {
+        gpm_cas::derivative(e, name)
+    }
+
+    /// Compile a CAS expression over the factor's slots.
+    pub(crate) fn tape(&self, e: &gpm_cas::Expr) -> Result<Tape, String> {
+        let role = |n: &str| {
+            self.syms
+                .iter()
+                .find(|(_, m)| m == n)
+                .map(|(r, _)| *r)
+                .unwrap_or(Role::Data)
+        };
+        let slot_of = |r: Role, n: &str| self.syms.iter().position(|(r2, n2)| *r2 == r && n2 == n);
+        Tape::compile(&gpm_augment::cas::from_cas(e, &role), &slot_of).map_err(unbound)
+    }
+}
+
+/// The factor's slots that hold predictor `pred`.
+pub(crate) fn predictor_slots(slots: &[Source], pred: PredictorId) -> Vec<usize> {
+    slots
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s, Source::Predictor(p) if *p == pred))
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// `∂ℓ/∂η_p` for every predictor `p` the factor reads (`names[k]` is predictor `ids[k]`).
+pub(crate) fn gradient(
+    original: &T,
+    syms: &[(Role, String)],
+    slots: &[Source],
+    names: &[String],
+    ids: &[PredictorId],
+) -> Result<Vec<PredictorGradient>, String> {
+    let differ = Differ::new(original, syms)?;
+    names
+        .iter()
+        .zip(ids)
+        .map(|(name, &pred)| {
+            Ok(PredictorGradient {
+                pred,
+                slots: predictor_slots(slots, pred),
+                d1: differ.tape(&differ.derivative(differ.expr(), name))?,
+            })
+        })
+        .collect()
+}
