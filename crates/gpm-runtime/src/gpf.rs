@@ -16,7 +16,7 @@
 //!   the same way.
 //!
 //! The step `ε` is adapted on the free energy itself: a step that raised `F̃` is undone and `ε`
-//! halved, an accepted one grows `ε` by a quarter, so the recorded `F̃` never increases.
+//! halved, an accepted one grows `ε` by 10%, so the recorded `F̃` never increases.
 
 use crate::cavi::BlockPosterior;
 use crate::prepared::{Block, Coords, Prepared};
@@ -497,7 +497,7 @@ pub fn run(
                         accepted = true;
                         trace.push(eval.free);
                         if config.adapt {
-                            eps *= 1.25;
+                            eps *= 1.1;
                         }
                     }
                 }
