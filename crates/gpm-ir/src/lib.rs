@@ -23,6 +23,7 @@ mod diag;
 mod library;
 mod lower;
 mod model;
+mod robust;
 mod sx;
 
 pub use diag::{SemanticError, SemanticErrors};

@@ -11,6 +11,7 @@
 
 use crate::diag::{SemanticError, SemanticErrors};
 use crate::library::{self, ResponseKind};
+use crate::robust;
 use crate::model::*;
 use crate::sx::{Sx, SymRole};
 use gpm_syntax::{self as ast, BinOp, ExprKind, Span, Stmt, TypeKind};
@@ -1929,7 +1930,12 @@ impl Lowerer {
                 // The loop variable's scope ends with the loop.
                 self.names.remove(&var.name);
             }
-            Stmt::Sample { lhs, dist, span } => self.sample(lhs, dist, *span, lp),
+            Stmt::Sample {
+                lhs,
+                dist,
+                modifier,
+                span,
+            } => self.sample(lhs, dist, modifier.as_ref(), *span, lp),
             Stmt::Target { expr, span } => self.formula_factor(expr, *span, lp, false),
             Stmt::Factor { expr, span } => self.formula_factor(expr, *span, lp, true),
         }
@@ -2183,7 +2189,14 @@ impl Lowerer {
         }
     }
 
-    fn sample(&mut self, lhs: &ast::Expr, dist: &ast::Call, span: Span, lp: Option<(&str, &Dim)>) {
+    fn sample(
+        &mut self,
+        lhs: &ast::Expr,
+        dist: &ast::Call,
+        modifier: Option<&ast::Call>,
+        span: Span,
+        lp: Option<(&str, &Dim)>,
+    ) {
         let Some(info) = library::distribution(&dist.func.name) else {
             let names = library::DISTRIBUTIONS.iter().map(|d| d.name);
             let help = did_you_mean(&dist.func.name, names).unwrap_or_else(|| {
@@ -2261,8 +2274,30 @@ impl Lowerer {
             _ => None,
         };
         let y = Sx::sym(SymRole::Data, &d.name);
-        let log_density = library::log_density(info.name, y, params, labels);
-        let source = format!("{} ~ {}", lhs, dist);
+        let beta = match modifier {
+            Some(m) => match self.robust_beta(m, &ctx) {
+                Some(b) => Some(b),
+                None => return,
+            },
+            None => None,
+        };
+        let mut log_density = library::log_density(info.name, y, params.clone(), labels);
+        if let (Some(beta), Some(m)) = (beta, modifier) {
+            match robust::beta_log_density(info.name, log_density, &params, beta) {
+                Ok(l) => log_density = l,
+                Err(message) => {
+                    self.err(
+                        SemanticError::new("gpm::robust_unavailable", message, m.span, "here")
+                            .help("write the robust loss with `target += ...`, or drop `robust(...)`"),
+                    );
+                    return;
+                }
+            }
+        }
+        let source = match modifier {
+            Some(m) => format!("{} ~ {} {}", lhs, dist, m),
+            None => format!("{} ~ {}", lhs, dist),
+        };
         self.push_factor(
             FactorForm::LogDensity { log_density },
             n,
@@ -2270,6 +2305,46 @@ impl Lowerer {
             source,
             Some(d.name.clone()),
         );
+    }
+
+    /// The β of a `robust(beta = b)` modifier: a positive constant.
+    fn robust_beta(&mut self, m: &ast::Call, ctx: &ObsCtx) -> Option<f64> {
+        let bad = |this: &mut Self, message: String, span: Span| {
+            this.err(
+                SemanticError::new("gpm::bad_robust", message, span, "here").help(
+                    "write `y ~ normal(f, s) robust(beta = 0.2);` (β > 0; the γ-divergence is not available yet)",
+                ),
+            );
+            None
+        };
+        if m.func.name != "robust" {
+            return bad(
+                self,
+                format!(
+                    "unknown modifier `{}` after a distribution (only `robust(beta = …)`)",
+                    m.func.name
+                ),
+                m.func.span,
+            );
+        }
+        let [arg] = m.args.as_slice() else {
+            return bad(self, "`robust` takes one argument, `beta = …`".into(), m.span);
+        };
+        match arg.name.as_ref().map(|n| n.name.as_str()) {
+            Some("beta") => {}
+            _ => return bad(self, "`robust` takes `beta = …`".into(), m.span),
+        }
+        let node = self.node(&arg.value, ctx, false)?;
+        let sx = self.lift_node(node, ctx)?;
+        match sx.eval(&|_, _| None) {
+            Some(b) if b > 0.0 && b.is_finite() => Some(b),
+            Some(b) => bad(self, format!("β must be positive, not {b}"), arg.value.span),
+            None => bad(
+                self,
+                "β must be a number (a constant expression)".into(),
+                arg.value.span,
+            ),
+        }
     }
 
     fn categorical_library(&mut self, d: &DataVar, arg: &ast::Expr, ctx: &ObsCtx, span: Span) {

@@ -213,6 +213,8 @@ pub enum Stmt {
         lhs: Expr,
         /// The distribution.
         dist: Call,
+        /// A modifier after it: `robust(beta = 0.2)` (checked by the lowering).
+        modifier: Option<Call>,
         /// The whole statement.
         span: Span,
     },

@@ -225,6 +225,7 @@ fn stmt(p: Pair<Rule>) -> Result<Stmt, ParseError> {
         Rule::sample_stmt => Stmt::Sample {
             lhs: expr(it.next().unwrap())?,
             dist: call(it.next().unwrap())?,
+            modifier: it.next().map(call).transpose()?,
             span,
         },
         Rule::target_stmt => Stmt::Target {
