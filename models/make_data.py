@@ -229,6 +229,17 @@ def main():
           {"N": n1, "G": groups, "g": g[:n1], "X": x[:n1], "y": y[:n1]},
           {"N": n2, "G": groups, "g": g[n1:], "X": x[n1:], "y": y[n1:]})
 
+    # GP regression with 10 % gross outliers in the training data (every tenth point moved by
+    # 4 to 8, up or down; its own stream); the test points are clean.
+    rng9 = random.Random(20261130)
+    x = [r4(rng9.uniform(-3, 3)) for _ in range(n_train + n_test)]
+    y = [latent_fn(v) + 0.2 * rng9.gauss(0, 1) for v in x]
+    for k in range(0, n_train, 10):
+        y[k] += rng9.choice([-1, 1]) * rng9.uniform(4, 8)
+    y = [r4(v) for v in y]
+    write("robust_gp_regression", {"N": n_train, "x": x[:n_train], "y": y[:n_train]},
+          {"N": n_test, "x": x[n_train:], "y": y[n_train:]})
+
 
 if __name__ == "__main__":
     main()

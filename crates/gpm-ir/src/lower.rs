@@ -11,8 +11,8 @@
 
 use crate::diag::{SemanticError, SemanticErrors};
 use crate::library::{self, ResponseKind};
-use crate::robust;
 use crate::model::*;
+use crate::robust;
 use crate::sx::{Sx, SymRole};
 use gpm_syntax::{self as ast, BinOp, ExprKind, Span, Stmt, TypeKind};
 use std::collections::HashMap;
@@ -2282,13 +2282,16 @@ impl Lowerer {
             None => None,
         };
         let mut log_density = library::log_density(info.name, y, params.clone(), labels);
+        let mut observation = None;
         if let (Some(beta), Some(m)) = (beta, modifier) {
-            match robust::beta_log_density(info.name, log_density, &params, beta) {
-                Ok(l) => log_density = l,
+            match robust::beta_log_density(info.name, log_density.clone(), &params, beta) {
+                Ok(l) => observation = Some(std::mem::replace(&mut log_density, l)),
                 Err(message) => {
                     self.err(
                         SemanticError::new("gpm::robust_unavailable", message, m.span, "here")
-                            .help("write the robust loss with `target += ...`, or drop `robust(...)`"),
+                            .help(
+                                "write the robust loss with `target += ...`, or drop `robust(...)`",
+                            ),
                     );
                     return;
                 }
@@ -2298,6 +2301,7 @@ impl Lowerer {
             Some(m) => format!("{} ~ {} {}", lhs, dist, m),
             None => format!("{} ~ {}", lhs, dist),
         };
+        let before = self.model.factors.len();
         self.push_factor(
             FactorForm::LogDensity { log_density },
             n,
@@ -2305,6 +2309,9 @@ impl Lowerer {
             source,
             Some(d.name.clone()),
         );
+        if let Some(f) = self.model.factors.get_mut(before) {
+            f.observation = observation;
+        }
     }
 
     /// The β of a `robust(beta = b)` modifier: a positive constant.
@@ -2328,7 +2335,11 @@ impl Lowerer {
             );
         }
         let [arg] = m.args.as_slice() else {
-            return bad(self, "`robust` takes one argument, `beta = …`".into(), m.span);
+            return bad(
+                self,
+                "`robust` takes one argument, `beta = …`".into(),
+                m.span,
+            );
         };
         match arg.name.as_ref().map(|n| n.name.as_str()) {
             Some("beta") => {}
@@ -2485,6 +2496,7 @@ impl Lowerer {
             data: vec![d.name.clone()],
             response: Some(d.name.clone()),
             hypers: vec![],
+            observation: None,
             source: format!("{} ~ categorical_logistic_softmax({})", d.name, z.name),
             span,
         });
@@ -2767,6 +2779,7 @@ impl Lowerer {
             data,
             response,
             hypers,
+            observation: None,
             source,
             span,
         });

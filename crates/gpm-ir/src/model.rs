@@ -466,6 +466,10 @@ pub struct Factor {
     pub response: Option<String>,
     /// Hyperparameters it reads.
     pub hypers: Vec<String>,
+    /// The density of an observation, `log p(y_i | θ)`, where the factor's log-density is not
+    /// one: a robust statement's loss (`robust(beta = …)`) is what inference follows, the
+    /// distribution's density what prediction scores. `None`: the log-density itself.
+    pub observation: Option<Sx>,
     /// The statement as written, for messages.
     pub source: String,
     /// The statement's span.

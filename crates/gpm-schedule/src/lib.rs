@@ -279,8 +279,12 @@ pub struct FactorProgram {
     pub curvature: Vec<Curvature>,
     /// Collapsed conditionals (un-augmented), per predictor sampled that way.
     pub collapsed: Vec<Curvature>,
-    /// The original log-density (pointwise log-likelihood, predictive densities).
+    /// The original log-density: what inference follows (the log joint, likelihood
+    /// hyperparameters' slices, the generic update, particle flow).
     pub log_density: Option<Tape>,
+    /// An observation's density `log p(y_i | θ)` where it differs from [`Self::log_density`]
+    /// (a robust statement's loss is not a density): what prediction scores.
+    pub observation: Option<Tape>,
     /// The categorical payload, if any.
     pub categorical: Option<CategoricalProgram>,
     /// Closed-form CAVI, when the plan has only Pólya-Gamma and scale-mixture variables
@@ -571,6 +575,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
                 curvature: vec![],
                 collapsed: vec![],
                 log_density: None,
+                observation: None,
                 cavi: None,
                 cavi_unavailable: None,
                 generic: None,
@@ -746,6 +751,11 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
             curvature,
             collapsed: coll,
             log_density: Some(tape(&original)?),
+            observation: f
+                .observation
+                .as_ref()
+                .map(|o| tape(&T::from_sx(o)))
+                .transpose()?,
             categorical: None,
             cavi,
             cavi_unavailable,

@@ -45,9 +45,15 @@ model {
     let mut rng = Lcg(11);
     let n = 30;
     let x: Vec<f64> = (0..n).map(|_| 2.0 * rng.uniform() - 1.0).collect();
-    let y: Vec<f64> = x.iter().map(|v| 0.8 * v - 0.3 + 0.5 * rng.normal()).collect();
+    let y: Vec<f64> = x
+        .iter()
+        .map(|v| 0.8 * v - 0.3 + 0.5 * rng.normal())
+        .collect();
     let c = gpmc::check("robust_small_beta", src).unwrap();
-    assert!(c.plans[0].generic.is_some(), "the robust loss takes the generic update");
+    assert!(
+        c.plans[0].generic.is_some(),
+        "the robust loss takes the generic update"
+    );
     let d = gpmc::data::from_json_value(&c.model, &json!({"N": n, "x": x, "y": y})).unwrap();
     let config = GibbsConfig {
         chains: 4,
@@ -65,7 +71,12 @@ model {
     for (k, name) in ["w", "b"].iter().enumerate() {
         let s = &r.summaries.iter().find(|(v, _)| v == name).unwrap().1;
         let z = (s.mean - mean[k]) / s.mcse_mean;
-        assert!(z.abs() < 4.0, "{name}: {} vs exact {} (z = {z:.2})", s.mean, mean[k]);
+        assert!(
+            z.abs() < 4.0,
+            "{name}: {} vs exact {} (z = {z:.2})",
+            s.mean,
+            mean[k]
+        );
         assert!(
             (s.sd / cov[(k, k)].sqrt() - 1.0).abs() < 0.1,
             "{name}: sd {} vs exact {}",
@@ -111,7 +122,10 @@ fn gross_outliers_barely_move_the_beta_posterior() {
     let n = 80;
     let mut x: Vec<f64> = (0..n).map(|_| 6.0 * rng.uniform() - 3.0).collect();
     x.sort_by(f64::total_cmp);
-    let clean: Vec<f64> = x.iter().map(|v| (1.5 * v).sin() + 0.2 * rng.normal()).collect();
+    let clean: Vec<f64> = x
+        .iter()
+        .map(|v| (1.5 * v).sin() + 0.2 * rng.normal())
+        .collect();
     // Every tenth point moved by 4 to 8 up or down.
     let outliers: Vec<usize> = (0..n).filter(|i| i % 10 == 3).collect();
     let mut y = clean.clone();
@@ -130,7 +144,10 @@ fn gross_outliers_barely_move_the_beta_posterior() {
     };
     let gauss = rmse(&cavi_mean("y ~ normal(f, sigma)", &dirty));
     let student = rmse(&cavi_mean("y ~ student_t(3.0, f, sigma)", &dirty));
-    let beta = rmse(&cavi_mean("y ~ normal(f, sigma) robust(beta = 0.3)", &dirty));
+    let beta = rmse(&cavi_mean(
+        "y ~ normal(f, sigma) robust(beta = 0.3)",
+        &dirty,
+    ));
     eprintln!("RMSE at the clean points: β {beta:.4}, Student-t {student:.4}, Gaussian {gauss:.4}");
     assert!(
         beta < student && student < gauss,
@@ -166,5 +183,40 @@ latent { b : real ~ normal(0, 1); }
 model { y ~ poisson(exp(b)) robust(beta = 0.2); }
 "#;
     let err = gpmc::check("robust_poisson", src).err().expect("refused");
-    assert!(messages(&err).contains("not yet for `poisson`"), "{}", messages(&err));
+    assert!(
+        messages(&err).contains("not yet for `poisson`"),
+        "{}",
+        messages(&err)
+    );
+}
+
+/// Prediction scores the distribution's density, not the robust loss: at a small β the test
+/// log predictive density is the Gaussian model's (the loss itself is about 1/β).
+#[test]
+fn prediction_scores_the_density_not_the_loss() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let lpd = |likelihood: &str| {
+        let src = GP.replace("LIKELIHOOD", likelihood);
+        let c = gpmc::check("robust_gp", &src).unwrap();
+        let load = |name: &str| gpmc::data::load(&c.model, &[&root.join(name)]).unwrap();
+        let (train, test) = (
+            load("robust_gp_regression.data.json"),
+            load("robust_gp_regression.test.json"),
+        );
+        let config = CaviConfig {
+            tolerance: 1e-10,
+            max_iter: 5000,
+        };
+        let (r, _, hv) = gpmc::infer::run_cavi_with_values(&c, &train, &config).unwrap();
+        let (_, m) = gpmc::infer::predict_variational(&c, &train, &test, &hv, &r.blocks).unwrap();
+        m["mean_log_predictive_density"].as_f64().unwrap()
+    };
+    let gauss = lpd("y ~ normal(f, sigma)");
+    let small = lpd("y ~ normal(f, sigma) robust(beta = 0.00000001)");
+    // (β must be small against 1/ℓ² of the outliers, ℓ ≈ −800: the next term is βℓ²/2.)
+    assert!((gauss - small).abs() < 1e-3, "Gaussian {gauss} vs β = 1e-8 {small}");
+    let robust = lpd("y ~ normal(f, sigma) robust(beta = 0.3)");
+    let student = lpd("y ~ student_t(3.0, f, sigma)");
+    eprintln!("clean test points' mean LPD: β = 0.3 {robust:.4}, Student-t {student:.4}, Gaussian {gauss:.4}");
+    assert!(robust > student && student > gauss, "{robust} {student} {gauss}");
 }

@@ -95,7 +95,8 @@ impl DrawAccumulator {
                 }
                 continue;
             }
-            let Some(tape) = &fp.log_density else {
+            // An observation's density (a robust factor's loss is not one).
+            let Some(tape) = fp.observation.as_ref().or(fp.log_density.as_ref()) else {
                 continue;
             };
             let mut vals = vec![0.0; fp.slots.len()];

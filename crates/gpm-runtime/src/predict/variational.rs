@@ -247,7 +247,8 @@ pub(super) fn predict(
             label_probabilities.push(probs);
             continue;
         }
-        let Some(tape) = &fp.log_density else {
+        // An observation's density (a robust factor's loss is not one).
+        let Some(tape) = fp.observation.as_ref().or(fp.log_density.as_ref()) else {
             log_predictive.push(vec![]);
             label_probabilities.push(None);
             continue;
