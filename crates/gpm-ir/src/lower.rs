@@ -2274,17 +2274,17 @@ impl Lowerer {
             _ => None,
         };
         let y = Sx::sym(SymRole::Data, &d.name);
-        let beta = match modifier {
-            Some(m) => match self.robust_beta(m, &ctx) {
-                Some(b) => Some(b),
+        let divergence = match modifier {
+            Some(m) => match self.robust_divergence(m, &ctx) {
+                Some(d) => Some(d),
                 None => return,
             },
             None => None,
         };
         let mut log_density = library::log_density(info.name, y, params.clone(), labels);
         let mut observation = None;
-        if let (Some(beta), Some(m)) = (beta, modifier) {
-            match robust::beta_log_density(info.name, log_density.clone(), &params, beta) {
+        if let (Some(divergence), Some(m)) = (divergence, modifier) {
+            match robust::robust_log_density(divergence, info.name, log_density.clone(), &params) {
                 Ok(l) => observation = Some(std::mem::replace(&mut log_density, l)),
                 Err(message) => {
                     self.err(
@@ -2314,12 +2314,13 @@ impl Lowerer {
         }
     }
 
-    /// The β of a `robust(beta = b)` modifier: a positive constant.
-    fn robust_beta(&mut self, m: &ast::Call, ctx: &ObsCtx) -> Option<f64> {
+    /// The divergence of a `robust(beta = b)` or `robust(gamma = g)` modifier, its power a
+    /// positive constant.
+    fn robust_divergence(&mut self, m: &ast::Call, ctx: &ObsCtx) -> Option<robust::Divergence> {
         let bad = |this: &mut Self, message: String, span: Span| {
             this.err(
                 SemanticError::new("gpm::bad_robust", message, span, "here").help(
-                    "write `y ~ normal(f, s) robust(beta = 0.2);` (β > 0; the γ-divergence is not available yet)",
+                    "write `y ~ normal(f, s) robust(beta = 0.2);` (the β-divergence) or `robust(gamma = 0.2)` (the γ-divergence), with a positive constant",
                 ),
             );
             None
@@ -2328,7 +2329,7 @@ impl Lowerer {
             return bad(
                 self,
                 format!(
-                    "unknown modifier `{}` after a distribution (only `robust(beta = …)`)",
+                    "unknown modifier `{}` after a distribution (only `robust(...)`)",
                     m.func.name
                 ),
                 m.func.span,
@@ -2337,22 +2338,33 @@ impl Lowerer {
         let [arg] = m.args.as_slice() else {
             return bad(
                 self,
-                "`robust` takes one argument, `beta = …`".into(),
+                "`robust` takes one argument, `beta = …` or `gamma = …`".into(),
                 m.span,
             );
         };
-        match arg.name.as_ref().map(|n| n.name.as_str()) {
-            Some("beta") => {}
-            _ => return bad(self, "`robust` takes `beta = …`".into(), m.span),
-        }
+        let kind: fn(f64) -> robust::Divergence = match arg.name.as_ref().map(|n| n.name.as_str()) {
+            Some("beta") => robust::Divergence::Beta,
+            Some("gamma") => robust::Divergence::Gamma,
+            _ => {
+                return bad(
+                    self,
+                    "`robust` takes `beta = …` or `gamma = …`".into(),
+                    m.span,
+                )
+            }
+        };
         let node = self.node(&arg.value, ctx, false)?;
         let sx = self.lift_node(node, ctx)?;
         match sx.eval(&|_, _| None) {
-            Some(b) if b > 0.0 && b.is_finite() => Some(b),
-            Some(b) => bad(self, format!("β must be positive, not {b}"), arg.value.span),
+            Some(b) if b > 0.0 && b.is_finite() => Some(kind(b)),
+            Some(b) => bad(
+                self,
+                format!("the divergence's power must be positive, not {b}"),
+                arg.value.span,
+            ),
             None => bad(
                 self,
-                "β must be a number (a constant expression)".into(),
+                "the divergence's power must be a number (a constant expression)".into(),
                 arg.value.span,
             ),
         }

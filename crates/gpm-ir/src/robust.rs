@@ -81,25 +81,51 @@ fn integral(name: &str, p: &[Sx], beta: f64) -> Result<Sx, String> {
         ),
         _ => {
             return Err(format!(
-                "`robust(beta = …)` needs ∫ p(y | θ)^(1+β) dy in closed form: available for normal, student_t, laplace, logistic and bernoulli_logit, not yet for `{name}`"
+                "`robust(...)` needs ∫ p(y | θ)^(1+β) dy in closed form: available for normal, student_t, laplace, logistic and bernoulli_logit, not yet for `{name}`"
             ))
         }
     })
 }
 
-/// The β-divergence pseudo-log-likelihood of one observation, `((β+1)/β) exp(β ℓ) − ∫ p^(1+β)`,
-/// from the distribution's log-density `log_density` (`ℓ`) and its parameters.
-pub fn beta_log_density(
+/// Which robust divergence replaces the Kullback-Leibler one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Divergence {
+    /// The β-divergence (density power divergence), with its `β > 0`.
+    Beta(f64),
+    /// The γ-divergence (Fujisawa & Eguchi 2008) in the transformed form of seed 003, eq. 4/7,
+    /// with its `γ > 0`.
+    Gamma(f64),
+}
+
+/// The pseudo-log-likelihood of one observation under a robust divergence, from the
+/// distribution's log-density `log_density` (`ℓ`) and its parameters:
+/// - β: `((β+1)/β) exp(β ℓ) − ∫ p^(1+β)` (seed 004, "β cross entropy");
+/// - γ: `((γ+1)/γ) exp(γ ℓ) / (∫ p^(1+γ))^(γ/(1+γ))` (seed 003, eq. 7, with the sign that
+///   makes it a gain; as `γ → 0` it is `ℓ − log ∫ p + const = ℓ + const`).
+pub fn robust_log_density(
+    divergence: Divergence,
     name: &str,
     log_density: Sx,
     params: &[Sx],
-    beta: f64,
 ) -> Result<Sx, String> {
-    if !(beta > 0.0 && beta.is_finite()) {
-        return Err(format!("β must be a positive number, not {beta}"));
+    let (Divergence::Beta(power) | Divergence::Gamma(power)) = divergence;
+    if !(power > 0.0 && power.is_finite()) {
+        return Err(format!(
+            "the divergence's power must be a positive number, not {power}"
+        ));
     }
-    let weight = Sx::mul(n((beta + 1.0) / beta), exp(Sx::mul(n(beta), log_density)));
-    Ok(Sx::sub(weight, integral(name, params, beta)?))
+    let weight = Sx::mul(
+        n((power + 1.0) / power),
+        exp(Sx::mul(n(power), log_density)),
+    );
+    let integral = integral(name, params, power)?;
+    Ok(match divergence {
+        Divergence::Beta(_) => Sx::sub(weight, integral),
+        Divergence::Gamma(g) => Sx::mul(
+            weight,
+            exp(Sx::neg(Sx::mul(n(g / (1.0 + g)), log(integral)))),
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -176,7 +202,7 @@ mod tests {
             let p = vec![n(mu), n(sigma)];
             let ld = log_density("normal", y.clone(), p.clone(), None);
             let e = match beta {
-                Some(b) => beta_log_density("normal", ld, &p, b).unwrap(),
+                Some(b) => robust_log_density(Divergence::Beta(b), "normal", ld, &p).unwrap(),
                 None => ld,
             };
             eval(&e, 1.3)
@@ -184,13 +210,24 @@ mod tests {
         let exact = at(0.2, 0.9, None) - at(-0.4, 1.4, None);
         let robust = at(0.2, 0.9, Some(1e-7)) - at(-0.4, 1.4, Some(1e-7));
         assert!((exact - robust).abs() < 1e-5, "{exact} vs {robust}");
+        // The γ-divergence's limit alike.
+        let gamma = |mu: f64, sigma: f64| {
+            let p = vec![n(mu), n(sigma)];
+            let ld = log_density("normal", y.clone(), p.clone(), None);
+            eval(
+                &robust_log_density(Divergence::Gamma(1e-7), "normal", ld, &p).unwrap(),
+                1.3,
+            )
+        };
+        let g = gamma(0.2, 0.9) - gamma(-0.4, 1.4);
+        assert!((exact - g).abs() < 1e-5, "{exact} vs γ {g}");
         // And β > 0 bounds an outlier's pull: a point 50σ away moves the robust objective by
         // almost nothing as μ moves, the likelihood by about 50 per unit of μ.
         let far = |mu: f64, beta: Option<f64>| {
             let p = vec![n(mu), n(1.0)];
             let ld = log_density("normal", y.clone(), p.clone(), None);
             let e = match beta {
-                Some(b) => beta_log_density("normal", ld, &p, b).unwrap(),
+                Some(b) => robust_log_density(Divergence::Beta(b), "normal", ld, &p).unwrap(),
                 None => ld,
             };
             eval(&e, 50.0)
@@ -203,7 +240,7 @@ mod tests {
     fn families_without_a_closed_form_are_refused() {
         let y = Sx::sym(SymRole::Data, "y");
         let ld = log_density("poisson", y, vec![n(2.0)], None);
-        let e = beta_log_density("poisson", ld, &[n(2.0)], 0.2).unwrap_err();
+        let e = robust_log_density(Divergence::Beta(0.2), "poisson", ld, &[n(2.0)]).unwrap_err();
         assert!(e.contains("not yet for `poisson`"), "{e}");
     }
 }

@@ -148,7 +148,15 @@ fn gross_outliers_barely_move_the_beta_posterior() {
         "y ~ normal(f, sigma) robust(beta = 0.3)",
         &dirty,
     ));
-    eprintln!("RMSE at the clean points: β {beta:.4}, Student-t {student:.4}, Gaussian {gauss:.4}");
+    let gamma = rmse(&cavi_mean(
+        "y ~ normal(f, sigma) robust(gamma = 0.3)",
+        &dirty,
+    ));
+    eprintln!("RMSE at the clean points: β {beta:.4}, γ {gamma:.4}, Student-t {student:.4}, Gaussian {gauss:.4}");
+    assert!(
+        gamma < student,
+        "γ-posterior RMSE {gamma} vs Student-t {student}"
+    );
     assert!(
         beta < student && student < gauss,
         "RMSE to the clean-data fit at the clean points: β {beta:.4}, Student-t {student:.4}, Gaussian {gauss:.4}"
@@ -167,10 +175,13 @@ fn messages(f: &gpmc::Failure) -> String {
 #[test]
 fn bad_modifiers_are_diagnosed() {
     for (modifier, message) in [
-        ("robust(gamma = 0.2)", "`robust` takes `beta = …`"),
-        ("robust(beta = -1)", "β must be positive"),
+        (
+            "robust(delta = 0.2)",
+            "`robust` takes `beta = …` or `gamma = …`",
+        ),
+        ("robust(beta = -1)", "must be positive"),
         ("sturdy(beta = 0.2)", "unknown modifier `sturdy`"),
-        ("robust(beta = sigma)", "β must be a number"),
+        ("robust(gamma = sigma)", "must be a number"),
     ] {
         let src = GP.replace("LIKELIHOOD", &format!("y ~ normal(f, sigma) {modifier}"));
         let err = gpmc::check("bad_robust", &src).err().expect("refused");
@@ -214,9 +225,15 @@ fn prediction_scores_the_density_not_the_loss() {
     let gauss = lpd("y ~ normal(f, sigma)");
     let small = lpd("y ~ normal(f, sigma) robust(beta = 0.00000001)");
     // (β must be small against 1/ℓ² of the outliers, ℓ ≈ −800: the next term is βℓ²/2.)
-    assert!((gauss - small).abs() < 1e-3, "Gaussian {gauss} vs β = 1e-8 {small}");
+    assert!(
+        (gauss - small).abs() < 1e-3,
+        "Gaussian {gauss} vs β = 1e-8 {small}"
+    );
     let robust = lpd("y ~ normal(f, sigma) robust(beta = 0.3)");
     let student = lpd("y ~ student_t(3.0, f, sigma)");
     eprintln!("clean test points' mean LPD: β = 0.3 {robust:.4}, Student-t {student:.4}, Gaussian {gauss:.4}");
-    assert!(robust > student && student > gauss, "{robust} {student} {gauss}");
+    assert!(
+        robust > student && student > gauss,
+        "{robust} {student} {gauss}"
+    );
 }
