@@ -240,6 +240,16 @@ def main():
     write("robust_gp_regression", {"N": n_train, "x": x[:n_train], "y": y[:n_train]},
           {"N": n_test, "x": x[n_train:], "y": y[n_train:]})
 
+    # The two-moons classifier with 10 % of its training labels flipped (own stream); clean
+    # test labels.
+    rng10 = random.Random(20261201)
+    xs, ys = two_moons(rng10, n_train + n_test)
+    for k in rng10.sample(range(n_train), n_train // 10):
+        ys[k] = -ys[k]
+    write("robust_gp_classification",
+          {"N": n_train, "D": 2, "X": xs[:n_train], "y": ys[:n_train]},
+          {"N": n_test, "D": 2, "X": xs[n_train:], "y": ys[n_train:]})
+
 
 if __name__ == "__main__":
     main()
