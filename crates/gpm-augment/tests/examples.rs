@@ -13,7 +13,12 @@ fn model(name: &str) -> gpm_ir::Model {
 }
 
 /// The examples of the generic update.
-const GENERIC: &[&str] = &["gumbel_gp.gpm", "poisson_log_gp.gpm"];
+const GENERIC: &[&str] = &[
+    "gumbel_gp.gpm",
+    "poisson_log_gp.gpm",
+    "robust_gp_classification.gpm",
+    "robust_gp_regression.gpm",
+];
 
 #[test]
 fn every_example_model_is_recognised_and_certified() {
