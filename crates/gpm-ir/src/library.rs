@@ -156,16 +156,20 @@ pub fn apply_math(name: &str, mut args: Vec<Sx>) -> Sx {
     }
 }
 
-fn log(x: Sx) -> Sx {
+// Formula builders shared with the robust statements (`robust.rs`).
+pub(crate) fn log(x: Sx) -> Sx {
     Sx::call(SxFunc::Log, x)
 }
-fn logistic(x: Sx) -> Sx {
+pub(crate) fn exp(x: Sx) -> Sx {
+    Sx::call(SxFunc::Exp, x)
+}
+pub(crate) fn logistic(x: Sx) -> Sx {
     Sx::call(SxFunc::Logistic, x)
 }
-fn lgamma(x: Sx) -> Sx {
+pub(crate) fn lgamma(x: Sx) -> Sx {
     Sx::call(SxFunc::Lgamma, x)
 }
-fn n(v: f64) -> Sx {
+pub(crate) fn n(v: f64) -> Sx {
     Sx::num(v)
 }
 

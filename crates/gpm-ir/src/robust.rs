@@ -14,20 +14,8 @@
 //! The integral is in closed form for the location-scale families and a finite sum for binary
 //! labels; the others are refused until their integrals are certified.
 
-use crate::sx::{Sx, SxFunc};
-
-fn log(x: Sx) -> Sx {
-    Sx::call(SxFunc::Log, x)
-}
-fn exp(x: Sx) -> Sx {
-    Sx::call(SxFunc::Exp, x)
-}
-fn lgamma(x: Sx) -> Sx {
-    Sx::call(SxFunc::Lgamma, x)
-}
-fn n(v: f64) -> Sx {
-    Sx::num(v)
-}
+use crate::library::{exp, lgamma, log, logistic, n};
+use crate::sx::Sx;
 
 /// `∫ p(y | θ)^(1+β) dy` for a library distribution with parameters `p` (in the order of
 /// [`crate::library::Distribution::params`]) — for binary labels the sum over both labels — or
@@ -76,8 +64,8 @@ fn integral(name: &str, p: &[Sx], beta: f64) -> Result<Sx, String> {
         }
         // σ(η)^(1+β) + σ(−η)^(1+β), whichever labels code the two classes.
         ("bernoulli_logit", [eta]) => Sx::add(
-            Sx::pow(Sx::call(SxFunc::Logistic, eta.clone()), n(b1)),
-            Sx::pow(Sx::call(SxFunc::Logistic, Sx::neg(eta.clone())), n(b1)),
+            Sx::pow(logistic(eta.clone()), n(b1)),
+            Sx::pow(logistic(Sx::neg(eta.clone())), n(b1)),
         ),
         _ => {
             return Err(format!(

@@ -201,26 +201,32 @@ model { y ~ poisson(exp(b)) robust(beta = 0.2); }
     );
 }
 
+/// The test mean log predictive density of a model on one of the examples' data, by CAVI.
+fn example_lpd(src: &str, example: &str) -> f64 {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let c = gpmc::check(example, src).unwrap();
+    let load = |kind: &str| {
+        gpmc::data::load(&c.model, &[&root.join(format!("{example}.{kind}.json"))]).unwrap()
+    };
+    let (train, test) = (load("data"), load("test"));
+    let config = CaviConfig {
+        tolerance: 1e-10,
+        max_iter: 5000,
+    };
+    let (r, _, hv) = gpmc::infer::run_cavi_with_values(&c, &train, &config).unwrap();
+    let (_, m) = gpmc::infer::predict_variational(&c, &train, &test, &hv, &r.blocks).unwrap();
+    m["mean_log_predictive_density"].as_f64().unwrap()
+}
+
 /// Prediction scores the distribution's density, not the robust loss: at a small β the test
 /// log predictive density is the Gaussian model's (the loss itself is about 1/β).
 #[test]
 fn prediction_scores_the_density_not_the_loss() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
     let lpd = |likelihood: &str| {
-        let src = GP.replace("LIKELIHOOD", likelihood);
-        let c = gpmc::check("robust_gp", &src).unwrap();
-        let load = |name: &str| gpmc::data::load(&c.model, &[&root.join(name)]).unwrap();
-        let (train, test) = (
-            load("robust_gp_regression.data.json"),
-            load("robust_gp_regression.test.json"),
-        );
-        let config = CaviConfig {
-            tolerance: 1e-10,
-            max_iter: 5000,
-        };
-        let (r, _, hv) = gpmc::infer::run_cavi_with_values(&c, &train, &config).unwrap();
-        let (_, m) = gpmc::infer::predict_variational(&c, &train, &test, &hv, &r.blocks).unwrap();
-        m["mean_log_predictive_density"].as_f64().unwrap()
+        example_lpd(
+            &GP.replace("LIKELIHOOD", likelihood),
+            "robust_gp_regression",
+        )
     };
     let gauss = lpd("y ~ normal(f, sigma)");
     let small = lpd("y ~ normal(f, sigma) robust(beta = 0.00000001)");
@@ -241,26 +247,12 @@ fn prediction_scores_the_density_not_the_loss() {
 /// Flipped labels: on `models/robust_gp_classification` (10 % of the training labels flipped,
 /// clean test labels) the β-posterior predicts the test labels better than the likelihood's,
 /// each with the kernel type-II ML gives it (the example's fixed values are the β-objective's;
-/// the likelihood learns its own here).
 #[test]
 fn flipped_labels_barely_move_the_beta_posterior() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
     let src = std::fs::read_to_string(root.join("robust_gp_classification.gpm")).unwrap();
-    let lpd = |src: &str| {
-        let c = gpmc::check("robust_gp_classification", src).unwrap();
-        let load = |name: &str| gpmc::data::load(&c.model, &[&root.join(name)]).unwrap();
-        let (train, test) = (
-            load("robust_gp_classification.data.json"),
-            load("robust_gp_classification.test.json"),
-        );
-        let config = CaviConfig {
-            tolerance: 1e-9,
-            max_iter: 2000,
-        };
-        let (r, _, hv) = gpmc::infer::run_cavi_with_values(&c, &train, &config).unwrap();
-        let (_, m) = gpmc::infer::predict_variational(&c, &train, &test, &hv, &r.blocks).unwrap();
-        m["mean_log_predictive_density"].as_f64().unwrap()
-    };
+    let lpd = |src: &str| example_lpd(src, "robust_gp_classification");
     let robust = lpd(&src);
     let plain = lpd(&src
         .replace(" robust(beta = 0.5)", "")
