@@ -247,9 +247,9 @@ fn prediction_scores_the_density_not_the_loss() {
 /// Flipped labels: on `models/robust_gp_classification` (10 % of the training labels flipped,
 /// clean test labels) the β-posterior predicts the test labels better than the likelihood's,
 /// each with the kernel type-II ML gives it (the example's fixed values are the β-objective's;
+/// the likelihood learns its own here).
 #[test]
 fn flipped_labels_barely_move_the_beta_posterior() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
     let src = std::fs::read_to_string(root.join("robust_gp_classification.gpm")).unwrap();
     let lpd = |src: &str| example_lpd(src, "robust_gp_classification");
