@@ -113,7 +113,44 @@ struct FlowBlock<'a> {
     whitening: Whitening,
 }
 
-impl FlowBlock<'_> {
+impl<'a> FlowBlock<'a> {
+    /// A block of the prepared model, whitened by its prior.
+    fn new(b: &'a Block) -> Result<Self, RuntimeError> {
+        Ok(match b {
+            Block::Gp { latent, column, gp } => {
+                let l = gp.chol.l();
+                FlowBlock {
+                    coords: Coords::Column {
+                        latent: *latent,
+                        column: *column,
+                        rows: gp.len(),
+                    },
+                    whitening: Whitening::Gp {
+                        mean: gp.mean,
+                        lt: l.transpose(),
+                        l,
+                    },
+                }
+            }
+            Block::Dense {
+                parts,
+                prior_mean,
+                prior_sd,
+            } => FlowBlock {
+                coords: Coords::Dense(parts),
+                whitening: Whitening::Dense {
+                    mean: prior_mean.clone(),
+                    sd: prior_sd.clone(),
+                },
+            },
+            Block::Sparse { .. } => {
+                return Err(RuntimeError::Inconsistent(
+                    "a sparse GP block reached the particle flow".into(),
+                ))
+            }
+        })
+    }
+
     fn dim(&self) -> usize {
         match &self.whitening {
             Whitening::Gp { l, .. } => l.nrows(),
@@ -389,42 +426,11 @@ pub fn run(
         ))
     })?;
     let prep = Prepared::new(schedule, data, hypers)?;
-    let mut blocks = Vec::new();
-    for b in &prep.blocks {
-        blocks.push(match b {
-            Block::Gp { latent, column, gp } => {
-                let l = gp.chol.l();
-                FlowBlock {
-                    coords: Coords::Column {
-                        latent: *latent,
-                        column: *column,
-                        rows: gp.len(),
-                    },
-                    whitening: Whitening::Gp {
-                        mean: gp.mean,
-                        lt: l.transpose(),
-                        l,
-                    },
-                }
-            }
-            Block::Dense {
-                parts,
-                prior_mean,
-                prior_sd,
-            } => FlowBlock {
-                coords: Coords::Dense(parts),
-                whitening: Whitening::Dense {
-                    mean: prior_mean.clone(),
-                    sd: prior_sd.clone(),
-                },
-            },
-            Block::Sparse { .. } => {
-                return Err(RuntimeError::Inconsistent(
-                    "a sparse GP block reached the particle flow".into(),
-                ))
-            }
-        });
-    }
+    let blocks = prep
+        .blocks
+        .iter()
+        .map(FlowBlock::new)
+        .collect::<Result<Vec<_>, _>>()?;
     let flow = Flow {
         prep: &prep,
         schedule,
@@ -459,80 +465,116 @@ pub fn run(
     let mut eval = flow.evaluate(&v, hv)?;
     if !eval.free.is_finite() {
         return Err(RuntimeError::Numerical(
-            "the log-likelihood is not finite at the initial particles (draws from the prior)"
+            "the free energy is not finite at the initial particles (draws from the prior): the log-likelihood is not finite there, or the particles' covariance is singular (try more particles, or another --seed)"
                 .into(),
         ));
     }
-    let mut trace = vec![eval.free];
-    let (mut eps, mut rejected, mut converged) = (config.step, 0usize, false);
-    'iterations: for _ in 0..config.max_iter {
-        // The schedule's iteration, tried with the current ε until the free energy does not
-        // rise (adapted) or once (fixed ε).
-        loop {
-            let mut trial = v.clone();
-            let mut accepted = false;
-            for step in steps {
-                match *step {
-                    // `eval` holds ∇φ at the current particles (computed with F̃).
-                    GpfStep::Gradients => {}
-                    GpfStep::Flow { block } => {
-                        for k in prep.spec_blocks[block.0].clone() {
-                            trial[k] = flow.step(&v[k], &eval, k, eps);
-                        }
-                    }
-                    GpfStep::FreeEnergy => {
-                        let next = flow.evaluate(&trial, hv)?;
-                        if config.adapt && !(next.free <= eval.free) {
-                            // Undone: the iteration is tried again with half the step.
-                            rejected += 1;
-                            eps *= 0.5;
-                            if eps < 1e-14 {
-                                // No step lowers F̃ any more: a fixed point up to rounding.
-                                converged = true;
-                                break 'iterations;
-                            }
-                            break;
-                        }
-                        eval = next;
-                        accepted = true;
-                        trace.push(eval.free);
-                        if config.adapt {
-                            eps *= 1.1;
-                        }
-                    }
-                }
-            }
-            if accepted {
-                v = trial;
-                break;
-            }
-        }
-        if !eval.free.is_finite() {
-            return Err(RuntimeError::Numerical(format!(
-                "the free energy became {} (a fixed step too large?)",
-                eval.free
-            )));
-        }
-        if let Some(&before) = trace.len().checked_sub(WINDOW + 1).map(|k| &trace[k]) {
-            let per_step = (before - eval.free).abs() / WINDOW as f64;
-            if per_step <= config.tolerance * eval.free.abs().max(1.0) {
-                converged = true;
-                break;
-            }
-        }
-    }
+    let progress = flow.iterate(steps, &mut v, &mut eval, hv, config)?;
     let result = flow.result(&v, n)?;
     Ok(GpfResult {
         latents: result.0,
         elbo: -eval.free + 0.5 * eval.rank as f64,
-        free_energy: trace,
-        converged,
+        free_energy: progress.trace,
+        converged: progress.converged,
         particles: n,
-        rejected,
-        step: eps,
+        rejected: progress.rejected,
+        step: progress.eps,
         seconds: t0.elapsed().as_secs_f64(),
         blocks: result.1,
     })
+}
+
+/// Where a run of the flow ended.
+struct Progress {
+    /// `F̃` at the start and after every accepted step.
+    trace: Vec<f64>,
+    rejected: usize,
+    eps: f64,
+    converged: bool,
+}
+
+impl Flow<'_> {
+    /// The schedule's iterations from `v` (whose evaluation is `eval`), until convergence or
+    /// `config.max_iter` accepted steps; `v` and `eval` end at the last accepted position.
+    fn iterate(
+        &self,
+        steps: &[GpfStep],
+        v: &mut Vec<DMatrix<f64>>,
+        eval: &mut Evaluation,
+        hv: &[f64],
+        config: &GpfConfig,
+    ) -> Result<Progress, RuntimeError> {
+        let mut trace = vec![eval.free];
+        let (mut eps, mut rejected, mut converged) = (config.step, 0usize, false);
+        'iterations: for _ in 0..config.max_iter {
+            // The schedule's iteration, tried with the current ε until the free energy does not
+            // rise (adapted) or once (fixed ε).
+            loop {
+                let mut trial = v.clone();
+                let mut accepted = false;
+                for step in steps {
+                    match *step {
+                        // `eval` holds ∇φ at the current particles (computed with F̃).
+                        GpfStep::Gradients => {}
+                        GpfStep::Flow { block } => {
+                            for k in self.prep.spec_blocks[block.0].clone() {
+                                trial[k] = self.step(&v[k], &eval, k, eps);
+                            }
+                        }
+                        GpfStep::FreeEnergy => {
+                            let next = self.evaluate(&trial, hv)?;
+                            if config.adapt && !(next.free <= eval.free) {
+                                // Undone: the iteration is tried again with half the step.
+                                rejected += 1;
+                                eps *= 0.5;
+                                if eps < 1e-14 {
+                                    // No step lowers F̃ any more: a fixed point up to rounding —
+                                    // unless the gradient itself is broken.
+                                    if eval.grads.iter().any(|g| g.iter().any(|x| !x.is_finite())) {
+                                        return Err(RuntimeError::Numerical(
+                                            "the log-likelihood's gradient is not finite at the particles".into(),
+                                        ));
+                                    }
+                                    converged = true;
+                                    break 'iterations;
+                                }
+                                break;
+                            }
+                            *eval = next;
+                            accepted = true;
+                            trace.push(eval.free);
+                            if config.adapt {
+                                eps *= 1.1;
+                            }
+                        }
+                    }
+                }
+                if accepted {
+                    *v = trial;
+                    break;
+                }
+            }
+            if !eval.free.is_finite() {
+                return Err(RuntimeError::Numerical(format!(
+                    "the free energy became {} (a fixed step too large?)",
+                    eval.free
+                )));
+            }
+            if let Some(&before) = trace.len().checked_sub(WINDOW + 1).map(|k| &trace[k]) {
+                let per_step = (before - eval.free).abs() / WINDOW as f64;
+                if per_step <= config.tolerance * eval.free.abs().max(1.0) {
+                    converged = true;
+                    break;
+                }
+            }
+        }
+        Ok(Progress {
+            trace,
+            rejected,
+            eps,
+            converged,
+        })
+    }
 }
 
 type Fit = (
