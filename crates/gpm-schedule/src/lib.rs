@@ -557,211 +557,220 @@ fn curvature_trees(p: &Poly, predictor: &str) -> (T, T) {
     (b, T::mul(vec![T::Num(-2.0), q]))
 }
 
+/// Compile one factor's plan: its slots, auxiliaries, curvature and CAVI programs, its generic
+/// update and gradient (collapsed predictors are added to `collapsed`).
+fn compile_factor(
+    model: &Model,
+    plan: &Plan,
+    collapsed: &mut BTreeSet<String>,
+) -> Result<FactorProgram, ScheduleError> {
+    let k = plan.factor;
+    let err = |message: String| ScheduleError::Factor { factor: k, message };
+    let f = &model.factors[k];
+    if let Some(c) = &plan.categorical {
+        return Ok(FactorProgram {
+            factor: k,
+            n: f.n.clone(),
+            slots: vec![],
+            response_slots: vec![],
+            aux: vec![],
+            curvature: vec![],
+            collapsed: vec![],
+            log_density: None,
+            observation: None,
+            cavi: None,
+            cavi_unavailable: None,
+            generic: None,
+            gradient: Err("the logistic-softmax likelihood has no compiled gradient".into()),
+            categorical: Some(CategoricalProgram {
+                label: c.label.clone(),
+                latent: c.latent.clone(),
+                latent_id: LatentId(
+                    model
+                        .latents
+                        .iter()
+                        .position(|z| z.name == c.latent)
+                        .ok_or_else(|| err(format!("unknown latent `{}`", c.latent)))?,
+                ),
+            }),
+        });
+    }
+    let gpm_ir::FactorForm::LogDensity { log_density } = &f.form else {
+        return Err(err("a categorical factor without a categorical plan".into()));
+    };
+    let original = T::from_sx(log_density);
+    // Every symbol any tape reads gets a slot.
+    let mut syms: Vec<(Role, String)> = Vec::new();
+    collect(&original, &mut syms);
+    for a in &plan.aux {
+        for t in family_trees(&a.conditional) {
+            collect(t, &mut syms);
+        }
+        if let Family::TiltedLaplace { phi, .. } = &a.conditional {
+            let mut inner = Vec::new();
+            collect(phi, &mut inner);
+            for x in inner {
+                if !(x.0 == Role::Aux && x.1 == "r") && !syms.contains(&x) {
+                    syms.push(x);
+                }
+            }
+        }
+        collect(&a.mean, &mut syms);
+    }
+    collect(&plan.augmented.to_tree(), &mut syms);
+    for (_, p) in &plan.collapsed {
+        collect(&p.to_tree(), &mut syms);
+    }
+    for a in &plan.aux {
+        if !syms.iter().any(|(r, n)| *r == Role::Aux && *n == a.name) {
+            syms.push((Role::Aux, a.name.clone()));
+        }
+    }
+    let mut slots = Vec::new();
+    for (r, n) in &syms {
+        slots.push(match r {
+            Role::Predictor => Source::Predictor(pred_of(model)(n).map_err(err)?),
+            Role::Data => Source::Data(DataRef::from_symbol(n)),
+            Role::Hyper => Source::Hyper(hyper_of(model, n).map_err(err)?),
+            Role::Aux => match plan.aux.iter().position(|a| a.name == *n) {
+                Some(j) => Source::Aux(j),
+                None => return Err(err(format!("unknown auxiliary `{n}`"))),
+            },
+        });
+    }
+    let slot_of = |r: Role, n: &str| syms.iter().position(|(r2, n2)| *r2 == r && n2 == n);
+    let tape = |t: &T| Tape::compile(t, &slot_of).map_err(err);
+    let mut aux = Vec::new();
+    for a in &plan.aux {
+        let kind = match (a.conditional.law(), &a.conditional) {
+            (Some((law, params)), _) => AuxKind::Law {
+                law,
+                params: params.into_iter().map(tape).collect::<Result<_, _>>()?,
+            },
+            (None, Family::TiltedLaplace { phi, c2 }) => {
+                AuxKind::Tilted(tilted(phi, tape(c2)?, &slot_of).map_err(err)?)
+            }
+            (None, other) => {
+                return Err(err(format!(
+                    "the {} conditional has no sampler in the runtime",
+                    other.name()
+                )))
+            }
+        };
+        aux.push(AuxProgram {
+            name: a.name.clone(),
+            slot: slot_of(Role::Aux, &a.name).expect("aux slot"),
+            kind,
+            mean: tape(&a.mean)?,
+        });
+    }
+    let mut curvature = Vec::new();
+    for p in &f.predictors {
+        // A factor with no augmentation has no Gaussian terms: its latents take the
+        // generic update on its log-density.
+        if plan.collapsed.iter().any(|(c, _)| c == p) || plan.generic.is_some() {
+            continue;
+        }
+        let (b, a) = curvature_trees(&plan.augmented, p);
+        curvature.push(Curvature {
+            predictor: p.clone(),
+            pred: pred_of(model)(p).map_err(err)?,
+            lin: tape(&b)?,
+            quad: tape(&a)?,
+        });
+    }
+    let mut coll = Vec::new();
+    for (p, poly) in &plan.collapsed {
+        let (b, a) = curvature_trees(poly, p);
+        coll.push(Curvature {
+            predictor: p.clone(),
+            pred: pred_of(model)(p).map_err(err)?,
+            lin: tape(&b)?,
+            quad: tape(&a)?,
+        });
+        collapsed.insert(p.clone());
+    }
+    let (cavi, cavi_unavailable) = match &plan.generic {
+        Some(_) => (None, None),
+        None => match cavi_program(plan, &slot_of, &pred_of(model)).map_err(err)? {
+            Ok(program) => (Some(program), None),
+            Err(why) => (None, Some(why)),
+        },
+    };
+    let generic = match &plan.generic {
+        Some(reason) => {
+            let predictors: Vec<PredictorId> = f
+                .predictors
+                .iter()
+                .map(|p| pred_of(model)(p))
+                .collect::<Result<_, _>>()
+                .map_err(err)?;
+            let variational = generic_variational(&original, f, &syms, &slots, &predictors);
+            // The terms free of the predictors cancel in every ratio elliptical slice
+            // sampling takes (`lgamma(y + 1)`, `log β`): the likelihood it evaluates at each
+            // proposal keeps only the others.
+            let kernel = match &original {
+                T::Add(v) => T::add(v.iter().filter(|t| t.has_predictor()).cloned().collect()),
+                other => other.clone(),
+            };
+            Some(GenericProgram {
+                reason: reason.clone(),
+                predictors,
+                kernel: tape(&kernel)?,
+                variational,
+            })
+        }
+        None => None,
+    };
+    let cavi_unavailable = match &generic {
+        Some(GenericProgram {
+            variational: Err(why),
+            ..
+        }) => Some(why.clone()),
+        _ => cavi_unavailable,
+    };
+    let response_slots = slots
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| {
+            matches!(s, Source::Data(d) if d.column.is_none() && Some(&d.name) == f.response.as_ref())
+        })
+        .map(|(k, _)| k)
+        .collect();
+    let gradient = f
+        .predictors
+        .iter()
+        .map(|p| pred_of(model)(p))
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(|ids| gradient::gradient(&original, &syms, &slots, &f.predictors, &ids));
+    Ok(FactorProgram {
+        factor: k,
+        n: f.n.clone(),
+        slots,
+        response_slots,
+        aux,
+        curvature,
+        collapsed: coll,
+        log_density: Some(tape(&original)?),
+        observation: f
+            .observation
+            .as_ref()
+            .map(|o| tape(&T::from_sx(o)))
+            .transpose()?,
+        categorical: None,
+        cavi,
+        cavi_unavailable,
+        generic,
+        gradient,
+    })
+}
+
 /// Compile a model's plans.
 pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
     let mut factors = Vec::new();
     let mut collapsed = BTreeSet::new();
     for plan in plans {
-        let k = plan.factor;
-        let err = |message: String| ScheduleError::Factor { factor: k, message };
-        let f = &model.factors[k];
-        if let Some(c) = &plan.categorical {
-            factors.push(FactorProgram {
-                factor: k,
-                n: f.n.clone(),
-                slots: vec![],
-                response_slots: vec![],
-                aux: vec![],
-                curvature: vec![],
-                collapsed: vec![],
-                log_density: None,
-                observation: None,
-                cavi: None,
-                cavi_unavailable: None,
-                generic: None,
-                gradient: Err("the logistic-softmax likelihood has no compiled gradient".into()),
-                categorical: Some(CategoricalProgram {
-                    label: c.label.clone(),
-                    latent: c.latent.clone(),
-                    latent_id: LatentId(
-                        model
-                            .latents
-                            .iter()
-                            .position(|z| z.name == c.latent)
-                            .ok_or_else(|| err(format!("unknown latent `{}`", c.latent)))?,
-                    ),
-                }),
-            });
-            continue;
-        }
-        let gpm_ir::FactorForm::LogDensity { log_density } = &f.form else {
-            return Err(err("a categorical factor without a categorical plan".into()));
-        };
-        let original = T::from_sx(log_density);
-        // Every symbol any tape reads gets a slot.
-        let mut syms: Vec<(Role, String)> = Vec::new();
-        collect(&original, &mut syms);
-        for a in &plan.aux {
-            for t in family_trees(&a.conditional) {
-                collect(t, &mut syms);
-            }
-            if let Family::TiltedLaplace { phi, .. } = &a.conditional {
-                let mut inner = Vec::new();
-                collect(phi, &mut inner);
-                for x in inner {
-                    if !(x.0 == Role::Aux && x.1 == "r") && !syms.contains(&x) {
-                        syms.push(x);
-                    }
-                }
-            }
-            collect(&a.mean, &mut syms);
-        }
-        collect(&plan.augmented.to_tree(), &mut syms);
-        for (_, p) in &plan.collapsed {
-            collect(&p.to_tree(), &mut syms);
-        }
-        for a in &plan.aux {
-            if !syms.iter().any(|(r, n)| *r == Role::Aux && *n == a.name) {
-                syms.push((Role::Aux, a.name.clone()));
-            }
-        }
-        let mut slots = Vec::new();
-        for (r, n) in &syms {
-            slots.push(match r {
-                Role::Predictor => Source::Predictor(pred_of(model)(n).map_err(err)?),
-                Role::Data => Source::Data(DataRef::from_symbol(n)),
-                Role::Hyper => Source::Hyper(hyper_of(model, n).map_err(err)?),
-                Role::Aux => match plan.aux.iter().position(|a| a.name == *n) {
-                    Some(j) => Source::Aux(j),
-                    None => return Err(err(format!("unknown auxiliary `{n}`"))),
-                },
-            });
-        }
-        let slot_of = |r: Role, n: &str| syms.iter().position(|(r2, n2)| *r2 == r && n2 == n);
-        let tape = |t: &T| Tape::compile(t, &slot_of).map_err(err);
-        let mut aux = Vec::new();
-        for a in &plan.aux {
-            let kind = match (a.conditional.law(), &a.conditional) {
-                (Some((law, params)), _) => AuxKind::Law {
-                    law,
-                    params: params.into_iter().map(tape).collect::<Result<_, _>>()?,
-                },
-                (None, Family::TiltedLaplace { phi, c2 }) => {
-                    AuxKind::Tilted(tilted(phi, tape(c2)?, &slot_of).map_err(err)?)
-                }
-                (None, other) => {
-                    return Err(err(format!(
-                        "the {} conditional has no sampler in the runtime",
-                        other.name()
-                    )))
-                }
-            };
-            aux.push(AuxProgram {
-                name: a.name.clone(),
-                slot: slot_of(Role::Aux, &a.name).expect("aux slot"),
-                kind,
-                mean: tape(&a.mean)?,
-            });
-        }
-        let mut curvature = Vec::new();
-        for p in &f.predictors {
-            // A factor with no augmentation has no Gaussian terms: its latents take the
-            // generic update on its log-density.
-            if plan.collapsed.iter().any(|(c, _)| c == p) || plan.generic.is_some() {
-                continue;
-            }
-            let (b, a) = curvature_trees(&plan.augmented, p);
-            curvature.push(Curvature {
-                predictor: p.clone(),
-                pred: pred_of(model)(p).map_err(err)?,
-                lin: tape(&b)?,
-                quad: tape(&a)?,
-            });
-        }
-        let mut coll = Vec::new();
-        for (p, poly) in &plan.collapsed {
-            let (b, a) = curvature_trees(poly, p);
-            coll.push(Curvature {
-                predictor: p.clone(),
-                pred: pred_of(model)(p).map_err(err)?,
-                lin: tape(&b)?,
-                quad: tape(&a)?,
-            });
-            collapsed.insert(p.clone());
-        }
-        let (cavi, cavi_unavailable) = match &plan.generic {
-            Some(_) => (None, None),
-            None => match cavi_program(plan, &slot_of, &pred_of(model)).map_err(err)? {
-                Ok(program) => (Some(program), None),
-                Err(why) => (None, Some(why)),
-            },
-        };
-        let generic = match &plan.generic {
-            Some(reason) => {
-                let predictors: Vec<PredictorId> = f
-                    .predictors
-                    .iter()
-                    .map(|p| pred_of(model)(p))
-                    .collect::<Result<_, _>>()
-                    .map_err(err)?;
-                let variational = generic_variational(&original, f, &syms, &slots, &predictors);
-                // The terms free of the predictors cancel in every ratio elliptical slice
-                // sampling takes (`lgamma(y + 1)`, `log β`): the likelihood it evaluates at each
-                // proposal keeps only the others.
-                let kernel = match &original {
-                    T::Add(v) => T::add(v.iter().filter(|t| t.has_predictor()).cloned().collect()),
-                    other => other.clone(),
-                };
-                Some(GenericProgram {
-                    reason: reason.clone(),
-                    predictors,
-                    kernel: tape(&kernel)?,
-                    variational,
-                })
-            }
-            None => None,
-        };
-        let cavi_unavailable = match &generic {
-            Some(GenericProgram {
-                variational: Err(why),
-                ..
-            }) => Some(why.clone()),
-            _ => cavi_unavailable,
-        };
-        let response_slots = slots
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| {
-                matches!(s, Source::Data(d) if d.column.is_none() && Some(&d.name) == f.response.as_ref())
-            })
-            .map(|(k, _)| k)
-            .collect();
-        let gradient = f
-            .predictors
-            .iter()
-            .map(|p| pred_of(model)(p))
-            .collect::<Result<Vec<_>, _>>()
-            .and_then(|ids| gradient::gradient(&original, &syms, &slots, &f.predictors, &ids));
-        factors.push(FactorProgram {
-            factor: k,
-            n: f.n.clone(),
-            slots,
-            response_slots,
-            aux,
-            curvature,
-            collapsed: coll,
-            log_density: Some(tape(&original)?),
-            observation: f
-                .observation
-                .as_ref()
-                .map(|o| tape(&T::from_sx(o)))
-                .transpose()?,
-            categorical: None,
-            cavi,
-            cavi_unavailable,
-            generic,
-            gradient,
-        });
+        factors.push(compile_factor(model, plan, &mut collapsed)?);
     }
     let hypers = conjugate_hypers(model, &factors, plans)?;
     let collapsed_latents = blocks::collapsed_latents(model, &collapsed);
