@@ -2301,17 +2301,14 @@ impl Lowerer {
             Some(m) => format!("{} ~ {} {}", lhs, dist, m),
             None => format!("{} ~ {}", lhs, dist),
         };
-        let before = self.model.factors.len();
         self.push_factor(
             FactorForm::LogDensity { log_density },
             n,
             span,
             source,
             Some(d.name.clone()),
+            observation,
         );
-        if let Some(f) = self.model.factors.get_mut(before) {
-            f.observation = observation;
-        }
     }
 
     /// The divergence of a `robust(beta = b)` or `robust(gamma = g)` modifier, its power a
@@ -2560,6 +2557,7 @@ impl Lowerer {
             span,
             format!("{kw} {e}"),
             None,
+            None,
         );
     }
 
@@ -2742,6 +2740,7 @@ impl Lowerer {
         span: Span,
         source: String,
         response: Option<String>,
+        observation: Option<Sx>,
     ) {
         let FactorForm::LogDensity { log_density } = &form else {
             unreachable!()
@@ -2791,7 +2790,7 @@ impl Lowerer {
             data,
             response,
             hypers,
-            observation: None,
+            observation,
             source,
             span,
         });

@@ -96,12 +96,8 @@ pub fn robust_log_density(
     log_density: Sx,
     params: &[Sx],
 ) -> Result<Sx, String> {
+    // The power is positive and finite: the lowering checks it, where it has the span.
     let (Divergence::Beta(power) | Divergence::Gamma(power)) = divergence;
-    if !(power > 0.0 && power.is_finite()) {
-        return Err(format!(
-            "the divergence's power must be a positive number, not {power}"
-        ));
-    }
     let weight = Sx::mul(
         n((power + 1.0) / power),
         exp(Sx::mul(n(power), log_density)),

@@ -390,26 +390,29 @@ impl Flow<'_> {
     }
 }
 
-/// `∂ℓ/∂η` by a central difference of the log-density, the predictor's slots moved together.
+/// `∂ℓ/∂η` by a central difference of the log-density at the predictor's current value (0
+/// where even that is not finite).
 fn central_difference(ld: &Tape, slots: &[usize], vals: &mut [f64], stack: &mut Vec<f64>) -> f64 {
     let Some(&first) = slots.first() else {
         return 0.0;
     };
     let eta = vals[first];
-    let h = 1e-5 * eta.abs().max(1.0);
-    let mut at = |x: f64, vals: &mut [f64]| {
-        for &s in slots {
-            vals[s] = x;
-        }
-        ld.eval(vals, stack)
-    };
-    let d = (at(eta + h, vals) - at(eta - h, vals)) / (2.0 * h);
-    at(eta, vals);
+    let (d, _) =
+        crate::along::central_differences(ld, slots, eta, 1e-5 * eta.abs().max(1.0), vals, stack);
     if d.is_finite() {
         d
     } else {
         0.0
     }
+}
+
+/// The schedule's flow iteration, or why the model cannot take it.
+pub fn steps(schedule: &Schedule) -> Result<&[GpfStep], RuntimeError> {
+    schedule.gpf.as_deref().map_err(|why| {
+        RuntimeError::Unsupported(format!(
+            "Gaussian particle flow is not implemented for this model: {why}"
+        ))
+    })
 }
 
 /// Run the flow with the hyperparameters at `hypers` (their values by id).
@@ -420,11 +423,7 @@ pub fn run(
     config: &GpfConfig,
 ) -> Result<GpfResult, RuntimeError> {
     let t0 = std::time::Instant::now();
-    let steps = schedule.gpf.as_ref().map_err(|why| {
-        RuntimeError::Unsupported(format!(
-            "Gaussian particle flow is not implemented for this model: {why}"
-        ))
-    })?;
+    let steps = steps(schedule)?;
     let prep = Prepared::new(schedule, data, hypers)?;
     let blocks = prep
         .blocks
@@ -518,7 +517,7 @@ impl Flow<'_> {
                         GpfStep::Gradients => {}
                         GpfStep::Flow { block } => {
                             for k in self.prep.spec_blocks[block.0].clone() {
-                                trial[k] = self.step(&v[k], &eval, k, eps);
+                                trial[k] = self.step(&v[k], eval, k, eps);
                             }
                         }
                         GpfStep::FreeEnergy => {

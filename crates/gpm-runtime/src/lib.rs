@@ -10,6 +10,7 @@
 //! diagnostics as values.
 #![warn(missing_docs)]
 
+mod along;
 pub mod block;
 pub mod cavi;
 pub mod data;

@@ -62,7 +62,7 @@ impl<'a> Differ<'a> {
 }
 
 /// The factor's slots that hold predictor `pred`.
-pub(crate) fn predictor_slots(slots: &[Source], pred: PredictorId) -> Vec<usize> {
+fn predictor_slots(slots: &[Source], pred: PredictorId) -> Vec<usize> {
     slots
         .iter()
         .enumerate()
@@ -71,24 +71,53 @@ pub(crate) fn predictor_slots(slots: &[Source], pred: PredictorId) -> Vec<usize>
         .collect()
 }
 
-/// `∂ℓ/∂η_p` for every predictor `p` the factor reads (`names[k]` is predictor `ids[k]`).
-pub(crate) fn gradient(
-    original: &T,
-    syms: &[(Role, String)],
-    slots: &[Source],
-    names: &[String],
-    ids: &[PredictorId],
-) -> Result<Vec<PredictorGradient>, String> {
-    let differ = Differ::new(original, syms)?;
-    names
-        .iter()
-        .zip(ids)
-        .map(|(name, &pred)| {
-            Ok(PredictorGradient {
-                pred,
-                slots: predictor_slots(slots, pred),
-                d1: differ.tape(&differ.derivative(differ.expr(), name))?,
+/// A factor's log-density differentiated once in each predictor it reads: the compiled
+/// gradient (particle flow), and the CAS expressions, which the generic variational update
+/// differentiates once more for its curvature.
+pub(crate) struct Derivatives<'a> {
+    differ: Differ<'a>,
+    /// Per predictor, in the factor's order: `∂ℓ/∂η` compiled, and as a CAS expression.
+    first: Vec<(PredictorGradient, gpm_cas::Expr)>,
+}
+
+impl<'a> Derivatives<'a> {
+    /// `∂ℓ/∂η_p` for every predictor `p` the factor reads (`names[k]` is predictor `ids[k]`).
+    pub(crate) fn new(
+        original: &T,
+        syms: &'a [(Role, String)],
+        slots: &[Source],
+        names: &[String],
+        ids: &[PredictorId],
+    ) -> Result<Self, String> {
+        let differ = Differ::new(original, syms)?;
+        let first = names
+            .iter()
+            .zip(ids)
+            .map(|(name, &pred)| {
+                let d1 = differ.derivative(differ.expr(), name);
+                let grad = PredictorGradient {
+                    pred,
+                    slots: predictor_slots(slots, pred),
+                    d1: differ.tape(&d1)?,
+                };
+                Ok((grad, d1))
             })
-        })
-        .collect()
+            .collect::<Result<_, String>>()?;
+        Ok(Derivatives { differ, first })
+    }
+
+    /// The gradient, one entry per predictor.
+    pub(crate) fn gradient(&self) -> Vec<PredictorGradient> {
+        self.first.iter().map(|(g, _)| g.clone()).collect()
+    }
+
+    /// The predictors' gradients with their CAS expressions.
+    pub(crate) fn first(&self) -> &[(PredictorGradient, gpm_cas::Expr)] {
+        &self.first
+    }
+
+    /// `∂²ℓ/∂η²` from `∂ℓ/∂η` (the expression [`Derivatives::first`] holds), compiled.
+    pub(crate) fn second(&self, d1: &gpm_cas::Expr, name: &str) -> Result<Tape, String> {
+        self.differ.tape(&self.differ.derivative(d1, name))
+    }
 }

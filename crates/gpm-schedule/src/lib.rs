@@ -320,38 +320,32 @@ pub struct GenericProgram {
 /// quadrature over `q(η) = N(m, v)` and the derivatives taken symbolically by the CAS.
 #[derive(Debug, Clone)]
 pub struct GenericVariational {
-    /// The predictor.
-    pub pred: PredictorId,
-    /// The factor's slots that hold `η` (set to each quadrature node).
-    pub pred_slots: Vec<usize>,
-    /// `ℓ'(η)`.
-    pub d1: Tape,
+    /// `ℓ'(η)`, the predictor and the factor's slots that hold it (set to each quadrature
+    /// node): the factor's gradient, as particle flow reads it.
+    pub grad: PredictorGradient,
     /// `ℓ''(η)`.
     pub d2: Tape,
 }
 
-/// `ℓ'` and `ℓ''` of a factor's log-density in its one predictor, by the CAS.
+/// `ℓ'` and `ℓ''` of a factor's log-density in its one predictor, by the CAS (`ℓ'` is the
+/// factor's gradient, differentiated once more).
 fn generic_variational(
-    original: &T,
     f: &gpm_ir::Factor,
-    syms: &[(Role, String)],
-    slots: &[Source],
-    predictors: &[PredictorId],
+    derivatives: &Result<gradient::Derivatives, String>,
 ) -> Result<GenericVariational, String> {
-    let ([pred], [name]) = (predictors, f.predictors.as_slice()) else {
+    let [name] = f.predictors.as_slice() else {
         return Err(format!(
             "the generic variational update handles factors of one linear predictor; this one reads {}",
             f.predictors.len()
         ));
     };
-    let differ = gradient::Differ::new(original, syms)?;
-    let d1 = differ.derivative(differ.expr(), name);
-    let d2 = differ.derivative(&d1, name);
+    let d = derivatives.as_ref().map_err(Clone::clone)?;
+    let [(grad, d1)] = d.first() else {
+        return Err("the factor's gradient does not match its predictors".into());
+    };
     Ok(GenericVariational {
-        pred: *pred,
-        pred_slots: gradient::predictor_slots(slots, *pred),
-        d1: differ.tape(&d1)?,
-        d2: differ.tape(&d2)?,
+        grad: grad.clone(),
+        d2: d.second(d1, name)?,
     })
 }
 
@@ -697,15 +691,18 @@ fn compile_factor(
             Err(why) => (None, Some(why)),
         },
     };
+    let predictors: Vec<PredictorId> = f
+        .predictors
+        .iter()
+        .map(|p| pred_of(model)(p))
+        .collect::<Result<_, _>>()
+        .map_err(err)?;
+    // Each predictor's ∂ℓ/∂η, taken once: particle flow's gradient and the generic update's ℓ'.
+    let derivatives =
+        gradient::Derivatives::new(&original, &syms, &slots, &f.predictors, &predictors);
     let generic = match &plan.generic {
         Some(reason) => {
-            let predictors: Vec<PredictorId> = f
-                .predictors
-                .iter()
-                .map(|p| pred_of(model)(p))
-                .collect::<Result<_, _>>()
-                .map_err(err)?;
-            let variational = generic_variational(&original, f, &syms, &slots, &predictors);
+            let variational = generic_variational(f, &derivatives);
             // The terms free of the predictors cancel in every ratio elliptical slice
             // sampling takes (`lgamma(y + 1)`, `log β`): the likelihood it evaluates at each
             // proposal keeps only the others.
@@ -715,7 +712,7 @@ fn compile_factor(
             };
             Some(GenericProgram {
                 reason: reason.clone(),
-                predictors,
+                predictors: predictors.clone(),
                 kernel: tape(&kernel)?,
                 variational,
             })
@@ -737,12 +734,10 @@ fn compile_factor(
         })
         .map(|(k, _)| k)
         .collect();
-    let gradient = f
-        .predictors
-        .iter()
-        .map(|p| pred_of(model)(p))
-        .collect::<Result<Vec<_>, _>>()
-        .and_then(|ids| gradient::gradient(&original, &syms, &slots, &f.predictors, &ids));
+    let gradient = derivatives
+        .as_ref()
+        .map(|d| d.gradient())
+        .map_err(Clone::clone);
     Ok(FactorProgram {
         factor: k,
         n: f.n.clone(),

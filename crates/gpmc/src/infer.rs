@@ -333,12 +333,8 @@ pub fn run_gpf(
     InferError,
 > {
     let (schedule, hv, mut hypers) = start(c, data)?;
-    if let Err(why) = &schedule.gpf {
-        return Err(gpm_runtime::RuntimeError::Unsupported(format!(
-            "Gaussian particle flow is not implemented for this model: {why}"
-        ))
-        .into());
-    }
+    // Refused before type-II ML runs.
+    gpm_runtime::gpf::steps(&schedule)?;
     let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
     let r = gpm_runtime::gpf::run(&schedule, data, &hv, config)?;
     Ok((r, hypers, hv))

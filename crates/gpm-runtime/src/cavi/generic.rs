@@ -7,6 +7,7 @@
 //! the executor halves `ρ` whenever the ELBO `E_q[ℓ]` (quadrature) minus the KLs decreases, so
 //! the objective is checked, not assumed.
 
+use crate::along::{at, central_differences};
 use gpm_schedule::{GenericVariational, Tape};
 
 /// Quadrature nodes per observation.
@@ -22,6 +23,13 @@ pub(super) struct Sites {
     pub a: Vec<f64>,
     /// Linear terms `b_i`.
     pub b: Vec<f64>,
+}
+
+/// The predictor's slots back at its mean (how the factor's other evaluations read them).
+fn at_mean(slots: &[usize], m: f64, vals: &mut [f64]) {
+    for &s in slots {
+        vals[s] = m;
+    }
 }
 
 /// Standard-normal Gauss-Hermite nodes and weights (summing to 1).
@@ -49,16 +57,11 @@ impl Rule {
     ) -> f64 {
         let sd = v.max(0.0).sqrt();
         let mut total = 0.0;
+        let slots = &g.grad.slots;
         for (t, w) in self.nodes.iter().zip(&self.weights) {
-            let eta = m + sd * t;
-            for &s in &g.pred_slots {
-                vals[s] = eta;
-            }
-            total += w * tape.eval(vals, stack);
+            total += w * at(tape, slots, m + sd * t, vals, stack);
         }
-        for &s in &g.pred_slots {
-            vals[s] = m;
-        }
+        at_mean(slots, m, vals);
         total
     }
 
@@ -76,32 +79,20 @@ impl Rule {
         stack: &mut Vec<f64>,
     ) -> (f64, f64) {
         let sd = v.max(0.0).sqrt();
-        let mut at = |eta: f64, tape: &Tape, vals: &mut [f64]| {
-            for &s in &g.pred_slots {
-                vals[s] = eta;
-            }
-            tape.eval(vals, stack)
-        };
+        let slots = &g.grad.slots;
         let (mut e1, mut e2) = (0.0, 0.0);
         for (t, w) in self.nodes.iter().zip(&self.weights) {
             let eta = m + sd * t;
-            let (mut d1, mut d2) = (at(eta, &g.d1, vals), at(eta, &g.d2, vals));
+            let mut d1 = at(&g.grad.d1, slots, eta, vals, stack);
+            let mut d2 = at(&g.d2, slots, eta, vals, stack);
             if !(d1.is_finite() && d2.is_finite()) {
                 let h = 1e-4 * eta.abs().max(1.0);
-                let (lo, mid, hi) = (
-                    at(eta - h, ld, vals),
-                    at(eta, ld, vals),
-                    at(eta + h, ld, vals),
-                );
-                d1 = (hi - lo) / (2.0 * h);
-                d2 = (hi - 2.0 * mid + lo) / (h * h);
+                (d1, d2) = central_differences(ld, slots, eta, h, vals, stack);
             }
             e1 += w * d1;
             e2 += w * d2;
         }
-        for &s in &g.pred_slots {
-            vals[s] = m;
-        }
+        at_mean(slots, m, vals);
         let a = (-e2).max(MIN_CURVATURE);
         (a, e1 + a * m)
     }

@@ -254,7 +254,7 @@ impl<'a> CaviState<'a> {
             let Some(Ok(g)) = fp.generic.as_ref().map(|g| g.variational.as_ref()) else {
                 continue;
             };
-            let pi = g.pred.0;
+            let pi = g.grad.pred.0;
             let ld = fp
                 .log_density
                 .as_ref()
@@ -281,7 +281,7 @@ impl<'a> CaviState<'a> {
     fn site(&self, f: usize, pi: usize) -> Option<&Sites> {
         let g = self.schedule.factors[f].generic.as_ref()?;
         match &g.variational {
-            Ok(v) if v.pred.0 == pi => self.sites[f].as_ref(),
+            Ok(v) if v.grad.pred.0 == pi => self.sites[f].as_ref(),
             _ => None,
         }
     }
@@ -315,7 +315,7 @@ impl<'a> CaviState<'a> {
             else {
                 continue;
             };
-            let pi = g.pred.0;
+            let pi = g.grad.pred.0;
             let Some(coef) = prep.reads(pi, latent, Some(column)) else {
                 continue;
             };
@@ -439,7 +439,7 @@ impl<'a> CaviState<'a> {
             }
             // Generic factors: their Gaussian sites.
             if let Some(Ok(g)) = fp.generic.as_ref().map(|g| g.variational.as_ref()) {
-                let pi = g.pred.0;
+                let pi = g.grad.pred.0;
                 if let Some(phi) = self.designs[bi][pi].clone() {
                     let own = &phi * &theta;
                     let site = self.site(f, pi).expect("sites of a generic factor");
@@ -483,7 +483,7 @@ impl<'a> CaviState<'a> {
                 fp.generic.as_ref().map(|g| g.variational.as_ref()),
                 fp.log_density.as_ref(),
             ) {
-                let pi = g.pred.0;
+                let pi = g.grad.pred.0;
                 for i in 0..self.prep.factors[f].n {
                     self.fill(f, i, &pm);
                     elbo += self.rule.expect(
