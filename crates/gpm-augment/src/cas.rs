@@ -40,6 +40,9 @@ pub fn from_cas(e: &Expr, role: &dyn Fn(&str) -> Role) -> T {
             Math::NormalCdf(_) => f(SxFunc::NormalCdf),
             Math::Max(_) => T::Call(SxFunc::Max, vec![k(0), k(1)]),
             Math::Min(_) => T::Call(SxFunc::Min, vec![k(0), k(1)]),
+            Math::PoissonPowerMoment(_) => {
+                T::Call(SxFunc::PoissonPowerMoment, vec![k(0), k(1), k(2)])
+            }
         }
     }
     go(e, e.as_ref().len() - 1, role)

@@ -199,12 +199,11 @@ impl T {
                 }
             }
             T::Call(f, v) => {
-                let x = v[0].eval(env)?;
-                match f {
-                    SxFunc::Max => x.max(v[1].eval(env)?),
-                    SxFunc::Min => x.min(v[1].eval(env)?),
-                    unary => unary.apply(x),
+                let mut x = [0.0; 3];
+                for (slot, a) in x.iter_mut().zip(v) {
+                    *slot = a.eval(env)?;
                 }
+                f.apply_args(&x[..v.len()])
             }
         })
     }

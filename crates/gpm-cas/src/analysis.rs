@@ -47,6 +47,9 @@ impl Analysis<Math> for ConstantFold {
             }
             Math::Max([a, b]) => c(x(a)?.max(x(b)?)),
             Math::Min([a, b]) => c(x(a)?.min(x(b)?)),
+            Math::PoissonPowerMoment([j, rate, b]) => {
+                c(gpm_special::poisson_power_moment(x(j)?, x(rate)?, x(b)?))
+            }
             other => {
                 let arg = other.children()[0];
                 c(apply_unary(other, x(&arg)?)?)

@@ -96,6 +96,18 @@ fn d(e: &Expr, i: usize, x: &str) -> String {
             t(0),
             dk(0)
         ),
+        // d/dλ S_j(λ, b) = b (S_{j+1}/λ − S_j) (gpm_special::poisson_power_moment); `j` and
+        // `b` are constants wherever the lowering makes this function.
+        Math::PoissonPowerMoment(_) if !(text_is_const(e, c(0)) && text_is_const(e, c(2))) => {
+            format!("(* no_derivative_of_{} 1)", i)
+        }
+        Math::PoissonPowerMoment(_) => format!(
+            "(* (* {b} (- (/ (poisson_power_moment (+ {j} 1) {r} {b}) {r}) (poisson_power_moment {j} {r} {b}))) {dr})",
+            j = t(0),
+            r = t(1),
+            b = t(2),
+            dr = dk(1)
+        ),
         Math::Max(_) => format!(
             "(* 0.5 (+ (+ {} {}) (* (/ (- {} {}) (abs (- {} {}))) (- {} {}))))",
             dk(0),

@@ -50,6 +50,9 @@ fn eval_nodes(e: &Expr, sym: &dyn Fn(usize, &str) -> Option<f64>) -> Result<f64,
             Math::Pow([a, b]) => x(*a).powf(x(*b)),
             Math::Max([a, b]) => x(*a).max(x(*b)),
             Math::Min([a, b]) => x(*a).min(x(*b)),
+            Math::PoissonPowerMoment([j, rate, b]) => {
+                gpm_special::poisson_power_moment(x(*j), x(*rate), x(*b))
+            }
             other => apply_unary(other, x(other.children()[0])).unwrap_or(f64::NAN),
         };
         v.push(r);
@@ -102,7 +105,12 @@ fn eval_complex_nodes(
             Math::Tanh(a) => x(*a).tanh(),
             Math::Logistic(a) => one / (one + (-x(*a)).exp()),
             Math::Softplus(a) => (one + x(*a).exp()).ln(),
-            Math::Lgamma(_) | Math::Abs(_) | Math::Max(_) | Math::Min(_) | Math::NormalCdf(_) => {
+            Math::Lgamma(_)
+            | Math::Abs(_)
+            | Math::Max(_)
+            | Math::Min(_)
+            | Math::NormalCdf(_)
+            | Math::PoissonPowerMoment(_) => {
                 return Err(CasError::NotAnalytic(format!("{n}")))
             }
         };

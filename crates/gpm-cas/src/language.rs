@@ -31,6 +31,7 @@ define_language! {
         "normal_cdf" = NormalCdf(Id),
         "max" = Max([Id; 2]),
         "min" = Min([Id; 2]),
+        "poisson_power_moment" = PoissonPowerMoment([Id; 3]),
         Constant(Constant),
         Symbol(Symbol),
     }

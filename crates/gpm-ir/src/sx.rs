@@ -34,6 +34,10 @@ pub enum SxFunc {
     Max,
     Min,
     NormalCdf,
+    /// `poisson_power_moment(j, rate, b) = Σ_k k^j p_k(rate)^b`: the robust Poisson's
+    /// `∫ p^(1+β)` and the moments its derivatives need (`gpm_special::poisson_power_moment`).
+    /// Made by the lowering of `robust(...)` only, with constant `j` and `b`.
+    PoissonPowerMoment,
 }
 
 impl SxFunc {
@@ -54,12 +58,14 @@ impl SxFunc {
             SxFunc::Max => "max",
             SxFunc::Min => "min",
             SxFunc::NormalCdf => "normal_cdf",
+            SxFunc::PoissonPowerMoment => "poisson_power_moment",
         }
     }
     /// Number of arguments.
     pub fn arity(self) -> usize {
         match self {
             SxFunc::Max | SxFunc::Min => 2,
+            SxFunc::PoissonPowerMoment => 3,
             _ => 1,
         }
     }
@@ -159,12 +165,11 @@ impl Sx {
             Sx::Div(a, b) => a.eval(env)? / b.eval(env)?,
             Sx::Pow(a, b) => a.eval(env)?.powf(b.eval(env)?),
             Sx::Call(f, args) => {
-                let x = args[0].eval(env)?;
-                match f {
-                    SxFunc::Max => x.max(args[1].eval(env)?),
-                    SxFunc::Min => x.min(args[1].eval(env)?),
-                    unary => unary.apply(x),
+                let mut x = [0.0; 3];
+                for (slot, a) in x.iter_mut().zip(args) {
+                    *slot = a.eval(env)?;
                 }
+                f.apply_args(&x[..args.len()])
             }
         })
     }
@@ -189,7 +194,22 @@ impl SxFunc {
             SxFunc::Softplus => gpm_special::softplus(x),
             SxFunc::Lgamma => gpm_special::lgamma(x),
             SxFunc::NormalCdf => gpm_special::normal_cdf(x),
-            SxFunc::Max | SxFunc::Min => f64::NAN,
+            SxFunc::Max | SxFunc::Min | SxFunc::PoissonPowerMoment => f64::NAN,
+        }
+    }
+
+    /// The function at its arguments, whatever its arity (the one evaluation of the binary and
+    /// ternary functions, shared like [`SxFunc::apply`]); NaN for a wrong number of arguments.
+    #[inline]
+    pub fn apply_args(self, x: &[f64]) -> f64 {
+        match (self, x) {
+            (SxFunc::Max, [a, b]) => a.max(*b),
+            (SxFunc::Min, [a, b]) => a.min(*b),
+            (SxFunc::PoissonPowerMoment, [j, rate, b]) => {
+                gpm_special::poisson_power_moment(*j, *rate, *b)
+            }
+            (unary, [a]) if unary.arity() == 1 => unary.apply(*a),
+            _ => f64::NAN,
         }
     }
 }

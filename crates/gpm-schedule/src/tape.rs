@@ -14,9 +14,10 @@ enum Op {
     Square,
     Recip,
     Pow,
+    /// A unary function.
     Call(SxFunc),
-    Max,
-    Min,
+    /// A function of this many arguments (`max`, `min`, `poisson_power_moment`).
+    CallN(SxFunc, usize),
     /// `log σ(x)`, overflow-safe (`log(logistic(x))` fused).
     LogLogistic,
     /// `log Φ(x)`, finite far into the lower tail (`log(normal_cdf(x))` fused).
@@ -95,19 +96,15 @@ impl Tape {
                     let b = stack.pop().unwrap();
                     stack.push(b.powf(e));
                 }
-                Op::Max => {
-                    let b = stack.pop().unwrap();
-                    let a = stack.pop().unwrap();
-                    stack.push(a.max(b));
-                }
-                Op::Min => {
-                    let b = stack.pop().unwrap();
-                    let a = stack.pop().unwrap();
-                    stack.push(a.min(b));
-                }
                 Op::Call(f) => {
                     let x = stack.pop().unwrap();
                     stack.push(f.apply(x));
+                }
+                Op::CallN(f, n) => {
+                    let at = stack.len() - n;
+                    let v = f.apply_args(&stack[at..]);
+                    stack.truncate(at);
+                    stack.push(v);
                 }
                 Op::LogLogistic => {
                     let x = stack.pop().unwrap();
@@ -173,10 +170,10 @@ fn emit(t: &T, slot: SlotOf, ops: &mut Vec<Op>) -> Result<(), String> {
             for u in v {
                 emit(u, slot, ops)?;
             }
-            ops.push(match f {
-                SxFunc::Max => Op::Max,
-                SxFunc::Min => Op::Min,
-                f => Op::Call(*f),
+            ops.push(if v.len() == 1 {
+                Op::Call(*f)
+            } else {
+                Op::CallN(*f, v.len())
             });
         }
     }
