@@ -27,7 +27,7 @@ mod robust;
 mod sx;
 
 pub use diag::{SemanticError, SemanticErrors};
-pub use library::{DISTRIBUTIONS, KERNELS, MATH_FUNCTIONS};
+pub use library::{Family, DISTRIBUTIONS, KERNELS, MATH_FUNCTIONS};
 pub use lower::lower;
 pub use model::*;
 pub use sx::{data_column_symbol, parse_data_column, Sx, SxFunc, SymRole};

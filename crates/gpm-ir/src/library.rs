@@ -2,6 +2,7 @@
 //! formulas, never names), kernels and scalar math functions.
 
 use crate::sx::{Sx, SxFunc};
+use serde::Serialize;
 
 /// What values a likelihood's response takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +86,47 @@ pub const DISTRIBUTIONS: &[Distribution] = &[
         formula: "log logistic(F[y]) - log sum_c logistic(F[c])",
     },
 ];
+
+/// A library distribution a response can be drawn from, resolved once from its name. Binary
+/// labels carry the declared label set (`{0, 1}` or `{-1, 1}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[allow(missing_docs)]
+pub enum Family {
+    Normal,
+    StudentT,
+    Laplace,
+    Logistic,
+    /// Labels: the value drawn for "success" and for "failure".
+    BernoulliLogit { one: i64, zero: i64 },
+    BinomialLogit,
+    Poisson,
+    NegBinomialLogit,
+}
+
+impl Family {
+    /// The family of a library distribution (not the structural categorical one).
+    pub fn of(name: &str, labels: Option<&[i64]>) -> Option<Family> {
+        Some(match name {
+            "normal" => Family::Normal,
+            "student_t" => Family::StudentT,
+            "laplace" => Family::Laplace,
+            "logistic" => Family::Logistic,
+            "bernoulli_logit" => Family::BernoulliLogit {
+                one: 1,
+                zero: if labels.is_some_and(|l| l.contains(&-1)) {
+                    -1
+                } else {
+                    0
+                },
+            },
+            "binomial_logit" => Family::BinomialLogit,
+            "poisson" => Family::Poisson,
+            "neg_binomial_logit" => Family::NegBinomialLogit,
+            _ => return None,
+        })
+    }
+}
 
 /// Look a distribution up by name.
 pub fn distribution(name: &str) -> Option<&'static Distribution> {

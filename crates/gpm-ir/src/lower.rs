@@ -139,6 +139,15 @@ enum Node {
     Mixed(Sx, Affine),
 }
 
+/// What a likelihood statement says about its observations beyond the log-density inference
+/// follows: the density prediction scores (a robust loss's distribution) and how to draw a new
+/// response.
+#[derive(Default)]
+struct Observed {
+    density: Option<Sx>,
+    replicate: Option<Replicate>,
+}
+
 /// Where an expression is evaluated.
 #[derive(Debug, Clone)]
 struct ObsCtx {
@@ -2301,13 +2310,20 @@ impl Lowerer {
             Some(m) => format!("{} ~ {} {}", lhs, dist, m),
             None => format!("{} ~ {}", lhs, dist),
         };
+        let replicate = library::Family::of(info.name, labels).map(|family| Replicate {
+            family,
+            params: params.clone(),
+        });
         self.push_factor(
             FactorForm::LogDensity { log_density },
             n,
             span,
             source,
             Some(d.name.clone()),
-            observation,
+            Observed {
+                density: observation,
+                replicate,
+            },
         );
     }
 
@@ -2506,6 +2522,7 @@ impl Lowerer {
             response: Some(d.name.clone()),
             hypers: vec![],
             observation: None,
+            replicate: None,
             source: format!("{} ~ categorical_logistic_softmax({})", d.name, z.name),
             span,
         });
@@ -2557,7 +2574,7 @@ impl Lowerer {
             span,
             format!("{kw} {e}"),
             None,
-            None,
+            Observed::default(),
         );
     }
 
@@ -2740,7 +2757,7 @@ impl Lowerer {
         span: Span,
         source: String,
         response: Option<String>,
-        observation: Option<Sx>,
+        observed: Observed,
     ) {
         let FactorForm::LogDensity { log_density } = &form else {
             unreachable!()
@@ -2790,7 +2807,8 @@ impl Lowerer {
             data,
             response,
             hypers,
-            observation,
+            observation: observed.density,
+            replicate: observed.replicate,
             source,
             span,
         });

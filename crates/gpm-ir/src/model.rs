@@ -449,6 +449,15 @@ pub enum FactorForm {
     },
 }
 
+/// A library distribution to draw a response from at observation `i`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Replicate {
+    /// The distribution.
+    pub family: crate::library::Family,
+    /// Its parameters, in the order of [`crate::library::Distribution::params`].
+    pub params: Vec<Sx>,
+}
+
 /// One likelihood factor, vectorised over observations `1..n`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Factor {
@@ -470,6 +479,10 @@ pub struct Factor {
     /// one: a robust statement's loss (`robust(beta = …)`) is what inference follows, the
     /// distribution's density what prediction scores. `None`: the log-density itself.
     pub observation: Option<Sx>,
+    /// How to draw a new response (posterior predictive checks): the library distribution of a
+    /// `y ~ dist(...)` statement with its parameters. `None` for a density formula, whose
+    /// distribution is not known, and for the categorical factor, drawn from its own form.
+    pub replicate: Option<Replicate>,
     /// The statement as written, for messages.
     pub source: String,
     /// The statement's span.

@@ -16,6 +16,10 @@ pub enum VarKind {
     /// The whitened inducing coordinates `v` of a sparse GP latent (`M`, or `M × C` for a
     /// matrix latent): an internal coordinate that prediction needs.
     Inducing(LatentId),
+    /// Each observation's log-likelihood under the original model (`log_lik`).
+    LogLik,
+    /// A response replicated from the model at the draw (`y_rep`).
+    Replicate,
 }
 
 /// One variable: where its values sit in a row and their shape. A matrix's values are stored

@@ -22,6 +22,8 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 mod elliptical;
+mod pointwise;
+pub use pointwise::Pointwise;
 mod hypers;
 use crate::prepared::Coords;
 use elliptical::BlockGaussian;
@@ -248,6 +250,8 @@ pub struct Sampler<'a> {
     /// [`gpm_schedule::BlockSpec::elliptical`]): such a block is formed even when no augmented
     /// factor reads it.
     generic: Vec<bool>,
+    /// The pointwise columns the rows carry ([`Sampler::with_pointwise`]).
+    pointwise: Pointwise,
 }
 
 impl<'a> Sampler<'a> {
@@ -348,6 +352,7 @@ impl<'a> Sampler<'a> {
             base: hypers.clone(),
             sparse_feats,
             generic,
+            pointwise: Pointwise::default(),
         })
     }
 
@@ -388,6 +393,13 @@ impl<'a> Sampler<'a> {
                 [m] => l.push(VarKind::Inducing(LatentId(li)), vec![*m]),
                 [m, ..] => l.push(VarKind::Inducing(LatentId(li)), vec![*m, ms.len()]),
             }
+        }
+        let observations: usize = self.observed().iter().map(|(_, n)| n).sum();
+        if self.pointwise.log_lik {
+            l.push(VarKind::LogLik, vec![observations]);
+        }
+        if self.pointwise.ppc {
+            l.push(VarKind::Replicate, vec![observations]);
         }
         l
     }
@@ -961,7 +973,7 @@ impl<'a> Sampler<'a> {
         total
     }
 
-    fn row(&self, state: &State) -> Vec<f64> {
+    fn row(&self, state: &State, rng: &mut ChaCha8Rng) -> Vec<f64> {
         let mut r = vec![self.log_joint(state)];
         for h in self.schedule.sampled_hypers() {
             match state.vectors.get(h.0).filter(|v| !v.is_empty()) {
@@ -975,9 +987,15 @@ impl<'a> Sampler<'a> {
         for v in state.sparse_v.iter().flatten() {
             r.extend(v.iter().copied());
         }
+        if self.pointwise != Pointwise::default() {
+            self.push_pointwise(state, &self.predictors(state), rng, &mut r);
+        }
         r
     }
 }
+
+/// Mixed into the seed of the replicated responses' streams.
+const REPLICATE_SEED: u64 = 0x7965_725f_7265_7063;
 
 /// Run several chains in parallel. `progress(chain, sweep)` is called after every sweep.
 pub fn run(
@@ -997,6 +1015,10 @@ pub fn run(
             let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
             rng.set_stream(c as u64);
             let mut state = sampler.init();
+            // Replicated responses have a stream of their own, so that asking for them leaves
+            // the chain's draws unchanged.
+            let mut replicate_rng = ChaCha8Rng::seed_from_u64(config.seed ^ REPLICATE_SEED);
+            replicate_rng.set_stream(c as u64);
             let t0 = std::time::Instant::now();
             for s in 0..config.warmup {
                 sampler.sweep(&mut state, &mut rng)?;
@@ -1008,7 +1030,7 @@ pub fn run(
             for s in 0..config.draws * config.thin {
                 sampler.sweep(&mut state, &mut rng)?;
                 if (s + 1) % config.thin == 0 {
-                    rows.push(sampler.row(&state));
+                    rows.push(sampler.row(&state, &mut replicate_rng));
                 }
                 progress(c, config.warmup + s + 1);
             }

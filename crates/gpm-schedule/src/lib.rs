@@ -285,6 +285,9 @@ pub struct FactorProgram {
     /// An observation's density `log p(y_i | θ)` where it differs from [`Self::log_density`]
     /// (a robust statement's loss is not a density): what prediction scores.
     pub observation: Option<Tape>,
+    /// How to draw a new response at an observation (posterior predictive checks), for a
+    /// library distribution; the categorical factor is drawn from [`Self::categorical`].
+    pub replicate: Option<ReplicateProgram>,
     /// The categorical payload, if any.
     pub categorical: Option<CategoricalProgram>,
     /// Closed-form CAVI, when the plan has only Pólya-Gamma and scale-mixture variables
@@ -298,6 +301,15 @@ pub struct FactorProgram {
     /// `∂ℓ/∂η` of the original log-density in each predictor (Gaussian particle flow), or why
     /// there is none.
     pub gradient: Result<Vec<PredictorGradient>, String>,
+}
+
+/// A library distribution with its parameters compiled in the factor's slots.
+#[derive(Debug, Clone)]
+pub struct ReplicateProgram {
+    /// The distribution.
+    pub family: gpm_ir::Family,
+    /// Its parameters, in the library's order.
+    pub params: Vec<Tape>,
 }
 
 /// A factor no rule augments.
@@ -572,6 +584,7 @@ fn compile_factor(
             collapsed: vec![],
             log_density: None,
             observation: None,
+            replicate: None,
             cavi: None,
             cavi_unavailable: None,
             generic: None,
@@ -751,6 +764,20 @@ fn compile_factor(
             .observation
             .as_ref()
             .map(|o| tape(&T::from_sx(o)))
+            .transpose()?,
+        replicate: f
+            .replicate
+            .as_ref()
+            .map(|r| -> Result<_, ScheduleError> {
+                Ok(ReplicateProgram {
+                    family: r.family,
+                    params: r
+                        .params
+                        .iter()
+                        .map(|p| tape(&T::from_sx(p)))
+                        .collect::<Result<_, _>>()?,
+                })
+            })
             .transpose()?,
         categorical: None,
         cavi,

@@ -196,6 +196,25 @@ pub fn load(model: &Model, paths: &[&Path]) -> Result<Data, DataError> {
     check(model, raw)
 }
 
+/// The training data and, if test files are given, the test data, both read before any work,
+/// so that a bad test file fails before a long run rather than after it.
+pub fn load_train_and_test(
+    model: &Model,
+    data: &[std::path::PathBuf],
+    test: &[std::path::PathBuf],
+) -> Result<(Data, Option<Data>), DataError> {
+    fn paths(files: &[std::path::PathBuf]) -> Vec<&Path> {
+        files.iter().map(|p| p.as_path()).collect()
+    }
+    let train = load(model, &paths(data))?;
+    let test = if test.is_empty() {
+        None
+    } else {
+        Some(load(model, &paths(test))?)
+    };
+    Ok((train, test))
+}
+
 /// Check raw JSON values (already parsed) against the model.
 pub fn from_json_value(model: &Model, v: &serde_json::Value) -> Result<Data, DataError> {
     let serde_json::Value::Object(map) = v else {

@@ -1,11 +1,12 @@
 //! `gpmc infer`: run Gibbs on a checked model and write the results. Files are built in memory
-//! and written through temporary names that are renamed at the end, so a failed run leaves no
-//! partial output behind.
+//! and written into a fresh directory that replaces the output directory as a whole at the end
+//! ([`write_all`]), so a failed run leaves no partial output behind and no stale file mixes in.
 
 use crate::data::DataError;
 use crate::Checked;
 use gpm_ir::{HyperKind, Shape};
 use gpm_runtime::diagnostics::{summarize, Summary};
+use gpm_runtime::draws::VarKind;
 use gpm_runtime::gibbs::{self, Chain, GibbsConfig};
 use gpm_runtime::kernels::HyperValues;
 use gpm_schedule::{GibbsUpdate, StartRule, VariationalUpdate};
@@ -90,14 +91,21 @@ pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
 /// The CmdStan column names of a draw row: `lp__`, then every variable as `name`, `name.i` or
 /// `name.i.j` in its declared shape (matrices column-major, the first index fastest, as
 /// `arviz.from_cmdstan` reads them). A sparse latent's whitened inducing coordinates are the
-/// variable `<latent>_inducing` (`_` appended until no declared name is taken).
+/// variable `<latent>_inducing`, the pointwise log-likelihood `log_lik` and the replicated
+/// responses `y_rep` (`_` appended to each until no declared name is taken).
 pub fn column_names(c: &Checked, layout: &gpm_runtime::draws::Layout) -> Vec<String> {
-    use gpm_runtime::draws::{entry_suffixes, VarKind};
+    use gpm_runtime::draws::entry_suffixes;
     let declared = |n: &str| {
         c.model.data.iter().any(|d| d.name == n)
             || c.model.hypers.iter().any(|h| h.name == n)
             || c.model.latents.iter().any(|z| z.name == n)
             || c.model.predictors.iter().any(|p| p.name == n)
+    };
+    let undeclared = |mut n: String| {
+        while declared(&n) {
+            n.push('_');
+        }
+        n
     };
     let mut out = Vec::with_capacity(layout.width());
     for v in &layout.vars {
@@ -105,13 +113,9 @@ pub fn column_names(c: &Checked, layout: &gpm_runtime::draws::Layout) -> Vec<Str
             VarKind::LogJoint => "lp__".to_string(),
             VarKind::Hyper(h) => c.model.hypers[h.0].name.clone(),
             VarKind::Latent(l) => c.model.latents[l.0].name.clone(),
-            VarKind::Inducing(l) => {
-                let mut n = format!("{}_inducing", c.model.latents[l.0].name);
-                while declared(&n) {
-                    n.push('_');
-                }
-                n
-            }
+            VarKind::Inducing(l) => undeclared(format!("{}_inducing", c.model.latents[l.0].name)),
+            VarKind::LogLik => undeclared("log_lik".into()),
+            VarKind::Replicate => undeclared("y_rep".into()),
         };
         out.extend(
             entry_suffixes(&v.dims)
@@ -248,6 +252,18 @@ pub fn run_gibbs(
     config: &GibbsConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<InferResult, InferError> {
+    run_gibbs_with(c, data, config, gibbs::Pointwise::default(), progress)
+}
+
+/// Run Gibbs sampling, the draws carrying the pointwise columns `pointwise` asks for
+/// (`log_lik`, `y_rep`; not summarised: they are per observation, not parameters).
+pub fn run_gibbs_with(
+    c: &Checked,
+    data: &gpm_runtime::data::Data,
+    config: &GibbsConfig,
+    pointwise: gibbs::Pointwise,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<InferResult, InferError> {
     let (schedule, hv, mut hypers) = start(c, data)?;
     // What Gibbs does with each prior is the schedule's decision; say it.
     for (step, (_, _, how)) in schedule.hyper_steps.iter().zip(hypers.iter_mut()) {
@@ -266,11 +282,18 @@ pub fn run_gibbs(
         }
     }
     let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
-    let sampler = gibbs::Sampler::new(&schedule, data, &hv)?;
+    let sampler = gibbs::Sampler::new(&schedule, data, &hv)?.with_pointwise(pointwise)?;
     let jitter = sampler.prepared().jitter;
     let chains = gibbs::run(&sampler, config, progress)?;
-    let names = column_names(c, &chains[0].layout);
-    let ncol = names.len();
+    let layout = &chains[0].layout;
+    let names = column_names(c, layout);
+    // The pointwise columns come last.
+    let ncol: usize = layout
+        .vars
+        .iter()
+        .filter(|v| !matches!(v.kind, VarKind::LogLik | VarKind::Replicate))
+        .map(|v| v.len())
+        .sum();
     let mut summaries = Vec::with_capacity(ncol);
     for j in 0..ncol {
         let cols: Vec<Vec<f64>> = chains
@@ -739,26 +762,87 @@ pub fn summary_table(r: &InferResult, max_rows: usize) -> String {
     s
 }
 
-/// Write files atomically: every file goes to a temporary name first; only when all are written
-/// are they renamed into place. On any failure the temporaries are removed.
+/// Write `files` as the whole content of the output directory `dir`: into a fresh directory
+/// beside it (`.<name>.partial-<pid>`), renamed into place once every file is written. A rerun
+/// with fewer chains so leaves no stale `chain-5.csv` for ArviZ to mix in, and a failed write
+/// leaves the previous output as it was. An existing `dir` is replaced only if it is a gpmc
+/// output (it holds `summary.json`) or empty; leftovers of killed runs are removed.
 pub fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), InferError> {
-    std::fs::create_dir_all(dir).map_err(|e| InferError::Io(format!("{}: {e}", dir.display())))?;
-    let mut temps = Vec::new();
-    let cleanup = |temps: &[PathBuf]| temps.iter().for_each(|t| drop(std::fs::remove_file(t)));
-    for (name, content) in files {
-        let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-        if let Err(e) = std::fs::write(&tmp, content) {
-            cleanup(&temps);
-            let _ = std::fs::remove_file(&tmp);
-            return Err(InferError::Io(format!("{}: {e}", tmp.display())));
+    let io = |what: &Path, e: std::io::Error| InferError::Io(format!("{}: {e}", what.display()));
+    let name = dir
+        .file_name()
+        .ok_or_else(|| InferError::Io(format!("{}: not a directory name", dir.display())))?
+        .to_string_lossy()
+        .to_string();
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if dir.exists() {
+        let ours = dir.join("summary.json").is_file()
+            || std::fs::read_dir(dir).map_err(|e| io(dir, e))?.next().is_none();
+        if !dir.is_dir() || !ours {
+            return Err(InferError::Io(format!(
+                "{} exists and is not a gpmc output directory (no summary.json): choose another --output",
+                dir.display()
+            )));
         }
-        temps.push(tmp);
     }
-    for ((name, _), tmp) in files.iter().zip(&temps) {
-        if let Err(e) = std::fs::rename(tmp, dir.join(name)) {
-            cleanup(&temps);
-            return Err(InferError::Io(format!("{name}: {e}")));
+    std::fs::create_dir_all(&parent).map_err(|e| io(&parent, e))?;
+    remove_leftovers(&parent, &name);
+    let pid = std::process::id();
+    let partial = parent.join(format!(".{name}.partial-{pid}"));
+    let _ = std::fs::remove_dir_all(&partial);
+    std::fs::create_dir(&partial).map_err(|e| io(&partial, e))?;
+    for (file, content) in files {
+        if let Err(e) = std::fs::write(partial.join(file), content) {
+            let _ = std::fs::remove_dir_all(&partial);
+            return Err(io(&partial.join(file), e));
         }
+    }
+    // Move the old output aside, the new one in, then drop the old one.
+    let old = parent.join(format!(".{name}.old-{pid}"));
+    let had_old = dir.exists();
+    if had_old {
+        if let Err(e) = std::fs::rename(dir, &old) {
+            let _ = std::fs::remove_dir_all(&partial);
+            return Err(io(dir, e));
+        }
+    }
+    if let Err(e) = std::fs::rename(&partial, dir) {
+        if had_old {
+            let _ = std::fs::rename(&old, dir);
+        }
+        let _ = std::fs::remove_dir_all(&partial);
+        return Err(io(dir, e));
+    }
+    if had_old {
+        let _ = std::fs::remove_dir_all(&old);
     }
     Ok(())
+}
+
+/// Remove `.<name>.partial-<pid>` and `.<name>.old-<pid>` directories in `parent` left by runs
+/// that were killed (their process no longer exists).
+fn remove_leftovers(parent: &Path, name: &str) {
+    // Whether a process is alive is read from /proc; elsewhere nothing is removed.
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().to_string();
+        let pid = [".partial-", ".old-"].iter().find_map(|tag| {
+            file.strip_prefix(&format!(".{name}{tag}"))
+                .and_then(|p| p.parse::<u32>().ok())
+        });
+        let alive = |pid: u32| Path::new(&format!("/proc/{pid}")).exists();
+        if let Some(pid) = pid {
+            if pid != std::process::id() && !alive(pid) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
 }

@@ -40,18 +40,6 @@ enum Command {
         /// Inference method.
         #[arg(long, value_enum, default_value_t = Method::Gibbs)]
         method: Method,
-        /// Number of chains (run in parallel).
-        #[arg(long, default_value_t = 4)]
-        chains: usize,
-        /// Kept draws per chain.
-        #[arg(long, default_value_t = 1000)]
-        draws: usize,
-        /// Warm-up sweeps per chain.
-        #[arg(long, default_value_t = 200)]
-        warmup: usize,
-        /// Keep every n-th sweep.
-        #[arg(long, default_value_t = 1)]
-        thin: usize,
         /// Random seed (a run is reproducible bit for bit).
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -65,31 +53,13 @@ enum Command {
         /// Do not show a progress bar.
         #[arg(long)]
         quiet: bool,
-        /// SVI: minibatch size.
-        #[arg(long, default_value_t = 1000)]
-        batch: usize,
-        /// SVI: number of minibatch iterations; CAVI: at most this many iterations.
-        #[arg(long, default_value_t = 1000)]
-        iterations: usize,
-        /// SVI: forgetting rate κ of the step schedule ρ_t = (t + τ)^(−κ), in (0.5, 1].
-        #[arg(long, default_value_t = 0.6)]
-        forgetting: f64,
-        /// SVI: delay τ of the step schedule.
-        #[arg(long, default_value_t = 1.0)]
-        delay: f64,
-        /// SVI: Adam step size on log θ for `learn()` kernel hyperparameters.
-        #[arg(long, default_value_t = 0.01)]
-        hyper_rate: f64,
-        /// SVI, logistic-softmax: non-label classes sampled per observation (0: all classes).
-        #[arg(long, default_value_t = 0)]
-        class_batch: usize,
+        /// Options of one method.
+        #[command(flatten)]
+        flags: MethodFlags,
         /// Use the generic update for every likelihood factor, even where an augmentation
         /// exists (to compare the two on one model).
         #[arg(long)]
         generic: bool,
-        /// GPF: number of particles (default: one more than the largest block, at most 256).
-        #[arg(long)]
-        particles: Option<usize>,
     },
 }
 
@@ -113,6 +83,129 @@ enum Variational {
     Gpf(gpm_runtime::gpf::GpfConfig),
 }
 
+/// Print a line on stdout; a closed stdout (`gpmc infer … | head`) is not an error: the run's
+/// files are its output, the lines a courtesy.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+/// The method-specific flags of `gpmc infer`, as given (`None`: not given).
+#[derive(clap::Args)]
+struct MethodFlags {
+    /// Gibbs: number of chains, run in parallel [default: 4].
+    #[arg(long)]
+    chains: Option<usize>,
+    /// Gibbs: kept draws per chain [default: 1000].
+    #[arg(long)]
+    draws: Option<usize>,
+    /// Gibbs: warm-up sweeps per chain [default: 200].
+    #[arg(long)]
+    warmup: Option<usize>,
+    /// Gibbs: keep every n-th sweep [default: 1].
+    #[arg(long)]
+    thin: Option<usize>,
+    /// Gibbs: write each observation's log-likelihood under the original model as
+    /// `log_lik.1 … log_lik.N` (for LOO: `arviz.from_cmdstan(..., log_likelihood="log_lik")`).
+    #[arg(long)]
+    log_lik: bool,
+    /// Gibbs: write a posterior predictive draw of every response as `y_rep.1 … y_rep.N`
+    /// (for PPC: `arviz.from_cmdstan(..., posterior_predictive="y_rep")`).
+    #[arg(long)]
+    ppc: bool,
+    /// SVI: minibatch size [default: 1000].
+    #[arg(long)]
+    batch: Option<usize>,
+    /// SVI: number of minibatch iterations; CAVI, GPF: at most this many iterations
+    /// [default: 1000].
+    #[arg(long)]
+    iterations: Option<usize>,
+    /// SVI: forgetting rate κ of the step schedule ρ_t = (t + τ)^(−κ), in (0.5, 1]
+    /// [default: 0.6].
+    #[arg(long)]
+    forgetting: Option<f64>,
+    /// SVI: delay τ ≥ 0 of the step schedule [default: 1].
+    #[arg(long)]
+    delay: Option<f64>,
+    /// SVI: Adam step size on log θ for `learn()` kernel hyperparameters [default: 0.01].
+    #[arg(long)]
+    hyper_rate: Option<f64>,
+    /// SVI, logistic-softmax: non-label classes sampled per observation (0: all classes)
+    /// [default: 0].
+    #[arg(long)]
+    class_batch: Option<usize>,
+    /// GPF: number of particles (default: one more than the largest block, at most 256).
+    #[arg(long)]
+    particles: Option<usize>,
+}
+
+impl MethodFlags {
+    /// Refuse, before any work, a flag of another method and a count or rate out of range.
+    fn check(&self, method: Method) -> Result<(), String> {
+        use Method::*;
+        let given: [(&str, bool, &[Method]); 13] = [
+            ("--chains", self.chains.is_some(), &[Gibbs]),
+            ("--draws", self.draws.is_some(), &[Gibbs]),
+            ("--warmup", self.warmup.is_some(), &[Gibbs]),
+            ("--thin", self.thin.is_some(), &[Gibbs]),
+            ("--log-lik", self.log_lik, &[Gibbs]),
+            ("--ppc", self.ppc, &[Gibbs]),
+            ("--batch", self.batch.is_some(), &[Svi]),
+            ("--iterations", self.iterations.is_some(), &[Svi, Cavi, Gpf]),
+            ("--forgetting", self.forgetting.is_some(), &[Svi]),
+            ("--delay", self.delay.is_some(), &[Svi]),
+            ("--hyper-rate", self.hyper_rate.is_some(), &[Svi]),
+            ("--class-batch", self.class_batch.is_some(), &[Svi]),
+            ("--particles", self.particles.is_some(), &[Gpf]),
+        ];
+        for (flag, set, methods) in given {
+            if set && !methods.contains(&method) {
+                let names: Vec<String> = methods
+                    .iter()
+                    .map(|m| format!("{m:?}").to_lowercase())
+                    .collect();
+                return Err(format!(
+                    "{flag} is an option of --method {}, not of --method {}",
+                    names.join(" / "),
+                    format!("{method:?}").to_lowercase()
+                ));
+            }
+        }
+        for (flag, v) in [
+            ("--chains", self.chains),
+            ("--draws", self.draws),
+            ("--thin", self.thin),
+            ("--batch", self.batch),
+            ("--iterations", self.iterations),
+        ] {
+            if v == Some(0) {
+                return Err(format!("{flag} must be at least 1"));
+            }
+        }
+        if self.particles.is_some_and(|p| p < 2) {
+            return Err("--particles must be at least 2".into());
+        }
+        if let Some(k) = self.forgetting {
+            if !(k > 0.5 && k <= 1.0) {
+                return Err(format!("--forgetting must be in (0.5, 1], got {k}"));
+            }
+        }
+        if let Some(d) = self.delay {
+            if !(d >= 0.0 && d.is_finite()) {
+                return Err(format!("--delay must be a finite number ≥ 0, got {d}"));
+            }
+        }
+        if let Some(r) = self.hyper_rate {
+            if !(r > 0.0 && r.is_finite()) {
+                return Err(format!("--hyper-rate must be a finite positive number, got {r}"));
+            }
+        }
+        Ok(())
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -121,50 +214,63 @@ fn main() -> ExitCode {
             model,
             data,
             method,
-            chains,
-            draws,
-            warmup,
-            thin,
             seed,
             output,
             predict,
             quiet,
-            batch,
-            iterations,
-            forgetting,
-            delay,
-            hyper_rate,
-            class_batch,
+            flags,
             generic,
-            particles,
         } => {
-            let config = gpm_runtime::gibbs::GibbsConfig {
+            if let Err(message) = flags.check(method) {
+                eprintln!("error: {message}");
+                return ExitCode::from(2);
+            }
+            let MethodFlags {
                 chains,
-                warmup,
                 draws,
+                warmup,
                 thin,
-                seed,
-            };
+                log_lik,
+                ppc,
+                batch,
+                iterations,
+                forgetting,
+                delay,
+                hyper_rate,
+                class_batch,
+                particles,
+            } = flags;
+            let iterations = iterations.unwrap_or(1000);
             let method = match method {
                 Method::Gibbs => {
-                    return infer(&model, &data, &predict, config, output, quiet, generic)
+                    let config = gpm_runtime::gibbs::GibbsConfig {
+                        chains: chains.unwrap_or(4),
+                        warmup: warmup.unwrap_or(200),
+                        draws: draws.unwrap_or(1000),
+                        thin: thin.unwrap_or(1),
+                        seed,
+                    };
+                    let pointwise = gpm_runtime::gibbs::Pointwise { log_lik, ppc };
+                    return infer(
+                        &model, &data, &predict, config, pointwise, output, quiet, generic,
+                    );
                 }
                 Method::Cavi => Variational::Cavi {
-                    max_iter: iterations.max(1),
+                    max_iter: iterations,
                 },
                 Method::Svi => Variational::Svi(gpm_runtime::svi::SviConfig {
-                    batch,
+                    batch: batch.unwrap_or(1000),
                     iterations,
-                    forgetting,
-                    delay,
+                    forgetting: forgetting.unwrap_or(0.6),
+                    delay: delay.unwrap_or(1.0),
                     seed,
                     report_every: (iterations / 20).max(1),
-                    hyper_rate,
-                    class_batch,
+                    hyper_rate: hyper_rate.unwrap_or(0.01),
+                    class_batch: class_batch.unwrap_or(0),
                 }),
                 Method::Gpf => Variational::Gpf(gpm_runtime::gpf::GpfConfig {
                     particles,
-                    max_iter: iterations.max(1),
+                    max_iter: iterations,
                     seed,
                     ..Default::default()
                 }),
@@ -201,20 +307,9 @@ fn variational(
         eprintln!("{r:?}");
         ExitCode::from(1)
     };
-    let paths: Vec<&std::path::Path> = data.iter().map(|p| p.as_path()).collect();
-    let d = match gpmc::data::load(&checked.model, &paths) {
-        Ok(d) => d,
+    let (d, test) = match gpmc::data::load_train_and_test(&checked.model, data, predict) {
+        Ok(x) => x,
         Err(e) => return report(e.into()),
-    };
-    // Test data are read before the run, so that a bad file fails fast.
-    let test = if predict.is_empty() {
-        None
-    } else {
-        let tpaths: Vec<&std::path::Path> = predict.iter().map(|p| p.as_path()).collect();
-        match gpmc::data::load(&checked.model, &tpaths) {
-            Ok(t) => Some(t),
-            Err(e) => return report(e.into()),
-        }
     };
     let dir = output.unwrap_or_else(|| {
         std::path::Path::new("out").join(
@@ -232,7 +327,7 @@ fn variational(
                 Err(e) => return report(e),
             };
             let last = r.trace.last().copied();
-            println!(
+            say!(
                 "SVI: {} iterations of batch {} ({:.1} epochs) in {:.3} s; ELBO estimate {:.6}",
                 config.iterations,
                 config.batch,
@@ -260,7 +355,7 @@ fn variational(
                 Ok(x) => x,
                 Err(e) => return report(e),
             };
-            println!(
+            say!(
                 "GPF {} after {} steps ({} particles, {} steps undone) in {:.3} s; ELBO {:.6}",
                 status(r.converged),
                 r.free_energy.len() - 1,
@@ -295,7 +390,7 @@ fn variational(
                 Ok(x) => x,
                 Err(e) => return report(e),
             };
-            println!(
+            say!(
                 "CAVI {} after {} iterations in {:.3} s; ELBO {:.6}",
                 status(r.converged),
                 r.elbo.len(),
@@ -327,7 +422,7 @@ fn variational(
     if let Some(test) = &test {
         match gpmc::infer::predict_variational(&checked, &d, test, &hv, &blocks) {
             Ok((csv, metrics)) => {
-                println!("test: {metrics}");
+                say!("test: {metrics}");
                 summary["test"] = metrics;
                 files.push(("predictions.csv".into(), csv));
             }
@@ -342,7 +437,7 @@ fn variational(
         return report(e);
     }
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
-    println!("wrote {} to {}", names.join(", "), dir.display());
+    say!("wrote {} to {}", names.join(", "), dir.display());
     ExitCode::SUCCESS
 }
 
@@ -370,7 +465,7 @@ fn posterior_file(
         let cells: Vec<String> = (0..k)
             .map(|i| format!("{:.3} ± {:.3}", m[i], v[i].max(0.0).sqrt()))
             .collect();
-        println!(
+        say!(
             "  {n}: {}{}",
             cells.join(", "),
             if m.len() > k { ", ..." } else { "" }
@@ -394,6 +489,7 @@ fn infer(
     data: &[std::path::PathBuf],
     predict: &[std::path::PathBuf],
     config: gpm_runtime::gibbs::GibbsConfig,
+    pointwise: gpm_runtime::gibbs::Pointwise,
     output: Option<std::path::PathBuf>,
     quiet: bool,
     generic: bool,
@@ -419,9 +515,8 @@ fn infer(
         eprintln!("{r:?}");
         ExitCode::from(1)
     };
-    let paths: Vec<&std::path::Path> = data.iter().map(|p| p.as_path()).collect();
-    let d = match gpmc::data::load(&checked.model, &paths) {
-        Ok(d) => d,
+    let (d, test) = match gpmc::data::load_train_and_test(&checked.model, data, predict) {
+        Ok(x) => x,
         Err(e) => return report(e.into()),
     };
     let total = (config.warmup + config.draws * config.thin) as u64;
@@ -440,7 +535,7 @@ fn infer(
             b.inc(1);
         }
     };
-    let result = match gpmc::infer::run_gibbs(&checked, &d, &config, &progress) {
+    let result = match gpmc::infer::run_gibbs_with(&checked, &d, &config, pointwise, &progress) {
         Ok(r) => r,
         Err(e) => return report(e),
     };
@@ -462,15 +557,10 @@ fn infer(
         ));
     }
     let mut summary = gpmc::infer::summary_json(&checked, &result, &config);
-    if !predict.is_empty() {
-        let tpaths: Vec<&std::path::Path> = predict.iter().map(|p| p.as_path()).collect();
-        let test = match gpmc::data::load(&checked.model, &tpaths) {
-            Ok(t) => t,
-            Err(e) => return report(e.into()),
-        };
-        match gpmc::infer::predict(&checked, &d, &test, &result, config.seed) {
+    if let Some(test) = &test {
+        match gpmc::infer::predict(&checked, &d, test, &result, config.seed) {
             Ok((csv, metrics)) => {
-                println!("test: {metrics}");
+                say!("test: {metrics}");
                 summary["test"] = metrics;
                 files.push(("predictions.csv".into(), csv));
             }
@@ -486,14 +576,14 @@ fn infer(
     }
     for p in &checked.plans {
         if p.generic.is_some() {
-            println!(
+            say!(
                 "factor #{}: {} (elliptical slice sampling on the log-density as written)",
                 p.factor + 1,
                 p.form
             );
             continue;
         }
-        println!(
+        say!(
             "factor #{}: {} (certified, max relative error {:.1e})",
             p.factor + 1,
             p.form,
@@ -503,19 +593,19 @@ fn infer(
     for (n, v, how) in &result.hypers {
         if how.starts_with("sampled") {
             // Its posterior is in the table below; the value here is only where it started.
-            println!("hyperparameter {n} (start {v}): {how}");
+            say!("hyperparameter {n} (start {v}): {how}");
         } else {
-            println!("hyperparameter {n} = {v} ({how})");
+            say!("hyperparameter {n} = {v} ({how})");
         }
     }
     if result.jitter > 0.0 {
-        println!(
+        say!(
             "note: jitter {:.1e} was added to a GP prior covariance to factor it",
             result.jitter
         );
     }
-    print!("{}", gpmc::infer::summary_table(&result, 12));
-    println!(
+    say!("{}", gpmc::infer::summary_table(&result, 12).trim_end());
+    say!(
         "wrote {} chain files and summary.json to {}",
         result.chains.len(),
         dir.display()
@@ -529,7 +619,7 @@ fn check(path: &std::path::Path, format: Format) -> ExitCode {
         Ok(s) => s,
         Err(e) => {
             if format == Format::Json {
-                println!(
+                say!(
                     "{}",
                     serde_json::json!({
                         "schema_version": gpmc::report::SCHEMA_VERSION,
@@ -547,8 +637,8 @@ fn check(path: &std::path::Path, format: Format) -> ExitCode {
     match gpmc::check(&name, &source) {
         Ok(c) => {
             match format {
-                Format::Text => print!("{}", gpmc::report::text(&c)),
-                Format::Json => println!(
+                Format::Text => say!("{}", gpmc::report::text(&c).trim_end()),
+                Format::Json => say!(
                     "{}",
                     serde_json::to_string_pretty(&gpmc::report::json(&c)).expect("JSON of a model")
                 ),
@@ -563,7 +653,7 @@ fn check(path: &std::path::Path, format: Format) -> ExitCode {
                     }
                     eprintln!("{f}");
                 }
-                Format::Json => println!(
+                Format::Json => say!(
                     "{}",
                     serde_json::to_string_pretty(&gpmc::report::json_failure(&f))
                         .expect("JSON of diagnostics")

@@ -37,17 +37,18 @@ fn every_model_runs_by_every_method_that_applies() {
                 .arg(root.join(format!("{m}.data.json")))
                 .arg("--predict")
                 .arg(root.join(format!("{m}.test.json")))
-                .args([
-                    "--method", method, "--chains", "2", "--draws", "60", "--warmup", "30",
-                ])
-                .args([
-                    "--batch",
-                    "500",
-                    "--iterations",
-                    "100",
-                    "--quiet",
-                    "--output",
-                ])
+                .args(["--method", method])
+                .args(match method {
+                    "gibbs" => &["--chains", "2", "--draws", "60", "--warmup", "30", "--log-lik"][..],
+                    "svi" => &["--batch", "500", "--iterations", "100"][..],
+                    _ => &["--iterations", "100"][..],
+                })
+                // Replicated responses need each likelihood's distribution: not a formula's.
+                .args(
+                    (method == "gibbs" && !source(m).contains("target +=") && !source(m).contains("factor("))
+                        .then_some("--ppc"),
+                )
+                .args(["--quiet", "--output"])
                 .arg(&out)
                 .output()
                 .unwrap();
@@ -64,6 +65,24 @@ fn every_model_runs_by_every_method_that_applies() {
                 assert!(lpd.is_finite() && lpd < 5.0, "{m} {method}: test lpd {lpd}");
                 if let Some(err) = summary["test"]["error_rate_factor_1"].as_f64() {
                     assert!(err < 0.35, "{m} {method}: test error {err}");
+                }
+                if method == "gibbs" {
+                    // One log-likelihood per observation, finite at every draw.
+                    let csv = std::fs::read_to_string(out.join("chain-1.csv")).unwrap();
+                    let mut lines = csv.lines().filter(|l| !l.starts_with('#'));
+                    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+                    let first: Vec<f64> =
+                        lines.next().unwrap().split(',').map(|v| v.parse().unwrap()).collect();
+                    let log_lik: Vec<f64> = header
+                        .iter()
+                        .zip(&first)
+                        .filter(|(h, _)| h.starts_with("log_lik."))
+                        .map(|(_, v)| *v)
+                        .collect();
+                    assert!(!log_lik.is_empty(), "{m}: no log_lik columns");
+                    assert!(log_lik.iter().all(|v| v.is_finite()), "{m}: log_lik {log_lik:?}");
+                    let y_rep = header.iter().filter(|h| h.starts_with("y_rep.")).count();
+                    assert!(y_rep == 0 || y_rep == log_lik.len(), "{m}: {y_rep} y_rep columns");
                 }
             } else {
                 assert_eq!(
@@ -82,4 +101,10 @@ fn every_model_runs_by_every_method_that_applies() {
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// A model's source text.
+fn source(model: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    std::fs::read_to_string(root.join(format!("{model}.gpm"))).unwrap()
 }

@@ -1,0 +1,205 @@
+//! After the draws: pointwise log-likelihoods and replicated responses in the chain CSVs, output
+//! directories replaced as a whole, options checked before any work, a closed stdout.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const MODEL: &str = r#"
+data {
+  N : int;
+  x : vector[N];
+  y : vector[N];
+}
+latent {
+  w : real ~ normal(0, 1);
+  b : real ~ normal(0, 1);
+}
+model {
+  y ~ normal(w * x + b, 0.5);
+}
+"#;
+
+/// A scratch directory with the model and its data.
+fn setup(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gpmc-workflow-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("m.gpm"), MODEL).unwrap();
+    let x: Vec<f64> = (0..12).map(|i| i as f64 / 6.0 - 1.0).collect();
+    let y: Vec<f64> = x.iter().enumerate().map(|(i, v)| 0.7 * v - 0.2 + 0.3 * ((i * 7 % 5) as f64 - 2.0) / 2.0).collect();
+    let data = serde_json::json!({"N": 12, "x": x, "y": y});
+    std::fs::write(dir.join("d.json"), data.to_string()).unwrap();
+    dir
+}
+
+fn gpmc(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_gpmc"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The header and rows of a CmdStan CSV.
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    (header, rows)
+}
+
+/// `log_lik.i` is the normal density of `y_i` at the draw's `w`, `b`; `y_rep.i` has the
+/// posterior predictive mean and variance of `y_i`.
+#[test]
+fn log_lik_and_y_rep_columns_follow_the_model() {
+    let dir = setup("pointwise");
+    let o = gpmc(
+        &dir,
+        &["infer", "m.gpm", "--data", "d.json", "--log-lik", "--ppc", "--draws", "2000", "--quiet", "--output", "out"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let data: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("d.json")).unwrap()).unwrap();
+    let (x, y): (Vec<f64>, Vec<f64>) = (
+        serde_json::from_value(data["x"].clone()).unwrap(),
+        serde_json::from_value(data["y"].clone()).unwrap(),
+    );
+    let mut mu_draws = vec![vec![]; 12];
+    let mut rep_draws = vec![vec![]; 12];
+    for chain in 1..=4 {
+        let (h, rows) = read_csv(&dir.join(format!("out/chain-{chain}.csv")));
+        let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+        assert_eq!(h.iter().filter(|c| c.starts_with("log_lik.")).count(), 12);
+        assert_eq!(h.iter().filter(|c| c.starts_with("y_rep.")).count(), 12);
+        for r in &rows {
+            let (w, b) = (r[col("w")], r[col("b")]);
+            for i in 0..12 {
+                let mu = w * x[i] + b;
+                let z = (y[i] - mu) / 0.5;
+                let exact = -0.5 * z * z - (0.5f64).ln() - 0.5 * (2.0 * std::f64::consts::PI).ln();
+                let got = r[col(&format!("log_lik.{}", i + 1))];
+                assert!((got - exact).abs() < 1e-7 * (1.0 + exact.abs()), "{got} vs {exact}");
+                mu_draws[i].push(mu);
+                rep_draws[i].push(r[col(&format!("y_rep.{}", i + 1))]);
+            }
+        }
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let var = |v: &[f64]| {
+        let m = mean(v);
+        v.iter().map(|a| (a - m) * (a - m)).sum::<f64>() / (v.len() - 1) as f64
+    };
+    for i in 0..12 {
+        // E y_rep = E μ; Var y_rep = σ² + Var μ (8000 draws: 5 standard errors).
+        let (m, v) = (mean(&rep_draws[i]), var(&rep_draws[i]));
+        let target_var = 0.25 + var(&mu_draws[i]);
+        let n = rep_draws[i].len() as f64;
+        assert!((m - mean(&mu_draws[i])).abs() < 5.0 * (target_var / n).sqrt(), "y_rep.{i}: mean {m}");
+        assert!((v / target_var - 1.0).abs() < 5.0 * (2.0 / n).sqrt(), "y_rep.{i}: variance {v} vs {target_var}");
+    }
+    // The summary covers parameters only.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap()).unwrap();
+    let names: Vec<&str> = summary["variables"].as_array().unwrap().iter().map(|v| v["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["lp__", "w", "b"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Asking for `y_rep` leaves the chains' draws unchanged (their own random stream).
+#[test]
+fn replicated_responses_do_not_change_the_draws() {
+    let dir = setup("stream");
+    let base = ["infer", "m.gpm", "--data", "d.json", "--draws", "50", "--quiet", "--output"];
+    assert!(gpmc(&dir, &[&base[..], &["plain"]].concat()).status.success());
+    assert!(gpmc(&dir, &[&base[..], &["rep", "--ppc"]].concat()).status.success());
+    let (h, plain) = read_csv(&dir.join("plain/chain-2.csv"));
+    let (_, rep) = read_csv(&dir.join("rep/chain-2.csv"));
+    for (a, b) in plain.iter().zip(&rep) {
+        assert_eq!(a[..], b[..h.len()]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A rerun replaces the output directory as a whole (no stale chain files); a run that fails
+/// leaves the previous output as it was; a directory that is not a gpmc output is not touched.
+#[test]
+fn output_directories_are_replaced_whole_or_not_at_all() {
+    let dir = setup("output");
+    let run = |extra: &[&str]| {
+        gpmc(&dir, &[&["infer", "m.gpm", "--data", "d.json", "--draws", "20", "--quiet", "--output", "out"][..], extra].concat())
+    };
+    assert!(run(&["--chains", "6"]).status.success());
+    assert!(dir.join("out/chain-6.csv").exists());
+    assert!(run(&["--chains", "2"]).status.success());
+    assert!(!dir.join("out/chain-3.csv").exists(), "a stale chain file was left");
+    let before = std::fs::read_to_string(dir.join("out/summary.json")).unwrap();
+    // A bad test file fails before sampling; the previous output stays.
+    std::fs::write(dir.join("bad.json"), "{\"N\": 2, \"x\": [1, 2]}").unwrap();
+    let o = run(&["--chains", "3", "--predict", "bad.json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(dir.join("out/summary.json")).unwrap(), before);
+    assert!(!dir.join("out/chain-3.csv").exists());
+    // Nothing half-written beside it.
+    let stray: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).filter(|n| n.to_string_lossy().starts_with(".out")).collect();
+    assert!(stray.is_empty(), "{stray:?}");
+    // A directory of the user's own is refused, and kept.
+    std::fs::create_dir_all(dir.join("mine")).unwrap();
+    std::fs::write(dir.join("mine/notes.txt"), "keep").unwrap();
+    let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--draws", "20", "--quiet", "--output", "mine"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a gpmc output directory"));
+    assert!(dir.join("mine/notes.txt").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Options are checked before any work: a flag of another method, a zero count, `--ppc` on a
+/// density formula.
+#[test]
+fn options_are_checked_first() {
+    let dir = setup("options");
+    for (args, message) in [
+        (&["--method", "cavi", "--chains", "2"][..], "--chains is an option of --method gibbs, not of --method cavi"),
+        (&["--iterations", "50"][..], "--iterations is an option of --method svi / cavi / gpf, not of --method gibbs"),
+        (&["--draws", "0"][..], "--draws must be at least 1"),
+        (&["--method", "svi", "--forgetting", "0.3"][..], "--forgetting must be in (0.5, 1]"),
+    ] {
+        let o = gpmc(&dir, &[&["infer", "m.gpm", "--data", "d.json", "--output", "out"][..], args].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(message), "{args:?}: {err}");
+        assert!(!dir.join("out").exists());
+    }
+    std::fs::write(
+        dir.join("formula.gpm"),
+        MODEL.replace("y ~ normal(w * x + b, 0.5);", "for i in 1..N { target += -2 * (y[i] - w * x[i] - b)^2; }"),
+    )
+    .unwrap();
+    let o = gpmc(&dir, &["infer", "formula.gpm", "--data", "d.json", "--ppc", "--output", "out"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is a density formula"));
+    assert!(!dir.join("out").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `gpmc infer … | head -1`: a closed stdout ends nothing badly.
+#[test]
+fn a_closed_stdout_is_not_a_crash() {
+    let dir = setup("pipe");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpmc"))
+        .current_dir(&dir)
+        .args(["infer", "m.gpm", "--data", "d.json", "--draws", "50", "--quiet", "--output", "out"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "exit {:?}: {err}", o.status.code());
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(dir.join("out/summary.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
