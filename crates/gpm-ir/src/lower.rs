@@ -1779,7 +1779,12 @@ impl Lowerer {
             .model
             .datum(name)
             .is_some_and(|d| d.elem == crate::model::Elem::Real);
-        real && a.name.is_none()
+        // A bare latent (`w`, `b[g[i]]`) carries its own name; a `let` predictor's is another.
+        let unnamed = a
+            .name
+            .as_ref()
+            .is_none_or(|n| self.model.latent(n).is_some());
+        real && unnamed
             && a.offset == 0.0
             && a.terms.iter().all(|t| {
                 t.scale_by.is_none()

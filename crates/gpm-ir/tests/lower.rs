@@ -55,6 +55,28 @@ fn regression_predictor_with_matrix_and_intercept() {
     );
 }
 
+/// A scalar slope times a covariate, vectorised or in a loop, is one term scaled per
+/// observation: `w * x + b` is one predictor (the conjugate Gaussian), not `w·x` left in the
+/// formula beside a predictor for `b`.
+#[test]
+fn a_scalar_slope_times_a_covariate_is_lifted() {
+    for model in [
+        "model { y ~ normal(w * x + b, 0.5); }",
+        "model { for i in 1..N { y[i] ~ normal(x[i] * w + b, 0.5); } }",
+    ] {
+        let m = lower_src(&format!(
+            "data {{ N : int; x : vector[N]; y : vector[N]; }}
+             latent {{ w : real ~ normal(0, 1); b : real ~ normal(0, 1); }}
+             {model}"
+        ));
+        assert_eq!(m.predictors.len(), 1, "{model}");
+        let p = &m.predictors[0];
+        assert_eq!(p.terms[0].scale_by.as_deref(), Some("x"), "{model}");
+        assert_eq!(p.terms[1].scale_by, None, "{model}");
+        assert_eq!(m.factors[0].predictors, vec![p.name.clone()]);
+    }
+}
+
 #[test]
 fn library_and_formula_give_the_same_density() {
     let lib = lower_src(

@@ -20,10 +20,13 @@ use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 mod elliptical;
 mod pointwise;
+mod start;
 pub use pointwise::Pointwise;
+pub use start::Init;
 mod hypers;
 use crate::prepared::Coords;
 use elliptical::BlockGaussian;
@@ -252,6 +255,8 @@ pub struct Sampler<'a> {
     generic: Vec<bool>,
     /// The pointwise columns the rows carry ([`Sampler::with_pointwise`]).
     pointwise: Pointwise,
+    /// Initial values given by the user ([`Sampler::with_init`]).
+    init: Init,
 }
 
 impl<'a> Sampler<'a> {
@@ -353,6 +358,7 @@ impl<'a> Sampler<'a> {
             sparse_feats,
             generic,
             pointwise: Pointwise::default(),
+            init: Init::default(),
         })
     }
 
@@ -404,7 +410,8 @@ impl<'a> Sampler<'a> {
         l
     }
 
-    /// The initial state: latents at their prior means, auxiliaries at 1 (counts at 0).
+    /// A state with the latents at their prior means, auxiliaries at 1 (counts at 0): what
+    /// [`Sampler::start`] begins from.
     pub fn init(&self) -> State {
         let mut latents: Vec<DVector<f64>> = self
             .prep
@@ -1003,6 +1010,20 @@ pub fn run(
     config: &GibbsConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<Chain>, RuntimeError> {
+    run_until(sampler, config, progress, &AtomicBool::new(false))
+}
+
+/// [`run`], stopping early when `stop` is set (an interrupted run): each chain ends after its
+/// current sweep and keeps the draws it has; chains with no draw (not started, with more chains
+/// than threads) are dropped and the others cut to the shortest, so that every chain has the
+/// same number of complete draws.
+pub fn run_until(
+    sampler: &Sampler,
+    config: &GibbsConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    stop: &AtomicBool,
+) -> Result<Vec<Chain>, RuntimeError> {
+    let stopped = || stop.load(Ordering::Relaxed);
     if config.chains == 0 || config.draws == 0 || config.thin == 0 {
         return Err(RuntimeError::Settings(
             "chains, draws and thin must be at least 1".into(),
@@ -1014,13 +1035,16 @@ pub fn run(
         .map(|c| {
             let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
             rng.set_stream(c as u64);
-            let mut state = sampler.init();
+            let mut state = sampler.start(&mut rng);
             // Replicated responses have a stream of their own, so that asking for them leaves
             // the chain's draws unchanged.
             let mut replicate_rng = ChaCha8Rng::seed_from_u64(config.seed ^ REPLICATE_SEED);
             replicate_rng.set_stream(c as u64);
             let t0 = std::time::Instant::now();
             for s in 0..config.warmup {
+                if stopped() {
+                    break;
+                }
                 sampler.sweep(&mut state, &mut rng)?;
                 progress(c, s + 1);
             }
@@ -1028,6 +1052,9 @@ pub fn run(
             let t1 = std::time::Instant::now();
             let mut rows = Vec::with_capacity(config.draws);
             for s in 0..config.draws * config.thin {
+                if stopped() {
+                    break;
+                }
                 sampler.sweep(&mut state, &mut rng)?;
                 if (s + 1) % config.thin == 0 {
                     rows.push(sampler.row(&state, &mut replicate_rng));
@@ -1041,5 +1068,14 @@ pub fn run(
                 sampling_seconds: t1.elapsed().as_secs_f64(),
             })
         })
-        .collect()
+        .collect::<Result<Vec<Chain>, RuntimeError>>()
+        .map(|mut chains| {
+            // With more chains than threads, the last ones may not have started.
+            chains.retain(|c| !c.rows.is_empty());
+            let kept = chains.iter().map(|c| c.rows.len()).min().unwrap_or(0);
+            for c in &mut chains {
+                c.rows.truncate(kept);
+            }
+            chains
+        })
 }

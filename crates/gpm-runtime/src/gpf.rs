@@ -542,6 +542,11 @@ impl Flow<'_> {
                             *eval = next;
                             accepted = true;
                             trace.push(eval.free);
+                            crate::progress::emit(crate::progress::Event::FlowStep {
+                                step: trace.len() - 1,
+                                max_steps: config.max_iter,
+                                free_energy: eval.free,
+                            });
                             if config.adapt {
                                 eps *= 1.1;
                             }

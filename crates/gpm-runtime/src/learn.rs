@@ -6,6 +6,7 @@
 use crate::cavi::{self, CaviConfig, CaviResult};
 use crate::data::Data;
 use crate::kernels::HyperValues;
+use crate::progress;
 use crate::RuntimeError;
 use gpm_schedule::{HyperId, Schedule};
 
@@ -29,6 +30,8 @@ pub struct Learned {
     pub trace: Vec<f64>,
     /// ELBO evaluations.
     pub evaluations: usize,
+    /// Whether the simplex stopped at the cap on evaluations rather than by converging.
+    pub capped: bool,
 }
 
 fn set(h: &mut HyperValues, coords: &[Coord], logs: &[f64]) {
@@ -70,15 +73,23 @@ pub fn learn(
         })
         .collect::<Result<_, _>>()?;
     let mut evaluations = 0;
+    let mut best = f64::INFINITY;
     let mut eval = |x: &[f64]| -> f64 {
         evaluations += 1;
         let mut h = start.clone();
         set(&mut h, coords, x);
         // A failure (e.g. a kernel matrix that cannot be factored) counts as −∞.
-        match cavi::run(schedule, data, &h, &config) {
+        let value = match progress::muted(|| cavi::run(schedule, data, &h, &config)) {
             Ok(r) => -r.elbo.last().copied().unwrap_or(f64::INFINITY),
             Err(_) => f64::INFINITY,
-        }
+        };
+        best = best.min(value);
+        progress::emit(progress::Event::LearnEvaluation {
+            evaluation: evaluations,
+            max_evaluations: max_evals,
+            best_elbo: -best,
+        });
+        value
     };
     let d = x0.len();
     // Nelder-Mead (standard coefficients), initial steps of 0.5 in log space.
@@ -96,6 +107,7 @@ pub fn learn(
     }
     let mut trace = Vec::new();
     let mut used = d + 1;
+    let mut capped = true;
     while used < max_evals {
         let mut order: Vec<usize> = (0..=d).collect();
         order.sort_by(|a, b| values[*a].total_cmp(&values[*b]));
@@ -103,6 +115,7 @@ pub fn learn(
         values = order.iter().map(|&i| values[i]).collect();
         trace.push(-values[0]);
         if (values[d] - values[0]).abs() <= 1e-7 * values[0].abs().max(1.0) {
+            capped = false;
             break;
         }
         let centroid: Vec<f64> = (0..d)
@@ -158,11 +171,15 @@ pub fn learn(
         .unwrap();
     let mut h = start.clone();
     set(&mut h, coords, &simplex[best]);
-    let fit = cavi::run(schedule, data, &h, &config)?;
+    let fit = progress::muted(|| cavi::run(schedule, data, &h, &config))?;
+    if capped {
+        progress::emit(progress::Event::LearnCapped { evaluations });
+    }
     Ok(Learned {
         hypers: h,
         fit,
         trace,
         evaluations,
+        capped,
     })
 }

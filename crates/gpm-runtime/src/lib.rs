@@ -27,6 +27,7 @@ pub mod linalg;
 pub mod natural;
 pub mod predict;
 pub mod prepared;
+pub mod progress;
 pub mod replicate;
 pub mod slice;
 pub mod sparse;

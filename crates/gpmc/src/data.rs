@@ -196,6 +196,44 @@ pub fn load(model: &Model, paths: &[&Path]) -> Result<Data, DataError> {
     check(model, raw)
 }
 
+/// Load test data: like [`load`], except that a likelihood's response may be left out (a test
+/// file with inputs only). A response left out is a vector of NaN ("not observed"): prediction
+/// then gives the predictive distribution without scoring it.
+pub fn load_test(model: &Model, paths: &[&Path]) -> Result<Data, DataError> {
+    let mut raw = BTreeMap::new();
+    for p in paths {
+        read_file(p, &mut raw)?;
+    }
+    infer_sizes(model, &mut raw);
+    let mut unobserved = Vec::new();
+    for name in model.factors.iter().filter_map(|f| f.response.as_ref()) {
+        let Some(d) = model.datum(name) else { continue };
+        let (Shape::Vector(n), false) = (&d.shape, raw.contains_key(name)) else {
+            continue;
+        };
+        let n = match n {
+            Dim::Const(n) => *n,
+            Dim::Var(v) => match raw.get(v) {
+                Some(Raw::Num(x)) => *x as usize,
+                _ => continue, // reported by the checks: the size is missing
+            },
+        };
+        // A value the declaration accepts, so that the checks pass; replaced by NaN below.
+        let valid = match &d.constraint {
+            ValueSet::Set(s) => s.first().map_or(0.0, |v| *v as f64),
+            ValueSet::Range { lo: Some(Bound::Const(lo)), .. } => *lo,
+            _ => 0.0,
+        };
+        raw.insert(name.clone(), Raw::Column(vec![valid; n]));
+        unobserved.push((name.clone(), n));
+    }
+    let mut data = check(model, raw)?;
+    for (name, n) in unobserved {
+        data.values.insert(name, Value::Vector(vec![f64::NAN; n]));
+    }
+    Ok(data)
+}
+
 /// The training data and, if test files are given, the test data, both read before any work,
 /// so that a bad test file fails before a long run rather than after it.
 pub fn load_train_and_test(
@@ -210,7 +248,7 @@ pub fn load_train_and_test(
     let test = if test.is_empty() {
         None
     } else {
-        Some(load(model, &paths(test))?)
+        Some(load_test(model, &paths(test))?)
     };
     Ok((train, test))
 }

@@ -33,6 +33,10 @@ pub enum InferError {
     #[error("cannot write the output: {0}")]
     #[diagnostic(code(gpm::io))]
     Io(String),
+    /// The run was interrupted with nothing to write.
+    #[error("{0}")]
+    #[diagnostic(code(gpm::interrupted))]
+    Interrupted(String),
 }
 
 /// Options of `gpmc infer`.
@@ -57,6 +61,8 @@ pub struct InferResult {
     pub jitter: f64,
     /// The hyperparameter values the run used (after type-II ML).
     pub values: HyperValues,
+    /// Whether the run was interrupted (the chains hold the draws made until then).
+    pub interrupted: bool,
 }
 
 /// The hyperparameter values a run starts from, as the schedule decides them
@@ -252,16 +258,27 @@ pub fn run_gibbs(
     config: &GibbsConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<InferResult, InferError> {
-    run_gibbs_with(c, data, config, gibbs::Pointwise::default(), progress)
+    run_gibbs_with(c, data, config, GibbsExtras::default(), progress)
 }
 
-/// Run Gibbs sampling, the draws carrying the pointwise columns `pointwise` asks for
-/// (`log_lik`, `y_rep`; not summarised: they are per observation, not parameters).
+/// What a Gibbs run adds to its draws and where its chains start.
+#[derive(Debug, Clone, Default)]
+pub struct GibbsExtras {
+    /// The pointwise columns (`log_lik`, `y_rep`; not summarised: they are per observation,
+    /// not parameters).
+    pub pointwise: gibbs::Pointwise,
+    /// Initial values of latents (the others start from a draw from their prior).
+    pub init: gibbs::Init,
+    /// Set (by a signal handler) to end the run early with the draws made so far.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+/// Run Gibbs sampling with these extras.
 pub fn run_gibbs_with(
     c: &Checked,
     data: &gpm_runtime::data::Data,
     config: &GibbsConfig,
-    pointwise: gibbs::Pointwise,
+    extras: GibbsExtras,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<InferResult, InferError> {
     let (schedule, hv, mut hypers) = start(c, data)?;
@@ -282,9 +299,22 @@ pub fn run_gibbs_with(
         }
     }
     let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
-    let sampler = gibbs::Sampler::new(&schedule, data, &hv)?.with_pointwise(pointwise)?;
+    let sampler = gibbs::Sampler::new(&schedule, data, &hv)?
+        .with_pointwise(extras.pointwise)?
+        .with_init(extras.init)?;
     let jitter = sampler.prepared().jitter;
-    let chains = gibbs::run(&sampler, config, progress)?;
+    let (chains, interrupted) = match &extras.stop {
+        Some(stop) => {
+            let chains = gibbs::run_until(&sampler, config, progress, stop)?;
+            (chains, stop.load(std::sync::atomic::Ordering::Relaxed))
+        }
+        None => (gibbs::run(&sampler, config, progress)?, false),
+    };
+    if chains.first().is_none_or(|c| c.rows.is_empty()) {
+        return Err(InferError::Interrupted(
+            "the run was interrupted before any draw was kept".into(),
+        ));
+    }
     let layout = &chains[0].layout;
     let names = column_names(c, layout);
     // The pointwise columns come last.
@@ -309,6 +339,7 @@ pub fn run_gibbs_with(
         hypers,
         jitter,
         values: hv,
+        interrupted,
     })
 }
 
@@ -566,8 +597,10 @@ pub fn prediction_outputs(
         header.push(format!("{name}_mean"));
         header.push(format!("{name}_sd"));
     }
+    // A factor whose test responses were left out (NaN) has no log predictive density.
+    let scored = |lp: &Vec<f64>| !lp.is_empty() && lp.iter().all(|v| !v.is_nan());
     for (f, lp) in p.log_predictive.iter().enumerate() {
-        if !lp.is_empty() {
+        if scored(lp) {
             header.push(format!("log_predictive_{}", f + 1));
         }
     }
@@ -589,7 +622,7 @@ pub fn prediction_outputs(
             ));
         }
         for lp in &p.log_predictive {
-            if !lp.is_empty() {
+            if scored(lp) {
                 row.push(format!("{:.6e}", lp.get(i).copied().unwrap_or(f64::NAN)));
             }
         }
@@ -602,8 +635,8 @@ pub fn prediction_outputs(
     }
     // Metrics: total and mean log predictive density; error rate where labels exist.
     let mut metrics = serde_json::Map::new();
-    let lpd: f64 = p.log_predictive.iter().flatten().sum();
-    let count: usize = p.log_predictive.iter().map(|v| v.len()).sum();
+    let lpd: f64 = p.log_predictive.iter().filter(|v| scored(v)).flatten().sum();
+    let count: usize = p.log_predictive.iter().filter(|v| scored(v)).map(|v| v.len()).sum();
     metrics.insert("points".into(), json!(n));
     if p.draws > 0 {
         metrics.insert("draws_used".into(), json!(p.draws));
@@ -613,16 +646,25 @@ pub fn prediction_outputs(
             json!("adaptive Gauss-Hermite, 40 nodes"),
         );
     }
-    metrics.insert("log_predictive_density".into(), json!(lpd));
-    metrics.insert(
-        "mean_log_predictive_density".into(),
-        json!(lpd / count.max(1) as f64),
-    );
+    if count > 0 {
+        metrics.insert("log_predictive_density".into(), json!(lpd));
+        metrics.insert(
+            "mean_log_predictive_density".into(),
+            json!(lpd / count as f64),
+        );
+    } else {
+        metrics.insert(
+            "scored".into(),
+            json!("no: the test data have no responses"),
+        );
+    }
     for (f, lab) in p.label_probabilities.iter().enumerate() {
         let (Some((ls, probs)), Some((name, _))) = (lab, &labels[f]) else {
             continue;
         };
-        let Some(y) = test.vector(name) else { continue };
+        let Some(y) = test.vector(name).filter(|y| y.iter().all(|v| !v.is_nan())) else {
+            continue;
+        };
         let wrong = probs
             .iter()
             .zip(y)
@@ -650,7 +692,7 @@ pub fn chain_csv(c: &Checked, chain: &Chain, k: usize, config: &GibbsConfig) -> 
         s,
         "# method = sample (algorithm = gibbs, augmented by gpmc)"
     );
-    let _ = writeln!(s, "#   num_samples = {}", config.draws);
+    let _ = writeln!(s, "#   num_samples = {}", chain.rows.len());
     let _ = writeln!(s, "#   num_warmup = {}", config.warmup);
     let _ = writeln!(s, "#   thin = {}", config.thin);
     let _ = writeln!(s, "# id = {}", k + 1);
@@ -678,9 +720,11 @@ pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde
     json!({
         "model": c.name,
         "method": "gibbs",
-        "chains": config.chains,
+        "chains": r.chains.len(),
         "warmup": config.warmup,
-        "draws": config.draws,
+        "draws": r.chains.first().map_or(0, |c| c.rows.len()),
+        "draws_requested": config.draws,
+        "interrupted": r.interrupted,
         "thin": config.thin,
         "seed": config.seed,
         "hyperparameters": r.hypers.iter().map(|(n, v, how)| json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),

@@ -15,7 +15,9 @@
 
 pub mod data;
 pub mod diagnostics;
+pub mod feedback;
 pub mod infer;
+pub mod init;
 pub mod report;
 pub mod schedule_report;
 

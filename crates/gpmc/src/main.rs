@@ -111,6 +111,10 @@ struct MethodFlags {
     /// `log_lik.1 … log_lik.N` (for LOO: `arviz.from_cmdstan(..., log_likelihood="log_lik")`).
     #[arg(long)]
     log_lik: bool,
+    /// Gibbs: initial values of latents (JSON, CmdStan layout), the same for every chain;
+    /// latents not given start from a draw from their prior, each chain its own.
+    #[arg(long)]
+    init: Option<std::path::PathBuf>,
     /// Gibbs: write a posterior predictive draw of every response as `y_rep.1 … y_rep.N`
     /// (for PPC: `arviz.from_cmdstan(..., posterior_predictive="y_rep")`).
     #[arg(long)]
@@ -145,13 +149,14 @@ impl MethodFlags {
     /// Refuse, before any work, a flag of another method and a count or rate out of range.
     fn check(&self, method: Method) -> Result<(), String> {
         use Method::*;
-        let given: [(&str, bool, &[Method]); 13] = [
+        let given: [(&str, bool, &[Method]); 14] = [
             ("--chains", self.chains.is_some(), &[Gibbs]),
             ("--draws", self.draws.is_some(), &[Gibbs]),
             ("--warmup", self.warmup.is_some(), &[Gibbs]),
             ("--thin", self.thin.is_some(), &[Gibbs]),
             ("--log-lik", self.log_lik, &[Gibbs]),
             ("--ppc", self.ppc, &[Gibbs]),
+            ("--init", self.init.is_some(), &[Gibbs]),
             ("--batch", self.batch.is_some(), &[Svi]),
             ("--iterations", self.iterations.is_some(), &[Svi, Cavi, Gpf]),
             ("--forgetting", self.forgetting.is_some(), &[Svi]),
@@ -232,6 +237,7 @@ fn main() -> ExitCode {
                 thin,
                 log_lik,
                 ppc,
+                init,
                 batch,
                 iterations,
                 forgetting,
@@ -251,9 +257,15 @@ fn main() -> ExitCode {
                         seed,
                     };
                     let pointwise = gpm_runtime::gibbs::Pointwise { log_lik, ppc };
-                    return infer(
-                        &model, &data, &predict, config, pointwise, output, quiet, generic,
-                    );
+                    let run = GibbsRun {
+                        config,
+                        pointwise,
+                        init,
+                        output,
+                        quiet,
+                        generic,
+                    };
+                    return infer(&model, &data, &predict, run);
                 }
                 Method::Cavi => Variational::Cavi {
                     max_iter: iterations,
@@ -275,7 +287,7 @@ fn main() -> ExitCode {
                     ..Default::default()
                 }),
             };
-            variational(&model, &data, &predict, method, output, generic)
+            variational(&model, &data, &predict, method, output, quiet, generic)
         }
     }
 }
@@ -286,6 +298,7 @@ fn variational(
     predict: &[std::path::PathBuf],
     method: Variational,
     output: Option<std::path::PathBuf>,
+    quiet: bool,
     generic: bool,
 ) -> ExitCode {
     let (name, source) = match read_model(path) {
@@ -319,13 +332,16 @@ fn variational(
         )
     });
     let mut files = Vec::new();
-    let (mut summary, blocks, hv) = match method {
+    let feedback = gpmc::feedback::Feedback::install(quiet);
+    let outcome = match method {
         Variational::Svi(config) => {
-            let (r, hypers, hv) = match gpmc::infer::run_svi(&checked, &d, &config, &mut |_, _| {})
-            {
+            let (r, hypers, hv) = match gpmc::infer::run_svi(&checked, &d, &config, &mut |p, _| {
+                feedback.svi(p, config.iterations)
+            }) {
                 Ok(x) => x,
                 Err(e) => return report(e),
             };
+            feedback.finish();
             let last = r.trace.last().copied();
             say!(
                 "SVI: {} iterations of batch {} ({:.1} epochs) in {:.3} s; ELBO estimate {:.6}",
@@ -348,13 +364,14 @@ fn variational(
                 "seconds": r.seconds,
                 "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
             });
-            (summary, r.blocks, hv)
+            (summary, r.blocks, hv, hypers)
         }
         Variational::Gpf(config) => {
             let (r, hypers, hv) = match gpmc::infer::run_gpf(&checked, &d, &config) {
                 Ok(x) => x,
                 Err(e) => return report(e),
             };
+            feedback.finish();
             say!(
                 "GPF {} after {} steps ({} particles, {} steps undone) in {:.3} s; ELBO {:.6}",
                 status(r.converged),
@@ -379,7 +396,7 @@ fn variational(
                 "seconds": r.seconds,
                 "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
             });
-            (summary, r.blocks, hv)
+            (summary, r.blocks, hv, hypers)
         }
         Variational::Cavi { max_iter } => {
             let config = gpm_runtime::cavi::CaviConfig {
@@ -390,6 +407,7 @@ fn variational(
                 Ok(x) => x,
                 Err(e) => return report(e),
             };
+            feedback.finish();
             say!(
                 "CAVI {} after {} iterations in {:.3} s; ELBO {:.6}",
                 status(r.converged),
@@ -407,9 +425,13 @@ fn variational(
                 "seconds": r.seconds,
                 "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
             });
-            (summary, r.blocks, hv)
+            (summary, r.blocks, hv, hypers)
         }
     };
+    let (mut summary, blocks, hv, hypers) = outcome;
+    for (n, v, how) in &hypers {
+        say!("hyperparameter {n} = {v} ({how})");
+    }
     if blocks
         .iter()
         .any(|b| matches!(b, gpm_runtime::cavi::BlockPosterior::Sparse(_)))
@@ -484,17 +506,30 @@ fn read_model(path: &std::path::Path) -> Result<(String, String), ExitCode> {
     }
 }
 
+/// The settings of a Gibbs run from the command line.
+struct GibbsRun {
+    config: gpm_runtime::gibbs::GibbsConfig,
+    pointwise: gpm_runtime::gibbs::Pointwise,
+    init: Option<std::path::PathBuf>,
+    output: Option<std::path::PathBuf>,
+    quiet: bool,
+    generic: bool,
+}
+
 fn infer(
     path: &std::path::Path,
     data: &[std::path::PathBuf],
     predict: &[std::path::PathBuf],
-    config: gpm_runtime::gibbs::GibbsConfig,
-    pointwise: gpm_runtime::gibbs::Pointwise,
-    output: Option<std::path::PathBuf>,
-    quiet: bool,
-    generic: bool,
+    run: GibbsRun,
 ) -> ExitCode {
-    use std::io::IsTerminal;
+    let GibbsRun {
+        config,
+        pointwise,
+        init,
+        output,
+        quiet,
+        generic,
+    } = run;
     let (name, source) = match read_model(path) {
         Ok(x) => x,
         Err(code) => return code,
@@ -510,38 +545,50 @@ fn infer(
         }
     };
     let report = |e: gpmc::infer::InferError| {
+        let code = if matches!(e, gpmc::infer::InferError::Interrupted(_)) {
+            130
+        } else {
+            1
+        };
         let r = miette::Report::new(e)
             .with_source_code(miette::NamedSource::new(name.clone(), source.clone()));
         eprintln!("{r:?}");
-        ExitCode::from(1)
+        ExitCode::from(code)
     };
     let (d, test) = match gpmc::data::load_train_and_test(&checked.model, data, predict) {
         Ok(x) => x,
         Err(e) => return report(e.into()),
     };
-    let total = (config.warmup + config.draws * config.thin) as u64;
-    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-        let b = indicatif::ProgressBar::new(total * config.chains as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} gibbs [{bar:40}] {pos}/{len} sweeps ({eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
-    let progress = |_: usize, _: usize| {
-        if let Some(b) = &bar {
-            b.inc(1);
-        }
+    let init = match &init {
+        Some(path) => match gpmc::init::load(&checked.model, &d, path) {
+            Ok(i) => i,
+            Err(e) => return report(e.into()),
+        },
+        None => gpm_runtime::gibbs::Init::default(),
     };
-    let result = match gpmc::infer::run_gibbs_with(&checked, &d, &config, pointwise, &progress) {
+    // Ctrl-C or SIGTERM: the chains finish their sweep and the draws so far are written like
+    // a finished run's (marked interrupted, exit 130); a second signal quits at once.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&stop);
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupted: writing the draws made so far (again to quit at once)");
+    });
+    let extras = gpmc::infer::GibbsExtras {
+        pointwise,
+        init,
+        stop: Some(stop),
+    };
+    let total = (config.warmup + config.draws * config.thin) as u64 * config.chains as u64;
+    let feedback = gpmc::feedback::Feedback::install(quiet);
+    let progress = |_: usize, _: usize| feedback.sweep(total);
+    let result = match gpmc::infer::run_gibbs_with(&checked, &d, &config, extras, &progress) {
         Ok(r) => r,
         Err(e) => return report(e),
     };
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    feedback.finish();
     let dir = output.unwrap_or_else(|| {
         std::path::Path::new("out").join(
             path.file_stem()
@@ -610,6 +657,14 @@ fn infer(
         result.chains.len(),
         dir.display()
     );
+    if result.interrupted {
+        eprintln!(
+            "interrupted: {} draws per chain written (of {}), marked `\"interrupted\": true` in summary.json",
+            result.chains[0].rows.len(),
+            config.draws
+        );
+        return ExitCode::from(130);
+    }
     ExitCode::SUCCESS
 }
 

@@ -137,7 +137,7 @@ fn output_directories_are_replaced_whole_or_not_at_all() {
     assert!(!dir.join("out/chain-3.csv").exists(), "a stale chain file was left");
     let before = std::fs::read_to_string(dir.join("out/summary.json")).unwrap();
     // A bad test file fails before sampling; the previous output stays.
-    std::fs::write(dir.join("bad.json"), "{\"N\": 2, \"x\": [1, 2]}").unwrap();
+    std::fs::write(dir.join("bad.json"), "{\"N\": 2, \"x\": [1, \"two\"]}").unwrap();
     let o = run(&["--chains", "3", "--predict", "bad.json"]);
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(std::fs::read_to_string(dir.join("out/summary.json")).unwrap(), before);
@@ -201,5 +201,180 @@ fn a_closed_stdout_is_not_a_crash() {
     assert!(o.status.success(), "exit {:?}: {err}", o.status.code());
     assert!(!err.contains("panicked"), "{err}");
     assert!(dir.join("out/summary.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// With stderr not a terminal, long phases print plain progress lines (here one per event:
+/// `GPMC_PROGRESS_SECONDS=0`); `--quiet` silences them.
+#[test]
+fn progress_lines_when_stderr_is_not_a_terminal() {
+    let dir = setup("progress");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gpmc"))
+            .current_dir(&dir)
+            .env("GPMC_PROGRESS_SECONDS", "0")
+            .args([&["infer", "m.gpm", "--data", "d.json", "--output", "out"][..], args].concat())
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--draws", "50"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("gibbs: 1000/1000 sweeps (100 %)"), "{err}");
+    let o = run(&["--method", "cavi"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("CAVI: iteration 2 (at most 1000), ELBO"), "{err}");
+    let o = run(&["--method", "cavi", "--quiet"]);
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Chains start from their own draws from the prior (here w, b ~ N(0, 1): moments over 4000
+/// starts), or where `--init` puts them; bad initial values are refused before sampling.
+#[test]
+fn chains_start_dispersed_or_where_told() {
+    use gpm_runtime::gibbs::{Init, Sampler};
+    use rand::SeedableRng;
+    let dir = setup("init");
+    let c = gpmc::check("m", MODEL).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("d.json")).unwrap()).unwrap();
+    let d = gpmc::data::from_json_value(&c.model, &json).unwrap();
+    let schedule = gpmc::infer::schedule(&c).unwrap();
+    let (hv, _) = gpmc::infer::hyper_values(&c);
+    let sampler = Sampler::new(schedule, &d, &hv).unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let w: Vec<f64> = (0..4000).map(|_| sampler.start(&mut rng).latents[0][0]).collect();
+    let mean = w.iter().sum::<f64>() / 4000.0;
+    let var = w.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / 3999.0;
+    assert!(mean.abs() < 5.0 / 4000f64.sqrt() && (var - 1.0).abs() < 0.12, "{mean} {var}");
+    let told = Sampler::new(schedule, &d, &hv)
+        .unwrap()
+        .with_init(Init { latents: vec![(gpm_schedule::LatentId(1), vec![2.5])] })
+        .unwrap();
+    assert_eq!(told.start(&mut rng).latents[1][0], 2.5);
+    // From the command line.
+    std::fs::write(dir.join("init.json"), r#"{"w": 0.3, "b": -1.0}"#).unwrap();
+    let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--init", "init.json", "--draws", "20", "--quiet", "--output", "out"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (text, message) in [
+        (r#"{"v": 1}"#, "`v` in the initial values is not a latent of the model"),
+        (r#"{"w": [1, 2]}"#, "the initial value of `w` does not have its declared shape"),
+        (r#"{"w": null}"#, "does not have its declared shape"),
+    ] {
+        std::fs::write(dir.join("bad.json"), text).unwrap();
+        let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--init", "bad.json", "--quiet", "--output", "bad"]);
+        assert_eq!(o.status.code(), Some(1), "{text}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(message), "{text}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(!dir.join("bad").exists());
+    }
+    let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--method", "cavi", "--init", "init.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--predict` at inputs without responses: the same predictive distribution (here class
+/// probabilities) as with them, just not scored.
+#[test]
+fn prediction_needs_no_responses() {
+    let dir = setup("unlabelled");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let mut test: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("gp_classification.test.json")).unwrap(),
+    )
+    .unwrap();
+    test.as_object_mut().unwrap().remove("y");
+    std::fs::write(dir.join("inputs.json"), test.to_string()).unwrap();
+    for method in ["gibbs", "cavi"] {
+        let run = |predict: &Path, out: &str| {
+            let model = root.join("gp_classification.gpm");
+            let data = root.join("gp_classification.data.json");
+            let o = Command::new(env!("CARGO_BIN_EXE_gpmc"))
+                .current_dir(&dir)
+                .arg("infer")
+                .arg(&model)
+                .arg("--data")
+                .arg(&data)
+                .arg("--predict")
+                .arg(predict)
+                .args(["--method", method, "--quiet", "--output", out])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{method}: {}", String::from_utf8_lossy(&o.stderr));
+            let csv = std::fs::read_to_string(dir.join(out).join("predictions.csv")).unwrap();
+            let summary: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(dir.join(out).join("summary.json")).unwrap(),
+            )
+            .unwrap();
+            (csv, summary["test"].clone())
+        };
+        let (labelled, scored) = run(&root.join("gp_classification.test.json"), "labelled");
+        let (unlabelled, unscored) = run(&dir.join("inputs.json"), "unlabelled");
+        assert!(scored["mean_log_predictive_density"].is_number());
+        assert!(unscored.get("mean_log_predictive_density").is_none(), "{unscored}");
+        assert!(unscored.get("error_rate_factor_1").is_none());
+        // The same probabilities: the labelled file's columns minus its log predictive density.
+        let columns = |csv: &str| -> Vec<Vec<String>> {
+            let mut lines = csv.lines();
+            let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+            let keep: Vec<usize> = (0..header.len()).filter(|&k| !header[k].starts_with("log_predictive")).collect();
+            std::iter::once(header.join(","))
+                .chain(lines.map(String::from))
+                .map(|l| {
+                    let cells: Vec<&str> = l.split(',').collect();
+                    keep.iter().filter_map(|&k| cells.get(k).map(|c| c.to_string())).collect()
+                })
+                .collect()
+        };
+        assert_eq!(columns(&labelled), columns(&unlabelled), "{method}");
+        assert!(unlabelled.lines().next().unwrap().contains("p_1_1"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// SIGINT (Ctrl-C) ends a Gibbs run cleanly: the draws so far, complete rows of equal number in
+/// every chain, a summary marked interrupted, moved into place like a finished run; exit 130.
+#[test]
+fn an_interrupted_run_writes_the_draws_so_far() {
+    let dir = setup("interrupt");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    // Fixed kernel values: the signal comes while sampling, not during type-II ML.
+    let model = std::fs::read_to_string(root.join("gp_classification.gpm"))
+        .unwrap()
+        .replace("learn(1.0)", "1.0")
+        .replace("learn(2.0)", "2.0");
+    std::fs::write(dir.join("gpc.gpm"), model).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_gpmc"))
+        .current_dir(&dir)
+        .arg("infer")
+        .arg("gpc.gpm")
+        .arg("--data")
+        .arg(root.join("gp_classification.data.json"))
+        .args(["--draws", "200000", "--warmup", "10", "--quiet", "--output", "out"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["interrupted"], true);
+    let kept = summary["draws"].as_u64().unwrap() as usize;
+    assert!(kept > 0 && kept < 200_000, "{kept} draws");
+    // Chains that had not started (4 chains on fewer threads) are left out.
+    let chains = summary["chains"].as_u64().unwrap();
+    assert!((1..=4).contains(&chains), "{chains} chains");
+    assert!(!dir.join(format!("out/chain-{}.csv", chains + 1)).exists());
+    for chain in 1..=chains {
+        let text = std::fs::read_to_string(dir.join(format!("out/chain-{chain}.csv"))).unwrap();
+        assert!(text.contains(&format!("num_samples = {kept}")));
+        let (header, rows) = read_csv(&dir.join(format!("out/chain-{chain}.csv")));
+        assert_eq!(rows.len(), kept);
+        assert!(rows.iter().all(|r| r.len() == header.len()));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -136,6 +136,11 @@ pub fn run(
                         converged = false;
                     }
                     elbo_trace.push(elbo);
+                    crate::progress::emit(crate::progress::Event::CaviIteration {
+                        iteration: elbo_trace.len(),
+                        max_iterations: config.max_iter,
+                        elbo,
+                    });
                 }
             }
         }
