@@ -11,6 +11,9 @@ pub struct Summary {
     pub mean: f64,
     /// Standard deviation.
     pub sd: f64,
+    /// Median absolute deviation from the median, scaled by 1.4826 to estimate the sd of a
+    /// normal (as `stansummary` reports it): robust where the sd is not.
+    pub mad: f64,
     /// 5 % quantile.
     pub q5: f64,
     /// Median.
@@ -289,9 +292,13 @@ pub fn summarize(chains: &[&[f64]]) -> Summary {
         (f64::NAN, f64::NAN)
     };
     let ess_m = ess_mean(chains);
+    let median = quantile(&sorted, 0.5);
+    let mut deviations: Vec<f64> = sorted.iter().map(|v| (v - median).abs()).collect();
+    deviations.sort_by(f64::total_cmp);
     Summary {
         mean: m,
         sd,
+        mad: 1.4826 * quantile(&deviations, 0.5),
         q5: quantile(&sorted, 0.05),
         q50: quantile(&sorted, 0.5),
         q95: quantile(&sorted, 0.95),

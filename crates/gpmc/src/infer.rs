@@ -736,33 +736,14 @@ pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde
         },
         "variables": r.summaries.iter().map(|(n, s)| json!({
             "name": n, "mean": s.mean, "sd": s.sd, "q5": s.q5, "q50": s.q50, "q95": s.q95,
-            "mcse_mean": s.mcse_mean, "ess_bulk": s.ess_bulk, "ess_tail": s.ess_tail, "rhat": s.rhat,
+            "mcse_mean": s.mcse_mean, "mad": s.mad, "ess_bulk": s.ess_bulk, "ess_tail": s.ess_tail, "rhat": s.rhat,
         })).collect::<Vec<_>>(),
     })
 }
 
 /// The table printed after a run (at most `max_rows` variables, then a count).
 pub fn summary_table(r: &InferResult, max_rows: usize) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{:<14} {:>10} {:>9} {:>10} {:>10} {:>10} {:>8} {:>8} {:>6}",
-        "variable", "mean", "sd", "5%", "50%", "95%", "ess_bulk", "ess_tail", "rhat"
-    );
-    for (n, x) in r.summaries.iter().take(max_rows) {
-        let _ = writeln!(
-            s,
-            "{:<14} {:>10.4} {:>9.4} {:>10.4} {:>10.4} {:>10.4} {:>8.0} {:>8.0} {:>6.3}",
-            n, x.mean, x.sd, x.q5, x.q50, x.q95, x.ess_bulk, x.ess_tail, x.rhat
-        );
-    }
-    if r.summaries.len() > max_rows {
-        let _ = writeln!(
-            s,
-            "... and {} more (all in summary.json)",
-            r.summaries.len() - max_rows
-        );
-    }
+    let mut s = crate::summary::table(&r.summaries, 4, max_rows);
     let worst = r
         .summaries
         .iter()
@@ -775,6 +756,8 @@ pub fn summary_table(r: &InferResult, max_rows: usize) -> String {
         .map(|(_, x)| x.ess_bulk)
         .filter(|v| v.is_finite())
         .fold(f64::INFINITY, f64::min);
+    // Each chain's own elapsed time, summed: the CPU time of the chains when each has a core
+    // (more chains than cores overstate it).
     let secs: f64 = r
         .chains
         .iter()
@@ -782,7 +765,7 @@ pub fn summary_table(r: &InferResult, max_rows: usize) -> String {
         .sum();
     let _ = writeln!(
         s,
-        "max R-hat {worst:.3}; min bulk ESS {min_ess:.0}; {secs:.2} CPU-seconds over {} chains ({:.0} min-ESS per CPU-second)",
+        "max R-hat {worst:.3}; min bulk ESS {min_ess:.0}; {secs:.2} chain-seconds (warm-up and sampling, summed over {} chains; {:.0} min-ESS per chain-second)",
         r.chains.len(),
         min_ess / secs.max(1e-9)
     );

@@ -20,6 +20,7 @@ pub mod infer;
 pub mod init;
 pub mod report;
 pub mod schedule_report;
+pub mod summary;
 
 pub use diagnostics::{Diagnostic, Failure};
 use gpm_ir::Model;

@@ -61,6 +61,21 @@ enum Command {
         #[arg(long)]
         generic: bool,
     },
+    /// Summarise a run from its output directory (stansummary's statistics for Gibbs draws;
+    /// the fit and marginals of a variational run).
+    Summary {
+        /// The output directory of `gpmc infer`.
+        dir: std::path::PathBuf,
+        /// Every variable (default: the first 20).
+        #[arg(long)]
+        all: bool,
+        /// Significant figures.
+        #[arg(long, default_value_t = 4)]
+        sig_figs: usize,
+        /// Include the pointwise columns (log_lik, y_rep).
+        #[arg(long)]
+        pointwise: bool,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
@@ -215,6 +230,28 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check { model, format } => check(&model, format),
+        Command::Summary {
+            dir,
+            all,
+            sig_figs,
+            pointwise,
+        } => {
+            let options = gpmc::summary::Options {
+                all,
+                sig_figs: sig_figs.clamp(1, 15),
+                pointwise,
+            };
+            match gpmc::summary::summarize_dir(&dir, &options) {
+                Ok(text) => {
+                    say!("{}", text.trim_end());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
         Command::Infer {
             model,
             data,

@@ -378,3 +378,40 @@ fn an_interrupted_run_writes_the_draws_so_far() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `gpmc summary DIR` re-makes the summary from the chain files: the same statistics as the
+/// run's summary.json, pointwise columns on request; a variational run's fit and marginals.
+#[test]
+fn summary_re_summarises_a_run() {
+    let dir = setup("summary");
+    let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--log-lik", "--quiet", "--output", "out"]);
+    assert!(o.status.success());
+    let o = gpmc(&dir, &["summary", "out", "--sig-figs", "6"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap()).unwrap();
+    for v in summary["variables"].as_array().unwrap() {
+        let name = v["name"].as_str().unwrap();
+        let line = text.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap();
+        let cells: Vec<f64> = line.split_whitespace().skip(1).map(|c| c.parse().unwrap()).collect();
+        // mean, mcse, sd, mad, 5 %, 50 %, 95 %, ess_bulk, ess_tail, rhat
+        for (k, key) in [(0, "mean"), (2, "sd"), (3, "mad"), (6, "q95")] {
+            let want = v[key].as_f64().unwrap();
+            assert!((cells[k] - want).abs() <= 1e-5 * want.abs().max(1e-3), "{name} {key}: {} vs {want}", cells[k]);
+        }
+    }
+    assert!(text.contains("4 chains × 1000 draws"), "{text}");
+    assert!(!text.contains("log_lik.1"));
+    let o = gpmc(&dir, &["summary", "out", "--pointwise", "--all"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("log_lik.12 "));
+    let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--method", "cavi", "--quiet", "--output", "q"]);
+    assert!(o.status.success());
+    let o = gpmc(&dir, &["summary", "q"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("method cavi") && text.contains("converged: true"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("w ")), "{text}");
+    let o = gpmc(&dir, &["summary", "nowhere"]);
+    assert_eq!(o.status.code(), Some(1));
+    let _ = std::fs::remove_dir_all(&dir);
+}
