@@ -16,6 +16,7 @@
 pub mod data;
 pub mod diagnostics;
 pub mod feedback;
+pub mod fit;
 pub mod infer;
 pub mod init;
 pub mod report;

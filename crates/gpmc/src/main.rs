@@ -61,6 +61,18 @@ enum Command {
         #[arg(long)]
         generic: bool,
     },
+    /// Predict at new inputs from a saved Gibbs fit (its output directory), without rerunning
+    /// it: predictive means and sds, class probabilities; scored where responses are given.
+    Predict {
+        /// The output directory of `gpmc infer --method gibbs`.
+        fit: std::path::PathBuf,
+        /// New data (same layout as the training data; responses optional).
+        #[arg(long, required = true, num_args = 1..)]
+        data: Vec<std::path::PathBuf>,
+        /// Where to write predictions.csv and summary.json (default: FIT/predict).
+        #[arg(long)]
+        output: Option<std::path::PathBuf>,
+    },
     /// Summarise a run from its output directory (stansummary's statistics for Gibbs draws;
     /// the fit and marginals of a variational run).
     Summary {
@@ -230,6 +242,35 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check { model, format } => check(&model, format),
+        Command::Predict { fit, data, output } => {
+            let (csv, metrics) = match gpmc::fit::predict(&fit, &data) {
+                Ok(x) => x,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(1);
+                }
+            };
+            let dir = output.unwrap_or_else(|| fit.join("predict"));
+            let summary = serde_json::json!({
+                "fit": fit.display().to_string(),
+                "data": data.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+                "test": metrics,
+            });
+            let files = vec![
+                ("predictions.csv".to_string(), csv),
+                (
+                    "summary.json".to_string(),
+                    serde_json::to_string_pretty(&summary).expect("summary JSON"),
+                ),
+            ];
+            if let Err(e) = gpmc::infer::write_all(&dir, &files) {
+                eprintln!("error: {e}");
+                return ExitCode::from(1);
+            }
+            say!("test: {metrics}");
+            say!("wrote predictions.csv, summary.json to {}", dir.display());
+            ExitCode::SUCCESS
+        }
         Command::Summary {
             dir,
             all,
@@ -654,6 +695,16 @@ fn infer(
     files.push((
         "summary.json".into(),
         serde_json::to_string_pretty(&summary).expect("summary JSON"),
+    ));
+    // What `gpmc predict OUT_DIR` needs to reuse the draws.
+    files.extend(gpmc::fit::files(
+        &checked,
+        data,
+        &d,
+        &result.values,
+        config.seed,
+        generic,
+        pointwise,
     ));
     if let Err(e) = gpmc::infer::write_all(&dir, &files) {
         return report(e);

@@ -90,7 +90,7 @@ pub fn table(rows: &[(String, Summary)], sig_figs: usize, max_rows: usize) -> St
 }
 
 /// One chain file: its column names and rows.
-fn read_chain(path: &Path) -> Result<(Vec<String>, Vec<Vec<f64>>), SummaryError> {
+pub(crate) fn read_chain(path: &Path) -> Result<(Vec<String>, Vec<Vec<f64>>), SummaryError> {
     let io = |m: String| SummaryError(format!("{}: {m}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| io(e.to_string()))?;
     let mut lines = text.lines().filter(|l| !l.starts_with('#') && !l.is_empty());

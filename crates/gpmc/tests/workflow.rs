@@ -415,3 +415,54 @@ fn summary_re_summarises_a_run() {
     assert_eq!(o.status.code(), Some(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A Gibbs fit is reusable: `gpmc predict OUT_DIR --data NEW` gives the predictions the run
+/// gave with `--predict` (the draws re-read from the chain files, to their 10 printed digits),
+/// with or without responses; training data changed since the fit are refused.
+#[test]
+fn a_saved_fit_predicts_new_inputs() {
+    let dir = setup("reuse");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    for file in ["gp_classification.gpm", "gp_classification.data.json", "gp_classification.test.json"] {
+        std::fs::copy(root.join(file), dir.join(file)).unwrap();
+    }
+    let o = gpmc(&dir, &["infer", "gp_classification.gpm", "--data", "gp_classification.data.json", "--predict", "gp_classification.test.json", "--draws", "300", "--quiet", "--output", "fit"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = gpmc(&dir, &["predict", "fit", "--data", "gp_classification.test.json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let numbers = |path: &str| -> Vec<Vec<f64>> {
+        std::fs::read_to_string(dir.join(path))
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').map(|c| c.parse().unwrap()).collect())
+            .collect()
+    };
+    let (in_run, reused) = (numbers("fit/predictions.csv"), numbers("fit/predict/predictions.csv"));
+    assert_eq!(in_run.len(), reused.len());
+    for (a, b) in in_run.iter().zip(&reused) {
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() <= 1e-6 * (1.0 + x.abs()), "{x} vs {y}");
+        }
+    }
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("fit/predict/summary.json")).unwrap()).unwrap();
+    assert!(summary["test"]["mean_log_predictive_density"].as_f64().unwrap() < 0.0);
+    // Inputs only.
+    let mut test: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("gp_classification.test.json")).unwrap()).unwrap();
+    test.as_object_mut().unwrap().remove("y");
+    std::fs::write(dir.join("inputs.json"), test.to_string()).unwrap();
+    let o = gpmc(&dir, &["predict", "fit", "--data", "inputs.json", "--output", "unlabelled"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(dir.join("unlabelled/predictions.csv")).unwrap().starts_with("point,"));
+    // Changed training data.
+    let mut train: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("gp_classification.data.json")).unwrap()).unwrap();
+    train["X"][0][0] = serde_json::json!(0.123);
+    std::fs::write(dir.join("gp_classification.data.json"), train.to_string()).unwrap();
+    let o = gpmc(&dir, &["predict", "fit", "--data", "inputs.json", "--output", "stale"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("changed since the fit"));
+    assert!(!dir.join("stale").exists());
+    let o = gpmc(&dir, &["predict", "nowhere", "--data", "inputs.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,214 @@
+//! A saved fit: what `gpmc predict OUT_DIR` needs to predict from a Gibbs run without rerunning
+//! it — the model text (`model.gpm`), and in `fit.json` the training data files with a
+//! fingerprint of their values (the GP conditionals at new inputs need the training inputs; a
+//! file changed since is refused), the hyperparameter values the run used, its seed and
+//! options. The draws are the run's own chain files.
+
+use crate::Checked;
+use gpm_runtime::data::{Data, Value};
+use gpm_runtime::gibbs::Pointwise;
+use gpm_runtime::kernels::HyperValues;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+/// The file that describes a fit.
+pub const FIT_FILE: &str = "fit.json";
+/// The model's text, as the fit saw it.
+pub const MODEL_FILE: &str = "model.gpm";
+
+/// Why a fit cannot be used.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct FitError(pub String);
+
+/// A fit read back.
+#[derive(Debug, Clone)]
+pub struct SavedFit {
+    /// The model's name (its file, as given to `gpmc infer`).
+    pub name: String,
+    /// The model's text.
+    pub source: String,
+    /// The training data files, absolute.
+    pub data_files: Vec<PathBuf>,
+    /// Their values' fingerprint.
+    pub fingerprint: String,
+    /// The run's seed.
+    pub seed: u64,
+    /// Whether every factor took the generic update (`--generic`).
+    pub generic: bool,
+    /// The hyperparameter values the run used.
+    pub values: HyperValues,
+    /// The pointwise columns of its draws.
+    pub pointwise: Pointwise,
+}
+
+/// A 64-bit FNV-1a fingerprint of every datum's name, shape and values (their bits).
+pub fn fingerprint(data: &Data) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for (name, value) in &data.values {
+        eat(name.as_bytes());
+        match value {
+            Value::Scalar(x) => eat(&x.to_bits().to_le_bytes()),
+            Value::Vector(v) => v.iter().for_each(|x| eat(&x.to_bits().to_le_bytes())),
+            Value::Matrix(m) => {
+                eat(&(m.nrows() as u64).to_le_bytes());
+                m.iter().for_each(|x| eat(&x.to_bits().to_le_bytes()));
+            }
+        }
+    }
+    format!("{h:016x}")
+}
+
+/// The files that save a Gibbs fit beside its draws: `model.gpm` and `fit.json`.
+pub fn files(
+    c: &Checked,
+    data_files: &[PathBuf],
+    data: &Data,
+    values: &HyperValues,
+    seed: u64,
+    generic: bool,
+    pointwise: Pointwise,
+) -> Vec<(String, String)> {
+    let absolute: Vec<String> = data_files
+        .iter()
+        .map(|p| {
+            std::fs::canonicalize(p)
+                .unwrap_or_else(|_| p.clone())
+                .display()
+                .to_string()
+        })
+        .collect();
+    // NaN (no value) is written as null.
+    let finite = |v: f64| if v.is_finite() { json!(v) } else { json!(null) };
+    let fit = json!({
+        "method": "gibbs",
+        "model": c.name,
+        "model_file": MODEL_FILE,
+        "data_files": absolute,
+        "data_fingerprint": fingerprint(data),
+        "seed": seed,
+        "generic": generic,
+        "hyper_values": {
+            "scalars": values.scalars.iter().map(|v| finite(*v)).collect::<Vec<_>>(),
+            "vectors": values.vectors,
+        },
+        "pointwise": {"log_lik": pointwise.log_lik, "ppc": pointwise.ppc},
+    });
+    vec![
+        (MODEL_FILE.to_string(), c.source.clone()),
+        (
+            FIT_FILE.to_string(),
+            serde_json::to_string_pretty(&fit).expect("fit JSON"),
+        ),
+    ]
+}
+
+/// Read the fit saved in `dir`.
+pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
+    let read = |file: &str| {
+        std::fs::read_to_string(dir.join(file)).map_err(|e| {
+            FitError(format!(
+                "{}: {e} (a fit is saved by `gpmc infer` with --method gibbs)",
+                dir.join(file).display()
+            ))
+        })
+    };
+    let fit: serde_json::Value = serde_json::from_str(&read(FIT_FILE)?)
+        .map_err(|e| FitError(format!("{}: {e}", dir.join(FIT_FILE).display())))?;
+    let bad = |what: &str| FitError(format!("{}: no valid `{what}`", dir.join(FIT_FILE).display()));
+    if fit["method"] != "gibbs" {
+        return Err(bad("method"));
+    }
+    let numbers = |v: &serde_json::Value| -> Option<Vec<f64>> {
+        v.as_array()?
+            .iter()
+            .map(|x| if x.is_null() { Some(f64::NAN) } else { x.as_f64() })
+            .collect()
+    };
+    let scalars = numbers(&fit["hyper_values"]["scalars"]).ok_or_else(|| bad("hyper_values"))?;
+    let vectors = fit["hyper_values"]["vectors"]
+        .as_array()
+        .and_then(|vs| vs.iter().map(numbers).collect::<Option<Vec<_>>>())
+        .ok_or_else(|| bad("hyper_values"))?;
+    Ok(SavedFit {
+        name: fit["model"].as_str().ok_or_else(|| bad("model"))?.to_string(),
+        source: read(MODEL_FILE)?,
+        data_files: fit["data_files"]
+            .as_array()
+            .and_then(|fs| fs.iter().map(|f| f.as_str().map(PathBuf::from)).collect())
+            .ok_or_else(|| bad("data_files"))?,
+        fingerprint: fit["data_fingerprint"].as_str().ok_or_else(|| bad("data_fingerprint"))?.to_string(),
+        seed: fit["seed"].as_u64().ok_or_else(|| bad("seed"))?,
+        generic: fit["generic"].as_bool().unwrap_or(false),
+        values: HyperValues { scalars, vectors },
+        pointwise: Pointwise {
+            log_lik: fit["pointwise"]["log_lik"].as_bool().unwrap_or(false),
+            ppc: fit["pointwise"]["ppc"].as_bool().unwrap_or(false),
+        },
+    })
+}
+
+/// Predict at the inputs of `test_files` (responses optional) from the fit saved in `dir`:
+/// `predictions.csv` and the test metrics, as `gpmc infer --predict` gives them.
+pub fn predict(dir: &Path, test_files: &[PathBuf]) -> Result<(String, serde_json::Value), FitError> {
+    let fit = load(dir)?;
+    let c = crate::check_with(&fit.name, &fit.source, fit.generic)
+        .map_err(|f| FitError(format!("the saved model no longer checks: {f}")))?;
+    let paths: Vec<&Path> = fit.data_files.iter().map(|p| p.as_path()).collect();
+    let train = crate::data::load(&c.model, &paths).map_err(|e| {
+        FitError(format!("the training data of the fit cannot be read again: {e}"))
+    })?;
+    if fingerprint(&train) != fit.fingerprint {
+        return Err(FitError(format!(
+            "the training data ({}) changed since the fit: prediction needs the data the draws were made from",
+            fit.data_files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let test_paths: Vec<&Path> = test_files.iter().map(|p| p.as_path()).collect();
+    let test = crate::data::load_test(&c.model, &test_paths).map_err(|e| FitError(e.to_string()))?;
+    let schedule = crate::infer::schedule(&c).map_err(|e| FitError(e.to_string()))?;
+    let layout = gpm_runtime::gibbs::Sampler::new(schedule, &train, &fit.values)
+        .and_then(|s| s.with_pointwise(fit.pointwise))
+        .map_err(|e| FitError(e.to_string()))?
+        .layout();
+    let mut chains = Vec::new();
+    for k in 1.. {
+        let path = dir.join(format!("chain-{k}.csv"));
+        if !path.exists() {
+            break;
+        }
+        let (header, rows) = crate::summary::read_chain(&path).map_err(|e| FitError(e.to_string()))?;
+        if header.len() != layout.width() {
+            return Err(FitError(format!(
+                "{}: {} columns where the model's draws have {}",
+                path.display(),
+                header.len(),
+                layout.width()
+            )));
+        }
+        chains.push(gpm_runtime::gibbs::Chain {
+            layout: layout.clone(),
+            rows,
+            warmup_seconds: 0.0,
+            sampling_seconds: 0.0,
+        });
+    }
+    if chains.is_empty() {
+        return Err(FitError(format!("{}: no chain files", dir.display())));
+    }
+    let result = crate::infer::InferResult {
+        chains,
+        summaries: vec![],
+        hypers: vec![],
+        jitter: 0.0,
+        values: fit.values.clone(),
+        interrupted: false,
+    };
+    crate::infer::predict(&c, &train, &test, &result, fit.seed).map_err(|e| FitError(e.to_string()))
+}
