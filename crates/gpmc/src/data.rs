@@ -204,6 +204,19 @@ pub fn load_test(model: &Model, paths: &[&Path]) -> Result<Data, DataError> {
     for p in paths {
         read_file(p, &mut raw)?;
     }
+    check_test(model, raw)
+}
+
+/// [`load_test`] of JSON values already parsed.
+pub fn test_from_json_value(model: &Model, v: &serde_json::Value) -> Result<Data, DataError> {
+    let serde_json::Value::Object(map) = v else {
+        return Err(err("", "data must be a JSON object".into(), None));
+    };
+    check_test(model, map.iter().map(|(k, v)| (k.clone(), from_json(v))).collect())
+}
+
+/// Check test data, a response left out being "not observed" (NaN).
+fn check_test(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataError> {
     infer_sizes(model, &mut raw);
     let mut unobserved = Vec::new();
     for name in model.factors.iter().filter_map(|f| f.response.as_ref()) {

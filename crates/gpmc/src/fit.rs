@@ -154,61 +154,95 @@ pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
     })
 }
 
+/// A saved fit opened for reuse: the checked model, the training data (verified against the
+/// fit's fingerprint) and the draws.
+pub struct Reuse {
+    /// The fit's description.
+    pub fit: SavedFit,
+    /// The model, checked again.
+    pub checked: Checked,
+    /// The training data.
+    pub train: Data,
+    /// The draws, with the values the run used.
+    pub result: crate::infer::InferResult,
+}
+
+impl Reuse {
+    /// Open the fit saved in `dir`.
+    pub fn open(dir: &Path) -> Result<Reuse, FitError> {
+        let fit = load(dir)?;
+        let c = crate::check_with(&fit.name, &fit.source, fit.generic)
+            .map_err(|f| FitError(format!("the saved model no longer checks: {f}")))?;
+        let paths: Vec<&Path> = fit.data_files.iter().map(|p| p.as_path()).collect();
+        let train = crate::data::load(&c.model, &paths).map_err(|e| {
+            FitError(format!("the training data of the fit cannot be read again: {e}"))
+        })?;
+        if fingerprint(&train) != fit.fingerprint {
+            return Err(FitError(format!(
+                "the training data ({}) changed since the fit: prediction needs the data the draws were made from",
+                fit.data_files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        let schedule = crate::infer::schedule(&c).map_err(|e| FitError(e.to_string()))?;
+        let layout = gpm_runtime::gibbs::Sampler::new(schedule, &train, &fit.values)
+            .and_then(|s| s.with_pointwise(fit.pointwise))
+            .map_err(|e| FitError(e.to_string()))?
+            .layout();
+        let mut chains = Vec::new();
+        for k in 1.. {
+            let path = dir.join(format!("chain-{k}.csv"));
+            if !path.exists() {
+                break;
+            }
+            let (header, rows) =
+                crate::summary::read_chain(&path).map_err(|e| FitError(e.to_string()))?;
+            if header.len() != layout.width() {
+                return Err(FitError(format!(
+                    "{}: {} columns where the model's draws have {}",
+                    path.display(),
+                    header.len(),
+                    layout.width()
+                )));
+            }
+            chains.push(gpm_runtime::gibbs::Chain {
+                layout: layout.clone(),
+                rows,
+                warmup_seconds: 0.0,
+                sampling_seconds: 0.0,
+            });
+        }
+        if chains.is_empty() {
+            return Err(FitError(format!("{}: no chain files", dir.display())));
+        }
+        let result = crate::infer::InferResult {
+            chains,
+            summaries: vec![],
+            hypers: vec![],
+            jitter: 0.0,
+            values: fit.values.clone(),
+            interrupted: false,
+        };
+        Ok(Reuse {
+            fit,
+            checked: c,
+            train,
+            result,
+        })
+    }
+
+    /// Predictions at `test` (responses optional): `predictions.csv` and the metrics.
+    pub fn predict(&self, test: &Data) -> Result<(String, serde_json::Value), FitError> {
+        crate::infer::predict(&self.checked, &self.train, test, &self.result, self.fit.seed)
+            .map_err(|e| FitError(e.to_string()))
+    }
+}
+
 /// Predict at the inputs of `test_files` (responses optional) from the fit saved in `dir`:
 /// `predictions.csv` and the test metrics, as `gpmc infer --predict` gives them.
 pub fn predict(dir: &Path, test_files: &[PathBuf]) -> Result<(String, serde_json::Value), FitError> {
-    let fit = load(dir)?;
-    let c = crate::check_with(&fit.name, &fit.source, fit.generic)
-        .map_err(|f| FitError(format!("the saved model no longer checks: {f}")))?;
-    let paths: Vec<&Path> = fit.data_files.iter().map(|p| p.as_path()).collect();
-    let train = crate::data::load(&c.model, &paths).map_err(|e| {
-        FitError(format!("the training data of the fit cannot be read again: {e}"))
-    })?;
-    if fingerprint(&train) != fit.fingerprint {
-        return Err(FitError(format!(
-            "the training data ({}) changed since the fit: prediction needs the data the draws were made from",
-            fit.data_files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-        )));
-    }
+    let reuse = Reuse::open(dir)?;
     let test_paths: Vec<&Path> = test_files.iter().map(|p| p.as_path()).collect();
-    let test = crate::data::load_test(&c.model, &test_paths).map_err(|e| FitError(e.to_string()))?;
-    let schedule = crate::infer::schedule(&c).map_err(|e| FitError(e.to_string()))?;
-    let layout = gpm_runtime::gibbs::Sampler::new(schedule, &train, &fit.values)
-        .and_then(|s| s.with_pointwise(fit.pointwise))
-        .map_err(|e| FitError(e.to_string()))?
-        .layout();
-    let mut chains = Vec::new();
-    for k in 1.. {
-        let path = dir.join(format!("chain-{k}.csv"));
-        if !path.exists() {
-            break;
-        }
-        let (header, rows) = crate::summary::read_chain(&path).map_err(|e| FitError(e.to_string()))?;
-        if header.len() != layout.width() {
-            return Err(FitError(format!(
-                "{}: {} columns where the model's draws have {}",
-                path.display(),
-                header.len(),
-                layout.width()
-            )));
-        }
-        chains.push(gpm_runtime::gibbs::Chain {
-            layout: layout.clone(),
-            rows,
-            warmup_seconds: 0.0,
-            sampling_seconds: 0.0,
-        });
-    }
-    if chains.is_empty() {
-        return Err(FitError(format!("{}: no chain files", dir.display())));
-    }
-    let result = crate::infer::InferResult {
-        chains,
-        summaries: vec![],
-        hypers: vec![],
-        jitter: 0.0,
-        values: fit.values.clone(),
-        interrupted: false,
-    };
-    crate::infer::predict(&c, &train, &test, &result, fit.seed).map_err(|e| FitError(e.to_string()))
+    let test = crate::data::load_test(&reuse.checked.model, &test_paths)
+        .map_err(|e| FitError(e.to_string()))?;
+    reuse.predict(&test)
 }

@@ -18,6 +18,7 @@ pub mod diagnostics;
 pub mod feedback;
 pub mod fit;
 pub mod infer;
+pub mod plot;
 pub mod init;
 pub mod report;
 pub mod schedule_report;

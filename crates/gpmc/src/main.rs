@@ -73,6 +73,18 @@ enum Command {
         #[arg(long)]
         output: Option<std::path::PathBuf>,
     },
+    /// Draw a run's figures as SVG: trace and rank plots (Gibbs), the predictive band over a
+    /// one-dimensional input, the ELBO trace (variational runs).
+    Plot {
+        /// The output directory of `gpmc infer`.
+        dir: std::path::PathBuf,
+        /// Variables of the trace and rank plots (default: lp__ and the four largest R̂).
+        #[arg(long, value_delimiter = ',')]
+        vars: Vec<String>,
+        /// Where to write the SVG files (default: DIR/plots).
+        #[arg(long)]
+        output: Option<std::path::PathBuf>,
+    },
     /// Summarise a run from its output directory (stansummary's statistics for Gibbs draws;
     /// the fit and marginals of a variational run).
     Summary {
@@ -242,6 +254,26 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check { model, format } => check(&model, format),
+        Command::Plot { dir, vars, output } => {
+            let files = match gpmc::plot::figures(&dir, &vars) {
+                Ok(f) => f,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(1);
+                }
+            };
+            let out = output.unwrap_or_else(|| dir.join("plots"));
+            // The figures directory is replaced as a whole, like a run's output.
+            let mut all = files.clone();
+            all.push(("summary.json".into(), serde_json::json!({"figures_of": dir.display().to_string()}).to_string()));
+            if let Err(e) = gpmc::infer::write_all(&out, &all) {
+                eprintln!("error: {e}");
+                return ExitCode::from(1);
+            }
+            let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+            say!("wrote {} to {}", names.join(", "), out.display());
+            ExitCode::SUCCESS
+        }
         Command::Predict { fit, data, output } => {
             let (csv, metrics) = match gpmc::fit::predict(&fit, &data) {
                 Ok(x) => x,

@@ -466,3 +466,31 @@ fn a_saved_fit_predicts_new_inputs() {
     assert_eq!(o.status.code(), Some(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `gpmc plot DIR`: trace and rank plots of the chosen variables, the predictive band over a
+/// GP's one input, the ELBO trace of a variational run — SVG files naming what they show.
+#[test]
+fn plots_are_drawn() {
+    let dir = setup("plot");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    for file in ["student_t_regression.gpm", "student_t_regression.data.json"] {
+        std::fs::copy(root.join(file), dir.join(file)).unwrap();
+    }
+    let run = |args: &[&str]| {
+        let o = gpmc(&dir, args);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    run(&["infer", "student_t_regression.gpm", "--data", "student_t_regression.data.json", "--draws", "200", "--quiet", "--output", "g"]);
+    run(&["plot", "g", "--vars", "lp__,f.3"]);
+    let svg = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
+    assert!(svg("g/plots/trace.svg").starts_with("<svg") && svg("g/plots/trace.svg").contains("trace of f.3"));
+    assert!(svg("g/plots/rank.svg").contains("ranks of lp__"));
+    assert!(svg("g/plots/predictive.svg").contains("posterior of f: mean ± 2 sd (points: training data)"));
+    let o = gpmc(&dir, &["plot", "g", "--vars", "nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no variable `nope`"));
+    run(&["infer", "m.gpm", "--data", "d.json", "--method", "cavi", "--quiet", "--output", "c"]);
+    run(&["plot", "c"]);
+    assert!(svg("c/plots/elbo.svg").contains("cavi — ELBO"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
