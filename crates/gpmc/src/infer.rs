@@ -611,6 +611,17 @@ pub fn prediction_outputs(
             }
         }
     }
+    // The predictive distribution of a new response, per factor that has one.
+    let response_names: Vec<String> = (0..p.responses.len())
+        .map(|f| format!("y_rep_{}", f + 1))
+        .collect();
+    for (f, r) in p.responses.iter().enumerate() {
+        if r.is_some() {
+            for stat in ["mean", "sd", "q5", "q50", "q95"] {
+                header.push(format!("{}_{stat}", response_names[f]));
+            }
+        }
+    }
     let mut csv = header.join(",") + "\n";
     for i in 0..n {
         let mut row = vec![(i + 1).to_string()];
@@ -629,6 +640,18 @@ pub fn prediction_outputs(
         for (ls, probs) in p.label_probabilities.iter().flatten() {
             for k in 0..ls.len() {
                 row.push(format!("{:.6}", probs.get(i).map_or(f64::NAN, |pr| pr[k])));
+            }
+        }
+        for r in p.responses.iter().flatten() {
+            let s = r.get(i);
+            for v in [
+                s.map(|s| s.mean),
+                s.map(|s| s.sd),
+                s.map(|s| s.q5),
+                s.map(|s| s.q50),
+                s.map(|s| s.q95),
+            ] {
+                row.push(format!("{:.6e}", v.unwrap_or(f64::NAN)));
             }
         }
         csv += &(row.join(",") + "\n");

@@ -494,3 +494,30 @@ fn plots_are_drawn() {
     assert!(svg("c/plots/elbo.svg").contains("cavi — ELBO"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Predictions give the predictive distribution of a new response: for y ~ normal(η, 0.5) its
+/// mean is η's and its variance η's plus 0.25 (within Monte Carlo error over 1000 draws), the
+/// 5/50/95 % quantiles in order.
+#[test]
+fn predictions_give_the_response_distribution() {
+    let dir = setup("ystar");
+    std::fs::write(dir.join("new.json"), r#"{"N": 3, "x": [-1.5, 0.2, 2.5]}"#).unwrap();
+    let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--predict", "new.json", "--quiet", "--output", "out"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(dir.join("out/predictions.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap_or_else(|| panic!("{n} in {header:?}"));
+    let pred = header[1].trim_end_matches("_mean").to_string();
+    for line in lines {
+        let r: Vec<f64> = line.split(',').map(|c| c.parse().unwrap()).collect();
+        let (m, s) = (r[col(&format!("{pred}_mean"))], r[col(&format!("{pred}_sd"))]);
+        let (ym, ys) = (r[col("y_rep_1_mean")], r[col("y_rep_1_sd")]);
+        let sd = (0.25 + s * s).sqrt();
+        assert!((ym - m).abs() < 5.0 * sd / 1000f64.sqrt(), "mean {ym} vs {m}");
+        assert!((ys / sd - 1.0).abs() < 0.15, "sd {ys} vs {sd}");
+        let (q5, q50, q95) = (r[col("y_rep_1_q5")], r[col("y_rep_1_q50")], r[col("y_rep_1_q95")]);
+        assert!(q5 < q50 && q50 < q95 && (q95 - q5 - 2.0 * 1.645 * sd).abs() < 0.25 * sd * 3.29);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

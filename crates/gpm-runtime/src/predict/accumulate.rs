@@ -9,6 +9,7 @@ use crate::prepared::{Prepared, Slot};
 use gpm_schedule::Schedule;
 use gpm_special::log_mean_exp;
 use nalgebra::DVector;
+use rand::Rng;
 
 /// The running sums of a prediction over draws: the predictors' first two moments, each
 /// factor's pointwise log-likelihood per draw, and the label probabilities.
@@ -17,6 +18,8 @@ pub(super) struct DrawAccumulator {
     sumsq: Vec<Vec<f64>>,
     lp_draws: Vec<Vec<Vec<f64>>>,
     label_acc: Vec<Option<Vec<Vec<f64>>>>,
+    /// Per factor that can be drawn from: a new response per draw at each test point.
+    y_draws: Vec<Option<Vec<Vec<f64>>>>,
     draws: usize,
     stack: Vec<f64>,
 }
@@ -44,6 +47,15 @@ impl DrawAccumulator {
                         .map(|l| vec![vec![0.0; l.len()]; te.factors[f].n])
                 })
                 .collect(),
+            y_draws: schedule
+                .factors
+                .iter()
+                .enumerate()
+                .map(|(f, fp)| {
+                    (fp.replicate.is_some() || fp.categorical.is_some())
+                        .then(|| vec![Vec::with_capacity(draws); te.factors[f].n])
+                })
+                .collect(),
             draws,
             stack: Vec::new(),
         }
@@ -58,12 +70,14 @@ impl DrawAccumulator {
         labels: &super::Labels,
         lat: &[DVector<f64>],
         hv: &[f64],
+        rng: &mut rand_chacha::ChaCha8Rng,
     ) {
-        let (sum, sumsq, lp_draws, label_acc, stack) = (
+        let (sum, sumsq, lp_draws, label_acc, y_draws, stack) = (
             &mut self.sum,
             &mut self.sumsq,
             &mut self.lp_draws,
             &mut self.label_acc,
+            &mut self.y_draws,
             &mut self.stack,
         );
         let pv: Vec<Vec<f64>> = te.preds.iter().map(|p| p.eval(lat)).collect();
@@ -85,6 +99,19 @@ impl DrawAccumulator {
                     let sig = gpm_special::logistic;
                     let w: Vec<f64> = (0..classes).map(|k| sig(lat[li][k * n + i])).collect();
                     let tot: f64 = w.iter().sum();
+                    if let Some(yd) = &mut y_draws[f] {
+                        // A class drawn with probabilities w / Σw, as a label 1..C.
+                        let u = rng.gen::<f64>() * tot;
+                        let (mut k, mut acc) = (0, w[0]);
+                        while acc < u && k + 1 < classes {
+                            k += 1;
+                            acc += w[k];
+                        }
+                        yd[i].push((k + 1) as f64);
+                    }
+                    if y[i].is_nan() {
+                        continue;
+                    }
                     let yi = y[i] as usize - 1;
                     lp_draws[f][i].push((w[yi] / tot).ln());
                     if let Some(acc) = &mut label_acc[f] {
@@ -114,6 +141,10 @@ impl DrawAccumulator {
                 te.factors[f].fill(i, |p| pv[p][i], |_| 0.0, hv, &mut vals);
                 if response_known {
                     lp_draws[f][i].push(tape.eval(&vals, stack));
+                }
+                if let (Some(yd), Some(r)) = (&mut y_draws[f], &fp.replicate) {
+                    let params: Vec<f64> = r.params.iter().map(|t| t.eval(&vals, stack)).collect();
+                    yd[i].push(crate::replicate::draw(r.family, &params, rng));
                 }
                 if let (Some(acc), Some((ls, resp))) = (&mut label_acc[f], &label_slots) {
                     for (k, l) in ls.iter().enumerate() {
@@ -169,11 +200,20 @@ impl DrawAccumulator {
                 ))
             })
             .collect();
+        let responses = self
+            .y_draws
+            .iter()
+            .map(|f| {
+                f.as_ref()
+                    .map(|points| points.iter().map(|d| super::ResponseSummary::of(d)).collect())
+            })
+            .collect();
         Prediction {
             predictors,
             log_predictive,
             label_probabilities,
             draws: self.draws,
+            responses,
         }
     }
 }

@@ -67,6 +67,8 @@ pub(super) fn predict(
     let step = (all.len() / max_draws.max(1)).max(1);
     let used: Vec<&Vec<f64>> = all.iter().step_by(step).copied().collect();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    // New responses y* have a stream of their own: the test latents' draws stay as they were.
+    let mut response_rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x7965_725f_7374_6172);
     let mut acc = DrawAccumulator::new(schedule, te, labels, used.len());
     for row in &used {
         let mut hv = hypers.clone();
@@ -139,7 +141,7 @@ pub(super) fn predict(
             };
             draw_into(&mut lat[*latent], *column, &m, &mut rng);
         }
-        acc.add_draw(schedule, te, test, labels, &lat, &hv.scalars);
+        acc.add_draw(schedule, te, test, labels, &lat, &hv.scalars, &mut response_rng);
     }
     Ok(acc.finish(te, labels))
 }

@@ -41,6 +41,48 @@ pub struct Prediction {
     pub label_probabilities: Vec<Option<(Vec<f64>, Vec<Vec<f64>>)>>,
     /// Draws used (0 for a variational posterior).
     pub draws: usize,
+    /// Per factor whose distribution can be drawn from (a library distribution or the
+    /// logistic-softmax; Gibbs only): the posterior predictive distribution of a new response
+    /// at each test point, from one draw of `y*` per posterior draw.
+    pub responses: Vec<Option<Vec<ResponseSummary>>>,
+}
+
+/// The posterior predictive distribution of a new response at one test point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ResponseSummary {
+    /// Mean.
+    pub mean: f64,
+    /// Standard deviation.
+    pub sd: f64,
+    /// 5 % quantile.
+    pub q5: f64,
+    /// Median.
+    pub q50: f64,
+    /// 95 % quantile.
+    pub q95: f64,
+}
+
+impl ResponseSummary {
+    /// The summary of draws (NaN draws, from parameters outside a distribution's domain, left
+    /// out).
+    pub fn of(draws: &[f64]) -> ResponseSummary {
+        let mut sorted: Vec<f64> = draws.iter().copied().filter(|v| !v.is_nan()).collect();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        if n == 0 {
+            let nan = f64::NAN;
+            return ResponseSummary { mean: nan, sd: nan, q5: nan, q50: nan, q95: nan };
+        }
+        let mean = sorted.iter().sum::<f64>() / n as f64;
+        let var = sorted.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n.max(2) - 1) as f64;
+        // Type-7 quantiles (linear between order statistics).
+        let q = |p: f64| {
+            let h = p * (n - 1) as f64;
+            let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
+            sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+        };
+        ResponseSummary { mean, sd: var.sqrt(), q5: q(0.05), q50: q(0.5), q95: q(0.95) }
+    }
 }
 
 /// The posterior to predict from.

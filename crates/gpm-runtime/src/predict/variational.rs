@@ -338,5 +338,6 @@ pub(super) fn predict(
         log_predictive,
         label_probabilities,
         draws: 0,
+        responses: vec![],
     })
 }
