@@ -23,6 +23,7 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 mod elliptical;
+mod from_q;
 mod pointwise;
 mod start;
 pub use pointwise::Pointwise;

@@ -557,6 +557,45 @@ pub fn predict(
     Ok(prediction_outputs(&p, &labels, test))
 }
 
+/// How many draws from a variational posterior to write, with which pointwise columns.
+#[derive(Debug, Clone, Copy)]
+pub struct QDraws {
+    /// The pointwise columns.
+    pub pointwise: gibbs::Pointwise,
+    /// Number of draws.
+    pub draws: usize,
+    /// Seed.
+    pub seed: u64,
+}
+
+/// Draws from a variational posterior `q` (CAVI or particle flow) in the layout of
+/// Gibbs draws, with the pointwise columns asked for: one CmdStan CSV.
+pub fn draws_from_q(
+    c: &Checked,
+    data: &gpm_runtime::data::Data,
+    hypers: &HyperValues,
+    blocks: &[gpm_runtime::cavi::BlockPosterior],
+    q: &QDraws,
+    method: &str,
+) -> Result<String, InferError> {
+    let QDraws {
+        pointwise,
+        draws,
+        seed,
+    } = *q;
+    let schedule = schedule(c)?;
+    let sampler = gibbs::Sampler::new(schedule, data, hypers)?.with_pointwise(pointwise)?;
+    let chain = sampler.draws_from_q(blocks, draws, seed)?;
+    let config = GibbsConfig {
+        chains: 1,
+        warmup: 0,
+        draws,
+        thin: 1,
+        seed,
+    };
+    Ok(draws_csv(c, &chain, 0, &config, &format!("draws from the {method} posterior q, by gpmc")))
+}
+
 /// Predictions at test points from a variational posterior (CAVI or SVI): `predictions.csv` and
 /// the test metrics, the densities by adaptive Gauss-Hermite quadrature.
 pub fn predict_variational(
@@ -709,12 +748,20 @@ pub fn prediction_outputs(
 /// One chain as a CSV in the CmdStan layout (comment header, column names, one row per draw),
 /// which `arviz.from_cmdstan` reads.
 pub fn chain_csv(c: &Checked, chain: &Chain, k: usize, config: &GibbsConfig) -> String {
+    draws_csv(c, chain, k, config, "gibbs, augmented by gpmc")
+}
+
+/// Draws as a CSV in the CmdStan layout, `algorithm` saying how they were made.
+pub fn draws_csv(
+    c: &Checked,
+    chain: &Chain,
+    k: usize,
+    config: &GibbsConfig,
+    algorithm: &str,
+) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# model = {}", c.name);
-    let _ = writeln!(
-        s,
-        "# method = sample (algorithm = gibbs, augmented by gpmc)"
-    );
+    let _ = writeln!(s, "# method = sample (algorithm = {algorithm})");
     let _ = writeln!(s, "#   num_samples = {}", chain.rows.len());
     let _ = writeln!(s, "#   num_warmup = {}", config.warmup);
     let _ = writeln!(s, "#   thin = {}", config.thin);

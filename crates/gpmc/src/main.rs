@@ -137,7 +137,8 @@ struct MethodFlags {
     /// Gibbs: number of chains, run in parallel [default: 4].
     #[arg(long)]
     chains: Option<usize>,
-    /// Gibbs: kept draws per chain [default: 1000].
+    /// Gibbs: kept draws per chain; CAVI, GPF: draws from q written as chain-1.csv
+    /// [default: 1000].
     #[arg(long)]
     draws: Option<usize>,
     /// Gibbs: warm-up sweeps per chain [default: 200].
@@ -146,7 +147,7 @@ struct MethodFlags {
     /// Gibbs: keep every n-th sweep [default: 1].
     #[arg(long)]
     thin: Option<usize>,
-    /// Gibbs: write each observation's log-likelihood under the original model as
+    /// Gibbs, CAVI, GPF: write each observation's log-likelihood under the original model as
     /// `log_lik.1 … log_lik.N` (for LOO: `arviz.from_cmdstan(..., log_likelihood="log_lik")`).
     #[arg(long)]
     log_lik: bool,
@@ -154,7 +155,7 @@ struct MethodFlags {
     /// latents not given start from a draw from their prior, each chain its own.
     #[arg(long)]
     init: Option<std::path::PathBuf>,
-    /// Gibbs: write a posterior predictive draw of every response as `y_rep.1 … y_rep.N`
+    /// Gibbs, CAVI, GPF: write a posterior predictive draw of every response as `y_rep.1 … y_rep.N`
     /// (for PPC: `arviz.from_cmdstan(..., posterior_predictive="y_rep")`).
     #[arg(long)]
     ppc: bool,
@@ -190,11 +191,11 @@ impl MethodFlags {
         use Method::*;
         let given: [(&str, bool, &[Method]); 14] = [
             ("--chains", self.chains.is_some(), &[Gibbs]),
-            ("--draws", self.draws.is_some(), &[Gibbs]),
+            ("--draws", self.draws.is_some(), &[Gibbs, Cavi, Gpf]),
             ("--warmup", self.warmup.is_some(), &[Gibbs]),
             ("--thin", self.thin.is_some(), &[Gibbs]),
-            ("--log-lik", self.log_lik, &[Gibbs]),
-            ("--ppc", self.ppc, &[Gibbs]),
+            ("--log-lik", self.log_lik, &[Gibbs, Cavi, Gpf]),
+            ("--ppc", self.ppc, &[Gibbs, Cavi, Gpf]),
             ("--init", self.init.is_some(), &[Gibbs]),
             ("--batch", self.batch.is_some(), &[Svi]),
             ("--iterations", self.iterations.is_some(), &[Svi, Cavi, Gpf]),
@@ -397,9 +398,28 @@ fn main() -> ExitCode {
                     ..Default::default()
                 }),
             };
-            variational(&model, &data, &predict, method, output, quiet, generic)
+            let run = VariationalRun {
+                output,
+                quiet,
+                generic,
+                q: gpmc::infer::QDraws {
+                    pointwise: gpm_runtime::gibbs::Pointwise { log_lik, ppc },
+                    draws: draws.unwrap_or(1000),
+                    seed,
+                },
+            };
+            variational(&model, &data, &predict, method, run)
         }
     }
+}
+
+/// The settings of a variational run from the command line.
+struct VariationalRun {
+    output: Option<std::path::PathBuf>,
+    quiet: bool,
+    generic: bool,
+    /// Draws from q written as `chain-1.csv` (CAVI and GPF).
+    q: gpmc::infer::QDraws,
 }
 
 fn variational(
@@ -407,10 +427,14 @@ fn variational(
     data: &[std::path::PathBuf],
     predict: &[std::path::PathBuf],
     method: Variational,
-    output: Option<std::path::PathBuf>,
-    quiet: bool,
-    generic: bool,
+    run: VariationalRun,
 ) -> ExitCode {
+    let VariationalRun {
+        output,
+        quiet,
+        generic,
+        q,
+    } = run;
     let (name, source) = match read_model(path) {
         Ok(x) => x,
         Err(code) => return code,
@@ -541,6 +565,20 @@ fn variational(
     let (mut summary, blocks, hv, hypers) = outcome;
     for (n, v, how) in &hypers {
         say!("hyperparameter {n} = {v} ({how})");
+    }
+    // Draws from q in the layout of Gibbs draws (not for sparse GPs: SVI, inducing points).
+    let sparse = blocks
+        .iter()
+        .any(|b| matches!(b, gpm_runtime::cavi::BlockPosterior::Sparse(_)));
+    if !sparse {
+        let method = summary["method"].as_str().unwrap_or("variational").to_string();
+        match gpmc::infer::draws_from_q(&checked, &d, &hv, &blocks, &q, &method) {
+            Ok(csv) => {
+                summary["draws_from_q"] = serde_json::json!(q.draws);
+                files.push(("chain-1.csv".to_string(), csv));
+            }
+            Err(e) => return report(e),
+        }
     }
     if blocks
         .iter()

@@ -521,3 +521,30 @@ fn predictions_give_the_response_distribution() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// CAVI and particle flow write draws from q in the layout of Gibbs draws (chain-1.csv, with
+/// log_lik and y_rep on request): their moments are q's (posterior.csv) within Monte Carlo error.
+#[test]
+fn variational_runs_write_draws_from_q() {
+    let dir = setup("fromq");
+    for method in ["cavi", "gpf"] {
+        let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--method", method, "--log-lik", "--ppc", "--draws", "4000", "--quiet", "--output", method]);
+        assert!(o.status.success(), "{method}: {}", String::from_utf8_lossy(&o.stderr));
+        let (header, rows) = read_csv(&dir.join(format!("{method}/chain-1.csv")));
+        assert_eq!(rows.len(), 4000);
+        assert_eq!(header.iter().filter(|h| h.starts_with("log_lik.")).count(), 12);
+        assert_eq!(header.iter().filter(|h| h.starts_with("y_rep.")).count(), 12);
+        let q = std::fs::read_to_string(dir.join(format!("{method}/posterior.csv"))).unwrap();
+        for line in q.lines().skip(1) {
+            let cells: Vec<&str> = line.split(',').collect();
+            let (name, mean, sd): (&str, f64, f64) = (cells[0], cells[1].parse().unwrap(), cells[2].parse().unwrap());
+            let j = header.iter().position(|h| h == name).unwrap();
+            let x: Vec<f64> = rows.iter().map(|r| r[j]).collect();
+            let m = x.iter().sum::<f64>() / 4000.0;
+            let s = (x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / 3999.0).sqrt();
+            assert!((m - mean).abs() < 5.0 * sd / 4000f64.sqrt(), "{method} {name}: mean {m} vs {mean}");
+            assert!((s / sd - 1.0).abs() < 0.06, "{method} {name}: sd {s} vs {sd}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
