@@ -244,7 +244,9 @@ impl MethodFlags {
         }
         if let Some(r) = self.hyper_rate {
             if !(r > 0.0 && r.is_finite()) {
-                return Err(format!("--hyper-rate must be a finite positive number, got {r}"));
+                return Err(format!(
+                    "--hyper-rate must be a finite positive number, got {r}"
+                ));
             }
         }
         Ok(())
@@ -266,7 +268,10 @@ fn main() -> ExitCode {
             let out = output.unwrap_or_else(|| dir.join("plots"));
             // The figures directory is replaced as a whole, like a run's output.
             let mut all = files.clone();
-            all.push(("summary.json".into(), serde_json::json!({"figures_of": dir.display().to_string()}).to_string()));
+            all.push((
+                "summary.json".into(),
+                serde_json::json!({"figures_of": dir.display().to_string()}).to_string(),
+            ));
             if let Err(e) = gpmc::infer::write_all(&out, &all) {
                 eprintln!("error: {e}");
                 return ExitCode::from(1);
@@ -467,100 +472,9 @@ fn variational(
     });
     let mut files = Vec::new();
     let feedback = gpmc::feedback::Feedback::install(quiet);
-    let outcome = match method {
-        Variational::Svi(config) => {
-            let (r, hypers, hv) = match gpmc::infer::run_svi(&checked, &d, &config, &mut |p, _| {
-                feedback.svi(p, config.iterations)
-            }) {
-                Ok(x) => x,
-                Err(e) => return report(e),
-            };
-            feedback.finish();
-            let last = r.trace.last().copied();
-            say!(
-                "SVI: {} iterations of batch {} ({:.1} epochs) in {:.3} s; ELBO estimate {:.6}",
-                config.iterations,
-                config.batch,
-                last.map_or(0.0, |p| p.epoch),
-                r.seconds,
-                last.map_or(f64::NAN, |p| p.elbo)
-            );
-            let summary = serde_json::json!({
-                "model": name,
-                "method": "svi",
-                "batch": config.batch,
-                "iterations": config.iterations,
-                "step_schedule": {"delay": config.delay, "forgetting": config.forgetting},
-                "hyper_rate": config.hyper_rate,
-                "class_batch": config.class_batch,
-                "seed": config.seed,
-                "trace": r.trace.iter().map(|p| serde_json::json!({"iteration": p.iteration, "epoch": p.epoch, "seconds": p.seconds, "elbo_estimate": p.elbo})).collect::<Vec<_>>(),
-                "seconds": r.seconds,
-                "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
-            });
-            (summary, r.blocks, hv, hypers)
-        }
-        Variational::Gpf(config) => {
-            let (r, hypers, hv) = match gpmc::infer::run_gpf(&checked, &d, &config) {
-                Ok(x) => x,
-                Err(e) => return report(e),
-            };
-            feedback.finish();
-            say!(
-                "GPF {} after {} steps ({} particles, {} steps undone) in {:.3} s; ELBO {:.6}",
-                status(r.converged),
-                r.free_energy.len() - 1,
-                r.particles,
-                r.rejected,
-                r.seconds,
-                r.elbo
-            );
-            posterior_file(&r.latents, &mut files);
-            let summary = serde_json::json!({
-                "model": name,
-                "method": "gpf",
-                "converged": r.converged,
-                "particles": r.particles,
-                "iterations": r.free_energy.len() - 1,
-                "rejected_steps": r.rejected,
-                "final_step": r.step,
-                "free_energy": r.free_energy,
-                "elbo": r.elbo,
-                "seed": config.seed,
-                "seconds": r.seconds,
-                "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
-            });
-            (summary, r.blocks, hv, hypers)
-        }
-        Variational::Cavi { max_iter } => {
-            let config = gpm_runtime::cavi::CaviConfig {
-                tolerance: 1e-9,
-                max_iter,
-            };
-            let (r, hypers, hv) = match gpmc::infer::run_cavi_with_values(&checked, &d, &config) {
-                Ok(x) => x,
-                Err(e) => return report(e),
-            };
-            feedback.finish();
-            say!(
-                "CAVI {} after {} iterations in {:.3} s; ELBO {:.6}",
-                status(r.converged),
-                r.elbo.len(),
-                r.seconds,
-                r.elbo.last().copied().unwrap_or(f64::NAN)
-            );
-            posterior_file(&r.latents, &mut files);
-            let summary = serde_json::json!({
-                "model": name,
-                "method": "cavi",
-                "converged": r.converged,
-                "iterations": r.elbo.len(),
-                "elbo": r.elbo,
-                "seconds": r.seconds,
-                "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
-            });
-            (summary, r.blocks, hv, hypers)
-        }
+    let outcome = match fit_variational(&name, &checked, &d, method, &feedback, &mut files) {
+        Ok(x) => x,
+        Err(e) => return report(e),
     };
     let (mut summary, blocks, hv, hypers) = outcome;
     for (n, v, how) in &hypers {
@@ -571,7 +485,10 @@ fn variational(
         .iter()
         .any(|b| matches!(b, gpm_runtime::cavi::BlockPosterior::Sparse(_)));
     if !sparse {
-        let method = summary["method"].as_str().unwrap_or("variational").to_string();
+        let method = summary["method"]
+            .as_str()
+            .unwrap_or("variational")
+            .to_string();
         match gpmc::infer::draws_from_q(&checked, &d, &hv, &blocks, &q, &method) {
             Ok(csv) => {
                 summary["draws_from_q"] = serde_json::json!(q.draws);
@@ -609,6 +526,112 @@ fn variational(
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
     say!("wrote {} to {}", names.join(", "), dir.display());
     ExitCode::SUCCESS
+}
+
+/// What a variational fit leaves: its summary, each block's q, the hyperparameter values and
+/// how each was set.
+type Fitted = (
+    serde_json::Value,
+    Vec<gpm_runtime::cavi::BlockPosterior>,
+    gpm_runtime::kernels::HyperValues,
+    Vec<(String, f64, String)>,
+);
+
+/// Run one variational method, print its outcome, and add its posterior file to `files`.
+fn fit_variational(
+    name: &str,
+    checked: &gpmc::Checked,
+    d: &gpm_runtime::data::Data,
+    method: Variational,
+    feedback: &gpmc::feedback::Feedback,
+    files: &mut Vec<(String, String)>,
+) -> Result<Fitted, gpmc::infer::InferError> {
+    match method {
+        Variational::Svi(config) => {
+            let (r, hypers, hv) = gpmc::infer::run_svi(checked, d, &config, &mut |p, _| {
+                feedback.svi(p, config.iterations)
+            })?;
+            feedback.finish();
+            let last = r.trace.last().copied();
+            say!(
+                "SVI: {} iterations of batch {} ({:.1} epochs) in {:.3} s; ELBO estimate {:.6}",
+                config.iterations,
+                config.batch,
+                last.map_or(0.0, |p| p.epoch),
+                r.seconds,
+                last.map_or(f64::NAN, |p| p.elbo)
+            );
+            let summary = serde_json::json!({
+                "model": name,
+                "method": "svi",
+                "batch": config.batch,
+                "iterations": config.iterations,
+                "step_schedule": {"delay": config.delay, "forgetting": config.forgetting},
+                "hyper_rate": config.hyper_rate,
+                "class_batch": config.class_batch,
+                "seed": config.seed,
+                "trace": r.trace.iter().map(|p| serde_json::json!({"iteration": p.iteration, "epoch": p.epoch, "seconds": p.seconds, "elbo_estimate": p.elbo})).collect::<Vec<_>>(),
+                "seconds": r.seconds,
+                "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
+            });
+            Ok((summary, r.blocks, hv, hypers))
+        }
+        Variational::Gpf(config) => {
+            let (r, hypers, hv) = gpmc::infer::run_gpf(checked, d, &config)?;
+            feedback.finish();
+            say!(
+                "GPF {} after {} steps ({} particles, {} steps undone) in {:.3} s; ELBO {:.6}",
+                status(r.converged),
+                r.free_energy.len() - 1,
+                r.particles,
+                r.rejected,
+                r.seconds,
+                r.elbo
+            );
+            posterior_file(&r.latents, files);
+            let summary = serde_json::json!({
+                "model": name,
+                "method": "gpf",
+                "converged": r.converged,
+                "particles": r.particles,
+                "iterations": r.free_energy.len() - 1,
+                "rejected_steps": r.rejected,
+                "final_step": r.step,
+                "free_energy": r.free_energy,
+                "elbo": r.elbo,
+                "seed": config.seed,
+                "seconds": r.seconds,
+                "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
+            });
+            Ok((summary, r.blocks, hv, hypers))
+        }
+        Variational::Cavi { max_iter } => {
+            let config = gpm_runtime::cavi::CaviConfig {
+                tolerance: 1e-9,
+                max_iter,
+            };
+            let (r, hypers, hv) = gpmc::infer::run_cavi_with_values(checked, d, &config)?;
+            feedback.finish();
+            say!(
+                "CAVI {} after {} iterations in {:.3} s; ELBO {:.6}",
+                status(r.converged),
+                r.elbo.len(),
+                r.seconds,
+                r.elbo.last().copied().unwrap_or(f64::NAN)
+            );
+            posterior_file(&r.latents, files);
+            let summary = serde_json::json!({
+                "model": name,
+                "method": "cavi",
+                "converged": r.converged,
+                "iterations": r.elbo.len(),
+                "elbo": r.elbo,
+                "seconds": r.seconds,
+                "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
+            });
+            Ok((summary, r.blocks, hv, hypers))
+        }
+    }
 }
 
 /// A variational run's end, for people.
