@@ -507,13 +507,9 @@ fn variational(
         }
     }
     if let Some(test) = &test {
-        match gpmc::infer::predict_variational(&checked, &d, test, &hv, &blocks) {
-            Ok((csv, metrics)) => {
-                say!("test: {metrics}");
-                summary["test"] = metrics;
-                files.push(("predictions.csv".into(), csv));
-            }
-            Err(e) => return report(e),
+        let prediction = gpmc::infer::predict_variational(&checked, &d, test, &hv, &blocks);
+        if let Err(e) = add_predictions(prediction, &mut summary, &mut files) {
+            return report(e);
         }
     }
     files.push((
@@ -632,6 +628,19 @@ fn fit_variational(
             Ok((summary, r.blocks, hv, hypers))
         }
     }
+}
+
+/// A prediction's file and metrics added to a run's output (the metrics printed too).
+fn add_predictions(
+    prediction: Result<(String, serde_json::Value), gpmc::infer::InferError>,
+    summary: &mut serde_json::Value,
+    files: &mut Vec<(String, String)>,
+) -> Result<(), gpmc::infer::InferError> {
+    let (csv, metrics) = prediction?;
+    say!("test: {metrics}");
+    summary["test"] = metrics;
+    files.push(("predictions.csv".into(), csv));
+    Ok(())
 }
 
 /// A variational run's end, for people.
@@ -776,13 +785,9 @@ fn infer(
     }
     let mut summary = gpmc::infer::summary_json(&checked, &result, &config);
     if let Some(test) = &test {
-        match gpmc::infer::predict(&checked, &d, test, &result, config.seed) {
-            Ok((csv, metrics)) => {
-                say!("test: {metrics}");
-                summary["test"] = metrics;
-                files.push(("predictions.csv".into(), csv));
-            }
-            Err(e) => return report(e),
+        let prediction = gpmc::infer::predict(&checked, &d, test, &result, config.seed);
+        if let Err(e) = add_predictions(prediction, &mut summary, &mut files) {
+            return report(e);
         }
     }
     files.push((
