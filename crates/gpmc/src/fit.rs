@@ -1,13 +1,15 @@
-//! A saved fit: what `gpmc predict OUT_DIR` needs to predict from a Gibbs run without rerunning
-//! it — the model text (`model.gpm`), and in `fit.json` the training data files with a
-//! fingerprint of their values (the GP conditionals at new inputs need the training inputs; a
-//! file changed since is refused), the hyperparameter values the run used, its seed and
-//! options. The draws are the run's own chain files.
+//! A saved fit: what `gpmc predict OUT_DIR` needs to predict from a run without rerunning it —
+//! the model text (`model.gpm`), and in `fit.json` the training data files with a fingerprint
+//! of their values (the GP conditionals at new inputs need the training inputs; a file changed
+//! since is refused), the hyperparameter values the run used, its seed and options, and for a
+//! variational run its `q` (every number exactly). A Gibbs run's draws are its chain files.
 
 use crate::Checked;
+use gpm_runtime::cavi::BlockPosterior;
 use gpm_runtime::data::{Data, Value};
 use gpm_runtime::gibbs::Pointwise;
 use gpm_runtime::kernels::HyperValues;
+use nalgebra::{DMatrix, DVector};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -38,8 +40,10 @@ pub struct SavedFit {
     pub generic: bool,
     /// The hyperparameter values the run used.
     pub values: HyperValues,
-    /// The pointwise columns of its draws.
-    pub pointwise: Pointwise,
+    /// The method that made the fit.
+    pub method: String,
+    /// Its posterior.
+    pub posterior: Stored,
 }
 
 /// A 64-bit FNV-1a fingerprint of every datum's name, shape and values (their bits).
@@ -65,7 +69,75 @@ pub fn fingerprint(data: &Data) -> String {
     format!("{h:016x}")
 }
 
-/// The files that save a Gibbs fit beside its draws: `model.gpm` and `fit.json`.
+/// What a fit's posterior is saved as: Gibbs draws (the chain files beside, with these pointwise
+/// columns) or a variational `q` (written into `fit.json`, every number exactly).
+pub enum SavedPosterior<'a> {
+    /// Gibbs draws.
+    Draws(Pointwise),
+    /// A variational posterior, one entry per block, from `method`.
+    Q {
+        /// `cavi`, `svi` or `gpf`.
+        method: &'a str,
+        /// Its blocks.
+        blocks: &'a [BlockPosterior],
+    },
+}
+
+/// A posterior as saved and read back.
+#[derive(Debug, Clone)]
+pub enum Stored {
+    /// Gibbs draws in the chain files, with these pointwise columns.
+    Draws(Pointwise),
+    /// A variational posterior.
+    Q(Vec<BlockPosterior>),
+}
+
+fn rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
+    (0..m.nrows()).map(|i| m.row(i).iter().copied().collect()).collect()
+}
+
+fn q_to_json(b: &BlockPosterior) -> serde_json::Value {
+    match b {
+        BlockPosterior::Gp { a, b } => json!({"kind": "gp", "a": a, "b": b}),
+        BlockPosterior::Sparse(q) => {
+            json!({"kind": "sparse", "prec": rows(&q.prec), "h": q.h.as_slice()})
+        }
+        BlockPosterior::Particles { mean, spread } => {
+            json!({"kind": "particles", "mean": mean.as_slice(), "spread": rows(spread)})
+        }
+        BlockPosterior::Dense { mean, cov } => {
+            json!({"kind": "dense", "mean": mean.as_slice(), "cov": rows(cov)})
+        }
+    }
+}
+
+fn q_from_json(v: &serde_json::Value) -> Option<BlockPosterior> {
+    let vector = |v: &serde_json::Value| -> Option<Vec<f64>> {
+        v.as_array()?.iter().map(|x| x.as_f64()).collect()
+    };
+    let matrix = |v: &serde_json::Value| -> Option<DMatrix<f64>> {
+        let r: Vec<Vec<f64>> = v.as_array()?.iter().map(vector).collect::<Option<_>>()?;
+        let cols = r.first().map_or(0, |x| x.len());
+        r.iter().all(|x| x.len() == cols).then(|| DMatrix::from_fn(r.len(), cols, |i, j| r[i][j]))
+    };
+    Some(match v["kind"].as_str()? {
+        "gp" => BlockPosterior::Gp { a: vector(&v["a"])?, b: vector(&v["b"])? },
+        "sparse" => BlockPosterior::Sparse(
+            gpm_runtime::sparse::QInducing::from_natural(matrix(&v["prec"])?, DVector::from_vec(vector(&v["h"])?)).ok()?,
+        ),
+        "particles" => BlockPosterior::Particles {
+            mean: DVector::from_vec(vector(&v["mean"])?),
+            spread: matrix(&v["spread"])?,
+        },
+        "dense" => BlockPosterior::Dense {
+            mean: DVector::from_vec(vector(&v["mean"])?),
+            cov: matrix(&v["cov"])?,
+        },
+        _ => return None,
+    })
+}
+
+/// The files that save a fit beside its output: `model.gpm` and `fit.json`.
 pub fn files(
     c: &Checked,
     data_files: &[PathBuf],
@@ -73,7 +145,7 @@ pub fn files(
     values: &HyperValues,
     seed: u64,
     generic: bool,
-    pointwise: Pointwise,
+    posterior: SavedPosterior,
 ) -> Vec<(String, String)> {
     let absolute: Vec<String> = data_files
         .iter()
@@ -86,8 +158,19 @@ pub fn files(
         .collect();
     // NaN (no value) is written as null.
     let finite = |v: f64| if v.is_finite() { json!(v) } else { json!(null) };
+    let (method, posterior) = match posterior {
+        SavedPosterior::Draws(p) => (
+            "gibbs".to_string(),
+            json!({"pointwise": {"log_lik": p.log_lik, "ppc": p.ppc}}),
+        ),
+        SavedPosterior::Q { method, blocks } => (
+            method.to_string(),
+            json!({"q": blocks.iter().map(q_to_json).collect::<Vec<_>>()}),
+        ),
+    };
     let fit = json!({
-        "method": "gibbs",
+        "method": method,
+        "posterior": posterior,
         "model": c.name,
         "model_file": MODEL_FILE,
         "data_files": absolute,
@@ -98,7 +181,6 @@ pub fn files(
             "scalars": values.scalars.iter().map(|v| finite(*v)).collect::<Vec<_>>(),
             "vectors": values.vectors,
         },
-        "pointwise": {"log_lik": pointwise.log_lik, "ppc": pointwise.ppc},
     });
     vec![
         (MODEL_FILE.to_string(), c.source.clone()),
@@ -122,9 +204,21 @@ pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
     let fit: serde_json::Value = serde_json::from_str(&read(FIT_FILE)?)
         .map_err(|e| FitError(format!("{}: {e}", dir.join(FIT_FILE).display())))?;
     let bad = |what: &str| FitError(format!("{}: no valid `{what}`", dir.join(FIT_FILE).display()));
-    if fit["method"] != "gibbs" {
-        return Err(bad("method"));
-    }
+    let method = fit["method"].as_str().ok_or_else(|| bad("method"))?.to_string();
+    let posterior = if method == "gibbs" {
+        let p = &fit["posterior"]["pointwise"];
+        Stored::Draws(Pointwise {
+            log_lik: p["log_lik"].as_bool().unwrap_or(false),
+            ppc: p["ppc"].as_bool().unwrap_or(false),
+        })
+    } else {
+        Stored::Q(
+            fit["posterior"]["q"]
+                .as_array()
+                .and_then(|q| q.iter().map(q_from_json).collect::<Option<Vec<_>>>())
+                .ok_or_else(|| bad("posterior"))?,
+        )
+    };
     let numbers = |v: &serde_json::Value| -> Option<Vec<f64>> {
         v.as_array()?
             .iter()
@@ -147,10 +241,8 @@ pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
         seed: fit["seed"].as_u64().ok_or_else(|| bad("seed"))?,
         generic: fit["generic"].as_bool().unwrap_or(false),
         values: HyperValues { scalars, vectors },
-        pointwise: Pointwise {
-            log_lik: fit["pointwise"]["log_lik"].as_bool().unwrap_or(false),
-            ppc: fit["pointwise"]["ppc"].as_bool().unwrap_or(false),
-        },
+        method,
+        posterior,
     })
 }
 
@@ -163,8 +255,9 @@ pub struct Reuse {
     pub checked: Checked,
     /// The training data.
     pub train: Data,
-    /// The draws, with the values the run used.
-    pub result: crate::infer::InferResult,
+    /// The draws (with the values the run used), or `None` for a variational fit, whose `q`
+    /// is in [`SavedFit::posterior`].
+    pub result: Option<crate::infer::InferResult>,
 }
 
 impl Reuse {
@@ -183,9 +276,17 @@ impl Reuse {
                 fit.data_files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
             )));
         }
+        let Stored::Draws(pointwise) = fit.posterior else {
+            return Ok(Reuse {
+                fit,
+                checked: c,
+                train,
+                result: None,
+            });
+        };
         let schedule = crate::infer::schedule(&c).map_err(|e| FitError(e.to_string()))?;
         let layout = gpm_runtime::gibbs::Sampler::new(schedule, &train, &fit.values)
-            .and_then(|s| s.with_pointwise(fit.pointwise))
+            .and_then(|s| s.with_pointwise(pointwise))
             .map_err(|e| FitError(e.to_string()))?
             .layout();
         let mut chains = Vec::new();
@@ -226,14 +327,26 @@ impl Reuse {
             fit,
             checked: c,
             train,
-            result,
+            result: Some(result),
         })
     }
 
     /// Predictions at `test` (responses optional): `predictions.csv` and the metrics.
     pub fn predict(&self, test: &Data) -> Result<(String, serde_json::Value), FitError> {
-        crate::infer::predict(&self.checked, &self.train, test, &self.result, self.fit.seed)
-            .map_err(|e| FitError(e.to_string()))
+        match (&self.result, &self.fit.posterior) {
+            (Some(result), _) => {
+                crate::infer::predict(&self.checked, &self.train, test, result, self.fit.seed)
+            }
+            (None, Stored::Q(blocks)) => crate::infer::predict_variational(
+                &self.checked,
+                &self.train,
+                test,
+                &self.fit.values,
+                blocks,
+            ),
+            (None, Stored::Draws(_)) => unreachable!("draws are read when the fit is opened"),
+        }
+        .map_err(|e| FitError(e.to_string()))
     }
 }
 

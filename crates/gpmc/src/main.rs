@@ -516,6 +516,20 @@ fn variational(
         "summary.json".to_string(),
         serde_json::to_string_pretty(&summary).expect("summary JSON"),
     ));
+    // What `gpmc predict OUT_DIR` needs to reuse q.
+    let method = summary["method"].as_str().unwrap_or("variational").to_string();
+    files.extend(gpmc::fit::files(
+        &checked,
+        data,
+        &d,
+        &hv,
+        q.seed,
+        generic,
+        gpmc::fit::SavedPosterior::Q {
+            method: &method,
+            blocks: &blocks,
+        },
+    ));
     if let Err(e) = gpmc::infer::write_all(&dir, &files) {
         return report(e);
     }
@@ -802,7 +816,7 @@ fn infer(
         &result.values,
         config.seed,
         generic,
-        pointwise,
+        gpmc::fit::SavedPosterior::Draws(pointwise),
     ));
     if let Err(e) = gpmc::infer::write_all(&dir, &files) {
         return report(e);

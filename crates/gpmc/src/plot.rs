@@ -2,10 +2,10 @@
 //! * Gibbs: `trace.svg` (each chosen variable's draws, one line per chain) and `rank.svg` (rank
 //!   plots, Vehtari et al. 2021: the histogram of each chain's ranks among all draws, flat when
 //!   the chains mix); by default `lp__` and the four variables with the largest R̂;
+//! * a variational run: `elbo.svg`, the ELBO (CAVI, SVI) or free energy (GPF) per iteration;
 //! * for a model whose GP has one input, `predictive.svg`: the posterior predictive band over
 //!   the inputs (mean ± 2 sd of the linear predictor, or the predictive probability of a label)
-//!   with the training data, from the saved fit (`gpmc predict`'s path);
-//! * a variational run: `elbo.svg`, the ELBO (CAVI, SVI) or free energy (GPF) per iteration.
+//!   with the training data, from the saved fit (`gpmc predict`'s path), for every method.
 
 use crate::summary::read_chain;
 use gpm_runtime::diagnostics::summarize;
@@ -46,7 +46,13 @@ pub fn figures(dir: &Path, vars: &[String]) -> Result<Vec<(String, String)>, Plo
         .map_err(|e| fail(format!("{}: {e} (not a gpmc output directory?)", dir.join("summary.json").display())))
         .and_then(|t| serde_json::from_str(&t).map_err(fail))?;
     if summary["method"] != "gibbs" {
-        return Ok(vec![("elbo.svg".into(), elbo(&summary)?)]);
+        let mut out = vec![("elbo.svg".to_string(), elbo(&summary)?)];
+        if dir.join(crate::fit::FIT_FILE).exists() {
+            if let Some(svg) = predictive(dir)? {
+                out.push(("predictive.svg".into(), svg));
+            }
+        }
+        return Ok(out);
     }
     let mut chains = Vec::new();
     for k in 1.. {
@@ -85,9 +91,8 @@ pub fn figures(dir: &Path, vars: &[String]) -> Result<Vec<(String, String)>, Plo
         ("rank.svg".to_string(), rank(&chains, &columns)?),
     ];
     if dir.join(crate::fit::FIT_FILE).exists() {
-        match predictive(dir)? {
-            Some(svg) => out.push(("predictive.svg".into(), svg)),
-            None => {}
+        if let Some(svg) = predictive(dir)? {
+            out.push(("predictive.svg".into(), svg));
         }
     }
     Ok(out)

@@ -548,3 +548,27 @@ fn variational_runs_write_draws_from_q() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A variational fit is reusable too: `fit.json` holds q exactly, so `gpmc predict` gives the
+/// in-run predictions of CAVI and particle flow to the last digit; `gpmc plot` draws its band.
+#[test]
+fn a_saved_variational_fit_predicts_exactly() {
+    let dir = setup("reuse_q");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    for file in ["student_t_regression.gpm", "student_t_regression.data.json", "student_t_regression.test.json"] {
+        std::fs::copy(root.join(file), dir.join(file)).unwrap();
+    }
+    for method in ["cavi", "gpf"] {
+        let o = gpmc(&dir, &["infer", "student_t_regression.gpm", "--data", "student_t_regression.data.json", "--predict", "student_t_regression.test.json", "--method", method, "--quiet", "--output", method]);
+        assert!(o.status.success(), "{method}: {}", String::from_utf8_lossy(&o.stderr));
+        let o = gpmc(&dir, &["predict", method, "--data", "student_t_regression.test.json"]);
+        assert!(o.status.success(), "{method}: {}", String::from_utf8_lossy(&o.stderr));
+        let in_run = std::fs::read_to_string(dir.join(format!("{method}/predictions.csv"))).unwrap();
+        let reused = std::fs::read_to_string(dir.join(format!("{method}/predict/predictions.csv"))).unwrap();
+        assert_eq!(in_run, reused, "{method}");
+        let o = gpmc(&dir, &["plot", method]);
+        assert!(o.status.success());
+        assert!(dir.join(format!("{method}/plots/predictive.svg")).exists());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
