@@ -110,9 +110,7 @@ fn eval_complex_nodes(
             | Math::Max(_)
             | Math::Min(_)
             | Math::NormalCdf(_)
-            | Math::PoissonPowerMoment(_) => {
-                return Err(CasError::NotAnalytic(format!("{n}")))
-            }
+            | Math::PoissonPowerMoment(_) => return Err(CasError::NotAnalytic(format!("{n}"))),
         };
         v.push(r);
     }

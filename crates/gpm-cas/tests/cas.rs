@@ -213,8 +213,14 @@ fn poisson_power_moment_derivatives_agree_with_finite_differences() {
         let fd1 = (at(&e, x + h) - at(&e, x - h)) / (2.0 * h);
         let fd2 = (at(&d1, x + h) - at(&d1, x - h)) / (2.0 * h);
         let (a1, a2) = (at(&d1, x), at(&d2, x));
-        assert!((fd1 - a1).abs() <= 1e-6 * (1.0 + a1.abs()), "x={x}: {a1} vs {fd1}");
-        assert!((fd2 - a2).abs() <= 1e-5 * (1.0 + a2.abs()), "x={x}: {a2} vs {fd2}");
+        assert!(
+            (fd1 - a1).abs() <= 1e-6 * (1.0 + a1.abs()),
+            "x={x}: {a1} vs {fd1}"
+        );
+        assert!(
+            (fd2 - a2).abs() <= 1e-5 * (1.0 + a2.abs()),
+            "x={x}: {a2} vs {fd2}"
+        );
     }
     let free = parse("(poisson_power_moment 0 x y)").unwrap();
     assert!(eval(&derivative(&free, "x"), &|n| match n {

@@ -98,7 +98,10 @@ pub enum Family {
     Laplace,
     Logistic,
     /// Labels: the value drawn for "success" and for "failure".
-    BernoulliLogit { one: i64, zero: i64 },
+    BernoulliLogit {
+        one: i64,
+        zero: i64,
+    },
     BinomialLogit,
     Poisson,
     NegBinomialLogit,

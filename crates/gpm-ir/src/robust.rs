@@ -240,7 +240,10 @@ mod tests {
             let sum: f64 = (0..2000)
                 .map(|k| ((1.0 + beta) * eval(&ld, k as f64)).exp())
                 .sum();
-            assert!((closed - sum).abs() < 1e-12 * sum, "λ={rate}: {closed} vs {sum}");
+            assert!(
+                (closed - sum).abs() < 1e-12 * sum,
+                "λ={rate}: {closed} vs {sum}"
+            );
         }
     }
 
@@ -249,8 +252,8 @@ mod tests {
         let y = Sx::sym(SymRole::Data, "y");
         let p = [n(3.0), n(0.2)];
         let ld = log_density("neg_binomial_logit", y, p.to_vec(), None);
-        let e = robust_log_density(Divergence::Beta(0.2), "neg_binomial_logit", ld, &p)
-            .unwrap_err();
+        let e =
+            robust_log_density(Divergence::Beta(0.2), "neg_binomial_logit", ld, &p).unwrap_err();
         assert!(e.contains("not yet for `neg_binomial_logit`"), "{e}");
     }
 }

@@ -79,9 +79,19 @@ mod tests {
         let s = |x: f64| 1.0 / (1.0 + (-x).exp());
         let cases: Vec<(Family, Vec<f64>, f64, f64)> = vec![
             (Family::Normal, vec![0.4, 1.5], 0.4, 2.25),
-            (Family::StudentT, vec![5.0, -1.0, 2.0], -1.0, 4.0 * 5.0 / 3.0),
+            (
+                Family::StudentT,
+                vec![5.0, -1.0, 2.0],
+                -1.0,
+                4.0 * 5.0 / 3.0,
+            ),
             (Family::Laplace, vec![0.3, 0.7], 0.3, 2.0 * 0.49),
-            (Family::Logistic, vec![1.0, 0.5], 1.0, 0.25 * std::f64::consts::PI.powi(2) / 3.0),
+            (
+                Family::Logistic,
+                vec![1.0, 0.5],
+                1.0,
+                0.25 * std::f64::consts::PI.powi(2) / 3.0,
+            ),
             (
                 Family::BernoulliLogit { one: 1, zero: -1 },
                 vec![0.8],
@@ -116,7 +126,10 @@ mod tests {
             // The variance's standard error, from the fourth moment of the draws.
             let m4 = x.iter().map(|v| (v - m).powi(4)).sum::<f64>() / n as f64;
             let se = ((m4 - v * v) / n as f64).sqrt();
-            assert!((v - var).abs() < 5.0 * se, "{family:?}: variance {v} vs {var}");
+            assert!(
+                (v - var).abs() < 5.0 * se,
+                "{family:?}: variance {v} vs {var}"
+            );
         }
     }
 

@@ -45,14 +45,22 @@ pub fn poisson_power_moment(j: f64, rate: f64, b: f64) -> f64 {
     // next term and for the bound on the tail beyond it.
     let up_ratio = |k: f64| {
         let ln_next = ln_integer(k + 1.0);
-        let power = if j == 0.0 { 0.0 } else { j * (ln_next - ln_integer(k)) };
+        let power = if j == 0.0 {
+            0.0
+        } else {
+            j * (ln_next - ln_integer(k))
+        };
         ((log_rate - ln_next) * b + power).exp()
     };
     let (mut k, mut term) = (mode, sum);
     let mut r = up_ratio(k);
     loop {
         // At k = 0 with j > 0 the term is 0^j = 0: restart from the next one.
-        term = if term == 0.0 { term_at(k + 1.0) } else { term * r };
+        term = if term == 0.0 {
+            term_at(k + 1.0)
+        } else {
+            term * r
+        };
         k += 1.0;
         sum += term;
         r = up_ratio(k);
@@ -63,7 +71,11 @@ pub fn poisson_power_moment(j: f64, rate: f64, b: f64) -> f64 {
     // Downwards: term_{k−1} = term_k (k/λ)^b ((k−1)/k)^j, to k = 1 (k = 0 adds 0^j when j > 0).
     let down_ratio = |k: f64| {
         let ln_k = ln_integer(k);
-        let power = if j == 0.0 { 0.0 } else { j * (ln_integer(k - 1.0) - ln_k) };
+        let power = if j == 0.0 {
+            0.0
+        } else {
+            j * (ln_integer(k - 1.0) - ln_k)
+        };
         ((ln_k - log_rate) * b + power).exp()
     };
     let last = if j > 0.0 { 1.0 } else { 0.0 };
@@ -101,7 +113,8 @@ fn ln_integer(k: f64) -> f64 {
 fn by_quadrature(j: f64, rate: f64, b: f64) -> f64 {
     let log_f = |u: f64| {
         let x = rate + u;
-        b * (-rate * relative_entropy_term(u / rate) - 0.5 * (2.0 * std::f64::consts::PI * x).ln()
+        b * (-rate * relative_entropy_term(u / rate)
+            - 0.5 * (2.0 * std::f64::consts::PI * x).ln()
             - stirling_correction(x))
             + j * x.ln()
     };
@@ -153,7 +166,9 @@ fn log_mass_at_mode(m: f64, rate: f64) -> f64 {
         return m * rate.ln() - rate - crate::lgamma(m + 1.0);
     }
     let delta = rate - m;
-    m * (delta / m).ln_1p() - delta - 0.5 * (2.0 * std::f64::consts::PI * m).ln()
+    m * (delta / m).ln_1p()
+        - delta
+        - 0.5 * (2.0 * std::f64::consts::PI * m).ln()
         - stirling_correction(m)
 }
 
@@ -198,7 +213,10 @@ mod tests {
             assert!((poisson_power_moment(0.0, rate, 1.0) - 1.0).abs() < 1e-12);
             assert!((poisson_power_moment(1.0, rate, 1.0) / rate - 1.0).abs() < 1e-12);
             let m2 = poisson_power_moment(2.0, rate, 1.0);
-            assert!((m2 / (rate + rate * rate) - 1.0).abs() < 1e-11, "λ={rate}: {m2}");
+            assert!(
+                (m2 / (rate + rate * rate) - 1.0).abs() < 1e-11,
+                "λ={rate}: {m2}"
+            );
         }
     }
 
@@ -210,8 +228,12 @@ mod tests {
             let fd = (poisson_power_moment(j, rate + h, b) - poisson_power_moment(j, rate - h, b))
                 / (2.0 * h);
             let identity = b
-                * (poisson_power_moment(j + 1.0, rate, b) / rate - poisson_power_moment(j, rate, b));
-            assert!((fd - identity).abs() < 1e-7 * identity.abs().max(1.0), "{fd} vs {identity}");
+                * (poisson_power_moment(j + 1.0, rate, b) / rate
+                    - poisson_power_moment(j, rate, b));
+            assert!(
+                (fd - identity).abs() < 1e-7 * identity.abs().max(1.0),
+                "{fd} vs {identity}"
+            );
         }
     }
 
@@ -224,7 +246,10 @@ mod tests {
         for j in [0.0, 1.0, 2.0] {
             let below = poisson_power_moment(j, LARGE_RATE, 1.4);
             let above = by_quadrature(j, LARGE_RATE, 1.4);
-            assert!((below / above - 1.0).abs() < 1e-12, "j={j}: {below} vs {above}");
+            assert!(
+                (below / above - 1.0).abs() < 1e-12,
+                "j={j}: {below} vs {above}"
+            );
         }
         // Astronomically large rates cost a quadrature of a hundred-odd points, finite.
         assert!(poisson_power_moment(0.0, 1e300, 1.2).is_finite());

@@ -212,7 +212,10 @@ pub fn test_from_json_value(model: &Model, v: &serde_json::Value) -> Result<Data
     let serde_json::Value::Object(map) = v else {
         return Err(err("", "data must be a JSON object".into(), None));
     };
-    check_test(model, map.iter().map(|(k, v)| (k.clone(), from_json(v))).collect())
+    check_test(
+        model,
+        map.iter().map(|(k, v)| (k.clone(), from_json(v))).collect(),
+    )
 }
 
 /// Check test data, a response left out being "not observed" (NaN).
@@ -234,7 +237,10 @@ fn check_test(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, Dat
         // A value the declaration accepts, so that the checks pass; replaced by NaN below.
         let valid = match &d.constraint {
             ValueSet::Set(s) => s.first().map_or(0.0, |v| *v as f64),
-            ValueSet::Range { lo: Some(Bound::Const(lo)), .. } => *lo,
+            ValueSet::Range {
+                lo: Some(Bound::Const(lo)),
+                ..
+            } => *lo,
             _ => 0.0,
         };
         raw.insert(name.clone(), Raw::Column(vec![valid; n]));

@@ -93,7 +93,9 @@ pub enum Stored {
 }
 
 fn rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
-    (0..m.nrows()).map(|i| m.row(i).iter().copied().collect()).collect()
+    (0..m.nrows())
+        .map(|i| m.row(i).iter().copied().collect())
+        .collect()
 }
 
 fn q_to_json(b: &BlockPosterior) -> serde_json::Value {
@@ -118,12 +120,21 @@ fn q_from_json(v: &serde_json::Value) -> Option<BlockPosterior> {
     let matrix = |v: &serde_json::Value| -> Option<DMatrix<f64>> {
         let r: Vec<Vec<f64>> = v.as_array()?.iter().map(vector).collect::<Option<_>>()?;
         let cols = r.first().map_or(0, |x| x.len());
-        r.iter().all(|x| x.len() == cols).then(|| DMatrix::from_fn(r.len(), cols, |i, j| r[i][j]))
+        r.iter()
+            .all(|x| x.len() == cols)
+            .then(|| DMatrix::from_fn(r.len(), cols, |i, j| r[i][j]))
     };
     Some(match v["kind"].as_str()? {
-        "gp" => BlockPosterior::Gp { a: vector(&v["a"])?, b: vector(&v["b"])? },
+        "gp" => BlockPosterior::Gp {
+            a: vector(&v["a"])?,
+            b: vector(&v["b"])?,
+        },
         "sparse" => BlockPosterior::Sparse(
-            gpm_runtime::sparse::QInducing::from_natural(matrix(&v["prec"])?, DVector::from_vec(vector(&v["h"])?)).ok()?,
+            gpm_runtime::sparse::QInducing::from_natural(
+                matrix(&v["prec"])?,
+                DVector::from_vec(vector(&v["h"])?),
+            )
+            .ok()?,
         ),
         "particles" => BlockPosterior::Particles {
             mean: DVector::from_vec(vector(&v["mean"])?),
@@ -203,8 +214,16 @@ pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
     };
     let fit: serde_json::Value = serde_json::from_str(&read(FIT_FILE)?)
         .map_err(|e| FitError(format!("{}: {e}", dir.join(FIT_FILE).display())))?;
-    let bad = |what: &str| FitError(format!("{}: no valid `{what}`", dir.join(FIT_FILE).display()));
-    let method = fit["method"].as_str().ok_or_else(|| bad("method"))?.to_string();
+    let bad = |what: &str| {
+        FitError(format!(
+            "{}: no valid `{what}`",
+            dir.join(FIT_FILE).display()
+        ))
+    };
+    let method = fit["method"]
+        .as_str()
+        .ok_or_else(|| bad("method"))?
+        .to_string();
     let posterior = if method == "gibbs" {
         let p = &fit["posterior"]["pointwise"];
         Stored::Draws(Pointwise {
@@ -222,7 +241,13 @@ pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
     let numbers = |v: &serde_json::Value| -> Option<Vec<f64>> {
         v.as_array()?
             .iter()
-            .map(|x| if x.is_null() { Some(f64::NAN) } else { x.as_f64() })
+            .map(|x| {
+                if x.is_null() {
+                    Some(f64::NAN)
+                } else {
+                    x.as_f64()
+                }
+            })
             .collect()
     };
     let scalars = numbers(&fit["hyper_values"]["scalars"]).ok_or_else(|| bad("hyper_values"))?;
@@ -231,13 +256,19 @@ pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
         .and_then(|vs| vs.iter().map(numbers).collect::<Option<Vec<_>>>())
         .ok_or_else(|| bad("hyper_values"))?;
     Ok(SavedFit {
-        name: fit["model"].as_str().ok_or_else(|| bad("model"))?.to_string(),
+        name: fit["model"]
+            .as_str()
+            .ok_or_else(|| bad("model"))?
+            .to_string(),
         source: read(MODEL_FILE)?,
         data_files: fit["data_files"]
             .as_array()
             .and_then(|fs| fs.iter().map(|f| f.as_str().map(PathBuf::from)).collect())
             .ok_or_else(|| bad("data_files"))?,
-        fingerprint: fit["data_fingerprint"].as_str().ok_or_else(|| bad("data_fingerprint"))?.to_string(),
+        fingerprint: fit["data_fingerprint"]
+            .as_str()
+            .ok_or_else(|| bad("data_fingerprint"))?
+            .to_string(),
         seed: fit["seed"].as_u64().ok_or_else(|| bad("seed"))?,
         generic: fit["generic"].as_bool().unwrap_or(false),
         values: HyperValues { scalars, vectors },
@@ -268,7 +299,9 @@ impl Reuse {
             .map_err(|f| FitError(format!("the saved model no longer checks: {f}")))?;
         let paths: Vec<&Path> = fit.data_files.iter().map(|p| p.as_path()).collect();
         let train = crate::data::load(&c.model, &paths).map_err(|e| {
-            FitError(format!("the training data of the fit cannot be read again: {e}"))
+            FitError(format!(
+                "the training data of the fit cannot be read again: {e}"
+            ))
         })?;
         if fingerprint(&train) != fit.fingerprint {
             return Err(FitError(format!(
@@ -352,7 +385,10 @@ impl Reuse {
 
 /// Predict at the inputs of `test_files` (responses optional) from the fit saved in `dir`:
 /// `predictions.csv` and the test metrics, as `gpmc infer --predict` gives them.
-pub fn predict(dir: &Path, test_files: &[PathBuf]) -> Result<(String, serde_json::Value), FitError> {
+pub fn predict(
+    dir: &Path,
+    test_files: &[PathBuf],
+) -> Result<(String, serde_json::Value), FitError> {
     let reuse = Reuse::open(dir)?;
     let test_paths: Vec<&Path> = test_files.iter().map(|p| p.as_path()).collect();
     let test = crate::data::load_test(&reuse.checked.model, &test_paths)

@@ -593,7 +593,13 @@ pub fn draws_from_q(
         thin: 1,
         seed,
     };
-    Ok(draws_csv(c, &chain, 0, &config, &format!("draws from the {method} posterior q, by gpmc")))
+    Ok(draws_csv(
+        c,
+        &chain,
+        0,
+        &config,
+        &format!("draws from the {method} posterior q, by gpmc"),
+    ))
 }
 
 /// Predictions at test points from a variational posterior (CAVI or SVI): `predictions.csv` and
@@ -697,8 +703,18 @@ pub fn prediction_outputs(
     }
     // Metrics: total and mean log predictive density; error rate where labels exist.
     let mut metrics = serde_json::Map::new();
-    let lpd: f64 = p.log_predictive.iter().filter(|v| scored(v)).flatten().sum();
-    let count: usize = p.log_predictive.iter().filter(|v| scored(v)).map(|v| v.len()).sum();
+    let lpd: f64 = p
+        .log_predictive
+        .iter()
+        .filter(|v| scored(v))
+        .flatten()
+        .sum();
+    let count: usize = p
+        .log_predictive
+        .iter()
+        .filter(|v| scored(v))
+        .map(|v| v.len())
+        .sum();
     metrics.insert("points".into(), json!(n));
     if p.draws > 0 {
         metrics.insert("draws_used".into(), json!(p.draws));
@@ -877,7 +893,10 @@ pub fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), InferErro
     };
     if dir.exists() {
         let ours = dir.join("summary.json").is_file()
-            || std::fs::read_dir(dir).map_err(|e| io(dir, e))?.next().is_none();
+            || std::fs::read_dir(dir)
+                .map_err(|e| io(dir, e))?
+                .next()
+                .is_none();
         if !dir.is_dir() || !ours {
             return Err(InferError::Io(format!(
                 "{} exists and is not a gpmc output directory (no summary.json): choose another --output",

@@ -21,13 +21,25 @@ fn bad(variable: &str, message: String, help: &str) -> DataError {
 /// The initial values in `path` for the latents of `model`, sized by `data`.
 pub fn load(model: &Model, data: &Data, path: &Path) -> Result<Init, DataError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        bad("", format!("cannot read the initial values `{}`: {e}", path.display()), "give a JSON file")
+        bad(
+            "",
+            format!("cannot read the initial values `{}`: {e}", path.display()),
+            "give a JSON file",
+        )
     })?;
     let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        bad("", format!("`{}` is not JSON: {e}", path.display()), "write an object `{\"name\": value, ...}`")
+        bad(
+            "",
+            format!("`{}` is not JSON: {e}", path.display()),
+            "write an object `{\"name\": value, ...}`",
+        )
     })?;
     let object = json.as_object().ok_or_else(|| {
-        bad("", format!("`{}` is not a JSON object", path.display()), "write an object `{\"name\": value, ...}`")
+        bad(
+            "",
+            format!("`{}` is not a JSON object", path.display()),
+            "write an object `{\"name\": value, ...}`",
+        )
     })?;
     let size = |d: &Dim| match d {
         Dim::Const(n) => Some(*n),
@@ -59,7 +71,10 @@ pub fn load(model: &Model, data: &Data, path: &Path) -> Result<Init, DataError> 
                 if Some(list.len()) != size(n) {
                     return Err(shape_error());
                 }
-                list.iter().map(number).collect::<Option<_>>().ok_or_else(shape_error)?
+                list.iter()
+                    .map(number)
+                    .collect::<Option<_>>()
+                    .ok_or_else(shape_error)?
             }
             Shape::Matrix(r, c) => {
                 let rows = value.as_array().ok_or_else(shape_error)?;
@@ -71,7 +86,10 @@ pub fn load(model: &Model, data: &Data, path: &Path) -> Result<Init, DataError> 
                 }
                 let mut cells = vec![0.0; nr * nc];
                 for (i, row) in rows.iter().enumerate() {
-                    let row = row.as_array().filter(|r| r.len() == nc).ok_or_else(shape_error)?;
+                    let row = row
+                        .as_array()
+                        .filter(|r| r.len() == nc)
+                        .ok_or_else(shape_error)?;
                     for (j, v) in row.iter().enumerate() {
                         // Stored column-major, the first index fastest.
                         cells[j * nr + i] = number(v).ok_or_else(shape_error)?;

@@ -517,7 +517,10 @@ fn variational(
         serde_json::to_string_pretty(&summary).expect("summary JSON"),
     ));
     // What `gpmc predict OUT_DIR` needs to reuse q.
-    let method = summary["method"].as_str().unwrap_or("variational").to_string();
+    let method = summary["method"]
+        .as_str()
+        .unwrap_or("variational")
+        .to_string();
     files.extend(gpmc::fit::files(
         &checked,
         data,

@@ -62,7 +62,13 @@ pub fn table(rows: &[(String, Summary)], sig_figs: usize, max_rows: usize) -> St
         ]);
     }
     let widths: Vec<usize> = (0..head.len())
-        .map(|k| cells.iter().map(|r| r[k].chars().count()).max().unwrap_or(0))
+        .map(|k| {
+            cells
+                .iter()
+                .map(|r| r[k].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for r in &cells {
@@ -93,7 +99,9 @@ pub fn table(rows: &[(String, Summary)], sig_figs: usize, max_rows: usize) -> St
 pub(crate) fn read_chain(path: &Path) -> Result<(Vec<String>, Vec<Vec<f64>>), SummaryError> {
     let io = |m: String| SummaryError(format!("{}: {m}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| io(e.to_string()))?;
-    let mut lines = text.lines().filter(|l| !l.starts_with('#') && !l.is_empty());
+    let mut lines = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty());
     let header: Vec<String> = lines
         .next()
         .ok_or_else(|| io("no header row".into()))?
@@ -108,7 +116,12 @@ pub(crate) fn read_chain(path: &Path) -> Result<(Vec<String>, Vec<Vec<f64>>), Su
             .collect::<Result<_, _>>()
             .map_err(|e| io(format!("draw {}: {e}", k + 1)))?;
         if row.len() != header.len() {
-            return Err(io(format!("draw {} has {} values for {} columns", k + 1, row.len(), header.len())));
+            return Err(io(format!(
+                "draw {} has {} values for {} columns",
+                k + 1,
+                row.len(),
+                header.len()
+            )));
         }
         rows.push(row);
     }
@@ -119,14 +132,24 @@ pub(crate) fn read_chain(path: &Path) -> Result<(Vec<String>, Vec<Vec<f64>>), Su
 pub fn summarize_dir(dir: &Path, options: &Options) -> Result<String, SummaryError> {
     let summary_path = dir.join("summary.json");
     let summary: serde_json::Value = std::fs::read_to_string(&summary_path)
-        .map_err(|e| SummaryError(format!("{}: {e} (not a gpmc output directory?)", summary_path.display())))
+        .map_err(|e| {
+            SummaryError(format!(
+                "{}: {e} (not a gpmc output directory?)",
+                summary_path.display()
+            ))
+        })
         .and_then(|t| {
-            serde_json::from_str(&t).map_err(|e| SummaryError(format!("{}: {e}", summary_path.display())))
+            serde_json::from_str(&t)
+                .map_err(|e| SummaryError(format!("{}: {e}", summary_path.display())))
         })?;
     let method = summary["method"].as_str().unwrap_or("?").to_string();
     let max_rows = if options.all { usize::MAX } else { FIRST_ROWS };
     let mut out = String::new();
-    let _ = writeln!(out, "{} — method {method}", summary["model"].as_str().unwrap_or("?"));
+    let _ = writeln!(
+        out,
+        "{} — method {method}",
+        summary["model"].as_str().unwrap_or("?")
+    );
     if method != "gibbs" {
         return variational(dir, &summary, options, max_rows).map(|t| out + &t);
     }
@@ -142,7 +165,9 @@ pub fn summarize_dir(dir: &Path, options: &Options) -> Result<String, SummaryErr
         return Err(SummaryError(format!("{}: no chain files", dir.display())));
     };
     if chains.iter().any(|(h, _)| h != header) {
-        return Err(SummaryError("the chain files have different columns".into()));
+        return Err(SummaryError(
+            "the chain files have different columns".into(),
+        ));
     }
     let pointwise = |n: &str| n.starts_with("log_lik.") || n.starts_with("y_rep.");
     let mut rows = Vec::new();
@@ -150,7 +175,10 @@ pub fn summarize_dir(dir: &Path, options: &Options) -> Result<String, SummaryErr
         if pointwise(name) && !options.pointwise {
             continue;
         }
-        let columns: Vec<Vec<f64>> = chains.iter().map(|(_, r)| r.iter().map(|row| row[j]).collect()).collect();
+        let columns: Vec<Vec<f64>> = chains
+            .iter()
+            .map(|(_, r)| r.iter().map(|row| row[j]).collect())
+            .collect();
         let refs: Vec<&[f64]> = columns.iter().map(|c| c.as_slice()).collect();
         rows.push((name.clone(), summarize(&refs)));
     }
@@ -159,7 +187,11 @@ pub fn summarize_dir(dir: &Path, options: &Options) -> Result<String, SummaryErr
         out,
         "{} chains × {draws} draws{}",
         chains.len(),
-        if summary["interrupted"] == true { " (interrupted)" } else { "" }
+        if summary["interrupted"] == true {
+            " (interrupted)"
+        } else {
+            ""
+        }
     );
     out += &table(&rows, options.sig_figs, max_rows);
     Ok(out)
@@ -185,7 +217,13 @@ fn variational(
         elbo.map_or("?".into(), |e| sig(e, options.sig_figs + 4))
     );
     for h in summary["hyperparameters"].as_array().into_iter().flatten() {
-        let _ = writeln!(out, "hyperparameter {} = {} ({})", h["name"].as_str().unwrap_or("?"), h["value"], h["set_by"].as_str().unwrap_or(""));
+        let _ = writeln!(
+            out,
+            "hyperparameter {} = {} ({})",
+            h["name"].as_str().unwrap_or("?"),
+            h["value"],
+            h["set_by"].as_str().unwrap_or("")
+        );
     }
     let path = dir.join("posterior.csv");
     let Ok(text) = std::fs::read_to_string(&path) else {
@@ -196,8 +234,18 @@ fn variational(
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     let _ = writeln!(out, "{:<16} {:>12} {:>12}", "variable", "mean", "sd");
     for r in rows.iter().take(max_rows) {
-        let num = |k: usize| r.get(k).and_then(|c| c.parse::<f64>().ok()).unwrap_or(f64::NAN);
-        let _ = writeln!(out, "{:<16} {:>12} {:>12}", r.first().unwrap_or(&"?"), sig(num(1), options.sig_figs), sig(num(2), options.sig_figs));
+        let num = |k: usize| {
+            r.get(k)
+                .and_then(|c| c.parse::<f64>().ok())
+                .unwrap_or(f64::NAN)
+        };
+        let _ = writeln!(
+            out,
+            "{:<16} {:>12} {:>12}",
+            r.first().unwrap_or(&"?"),
+            sig(num(1), options.sig_figs),
+            sig(num(2), options.sig_figs)
+        );
     }
     if rows.len() > max_rows {
         let _ = writeln!(out, "... and {} more (`--all`)", rows.len() - max_rows);

@@ -39,14 +39,24 @@ fn every_model_runs_by_every_method_that_applies() {
                 .arg(root.join(format!("{m}.test.json")))
                 .args(["--method", method])
                 .args(match method {
-                    "gibbs" => &["--chains", "2", "--draws", "60", "--warmup", "30", "--log-lik"][..],
+                    "gibbs" => &[
+                        "--chains",
+                        "2",
+                        "--draws",
+                        "60",
+                        "--warmup",
+                        "30",
+                        "--log-lik",
+                    ][..],
                     "svi" => &["--batch", "500", "--iterations", "100"][..],
                     _ => &["--iterations", "100"][..],
                 })
                 // Replicated responses need each likelihood's distribution: not a formula's.
                 .args(
-                    (method == "gibbs" && !source(m).contains("target +=") && !source(m).contains("factor("))
-                        .then_some("--ppc"),
+                    (method == "gibbs"
+                        && !source(m).contains("target +=")
+                        && !source(m).contains("factor("))
+                    .then_some("--ppc"),
                 )
                 .args(["--quiet", "--output"])
                 .arg(&out)
@@ -71,8 +81,12 @@ fn every_model_runs_by_every_method_that_applies() {
                     let csv = std::fs::read_to_string(out.join("chain-1.csv")).unwrap();
                     let mut lines = csv.lines().filter(|l| !l.starts_with('#'));
                     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-                    let first: Vec<f64> =
-                        lines.next().unwrap().split(',').map(|v| v.parse().unwrap()).collect();
+                    let first: Vec<f64> = lines
+                        .next()
+                        .unwrap()
+                        .split(',')
+                        .map(|v| v.parse().unwrap())
+                        .collect();
                     let log_lik: Vec<f64> = header
                         .iter()
                         .zip(&first)
@@ -80,9 +94,15 @@ fn every_model_runs_by_every_method_that_applies() {
                         .map(|(_, v)| *v)
                         .collect();
                     assert!(!log_lik.is_empty(), "{m}: no log_lik columns");
-                    assert!(log_lik.iter().all(|v| v.is_finite()), "{m}: log_lik {log_lik:?}");
+                    assert!(
+                        log_lik.iter().all(|v| v.is_finite()),
+                        "{m}: log_lik {log_lik:?}"
+                    );
                     let y_rep = header.iter().filter(|h| h.starts_with("y_rep.")).count();
-                    assert!(y_rep == 0 || y_rep == log_lik.len(), "{m}: {y_rep} y_rep columns");
+                    assert!(
+                        y_rep == 0 || y_rep == log_lik.len(),
+                        "{m}: {y_rep} y_rep columns"
+                    );
                 }
             } else {
                 assert_eq!(

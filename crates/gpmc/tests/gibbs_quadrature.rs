@@ -149,8 +149,13 @@ fn assert_matches_rhat(
 ) {
     let column = r.summaries.iter().position(|(n, _)| n == name).unwrap();
     let s = &r.summaries[column].1;
-    let draws: Vec<f64> = r.chains.iter().flat_map(|c| c.rows.iter().map(|row| row[column])).collect();
-    let moment = |k: i32| draws.iter().map(|v| (v - s.mean).powi(k)).sum::<f64>() / draws.len() as f64;
+    let draws: Vec<f64> = r
+        .chains
+        .iter()
+        .flat_map(|c| c.rows.iter().map(|row| row[column]))
+        .collect();
+    let moment =
+        |k: i32| draws.iter().map(|v| (v - s.mean).powi(k)).sum::<f64>() / draws.len() as f64;
     let kurtosis = moment(4) / moment(2).powi(2);
     let zm = (s.mean - mean) / s.mcse_mean;
     let zs = (s.sd / sd - 1.0) / (0.5 * ((kurtosis - 1.0) / s.ess_bulk).sqrt());

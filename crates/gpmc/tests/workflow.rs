@@ -26,7 +26,11 @@ fn setup(tag: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("m.gpm"), MODEL).unwrap();
     let x: Vec<f64> = (0..12).map(|i| i as f64 / 6.0 - 1.0).collect();
-    let y: Vec<f64> = x.iter().enumerate().map(|(i, v)| 0.7 * v - 0.2 + 0.3 * ((i * 7 % 5) as f64 - 2.0) / 2.0).collect();
+    let y: Vec<f64> = x
+        .iter()
+        .enumerate()
+        .map(|(i, v)| 0.7 * v - 0.2 + 0.3 * ((i * 7 % 5) as f64 - 2.0) / 2.0)
+        .collect();
     let data = serde_json::json!({"N": 12, "x": x, "y": y});
     std::fs::write(dir.join("d.json"), data.to_string()).unwrap();
     dir
@@ -58,7 +62,19 @@ fn log_lik_and_y_rep_columns_follow_the_model() {
     let dir = setup("pointwise");
     let o = gpmc(
         &dir,
-        &["infer", "m.gpm", "--data", "d.json", "--log-lik", "--ppc", "--draws", "2000", "--quiet", "--output", "out"],
+        &[
+            "infer",
+            "m.gpm",
+            "--data",
+            "d.json",
+            "--log-lik",
+            "--ppc",
+            "--draws",
+            "2000",
+            "--quiet",
+            "--output",
+            "out",
+        ],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let data: serde_json::Value =
@@ -81,7 +97,10 @@ fn log_lik_and_y_rep_columns_follow_the_model() {
                 let z = (y[i] - mu) / 0.5;
                 let exact = -0.5 * z * z - (0.5f64).ln() - 0.5 * (2.0 * std::f64::consts::PI).ln();
                 let got = r[col(&format!("log_lik.{}", i + 1))];
-                assert!((got - exact).abs() < 1e-7 * (1.0 + exact.abs()), "{got} vs {exact}");
+                assert!(
+                    (got - exact).abs() < 1e-7 * (1.0 + exact.abs()),
+                    "{got} vs {exact}"
+                );
                 mu_draws[i].push(mu);
                 rep_draws[i].push(r[col(&format!("y_rep.{}", i + 1))]);
             }
@@ -97,13 +116,25 @@ fn log_lik_and_y_rep_columns_follow_the_model() {
         let (m, v) = (mean(&rep_draws[i]), var(&rep_draws[i]));
         let target_var = 0.25 + var(&mu_draws[i]);
         let n = rep_draws[i].len() as f64;
-        assert!((m - mean(&mu_draws[i])).abs() < 5.0 * (target_var / n).sqrt(), "y_rep.{i}: mean {m}");
-        assert!((v / target_var - 1.0).abs() < 5.0 * (2.0 / n).sqrt(), "y_rep.{i}: variance {v} vs {target_var}");
+        assert!(
+            (m - mean(&mu_draws[i])).abs() < 5.0 * (target_var / n).sqrt(),
+            "y_rep.{i}: mean {m}"
+        );
+        assert!(
+            (v / target_var - 1.0).abs() < 5.0 * (2.0 / n).sqrt(),
+            "y_rep.{i}: variance {v} vs {target_var}"
+        );
     }
     // The summary covers parameters only.
     let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap()).unwrap();
-    let names: Vec<&str> = summary["variables"].as_array().unwrap().iter().map(|v| v["name"].as_str().unwrap()).collect();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap())
+            .unwrap();
+    let names: Vec<&str> = summary["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["lp__", "w", "b"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -112,9 +143,15 @@ fn log_lik_and_y_rep_columns_follow_the_model() {
 #[test]
 fn replicated_responses_do_not_change_the_draws() {
     let dir = setup("stream");
-    let base = ["infer", "m.gpm", "--data", "d.json", "--draws", "50", "--quiet", "--output"];
-    assert!(gpmc(&dir, &[&base[..], &["plain"]].concat()).status.success());
-    assert!(gpmc(&dir, &[&base[..], &["rep", "--ppc"]].concat()).status.success());
+    let base = [
+        "infer", "m.gpm", "--data", "d.json", "--draws", "50", "--quiet", "--output",
+    ];
+    assert!(gpmc(&dir, &[&base[..], &["plain"]].concat())
+        .status
+        .success());
+    assert!(gpmc(&dir, &[&base[..], &["rep", "--ppc"]].concat())
+        .status
+        .success());
     let (h, plain) = read_csv(&dir.join("plain/chain-2.csv"));
     let (_, rep) = read_csv(&dir.join("rep/chain-2.csv"));
     for (a, b) in plain.iter().zip(&rep) {
@@ -129,26 +166,57 @@ fn replicated_responses_do_not_change_the_draws() {
 fn output_directories_are_replaced_whole_or_not_at_all() {
     let dir = setup("output");
     let run = |extra: &[&str]| {
-        gpmc(&dir, &[&["infer", "m.gpm", "--data", "d.json", "--draws", "20", "--quiet", "--output", "out"][..], extra].concat())
+        gpmc(
+            &dir,
+            &[
+                &[
+                    "infer", "m.gpm", "--data", "d.json", "--draws", "20", "--quiet", "--output",
+                    "out",
+                ][..],
+                extra,
+            ]
+            .concat(),
+        )
     };
     assert!(run(&["--chains", "6"]).status.success());
     assert!(dir.join("out/chain-6.csv").exists());
     assert!(run(&["--chains", "2"]).status.success());
-    assert!(!dir.join("out/chain-3.csv").exists(), "a stale chain file was left");
+    assert!(
+        !dir.join("out/chain-3.csv").exists(),
+        "a stale chain file was left"
+    );
     let before = std::fs::read_to_string(dir.join("out/summary.json")).unwrap();
     // A bad test file fails before sampling; the previous output stays.
     std::fs::write(dir.join("bad.json"), "{\"N\": 2, \"x\": [1, \"two\"]}").unwrap();
     let o = run(&["--chains", "3", "--predict", "bad.json"]);
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(std::fs::read_to_string(dir.join("out/summary.json")).unwrap(), before);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("out/summary.json")).unwrap(),
+        before
+    );
     assert!(!dir.join("out/chain-3.csv").exists());
     // Nothing half-written beside it.
-    let stray: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).filter(|n| n.to_string_lossy().starts_with(".out")).collect();
+    let stray: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with(".out"))
+        .collect();
     assert!(stray.is_empty(), "{stray:?}");
     // A directory of the user's own is refused, and kept.
     std::fs::create_dir_all(dir.join("mine")).unwrap();
     std::fs::write(dir.join("mine/notes.txt"), "keep").unwrap();
-    let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--draws", "20", "--quiet", "--output", "mine"]);
+    let o = gpmc(
+        &dir,
+        &[
+            "infer", "m.gpm", "--data", "d.json", "--draws", "20", "--quiet", "--output", "mine",
+        ],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a gpmc output directory"));
     assert!(dir.join("mine/notes.txt").exists());
@@ -161,12 +229,28 @@ fn output_directories_are_replaced_whole_or_not_at_all() {
 fn options_are_checked_first() {
     let dir = setup("options");
     for (args, message) in [
-        (&["--method", "cavi", "--chains", "2"][..], "--chains is an option of --method gibbs, not of --method cavi"),
-        (&["--iterations", "50"][..], "--iterations is an option of --method svi / cavi / gpf, not of --method gibbs"),
+        (
+            &["--method", "cavi", "--chains", "2"][..],
+            "--chains is an option of --method gibbs, not of --method cavi",
+        ),
+        (
+            &["--iterations", "50"][..],
+            "--iterations is an option of --method svi / cavi / gpf, not of --method gibbs",
+        ),
         (&["--draws", "0"][..], "--draws must be at least 1"),
-        (&["--method", "svi", "--forgetting", "0.3"][..], "--forgetting must be in (0.5, 1]"),
+        (
+            &["--method", "svi", "--forgetting", "0.3"][..],
+            "--forgetting must be in (0.5, 1]",
+        ),
     ] {
-        let o = gpmc(&dir, &[&["infer", "m.gpm", "--data", "d.json", "--output", "out"][..], args].concat());
+        let o = gpmc(
+            &dir,
+            &[
+                &["infer", "m.gpm", "--data", "d.json", "--output", "out"][..],
+                args,
+            ]
+            .concat(),
+        );
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(message), "{args:?}: {err}");
@@ -174,10 +258,24 @@ fn options_are_checked_first() {
     }
     std::fs::write(
         dir.join("formula.gpm"),
-        MODEL.replace("y ~ normal(w * x + b, 0.5);", "for i in 1..N { target += -2 * (y[i] - w * x[i] - b)^2; }"),
+        MODEL.replace(
+            "y ~ normal(w * x + b, 0.5);",
+            "for i in 1..N { target += -2 * (y[i] - w * x[i] - b)^2; }",
+        ),
     )
     .unwrap();
-    let o = gpmc(&dir, &["infer", "formula.gpm", "--data", "d.json", "--ppc", "--output", "out"]);
+    let o = gpmc(
+        &dir,
+        &[
+            "infer",
+            "formula.gpm",
+            "--data",
+            "d.json",
+            "--ppc",
+            "--output",
+            "out",
+        ],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("is a density formula"));
     assert!(!dir.join("out").exists());
@@ -190,7 +288,9 @@ fn a_closed_stdout_is_not_a_crash() {
     let dir = setup("pipe");
     let mut child = Command::new(env!("CARGO_BIN_EXE_gpmc"))
         .current_dir(&dir)
-        .args(["infer", "m.gpm", "--data", "d.json", "--draws", "50", "--quiet", "--output", "out"])
+        .args([
+            "infer", "m.gpm", "--data", "d.json", "--draws", "50", "--quiet", "--output", "out",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -213,7 +313,13 @@ fn progress_lines_when_stderr_is_not_a_terminal() {
         Command::new(env!("CARGO_BIN_EXE_gpmc"))
             .current_dir(&dir)
             .env("GPMC_PROGRESS_SECONDS", "0")
-            .args([&["infer", "m.gpm", "--data", "d.json", "--output", "out"][..], args].concat())
+            .args(
+                [
+                    &["infer", "m.gpm", "--data", "d.json", "--output", "out"][..],
+                    args,
+                ]
+                .concat(),
+            )
             .output()
             .unwrap()
     };
@@ -222,9 +328,16 @@ fn progress_lines_when_stderr_is_not_a_terminal() {
     assert!(err.contains("gibbs: 1000/1000 sweeps (100 %)"), "{err}");
     let o = run(&["--method", "cavi"]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("CAVI: iteration 2 (at most 1000), ELBO"), "{err}");
+    assert!(
+        err.contains("CAVI: iteration 2 (at most 1000), ELBO"),
+        "{err}"
+    );
     let o = run(&["--method", "cavi", "--quiet"]);
-    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -243,31 +356,81 @@ fn chains_start_dispersed_or_where_told() {
     let (hv, _) = gpmc::infer::hyper_values(&c);
     let sampler = Sampler::new(schedule, &d, &hv).unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-    let w: Vec<f64> = (0..4000).map(|_| sampler.start(&mut rng).latents[0][0]).collect();
+    let w: Vec<f64> = (0..4000)
+        .map(|_| sampler.start(&mut rng).latents[0][0])
+        .collect();
     let mean = w.iter().sum::<f64>() / 4000.0;
     let var = w.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / 3999.0;
-    assert!(mean.abs() < 5.0 / 4000f64.sqrt() && (var - 1.0).abs() < 0.12, "{mean} {var}");
+    assert!(
+        mean.abs() < 5.0 / 4000f64.sqrt() && (var - 1.0).abs() < 0.12,
+        "{mean} {var}"
+    );
     let told = Sampler::new(schedule, &d, &hv)
         .unwrap()
-        .with_init(Init { latents: vec![(gpm_schedule::LatentId(1), vec![2.5])] })
+        .with_init(Init {
+            latents: vec![(gpm_schedule::LatentId(1), vec![2.5])],
+        })
         .unwrap();
     assert_eq!(told.start(&mut rng).latents[1][0], 2.5);
     // From the command line.
     std::fs::write(dir.join("init.json"), r#"{"w": 0.3, "b": -1.0}"#).unwrap();
-    let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--init", "init.json", "--draws", "20", "--quiet", "--output", "out"]);
+    let o = gpmc(
+        &dir,
+        &[
+            "infer",
+            "m.gpm",
+            "--data",
+            "d.json",
+            "--init",
+            "init.json",
+            "--draws",
+            "20",
+            "--quiet",
+            "--output",
+            "out",
+        ],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for (text, message) in [
-        (r#"{"v": 1}"#, "`v` in the initial values is not a latent of the model"),
-        (r#"{"w": [1, 2]}"#, "the initial value of `w` does not have its declared shape"),
+        (
+            r#"{"v": 1}"#,
+            "`v` in the initial values is not a latent of the model",
+        ),
+        (
+            r#"{"w": [1, 2]}"#,
+            "the initial value of `w` does not have its declared shape",
+        ),
         (r#"{"w": null}"#, "does not have its declared shape"),
     ] {
         std::fs::write(dir.join("bad.json"), text).unwrap();
-        let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--init", "bad.json", "--quiet", "--output", "bad"]);
+        let o = gpmc(
+            &dir,
+            &[
+                "infer", "m.gpm", "--data", "d.json", "--init", "bad.json", "--quiet", "--output",
+                "bad",
+            ],
+        );
         assert_eq!(o.status.code(), Some(1), "{text}");
-        assert!(String::from_utf8_lossy(&o.stderr).contains(message), "{text}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(message),
+            "{text}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         assert!(!dir.join("bad").exists());
     }
-    let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--method", "cavi", "--init", "init.json"]);
+    let o = gpmc(
+        &dir,
+        &[
+            "infer",
+            "m.gpm",
+            "--data",
+            "d.json",
+            "--method",
+            "cavi",
+            "--init",
+            "init.json",
+        ],
+    );
     assert_eq!(o.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -299,7 +462,11 @@ fn prediction_needs_no_responses() {
                 .args(["--method", method, "--quiet", "--output", out])
                 .output()
                 .unwrap();
-            assert!(o.status.success(), "{method}: {}", String::from_utf8_lossy(&o.stderr));
+            assert!(
+                o.status.success(),
+                "{method}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
             let csv = std::fs::read_to_string(dir.join(out).join("predictions.csv")).unwrap();
             let summary: serde_json::Value = serde_json::from_str(
                 &std::fs::read_to_string(dir.join(out).join("summary.json")).unwrap(),
@@ -310,18 +477,25 @@ fn prediction_needs_no_responses() {
         let (labelled, scored) = run(&root.join("gp_classification.test.json"), "labelled");
         let (unlabelled, unscored) = run(&dir.join("inputs.json"), "unlabelled");
         assert!(scored["mean_log_predictive_density"].is_number());
-        assert!(unscored.get("mean_log_predictive_density").is_none(), "{unscored}");
+        assert!(
+            unscored.get("mean_log_predictive_density").is_none(),
+            "{unscored}"
+        );
         assert!(unscored.get("error_rate_factor_1").is_none());
         // The same probabilities: the labelled file's columns minus its log predictive density.
         let columns = |csv: &str| -> Vec<Vec<String>> {
             let mut lines = csv.lines();
             let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-            let keep: Vec<usize> = (0..header.len()).filter(|&k| !header[k].starts_with("log_predictive")).collect();
+            let keep: Vec<usize> = (0..header.len())
+                .filter(|&k| !header[k].starts_with("log_predictive"))
+                .collect();
             std::iter::once(header.join(","))
                 .chain(lines.map(String::from))
                 .map(|l| {
                     let cells: Vec<&str> = l.split(',').collect();
-                    keep.iter().filter_map(|&k| cells.get(k).map(|c| c.to_string())).collect()
+                    keep.iter()
+                        .filter_map(|&k| cells.get(k).map(|c| c.to_string()))
+                        .collect()
                 })
                 .collect()
         };
@@ -349,19 +523,25 @@ fn an_interrupted_run_writes_the_draws_so_far() {
         .arg("gpc.gpm")
         .arg("--data")
         .arg(root.join("gp_classification.data.json"))
-        .args(["--draws", "200000", "--warmup", "10", "--quiet", "--output", "out"])
+        .args([
+            "--draws", "200000", "--warmup", "10", "--quiet", "--output", "out",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(130), "{err}");
     let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap())
+            .unwrap();
     assert_eq!(summary["interrupted"], true);
     let kept = summary["draws"].as_u64().unwrap() as usize;
     assert!(kept > 0 && kept < 200_000, "{kept} draws");
@@ -384,32 +564,64 @@ fn an_interrupted_run_writes_the_draws_so_far() {
 #[test]
 fn summary_re_summarises_a_run() {
     let dir = setup("summary");
-    let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--log-lik", "--quiet", "--output", "out"]);
+    let o = gpmc(
+        &dir,
+        &[
+            "infer",
+            "m.gpm",
+            "--data",
+            "d.json",
+            "--log-lik",
+            "--quiet",
+            "--output",
+            "out",
+        ],
+    );
     assert!(o.status.success());
     let o = gpmc(&dir, &["summary", "out", "--sig-figs", "6"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap())
+            .unwrap();
     for v in summary["variables"].as_array().unwrap() {
         let name = v["name"].as_str().unwrap();
-        let line = text.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap();
-        let cells: Vec<f64> = line.split_whitespace().skip(1).map(|c| c.parse().unwrap()).collect();
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap();
+        let cells: Vec<f64> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|c| c.parse().unwrap())
+            .collect();
         // mean, mcse, sd, mad, 5 %, 50 %, 95 %, ess_bulk, ess_tail, rhat
         for (k, key) in [(0, "mean"), (2, "sd"), (3, "mad"), (6, "q95")] {
             let want = v[key].as_f64().unwrap();
-            assert!((cells[k] - want).abs() <= 1e-5 * want.abs().max(1e-3), "{name} {key}: {} vs {want}", cells[k]);
+            assert!(
+                (cells[k] - want).abs() <= 1e-5 * want.abs().max(1e-3),
+                "{name} {key}: {} vs {want}",
+                cells[k]
+            );
         }
     }
     assert!(text.contains("4 chains × 1000 draws"), "{text}");
     assert!(!text.contains("log_lik.1"));
     let o = gpmc(&dir, &["summary", "out", "--pointwise", "--all"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("log_lik.12 "));
-    let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--method", "cavi", "--quiet", "--output", "q"]);
+    let o = gpmc(
+        &dir,
+        &[
+            "infer", "m.gpm", "--data", "d.json", "--method", "cavi", "--quiet", "--output", "q",
+        ],
+    );
     assert!(o.status.success());
     let o = gpmc(&dir, &["summary", "q"]);
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("method cavi") && text.contains("converged: true"), "{text}");
+    assert!(
+        text.contains("method cavi") && text.contains("converged: true"),
+        "{text}"
+    );
     assert!(text.lines().any(|l| l.starts_with("w ")), "{text}");
     let o = gpmc(&dir, &["summary", "nowhere"]);
     assert_eq!(o.status.code(), Some(1));
@@ -423,12 +635,34 @@ fn summary_re_summarises_a_run() {
 fn a_saved_fit_predicts_new_inputs() {
     let dir = setup("reuse");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
-    for file in ["gp_classification.gpm", "gp_classification.data.json", "gp_classification.test.json"] {
+    for file in [
+        "gp_classification.gpm",
+        "gp_classification.data.json",
+        "gp_classification.test.json",
+    ] {
         std::fs::copy(root.join(file), dir.join(file)).unwrap();
     }
-    let o = gpmc(&dir, &["infer", "gp_classification.gpm", "--data", "gp_classification.data.json", "--predict", "gp_classification.test.json", "--draws", "300", "--quiet", "--output", "fit"]);
+    let o = gpmc(
+        &dir,
+        &[
+            "infer",
+            "gp_classification.gpm",
+            "--data",
+            "gp_classification.data.json",
+            "--predict",
+            "gp_classification.test.json",
+            "--draws",
+            "300",
+            "--quiet",
+            "--output",
+            "fit",
+        ],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = gpmc(&dir, &["predict", "fit", "--data", "gp_classification.test.json"]);
+    let o = gpmc(
+        &dir,
+        &["predict", "fit", "--data", "gp_classification.test.json"],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let numbers = |path: &str| -> Vec<Vec<f64>> {
         std::fs::read_to_string(dir.join(path))
@@ -438,27 +672,68 @@ fn a_saved_fit_predicts_new_inputs() {
             .map(|l| l.split(',').map(|c| c.parse().unwrap()).collect())
             .collect()
     };
-    let (in_run, reused) = (numbers("fit/predictions.csv"), numbers("fit/predict/predictions.csv"));
+    let (in_run, reused) = (
+        numbers("fit/predictions.csv"),
+        numbers("fit/predict/predictions.csv"),
+    );
     assert_eq!(in_run.len(), reused.len());
     for (a, b) in in_run.iter().zip(&reused) {
         for (x, y) in a.iter().zip(b) {
             assert!((x - y).abs() <= 1e-6 * (1.0 + x.abs()), "{x} vs {y}");
         }
     }
-    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("fit/predict/summary.json")).unwrap()).unwrap();
-    assert!(summary["test"]["mean_log_predictive_density"].as_f64().unwrap() < 0.0);
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("fit/predict/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        summary["test"]["mean_log_predictive_density"]
+            .as_f64()
+            .unwrap()
+            < 0.0
+    );
     // Inputs only.
-    let mut test: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("gp_classification.test.json")).unwrap()).unwrap();
+    let mut test: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("gp_classification.test.json")).unwrap(),
+    )
+    .unwrap();
     test.as_object_mut().unwrap().remove("y");
     std::fs::write(dir.join("inputs.json"), test.to_string()).unwrap();
-    let o = gpmc(&dir, &["predict", "fit", "--data", "inputs.json", "--output", "unlabelled"]);
+    let o = gpmc(
+        &dir,
+        &[
+            "predict",
+            "fit",
+            "--data",
+            "inputs.json",
+            "--output",
+            "unlabelled",
+        ],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(std::fs::read_to_string(dir.join("unlabelled/predictions.csv")).unwrap().starts_with("point,"));
+    assert!(
+        std::fs::read_to_string(dir.join("unlabelled/predictions.csv"))
+            .unwrap()
+            .starts_with("point,")
+    );
     // Changed training data.
-    let mut train: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("gp_classification.data.json")).unwrap()).unwrap();
+    let mut train: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("gp_classification.data.json")).unwrap(),
+    )
+    .unwrap();
     train["X"][0][0] = serde_json::json!(0.123);
     std::fs::write(dir.join("gp_classification.data.json"), train.to_string()).unwrap();
-    let o = gpmc(&dir, &["predict", "fit", "--data", "inputs.json", "--output", "stale"]);
+    let o = gpmc(
+        &dir,
+        &[
+            "predict",
+            "fit",
+            "--data",
+            "inputs.json",
+            "--output",
+            "stale",
+        ],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("changed since the fit"));
     assert!(!dir.join("stale").exists());
@@ -478,18 +753,38 @@ fn plots_are_drawn() {
     }
     let run = |args: &[&str]| {
         let o = gpmc(&dir, args);
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     };
-    run(&["infer", "student_t_regression.gpm", "--data", "student_t_regression.data.json", "--draws", "200", "--quiet", "--output", "g"]);
+    run(&[
+        "infer",
+        "student_t_regression.gpm",
+        "--data",
+        "student_t_regression.data.json",
+        "--draws",
+        "200",
+        "--quiet",
+        "--output",
+        "g",
+    ]);
     run(&["plot", "g", "--vars", "lp__,f.3"]);
     let svg = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
-    assert!(svg("g/plots/trace.svg").starts_with("<svg") && svg("g/plots/trace.svg").contains("trace of f.3"));
+    assert!(
+        svg("g/plots/trace.svg").starts_with("<svg")
+            && svg("g/plots/trace.svg").contains("trace of f.3")
+    );
     assert!(svg("g/plots/rank.svg").contains("ranks of lp__"));
-    assert!(svg("g/plots/predictive.svg").contains("posterior of f: mean ± 2 sd (points: training data)"));
+    assert!(svg("g/plots/predictive.svg")
+        .contains("posterior of f: mean ± 2 sd (points: training data)"));
     let o = gpmc(&dir, &["plot", "g", "--vars", "nope"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no variable `nope`"));
-    run(&["infer", "m.gpm", "--data", "d.json", "--method", "cavi", "--quiet", "--output", "c"]);
+    run(&[
+        "infer", "m.gpm", "--data", "d.json", "--method", "cavi", "--quiet", "--output", "c",
+    ]);
     run(&["plot", "c"]);
     assert!(svg("c/plots/elbo.svg").contains("cavi — ELBO"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -502,21 +797,49 @@ fn plots_are_drawn() {
 fn predictions_give_the_response_distribution() {
     let dir = setup("ystar");
     std::fs::write(dir.join("new.json"), r#"{"N": 3, "x": [-1.5, 0.2, 2.5]}"#).unwrap();
-    let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--predict", "new.json", "--quiet", "--output", "out"]);
+    let o = gpmc(
+        &dir,
+        &[
+            "infer",
+            "m.gpm",
+            "--data",
+            "d.json",
+            "--predict",
+            "new.json",
+            "--quiet",
+            "--output",
+            "out",
+        ],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(dir.join("out/predictions.csv")).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |n: &str| header.iter().position(|h| *h == n).unwrap_or_else(|| panic!("{n} in {header:?}"));
+    let col = |n: &str| {
+        header
+            .iter()
+            .position(|h| *h == n)
+            .unwrap_or_else(|| panic!("{n} in {header:?}"))
+    };
     let pred = header[1].trim_end_matches("_mean").to_string();
     for line in lines {
         let r: Vec<f64> = line.split(',').map(|c| c.parse().unwrap()).collect();
-        let (m, s) = (r[col(&format!("{pred}_mean"))], r[col(&format!("{pred}_sd"))]);
+        let (m, s) = (
+            r[col(&format!("{pred}_mean"))],
+            r[col(&format!("{pred}_sd"))],
+        );
         let (ym, ys) = (r[col("y_rep_1_mean")], r[col("y_rep_1_sd")]);
         let sd = (0.25 + s * s).sqrt();
-        assert!((ym - m).abs() < 5.0 * sd / 1000f64.sqrt(), "mean {ym} vs {m}");
+        assert!(
+            (ym - m).abs() < 5.0 * sd / 1000f64.sqrt(),
+            "mean {ym} vs {m}"
+        );
         assert!((ys / sd - 1.0).abs() < 0.15, "sd {ys} vs {sd}");
-        let (q5, q50, q95) = (r[col("y_rep_1_q5")], r[col("y_rep_1_q50")], r[col("y_rep_1_q95")]);
+        let (q5, q50, q95) = (
+            r[col("y_rep_1_q5")],
+            r[col("y_rep_1_q50")],
+            r[col("y_rep_1_q95")],
+        );
         assert!(q5 < q50 && q50 < q95 && (q95 - q5 - 2.0 * 1.645 * sd).abs() < 0.25 * sd * 3.29);
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -528,22 +851,59 @@ fn predictions_give_the_response_distribution() {
 fn variational_runs_write_draws_from_q() {
     let dir = setup("fromq");
     for method in ["cavi", "gpf"] {
-        let o = gpmc(&dir, &["infer", "m.gpm", "--data", "d.json", "--method", method, "--log-lik", "--ppc", "--draws", "4000", "--quiet", "--output", method]);
-        assert!(o.status.success(), "{method}: {}", String::from_utf8_lossy(&o.stderr));
+        let o = gpmc(
+            &dir,
+            &[
+                "infer",
+                "m.gpm",
+                "--data",
+                "d.json",
+                "--method",
+                method,
+                "--log-lik",
+                "--ppc",
+                "--draws",
+                "4000",
+                "--quiet",
+                "--output",
+                method,
+            ],
+        );
+        assert!(
+            o.status.success(),
+            "{method}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let (header, rows) = read_csv(&dir.join(format!("{method}/chain-1.csv")));
         assert_eq!(rows.len(), 4000);
-        assert_eq!(header.iter().filter(|h| h.starts_with("log_lik.")).count(), 12);
-        assert_eq!(header.iter().filter(|h| h.starts_with("y_rep.")).count(), 12);
+        assert_eq!(
+            header.iter().filter(|h| h.starts_with("log_lik.")).count(),
+            12
+        );
+        assert_eq!(
+            header.iter().filter(|h| h.starts_with("y_rep.")).count(),
+            12
+        );
         let q = std::fs::read_to_string(dir.join(format!("{method}/posterior.csv"))).unwrap();
         for line in q.lines().skip(1) {
             let cells: Vec<&str> = line.split(',').collect();
-            let (name, mean, sd): (&str, f64, f64) = (cells[0], cells[1].parse().unwrap(), cells[2].parse().unwrap());
+            let (name, mean, sd): (&str, f64, f64) = (
+                cells[0],
+                cells[1].parse().unwrap(),
+                cells[2].parse().unwrap(),
+            );
             let j = header.iter().position(|h| h == name).unwrap();
             let x: Vec<f64> = rows.iter().map(|r| r[j]).collect();
             let m = x.iter().sum::<f64>() / 4000.0;
             let s = (x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / 3999.0).sqrt();
-            assert!((m - mean).abs() < 5.0 * sd / 4000f64.sqrt(), "{method} {name}: mean {m} vs {mean}");
-            assert!((s / sd - 1.0).abs() < 0.06, "{method} {name}: sd {s} vs {sd}");
+            assert!(
+                (m - mean).abs() < 5.0 * sd / 4000f64.sqrt(),
+                "{method} {name}: mean {m} vs {mean}"
+            );
+            assert!(
+                (s / sd - 1.0).abs() < 0.06,
+                "{method} {name}: sd {s} vs {sd}"
+            );
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -555,16 +915,53 @@ fn variational_runs_write_draws_from_q() {
 fn a_saved_variational_fit_predicts_exactly() {
     let dir = setup("reuse_q");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
-    for file in ["student_t_regression.gpm", "student_t_regression.data.json", "student_t_regression.test.json"] {
+    for file in [
+        "student_t_regression.gpm",
+        "student_t_regression.data.json",
+        "student_t_regression.test.json",
+    ] {
         std::fs::copy(root.join(file), dir.join(file)).unwrap();
     }
     for method in ["cavi", "gpf"] {
-        let o = gpmc(&dir, &["infer", "student_t_regression.gpm", "--data", "student_t_regression.data.json", "--predict", "student_t_regression.test.json", "--method", method, "--quiet", "--output", method]);
-        assert!(o.status.success(), "{method}: {}", String::from_utf8_lossy(&o.stderr));
-        let o = gpmc(&dir, &["predict", method, "--data", "student_t_regression.test.json"]);
-        assert!(o.status.success(), "{method}: {}", String::from_utf8_lossy(&o.stderr));
-        let in_run = std::fs::read_to_string(dir.join(format!("{method}/predictions.csv"))).unwrap();
-        let reused = std::fs::read_to_string(dir.join(format!("{method}/predict/predictions.csv"))).unwrap();
+        let o = gpmc(
+            &dir,
+            &[
+                "infer",
+                "student_t_regression.gpm",
+                "--data",
+                "student_t_regression.data.json",
+                "--predict",
+                "student_t_regression.test.json",
+                "--method",
+                method,
+                "--quiet",
+                "--output",
+                method,
+            ],
+        );
+        assert!(
+            o.status.success(),
+            "{method}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let o = gpmc(
+            &dir,
+            &[
+                "predict",
+                method,
+                "--data",
+                "student_t_regression.test.json",
+            ],
+        );
+        assert!(
+            o.status.success(),
+            "{method}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let in_run =
+            std::fs::read_to_string(dir.join(format!("{method}/predictions.csv"))).unwrap();
+        let reused =
+            std::fs::read_to_string(dir.join(format!("{method}/predict/predictions.csv"))).unwrap();
         assert_eq!(in_run, reused, "{method}");
         let o = gpmc(&dir, &["plot", method]);
         assert!(o.status.success());

@@ -24,9 +24,11 @@ impl<'a> Sampler<'a> {
     /// prior); a wrong number of values or a value that is not finite is refused here.
     pub fn with_init(mut self, init: Init) -> Result<Self, RuntimeError> {
         for (id, values) in &init.latents {
-            let (name, len, _) = self.prep.latents.get(id.0).ok_or_else(|| {
-                RuntimeError::Inconsistent(format!("no latent #{}", id.0))
-            })?;
+            let (name, len, _) = self
+                .prep
+                .latents
+                .get(id.0)
+                .ok_or_else(|| RuntimeError::Inconsistent(format!("no latent #{}", id.0)))?;
             if values.len() != *len {
                 return Err(RuntimeError::BadData(format!(
                     "the initial value of `{name}` has {} entries, the latent {len}",

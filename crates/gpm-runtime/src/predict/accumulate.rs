@@ -204,8 +204,12 @@ impl DrawAccumulator {
             .y_draws
             .iter()
             .map(|f| {
-                f.as_ref()
-                    .map(|points| points.iter().map(|d| super::ResponseSummary::of(d)).collect())
+                f.as_ref().map(|points| {
+                    points
+                        .iter()
+                        .map(|d| super::ResponseSummary::of(d))
+                        .collect()
+                })
             })
             .collect();
         Prediction {

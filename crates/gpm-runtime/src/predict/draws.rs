@@ -141,7 +141,15 @@ pub(super) fn predict(
             };
             draw_into(&mut lat[*latent], *column, &m, &mut rng);
         }
-        acc.add_draw(schedule, te, test, labels, &lat, &hv.scalars, &mut response_rng);
+        acc.add_draw(
+            schedule,
+            te,
+            test,
+            labels,
+            &lat,
+            &hv.scalars,
+            &mut response_rng,
+        );
     }
     Ok(acc.finish(te, labels))
 }

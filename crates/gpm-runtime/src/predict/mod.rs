@@ -71,17 +71,30 @@ impl ResponseSummary {
         let n = sorted.len();
         if n == 0 {
             let nan = f64::NAN;
-            return ResponseSummary { mean: nan, sd: nan, q5: nan, q50: nan, q95: nan };
+            return ResponseSummary {
+                mean: nan,
+                sd: nan,
+                q5: nan,
+                q50: nan,
+                q95: nan,
+            };
         }
         let mean = sorted.iter().sum::<f64>() / n as f64;
-        let var = sorted.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n.max(2) - 1) as f64;
+        let var =
+            sorted.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n.max(2) - 1) as f64;
         // Type-7 quantiles (linear between order statistics).
         let q = |p: f64| {
             let h = p * (n - 1) as f64;
             let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
             sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
         };
-        ResponseSummary { mean, sd: var.sqrt(), q5: q(0.05), q50: q(0.5), q95: q(0.95) }
+        ResponseSummary {
+            mean,
+            sd: var.sqrt(),
+            q5: q(0.05),
+            q50: q(0.5),
+            q95: q(0.95),
+        }
     }
 }
 
