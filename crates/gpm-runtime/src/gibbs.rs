@@ -874,8 +874,12 @@ impl<'a> Sampler<'a> {
 
     /// Log joint density up to a constant: Σ log-likelihood + Σ Gaussian log-priors.
     pub fn log_joint(&self, state: &State) -> f64 {
-        let pv = self.predictors(state);
-        let mut lp = self.log_likelihood_at(state, &pv);
+        self.log_joint_at(state, &self.predictors(state))
+    }
+
+    /// [`Sampler::log_joint`] with the predictors' values at the state, `pv`, already known.
+    fn log_joint_at(&self, state: &State, pv: &[Vec<f64>]) -> f64 {
+        let mut lp = self.log_likelihood_at(state, pv);
         // Priors of the sampled hyperparameters (the others are constants).
         for hp in &self.schedule.hypers {
             let prior = gpm_ir::PriorDist::Gamma {
@@ -982,7 +986,8 @@ impl<'a> Sampler<'a> {
     }
 
     fn row(&self, state: &State, rng: &mut ChaCha8Rng) -> Vec<f64> {
-        let mut r = vec![self.log_joint(state)];
+        let pv = self.predictors(state);
+        let mut r = vec![self.log_joint_at(state, &pv)];
         for h in self.schedule.sampled_hypers() {
             match state.vectors.get(h.0).filter(|v| !v.is_empty()) {
                 Some(v) => r.extend(v.iter().copied()),
@@ -996,7 +1001,7 @@ impl<'a> Sampler<'a> {
             r.extend(v.iter().copied());
         }
         if self.pointwise != Pointwise::default() {
-            self.push_pointwise(state, &self.predictors(state), rng, &mut r);
+            self.push_pointwise(state, &pv, rng, &mut r);
         }
         r
     }

@@ -67,6 +67,18 @@ pub fn draw<R: Rng + ?Sized>(family: Family, p: &[f64], rng: &mut R) -> f64 {
     }
 }
 
+/// A class label `1..=w.len()` drawn with probabilities `w / total` (`total = Σ w`): the
+/// logistic-softmax's response.
+pub fn draw_class<R: Rng + ?Sized>(w: &[f64], total: f64, rng: &mut R) -> f64 {
+    let u = rng.gen::<f64>() * total;
+    let (mut k, mut acc) = (0, w[0]);
+    while acc < u && k + 1 < w.len() {
+        k += 1;
+        acc += w[k];
+    }
+    (k + 1) as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +141,26 @@ mod tests {
             assert!(
                 (v - var).abs() < 5.0 * se,
                 "{family:?}: variance {v} vs {var}"
+            );
+        }
+    }
+
+    /// Classes are drawn with their probabilities (50 000 draws, 5 standard errors).
+    #[test]
+    fn classes_have_their_probabilities() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        let w = [0.5, 1.5, 3.0];
+        let n = 50_000;
+        let mut counts = [0usize; 3];
+        for _ in 0..n {
+            counts[draw_class(&w, 5.0, &mut rng) as usize - 1] += 1;
+        }
+        for (k, c) in counts.iter().enumerate() {
+            let p = w[k] / 5.0;
+            let f = *c as f64 / n as f64;
+            assert!(
+                (f - p).abs() < 5.0 * (p * (1.0 - p) / n as f64).sqrt(),
+                "class {k}: {f} vs {p}"
             );
         }
     }

@@ -83,13 +83,7 @@ impl<'a> Sampler<'a> {
                         row.push((w[label] / total).ln());
                     }
                     if ppc {
-                        let u = rng.gen::<f64>() * total;
-                        let (mut k, mut acc) = (0, w[0]);
-                        while acc < u && k + 1 < *classes {
-                            k += 1;
-                            acc += w[k];
-                        }
-                        y_rep.push((k + 1) as f64);
+                        y_rep.push(crate::replicate::draw_class(&w, total, rng));
                     }
                 }
                 continue;

@@ -9,7 +9,6 @@ use crate::prepared::{Prepared, Slot};
 use gpm_schedule::Schedule;
 use gpm_special::log_mean_exp;
 use nalgebra::DVector;
-use rand::Rng;
 
 /// The running sums of a prediction over draws: the predictors' first two moments, each
 /// factor's pointwise log-likelihood per draw, and the label probabilities.
@@ -100,14 +99,7 @@ impl DrawAccumulator {
                     let w: Vec<f64> = (0..classes).map(|k| sig(lat[li][k * n + i])).collect();
                     let tot: f64 = w.iter().sum();
                     if let Some(yd) = &mut y_draws[f] {
-                        // A class drawn with probabilities w / Σw, as a label 1..C.
-                        let u = rng.gen::<f64>() * tot;
-                        let (mut k, mut acc) = (0, w[0]);
-                        while acc < u && k + 1 < classes {
-                            k += 1;
-                            acc += w[k];
-                        }
-                        yd[i].push((k + 1) as f64);
+                        yd[i].push(crate::replicate::draw_class(&w, tot, rng));
                     }
                     if y[i].is_nan() {
                         continue;
