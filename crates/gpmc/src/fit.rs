@@ -322,32 +322,25 @@ impl Reuse {
             .and_then(|s| s.with_pointwise(pointwise))
             .map_err(|e| FitError(e.to_string()))?
             .layout();
-        let mut chains = Vec::new();
-        for k in 1.. {
-            let path = dir.join(format!("chain-{k}.csv"));
-            if !path.exists() {
-                break;
-            }
-            let (header, rows) =
-                crate::summary::read_chain(&path).map_err(|e| FitError(e.to_string()))?;
-            if header.len() != layout.width() {
-                return Err(FitError(format!(
-                    "{}: {} columns where the model's draws have {}",
-                    path.display(),
-                    header.len(),
-                    layout.width()
-                )));
-            }
-            chains.push(gpm_runtime::gibbs::Chain {
+        let files = crate::summary::read_chains(dir).map_err(|e| FitError(e.to_string()))?;
+        if files.header.len() != layout.width() {
+            return Err(FitError(format!(
+                "{}: {} columns in the chain files where the model's draws have {}",
+                dir.display(),
+                files.header.len(),
+                layout.width()
+            )));
+        }
+        let chains = files
+            .chains
+            .into_iter()
+            .map(|rows| gpm_runtime::gibbs::Chain {
                 layout: layout.clone(),
                 rows,
                 warmup_seconds: 0.0,
                 sampling_seconds: 0.0,
-            });
-        }
-        if chains.is_empty() {
-            return Err(FitError(format!("{}: no chain files", dir.display())));
-        }
+            })
+            .collect();
         let result = crate::infer::InferResult {
             chains,
             summaries: vec![],

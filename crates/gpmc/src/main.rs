@@ -418,6 +418,69 @@ fn main() -> ExitCode {
     }
 }
 
+/// A model read, checked and bound to its data, with the run's output directory.
+struct Opened {
+    name: String,
+    source: String,
+    checked: gpmc::Checked,
+    d: gpm_runtime::data::Data,
+    test: Option<gpm_runtime::data::Data>,
+    dir: std::path::PathBuf,
+}
+
+/// Read and check the model and load its data and test data (before any work, so that a bad
+/// test file fails fast); the output directory defaults to `out/<model name>`. A failure is
+/// printed here and its exit code returned.
+fn open_run(
+    path: &std::path::Path,
+    data: &[std::path::PathBuf],
+    predict: &[std::path::PathBuf],
+    output: Option<std::path::PathBuf>,
+    generic: bool,
+) -> Result<Opened, ExitCode> {
+    let (name, source) = read_model(path)?;
+    let checked = gpmc::check_with(&name, &source, generic).map_err(|f| {
+        for r in f.reports() {
+            eprintln!("{r:?}");
+        }
+        eprintln!("{f}");
+        ExitCode::from(1)
+    })?;
+    let (d, test) = gpmc::data::load_train_and_test(&checked.model, data, predict)
+        .map_err(|e| report(&name, &source, e.into()))?;
+    let dir = output.unwrap_or_else(|| {
+        std::path::Path::new("out").join(
+            path.file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_else(|| "model".into()),
+        )
+    });
+    Ok(Opened {
+        name,
+        source,
+        checked,
+        d,
+        test,
+        dir,
+    })
+}
+
+/// Print an inference error with the model's source; its exit code: 130 for a run interrupted
+/// before it kept a draw, 1 otherwise.
+fn report(name: &str, source: &str, e: gpmc::infer::InferError) -> ExitCode {
+    let code = if matches!(e, gpmc::infer::InferError::Interrupted(_)) {
+        130
+    } else {
+        1
+    };
+    let r = miette::Report::new(e).with_source_code(miette::NamedSource::new(
+        name.to_string(),
+        source.to_string(),
+    ));
+    eprintln!("{r:?}");
+    ExitCode::from(code)
+}
+
 /// The settings of a variational run from the command line.
 struct VariationalRun {
     output: Option<std::path::PathBuf>,
@@ -440,36 +503,18 @@ fn variational(
         generic,
         q,
     } = run;
-    let (name, source) = match read_model(path) {
+    let Opened {
+        name,
+        source,
+        checked,
+        d,
+        test,
+        dir,
+    } = match open_run(path, data, predict, output, generic) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let checked = match gpmc::check_with(&name, &source, generic) {
-        Ok(c) => c,
-        Err(f) => {
-            for r in f.reports() {
-                eprintln!("{r:?}");
-            }
-            return ExitCode::from(1);
-        }
-    };
-    let report = |e: gpmc::infer::InferError| {
-        let r = miette::Report::new(e)
-            .with_source_code(miette::NamedSource::new(name.clone(), source.clone()));
-        eprintln!("{r:?}");
-        ExitCode::from(1)
-    };
-    let (d, test) = match gpmc::data::load_train_and_test(&checked.model, data, predict) {
-        Ok(x) => x,
-        Err(e) => return report(e.into()),
-    };
-    let dir = output.unwrap_or_else(|| {
-        std::path::Path::new("out").join(
-            path.file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_else(|| "model".into()),
-        )
-    });
+    let report = |e| report(&name, &source, e);
     let mut files = Vec::new();
     let feedback = gpmc::feedback::Feedback::install(quiet);
     let outcome = match fit_variational(&name, &checked, &d, method, &feedback, &mut files) {
@@ -727,35 +772,18 @@ fn infer(
         quiet,
         generic,
     } = run;
-    let (name, source) = match read_model(path) {
+    let Opened {
+        name,
+        source,
+        checked,
+        d,
+        test,
+        dir,
+    } = match open_run(path, data, predict, output, generic) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let checked = match gpmc::check_with(&name, &source, generic) {
-        Ok(c) => c,
-        Err(f) => {
-            for r in f.reports() {
-                eprintln!("{r:?}");
-            }
-            eprintln!("{f}");
-            return ExitCode::from(1);
-        }
-    };
-    let report = |e: gpmc::infer::InferError| {
-        let code = if matches!(e, gpmc::infer::InferError::Interrupted(_)) {
-            130
-        } else {
-            1
-        };
-        let r = miette::Report::new(e)
-            .with_source_code(miette::NamedSource::new(name.clone(), source.clone()));
-        eprintln!("{r:?}");
-        ExitCode::from(code)
-    };
-    let (d, test) = match gpmc::data::load_train_and_test(&checked.model, data, predict) {
-        Ok(x) => x,
-        Err(e) => return report(e.into()),
-    };
+    let report = |e| report(&name, &source, e);
     let init = match &init {
         Some(path) => match gpmc::init::load(&checked.model, &d, path) {
             Ok(i) => i,
@@ -786,13 +814,6 @@ fn infer(
         Err(e) => return report(e),
     };
     feedback.finish();
-    let dir = output.unwrap_or_else(|| {
-        std::path::Path::new("out").join(
-            path.file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_else(|| "model".into()),
-        )
-    });
     let mut files = Vec::new();
     for (k, ch) in result.chains.iter().enumerate() {
         files.push((

@@ -7,8 +7,7 @@
 //!   the inputs (mean ± 2 sd of the linear predictor, or the predictive probability of a label)
 //!   with the training data, from the saved fit (`gpmc predict`'s path), for every method.
 
-use crate::summary::read_chain;
-use gpm_runtime::diagnostics::summarize;
+use crate::summary::{is_pointwise, read_chains, ChainFiles};
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -59,29 +58,13 @@ pub fn figures(dir: &Path, vars: &[String]) -> Result<Vec<(String, String)>, Plo
         }
         return Ok(out);
     }
-    let mut chains = Vec::new();
-    for k in 1.. {
-        let path = dir.join(format!("chain-{k}.csv"));
-        if !path.exists() {
-            break;
-        }
-        chains.push(read_chain(&path).map_err(fail)?);
-    }
-    let Some((header, _)) = chains.first() else {
-        return Err(fail(format!("{}: no chain files", dir.display())));
-    };
+    let files = read_chains(dir).map_err(fail)?;
+    let header = &files.header;
     let columns: Vec<usize> = if vars.is_empty() {
         // lp__ and the four worst-mixing variables.
         let mut rhat: Vec<(usize, f64)> = (1..header.len())
-            .filter(|&j| !header[j].starts_with("log_lik.") && !header[j].starts_with("y_rep."))
-            .map(|j| {
-                let cols: Vec<Vec<f64>> = chains
-                    .iter()
-                    .map(|(_, r)| r.iter().map(|row| row[j]).collect())
-                    .collect();
-                let refs: Vec<&[f64]> = cols.iter().map(|c| c.as_slice()).collect();
-                (j, summarize(&refs).rhat)
-            })
+            .filter(|&j| !is_pointwise(&header[j]))
+            .map(|j| (j, files.summary(j).rhat))
             .collect();
         rhat.sort_by(|a, b| b.1.total_cmp(&a.1));
         std::iter::once(0)
@@ -105,8 +88,8 @@ pub fn figures(dir: &Path, vars: &[String]) -> Result<Vec<(String, String)>, Plo
             .collect::<Result<_, _>>()?
     };
     let mut out = vec![
-        ("trace.svg".to_string(), trace(&chains, &columns)?),
-        ("rank.svg".to_string(), rank(&chains, &columns)?),
+        ("trace.svg".to_string(), trace(&files, &columns)?),
+        ("rank.svg".to_string(), rank(&files, &columns)?),
     ];
     if dir.join(crate::fit::FIT_FILE).exists() {
         if let Some(svg) = predictive(dir)? {
@@ -116,28 +99,23 @@ pub fn figures(dir: &Path, vars: &[String]) -> Result<Vec<(String, String)>, Plo
     Ok(out)
 }
 
-type Chains = [(Vec<String>, Vec<Vec<f64>>)];
-
 /// One panel per column: its draws against the draw index, a line per chain.
-fn trace(chains: &Chains, columns: &[usize]) -> Result<String, PlotError> {
+fn trace(files: &ChainFiles, columns: &[usize]) -> Result<String, PlotError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, PANEL * columns.len() as u32))
             .into_drawing_area();
         root.fill(&WHITE).map_err(fail)?;
-        let draws = chains[0].1.len();
+        let chains = &files.chains;
+        let draws = chains[0].len();
         for (k, (panel, &j)) in root
             .split_evenly((columns.len(), 1))
             .iter()
             .zip(columns)
             .enumerate()
         {
-            let name = &chains[0].0[j];
-            let y = padded(
-                chains
-                    .iter()
-                    .flat_map(|(_, r)| r.iter().map(move |row| row[j])),
-            );
+            let name = &files.header[j];
+            let y = padded(chains.iter().flat_map(|r| r.iter().map(move |row| row[j])));
             let mut chart = ChartBuilder::on(panel)
                 .caption(format!("trace of {name}"), ("sans-serif", 16))
                 .margin(8)
@@ -152,7 +130,7 @@ fn trace(chains: &Chains, columns: &[usize]) -> Result<String, PlotError> {
                 .light_line_style(WHITE)
                 .draw()
                 .map_err(fail)?;
-            for (c, (_, rows)) in chains.iter().enumerate() {
+            for (c, rows) in chains.iter().enumerate() {
                 let colour = Palette99::pick(c).stroke_width(1);
                 chart
                     .draw_series(LineSeries::new(
@@ -184,20 +162,21 @@ fn trace(chains: &Chains, columns: &[usize]) -> Result<String, PlotError> {
 
 /// Rank plots: for each column, every chain's histogram of the ranks of its draws among all
 /// draws (20 bins), with the flat line a well-mixed run gives.
-fn rank(chains: &Chains, columns: &[usize]) -> Result<String, PlotError> {
+fn rank(files: &ChainFiles, columns: &[usize]) -> Result<String, PlotError> {
     const BINS: usize = 20;
+    let chains = &files.chains;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, PANEL * columns.len() as u32))
             .into_drawing_area();
         root.fill(&WHITE).map_err(fail)?;
         for (panel, &j) in root.split_evenly((columns.len(), 1)).iter().zip(columns) {
-            let name = &chains[0].0[j];
+            let name = &files.header[j];
             // Pooled ranks (ties broken by order).
             let mut all: Vec<(f64, usize)> = chains
                 .iter()
                 .enumerate()
-                .flat_map(|(c, (_, r))| r.iter().map(move |row| (row[j], c)))
+                .flat_map(|(c, r)| r.iter().map(move |row| (row[j], c)))
                 .collect();
             all.sort_by(|a, b| a.0.total_cmp(&b.0));
             let total = all.len();
@@ -205,7 +184,7 @@ fn rank(chains: &Chains, columns: &[usize]) -> Result<String, PlotError> {
             for (rank, (_, c)) in all.iter().enumerate() {
                 counts[*c][(rank * BINS / total.max(1)).min(BINS - 1)] += 1;
             }
-            let expected = chains[0].1.len() as f64 / BINS as f64;
+            let expected = chains[0].len() as f64 / BINS as f64;
             let top = counts.iter().flatten().copied().max().unwrap_or(1) as f64;
             let mut chart = ChartBuilder::on(panel)
                 .caption(

@@ -96,7 +96,7 @@ pub fn table(rows: &[(String, Summary)], sig_figs: usize, max_rows: usize) -> St
 }
 
 /// One chain file: its column names and rows.
-pub(crate) fn read_chain(path: &Path) -> Result<(Vec<String>, Vec<Vec<f64>>), SummaryError> {
+fn read_chain(path: &Path) -> Result<(Vec<String>, Vec<Vec<f64>>), SummaryError> {
     let io = |m: String| SummaryError(format!("{}: {m}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| io(e.to_string()))?;
     let mut lines = text
@@ -128,6 +128,57 @@ pub(crate) fn read_chain(path: &Path) -> Result<(Vec<String>, Vec<Vec<f64>>), Su
     Ok((header, rows))
 }
 
+/// A run's chain files (`chain-1.csv`, `chain-2.csv`, … in order): their column names, the
+/// same in every file, and each chain's rows.
+pub(crate) struct ChainFiles {
+    /// Column names.
+    pub header: Vec<String>,
+    /// Per chain, its rows.
+    pub chains: Vec<Vec<Vec<f64>>>,
+}
+
+impl ChainFiles {
+    /// The summary of column `j` over all chains.
+    pub fn summary(&self, j: usize) -> Summary {
+        let columns: Vec<Vec<f64>> = self
+            .chains
+            .iter()
+            .map(|rows| rows.iter().map(|row| row[j]).collect())
+            .collect();
+        let refs: Vec<&[f64]> = columns.iter().map(|c| c.as_slice()).collect();
+        summarize(&refs)
+    }
+}
+
+/// Whether a column is one of the pointwise ones (`log_lik`, `y_rep`), not a parameter.
+pub(crate) fn is_pointwise(name: &str) -> bool {
+    name.starts_with("log_lik.") || name.starts_with("y_rep.")
+}
+
+/// Read the chain files of the run in `dir`.
+pub(crate) fn read_chains(dir: &Path) -> Result<ChainFiles, SummaryError> {
+    let mut header = None;
+    let mut chains = Vec::new();
+    for k in 1.. {
+        let path = dir.join(format!("chain-{k}.csv"));
+        if !path.exists() {
+            break;
+        }
+        let (h, rows) = read_chain(&path)?;
+        if header.as_ref().is_some_and(|first| *first != h) {
+            return Err(SummaryError(format!(
+                "{}: other columns than chain-1.csv",
+                path.display()
+            )));
+        }
+        header.get_or_insert(h);
+        chains.push(rows);
+    }
+    let header =
+        header.ok_or_else(|| SummaryError(format!("{}: no chain files", dir.display())))?;
+    Ok(ChainFiles { header, chains })
+}
+
 /// The summary of the run in `dir`.
 pub fn summarize_dir(dir: &Path, options: &Options) -> Result<String, SummaryError> {
     let summary_path = dir.join("summary.json");
@@ -153,40 +204,19 @@ pub fn summarize_dir(dir: &Path, options: &Options) -> Result<String, SummaryErr
     if method != "gibbs" {
         return variational(dir, &summary, options, max_rows).map(|t| out + &t);
     }
-    let mut chains = Vec::new();
-    for k in 1.. {
-        let path = dir.join(format!("chain-{k}.csv"));
-        if !path.exists() {
-            break;
-        }
-        chains.push(read_chain(&path)?);
-    }
-    let Some((header, _)) = chains.first() else {
-        return Err(SummaryError(format!("{}: no chain files", dir.display())));
-    };
-    if chains.iter().any(|(h, _)| h != header) {
-        return Err(SummaryError(
-            "the chain files have different columns".into(),
-        ));
-    }
-    let pointwise = |n: &str| n.starts_with("log_lik.") || n.starts_with("y_rep.");
+    let files = read_chains(dir)?;
     let mut rows = Vec::new();
-    for (j, name) in header.iter().enumerate() {
-        if pointwise(name) && !options.pointwise {
+    for (j, name) in files.header.iter().enumerate() {
+        if is_pointwise(name) && !options.pointwise {
             continue;
         }
-        let columns: Vec<Vec<f64>> = chains
-            .iter()
-            .map(|(_, r)| r.iter().map(|row| row[j]).collect())
-            .collect();
-        let refs: Vec<&[f64]> = columns.iter().map(|c| c.as_slice()).collect();
-        rows.push((name.clone(), summarize(&refs)));
+        rows.push((name.clone(), files.summary(j)));
     }
-    let draws = chains[0].1.len();
+    let draws = files.chains[0].len();
     let _ = writeln!(
         out,
         "{} chains × {draws} draws{}",
-        chains.len(),
+        files.chains.len(),
         if summary["interrupted"] == true {
             " (interrupted)"
         } else {
