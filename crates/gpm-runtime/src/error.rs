@@ -26,4 +26,7 @@ pub enum RuntimeError {
     /// A sampler was given invalid parameters.
     #[error("sampler: {0}")]
     Sampler(String),
+    /// Where the draws go refused a row (a full disk, a closed file).
+    #[error("cannot write the draws: {0}")]
+    Output(String),
 }

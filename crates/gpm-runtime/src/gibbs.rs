@@ -63,6 +63,26 @@ pub struct Chain {
     pub sampling_seconds: f64,
 }
 
+impl Chain {
+    /// A chain of these rows, made in these times.
+    pub fn new(layout: Layout, rows: Vec<Vec<f64>>, times: ChainTimes) -> Chain {
+        Chain {
+            layout,
+            rows,
+            warmup_seconds: times.warmup_seconds,
+            sampling_seconds: times.sampling_seconds,
+        }
+    }
+
+    /// Its times.
+    pub fn times(&self) -> ChainTimes {
+        ChainTimes {
+            warmup_seconds: self.warmup_seconds,
+            sampling_seconds: self.sampling_seconds,
+        }
+    }
+}
+
 /// The per-chain state.
 #[derive(Debug, Clone)]
 pub struct State {
@@ -1010,6 +1030,36 @@ impl<'a> Sampler<'a> {
 /// Mixed into the seed of the replicated responses' streams.
 const REPLICATE_SEED: u64 = 0x7965_725f_7265_7063;
 
+/// Where one chain's draws go, row by row as they are made: kept in memory
+/// (`Vec<Vec<f64>>`), or written to a file by the caller so that memory stays flat in the
+/// number of draws (the runtime never opens a file itself).
+pub trait RowSink: Send {
+    /// Take one draw row.
+    fn push(&mut self, row: Vec<f64>) -> Result<(), RuntimeError>;
+    /// Keep only the first `rows` rows (chains of an interrupted run are cut to the shortest).
+    fn truncate(&mut self, rows: usize) -> Result<(), RuntimeError>;
+}
+
+impl RowSink for Vec<Vec<f64>> {
+    fn push(&mut self, row: Vec<f64>) -> Result<(), RuntimeError> {
+        Vec::push(self, row);
+        Ok(())
+    }
+    fn truncate(&mut self, rows: usize) -> Result<(), RuntimeError> {
+        Vec::truncate(self, rows);
+        Ok(())
+    }
+}
+
+/// What a chain did, besides its draws.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChainTimes {
+    /// Seconds spent in warm-up.
+    pub warmup_seconds: f64,
+    /// Seconds spent sampling.
+    pub sampling_seconds: f64,
+}
+
 /// Run several chains in parallel. `progress(chain, sweep)` is called after every sweep.
 pub fn run(
     sampler: &Sampler,
@@ -1029,16 +1079,43 @@ pub fn run_until(
     progress: &(dyn Fn(usize, usize) + Sync),
     stop: &AtomicBool,
 ) -> Result<Vec<Chain>, RuntimeError> {
+    let sinks = (0..config.chains).map(|_| Vec::new()).collect();
+    let (chains, _) = run_into(sampler, config, progress, stop, sinks)?;
+    let layout = sampler.layout();
+    Ok(chains
+        .into_iter()
+        .map(|(rows, t)| Chain::new(layout.clone(), rows, t))
+        .collect())
+}
+
+/// [`run_until`] with each chain's rows handed to its sink as they are made (one sink per
+/// chain, in chain order). Returns the chains that kept draws, each with its sink and times,
+/// and the number of draws each kept (the same for all: the sinks are cut to the shortest).
+#[allow(clippy::type_complexity)]
+pub fn run_into<S: RowSink>(
+    sampler: &Sampler,
+    config: &GibbsConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    stop: &AtomicBool,
+    sinks: Vec<S>,
+) -> Result<(Vec<(S, ChainTimes)>, usize), RuntimeError> {
     let stopped = || stop.load(Ordering::Relaxed);
     if config.chains == 0 || config.draws == 0 || config.thin == 0 {
         return Err(RuntimeError::Settings(
             "chains, draws and thin must be at least 1".into(),
         ));
     }
-    let layout = sampler.layout();
-    (0..config.chains)
+    if sinks.len() != config.chains {
+        return Err(RuntimeError::Inconsistent(format!(
+            "{} sinks for {} chains",
+            sinks.len(),
+            config.chains
+        )));
+    }
+    let results = sinks
         .into_par_iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(c, mut sink)| {
             let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
             rng.set_stream(c as u64);
             let mut state = sampler.start(&mut rng);
@@ -1056,32 +1133,39 @@ pub fn run_until(
             }
             let warmup_seconds = t0.elapsed().as_secs_f64();
             let t1 = std::time::Instant::now();
-            let mut rows = Vec::with_capacity(config.draws);
+            let mut kept = 0;
             for s in 0..config.draws * config.thin {
                 if stopped() {
                     break;
                 }
                 sampler.sweep(&mut state, &mut rng)?;
                 if (s + 1) % config.thin == 0 {
-                    rows.push(sampler.row(&state, &mut replicate_rng));
+                    sink.push(sampler.row(&state, &mut replicate_rng))?;
+                    kept += 1;
                 }
                 progress(c, config.warmup + s + 1);
             }
-            Ok(Chain {
-                layout: layout.clone(),
-                rows,
+            let times = ChainTimes {
                 warmup_seconds,
                 sampling_seconds: t1.elapsed().as_secs_f64(),
-            })
+            };
+            Ok((sink, times, kept))
         })
-        .collect::<Result<Vec<Chain>, RuntimeError>>()
-        .map(|mut chains| {
-            // With more chains than threads, the last ones may not have started.
-            chains.retain(|c| !c.rows.is_empty());
-            let kept = chains.iter().map(|c| c.rows.len()).min().unwrap_or(0);
-            for c in &mut chains {
-                c.rows.truncate(kept);
-            }
-            chains
-        })
+        .collect::<Result<Vec<_>, RuntimeError>>()?;
+    // With more chains than threads, the last ones may not have started.
+    let kept = results
+        .iter()
+        .map(|r| r.2)
+        .filter(|&k| k > 0)
+        .min()
+        .unwrap_or(0);
+    let mut chains = Vec::with_capacity(results.len());
+    for (mut sink, times, k) in results {
+        if k == 0 {
+            continue;
+        }
+        sink.truncate(kept)?;
+        chains.push((sink, times));
+    }
+    Ok((chains, kept))
 }

@@ -265,6 +265,18 @@ impl QInducing {
         ))
     }
 
+    /// One draw of `v ~ q = N(m, Λ⁻¹)`: `m + L⁻ᵀz` with `Λ = LLᵀ`, `z ~ N(0, I)`.
+    pub fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<DVector<f64>, RuntimeError> {
+        use rand_distr::StandardNormal;
+        let z = DVector::from_fn(self.mean.len(), |_, _| rng.sample::<f64, _>(StandardNormal));
+        let noise = self
+            .chol
+            .l_dirty()
+            .tr_solve_lower_triangular(&z)
+            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        Ok(&self.mean + noise)
+    }
+
     /// `KL(q(v) ‖ N(0, I)) = ½ (tr S + mᵀm − M + log|Λ|)`.
     pub fn kl(&self) -> Result<f64, RuntimeError> {
         let m = self.mean.len();

@@ -317,38 +317,7 @@ impl Reuse {
                 result: None,
             });
         };
-        let schedule = crate::infer::schedule(&c).map_err(|e| FitError(e.to_string()))?;
-        let layout = gpm_runtime::gibbs::Sampler::new(schedule, &train, &fit.values)
-            .and_then(|s| s.with_pointwise(pointwise))
-            .map_err(|e| FitError(e.to_string()))?
-            .layout();
-        let files = crate::summary::read_chains(dir).map_err(|e| FitError(e.to_string()))?;
-        if files.header.len() != layout.width() {
-            return Err(FitError(format!(
-                "{}: {} columns in the chain files where the model's draws have {}",
-                dir.display(),
-                files.header.len(),
-                layout.width()
-            )));
-        }
-        let chains = files
-            .chains
-            .into_iter()
-            .map(|rows| gpm_runtime::gibbs::Chain {
-                layout: layout.clone(),
-                rows,
-                warmup_seconds: 0.0,
-                sampling_seconds: 0.0,
-            })
-            .collect();
-        let result = crate::infer::InferResult {
-            chains,
-            summaries: vec![],
-            hypers: vec![],
-            jitter: 0.0,
-            values: fit.values.clone(),
-            interrupted: false,
-        };
+        let result = draws_in(dir, &c, &train, &fit.values, pointwise)?;
         Ok(Reuse {
             fit,
             checked: c,
@@ -360,9 +329,14 @@ impl Reuse {
     /// Predictions at `test` (responses optional): `predictions.csv` and the metrics.
     pub fn predict(&self, test: &Data) -> Result<(String, serde_json::Value), FitError> {
         match (&self.result, &self.fit.posterior) {
-            (Some(result), _) => {
-                crate::infer::predict(&self.checked, &self.train, test, result, self.fit.seed)
-            }
+            (Some(result), _) => crate::infer::predict_with(
+                &self.checked,
+                &self.train,
+                test,
+                result,
+                self.fit.seed,
+                usize::MAX,
+            ),
             (None, Stored::Q(blocks)) => crate::infer::predict_variational(
                 &self.checked,
                 &self.train,
@@ -374,6 +348,53 @@ impl Reuse {
         }
         .map_err(|e| FitError(e.to_string()))
     }
+}
+
+/// The draws of the Gibbs run whose chain files are in `dir` that prediction uses (at most
+/// about [`crate::infer::PREDICT_DRAWS`], thinned as they are read, so that memory does not
+/// grow with the run's length; predict from them with `max_draws = usize::MAX`).
+pub fn draws_in(
+    dir: &Path,
+    c: &Checked,
+    train: &Data,
+    values: &HyperValues,
+    pointwise: gpm_runtime::gibbs::Pointwise,
+) -> Result<crate::infer::InferResult, FitError> {
+    let schedule = crate::infer::schedule(c).map_err(|e| FitError(e.to_string()))?;
+    let layout = gpm_runtime::gibbs::Sampler::new(schedule, train, values)
+        .and_then(|s| s.with_pointwise(pointwise))
+        .map_err(|e| FitError(e.to_string()))?
+        .layout();
+    let files = crate::summary::read_draws(dir, crate::infer::PREDICT_DRAWS)
+        .map_err(|e| FitError(e.to_string()))?;
+    if files.header.len() != layout.width() {
+        return Err(FitError(format!(
+            "{}: {} columns in the chain files where the model's draws have {}",
+            dir.display(),
+            files.header.len(),
+            layout.width()
+        )));
+    }
+    let chains: Vec<_> = files
+        .chains
+        .into_iter()
+        .map(|rows| gpm_runtime::gibbs::Chain {
+            layout: layout.clone(),
+            rows,
+            warmup_seconds: 0.0,
+            sampling_seconds: 0.0,
+        })
+        .collect();
+    Ok(crate::infer::InferResult {
+        times: vec![],
+        draws: chains.first().map_or(0, |c| c.rows.len()),
+        chains,
+        summaries: vec![],
+        hypers: vec![],
+        jitter: 0.0,
+        values: values.clone(),
+        interrupted: false,
+    })
 }
 
 /// Predict at the inputs of `test_files` (responses optional) from the fit saved in `dir`:

@@ -7,12 +7,12 @@ use crate::Checked;
 use gpm_ir::{HyperKind, Shape};
 use gpm_runtime::diagnostics::{summarize, Summary};
 use gpm_runtime::draws::VarKind;
-use gpm_runtime::gibbs::{self, Chain, GibbsConfig};
+use gpm_runtime::gibbs::{self, Chain, ChainTimes, GibbsConfig};
 use gpm_runtime::kernels::HyperValues;
 use gpm_schedule::{GibbsUpdate, StartRule, VariationalUpdate};
 use serde_json::json;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Why inference failed.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
@@ -51,8 +51,13 @@ pub struct InferOptions {
 /// The results of a run.
 #[derive(Debug, Clone)]
 pub struct InferResult {
-    /// The chains.
+    /// The chains with their rows, when the draws were kept in memory ([`run_gibbs_with`];
+    /// empty when they were streamed to files, [`run_gibbs_streamed`]).
     pub chains: Vec<Chain>,
+    /// Each chain's times.
+    pub times: Vec<ChainTimes>,
+    /// Draws kept per chain.
+    pub draws: usize,
     /// Per column: name and summary.
     pub summaries: Vec<(String, Summary)>,
     /// Hyperparameter values used, and how each was set.
@@ -273,14 +278,19 @@ pub struct GibbsExtras {
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
-/// Run Gibbs sampling with these extras.
-pub fn run_gibbs_with(
-    c: &Checked,
+/// A Gibbs sampler ready to run: the schedule's decisions for each hyperparameter said, the
+/// learned ones learned.
+struct GibbsSetup<'c> {
+    sampler: gibbs::Sampler<'c>,
+    hypers: Vec<(String, f64, String)>,
+    values: HyperValues,
+}
+
+fn gibbs_setup<'c>(
+    c: &'c Checked,
     data: &gpm_runtime::data::Data,
-    config: &GibbsConfig,
-    extras: GibbsExtras,
-    progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<InferResult, InferError> {
+    extras: &GibbsExtras,
+) -> Result<GibbsSetup<'c>, InferError> {
     let (schedule, hv, mut hypers) = start(c, data)?;
     // What Gibbs does with each prior is the schedule's decision; say it.
     for (step, (_, _, how)) in schedule.hyper_steps.iter().zip(hypers.iter_mut()) {
@@ -298,47 +308,158 @@ pub fn run_gibbs_with(
             _ => {}
         }
     }
-    let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
-    let sampler = gibbs::Sampler::new(&schedule, data, &hv)?
+    let values = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
+    let sampler = gibbs::Sampler::new(schedule, data, &values)?
         .with_pointwise(extras.pointwise)?
-        .with_init(extras.init)?;
-    let jitter = sampler.prepared().jitter;
-    let (chains, interrupted) = match &extras.stop {
-        Some(stop) => {
-            let chains = gibbs::run_until(&sampler, config, progress, stop)?;
-            (chains, stop.load(std::sync::atomic::Ordering::Relaxed))
-        }
-        None => (gibbs::run(&sampler, config, progress)?, false),
-    };
-    if chains.first().is_none_or(|c| c.rows.is_empty()) {
+        .with_init(extras.init.clone())?;
+    Ok(GibbsSetup {
+        sampler,
+        hypers,
+        values,
+    })
+}
+
+/// Run the chains of `setup` into `sinks` (one per chain), stopping early if `extras.stop` is
+/// set: the chains that kept draws with their times, the draws each kept, and whether the run
+/// was interrupted.
+#[allow(clippy::type_complexity)]
+fn run_chains<S: gibbs::RowSink>(
+    setup: &GibbsSetup,
+    config: &GibbsConfig,
+    extras: &GibbsExtras,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    sinks: Vec<S>,
+) -> Result<(Vec<(S, ChainTimes)>, usize, bool), InferError> {
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let stop = extras.stop.as_deref().unwrap_or(&never);
+    let (chains, kept) = gibbs::run_into(&setup.sampler, config, progress, stop, sinks)?;
+    if kept == 0 {
         return Err(InferError::Interrupted(
             "the run was interrupted before any draw was kept".into(),
         ));
     }
-    let layout = &chains[0].layout;
-    let names = column_names(c, layout);
-    // The pointwise columns come last.
-    let ncol: usize = layout
+    Ok((
+        chains,
+        kept,
+        stop.load(std::sync::atomic::Ordering::Relaxed),
+    ))
+}
+
+/// The number of leading columns of a draw row that are parameters (the pointwise
+/// `log_lik`/`y_rep` columns come last and are not summarised).
+fn parameter_columns(layout: &gpm_runtime::draws::Layout) -> usize {
+    layout
         .vars
         .iter()
         .filter(|v| !matches!(v.kind, VarKind::LogLik | VarKind::Replicate))
         .map(|v| v.len())
-        .sum();
-    let mut summaries = Vec::with_capacity(ncol);
-    for j in 0..ncol {
-        let cols: Vec<Vec<f64>> = chains
-            .iter()
-            .map(|ch| ch.rows.iter().map(|r| r[j]).collect())
-            .collect();
-        let refs: Vec<&[f64]> = cols.iter().map(|v| v.as_slice()).collect();
-        summaries.push((names[j].clone(), summarize(&refs)));
-    }
+        .sum()
+}
+
+/// Run Gibbs sampling with these extras, the draws kept in memory.
+pub fn run_gibbs_with(
+    c: &Checked,
+    data: &gpm_runtime::data::Data,
+    config: &GibbsConfig,
+    extras: GibbsExtras,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<InferResult, InferError> {
+    let setup = gibbs_setup(c, data, &extras)?;
+    let sinks = (0..config.chains).map(|_| Vec::new()).collect();
+    let (ran, draws, interrupted) = run_chains(&setup, config, &extras, progress, sinks)?;
+    let layout = setup.sampler.layout();
+    let names = column_names(c, &layout);
+    let chains: Vec<Chain> = ran
+        .into_iter()
+        .map(|(rows, t)| Chain::new(layout.clone(), rows, t))
+        .collect();
+    let summaries = (0..parameter_columns(&layout))
+        .map(|j| {
+            let cols: Vec<Vec<f64>> = chains
+                .iter()
+                .map(|ch| ch.rows.iter().map(|r| r[j]).collect())
+                .collect();
+            let refs: Vec<&[f64]> = cols.iter().map(|v| v.as_slice()).collect();
+            (names[j].clone(), summarize(&refs))
+        })
+        .collect();
     Ok(InferResult {
+        times: chains.iter().map(Chain::times).collect(),
         chains,
+        draws,
         summaries,
-        hypers,
-        jitter,
-        values: hv,
+        hypers: setup.hypers,
+        jitter: setup.sampler.prepared().jitter,
+        values: setup.values,
+        interrupted,
+    })
+}
+
+/// Run Gibbs sampling with these extras, each chain's draws written to `chain-K.csv` in
+/// `staging` as they are made, so that memory stays flat in the number of draws; the summaries
+/// are read back from the files, a block of columns at a time. The result holds no rows
+/// (`chains` is empty).
+pub fn run_gibbs_streamed(
+    c: &Checked,
+    data: &gpm_runtime::data::Data,
+    config: &GibbsConfig,
+    extras: GibbsExtras,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    staging: &crate::output::Staging,
+) -> Result<InferResult, InferError> {
+    let setup = gibbs_setup(c, data, &extras)?;
+    let layout = setup.sampler.layout();
+    let names = column_names(c, &layout);
+    let paths: Vec<PathBuf> = (1..=config.chains)
+        .map(|k| staging.path(&format!("chain-{k}.csv")))
+        .collect();
+    let sinks = paths
+        .iter()
+        .enumerate()
+        .map(|(k, path)| {
+            let head = chain_head(c, GIBBS_ALGORITHM, config, k, &names);
+            let spill = crate::spill::Spill::create(
+                &staging.path(&format!(".chain-{}.rows", k + 1)),
+                layout.width(),
+            )?;
+            crate::cmdstan::ChainWriter::create(path, &head, config.draws, Some(spill))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let (ran, draws, interrupted) = run_chains(&setup, config, &extras, progress, sinks)?;
+    // Chains that kept no draw (not started when the run was interrupted) are removed and the
+    // others numbered 1, 2, … so that readers find every chain.
+    let mut kept_paths = Vec::with_capacity(ran.len());
+    let mut spills = Vec::with_capacity(ran.len());
+    let mut times = Vec::with_capacity(ran.len());
+    for (writer, t) in ran {
+        kept_paths.push(writer.path().to_path_buf());
+        spills.extend(writer.finish(&t)?);
+        times.push(t);
+    }
+    for p in paths.iter().filter(|p| !kept_paths.contains(p)) {
+        let _ = std::fs::remove_file(p);
+    }
+    for (k, p) in kept_paths.iter().enumerate() {
+        if *p != paths[k] {
+            std::fs::rename(p, &paths[k])
+                .map_err(|e| InferError::Io(format!("{}: {e}", p.display())))?;
+        }
+    }
+    let parameters = &names[..parameter_columns(&layout)];
+    let summaries = crate::spill::summarize_spilled(&spills, layout.width(), parameters, draws);
+    // The spill files are not part of the output, whatever the summaries gave.
+    for k in 1..=config.chains {
+        let _ = std::fs::remove_file(staging.path(&format!(".chain-{k}.rows")));
+    }
+    let summaries = summaries?;
+    Ok(InferResult {
+        chains: vec![],
+        times,
+        draws,
+        summaries,
+        hypers: setup.hypers,
+        jitter: setup.sampler.prepared().jitter,
+        values: setup.values,
         interrupted,
     })
 }
@@ -532,6 +653,9 @@ pub fn label_sets(c: &Checked, data: &gpm_runtime::data::Data) -> Vec<Option<(St
         .collect()
 }
 
+/// Most Gibbs draws prediction averages over (evenly thinned).
+pub const PREDICT_DRAWS: usize = 1000;
+
 /// Predictions at test points from a Gibbs run: `predictions.csv` and the test metrics.
 pub fn predict(
     c: &Checked,
@@ -540,12 +664,25 @@ pub fn predict(
     r: &InferResult,
     seed: u64,
 ) -> Result<(String, serde_json::Value), InferError> {
+    predict_with(c, train, test, r, seed, PREDICT_DRAWS)
+}
+
+/// [`predict`] from at most about `max_draws` of the draws (all of them with `usize::MAX`:
+/// draws read back from files are thinned as they are read).
+pub fn predict_with(
+    c: &Checked,
+    train: &gpm_runtime::data::Data,
+    test: &gpm_runtime::data::Data,
+    r: &InferResult,
+    seed: u64,
+    max_draws: usize,
+) -> Result<(String, serde_json::Value), InferError> {
     let schedule = schedule(c)?;
     let hv = r.values.clone();
     let labels = label_sets(c, test);
     let posterior = gpm_runtime::predict::Posterior::Draws {
         chains: &r.chains,
-        max_draws: 1000,
+        max_draws,
         seed,
     };
     let sets: Vec<Option<Vec<f64>>> = labels
@@ -562,44 +699,57 @@ pub fn predict(
 pub struct QDraws {
     /// The pointwise columns.
     pub pointwise: gibbs::Pointwise,
-    /// Number of draws.
-    pub draws: usize,
+    /// Number of draws (`None`: [`default_q_draws`]).
+    pub draws: Option<usize>,
     /// Seed.
     pub seed: u64,
 }
 
-/// Draws from a variational posterior `q` (CAVI or particle flow) in the layout of
-/// Gibbs draws, with the pointwise columns asked for: one CmdStan CSV.
-pub fn draws_from_q(
+/// Values a file of draws from `q` holds at most unless more draws are asked for (about
+/// 340 MB of CSV).
+const Q_FILE_VALUES: usize = 20_000_000;
+
+/// Draws from `q` written when none are asked for: 1000, fewer for very wide rows (a sparse GP
+/// on 10⁶ points has 10⁶ values per row) so that the file stays under [`Q_FILE_VALUES`]
+/// values, and at least 10.
+pub fn default_q_draws(width: usize) -> usize {
+    (Q_FILE_VALUES / width.max(1)).clamp(10, 1000)
+}
+
+/// Draws from a variational posterior `q` (CAVI, particle flow, SVI) in the layout of Gibbs
+/// draws, with the pointwise columns asked for, streamed to the CmdStan CSV `path` row by row.
+/// Returns the number of draws written.
+pub fn write_draws_from_q(
     c: &Checked,
     data: &gpm_runtime::data::Data,
     hypers: &HyperValues,
     blocks: &[gpm_runtime::cavi::BlockPosterior],
     q: &QDraws,
     method: &str,
-) -> Result<String, InferError> {
-    let QDraws {
-        pointwise,
-        draws,
-        seed,
-    } = *q;
+    path: &std::path::Path,
+) -> Result<usize, InferError> {
     let schedule = schedule(c)?;
-    let sampler = gibbs::Sampler::new(schedule, data, hypers)?.with_pointwise(pointwise)?;
-    let chain = sampler.draws_from_q(blocks, draws, seed)?;
+    let sampler = gibbs::Sampler::new(schedule, data, hypers)?.with_pointwise(q.pointwise)?;
+    let layout = sampler.layout();
+    let draws = q.draws.unwrap_or_else(|| default_q_draws(layout.width()));
+    let columns = column_names(c, &layout);
+    let algorithm = format!("draws from the {method} posterior q, by gpmc");
     let config = GibbsConfig {
         chains: 1,
         warmup: 0,
         draws,
         thin: 1,
-        seed,
+        seed: q.seed,
     };
-    Ok(draws_csv(
-        c,
-        &chain,
-        0,
-        &config,
-        &format!("draws from the {method} posterior q, by gpmc"),
-    ))
+    let head = chain_head(c, &algorithm, &config, 0, &columns);
+    let mut writer = crate::cmdstan::ChainWriter::create(path, &head, draws, None)?;
+    let t0 = std::time::Instant::now();
+    sampler.draws_from_q_into(blocks, draws, q.seed, &mut writer)?;
+    writer.finish(&ChainTimes {
+        warmup_seconds: 0.0,
+        sampling_seconds: t0.elapsed().as_secs_f64(),
+    })?;
+    Ok(draws)
 }
 
 /// Predictions at test points from a variational posterior (CAVI or SVI): `predictions.csv` and
@@ -761,10 +911,13 @@ pub fn prediction_outputs(
     (csv, serde_json::Value::Object(metrics))
 }
 
+/// How Gibbs draws are described in their files.
+const GIBBS_ALGORITHM: &str = "gibbs, augmented by gpmc";
+
 /// One chain as a CSV in the CmdStan layout (comment header, column names, one row per draw),
 /// which `arviz.from_cmdstan` reads.
 pub fn chain_csv(c: &Checked, chain: &Chain, k: usize, config: &GibbsConfig) -> String {
-    draws_csv(c, chain, k, config, "gibbs, augmented by gpmc")
+    draws_csv(c, chain, k, config, GIBBS_ALGORITHM)
 }
 
 /// Draws as a CSV in the CmdStan layout, `algorithm` saying how they were made.
@@ -775,30 +928,28 @@ pub fn draws_csv(
     config: &GibbsConfig,
     algorithm: &str,
 ) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "# model = {}", c.name);
-    let _ = writeln!(s, "# method = sample (algorithm = {algorithm})");
-    let _ = writeln!(s, "#   num_samples = {}", chain.rows.len());
-    let _ = writeln!(s, "#   num_warmup = {}", config.warmup);
-    let _ = writeln!(s, "#   thin = {}", config.thin);
-    let _ = writeln!(s, "# id = {}", k + 1);
-    let _ = writeln!(s, "# seed = {}", config.seed);
-    let _ = writeln!(s, "{}", column_names(c, &chain.layout).join(","));
-    for r in &chain.rows {
-        let line: Vec<String> = r.iter().map(|v| format!("{v:.9e}")).collect();
-        let _ = writeln!(s, "{}", line.join(","));
+    let columns = column_names(c, &chain.layout);
+    let head = chain_head(c, algorithm, config, k, &columns);
+    crate::cmdstan::csv(&head, &chain.rows, &chain.times())
+}
+
+/// The comment header of chain `k` (0-based) of a run with these settings.
+fn chain_head<'a>(
+    c: &'a Checked,
+    algorithm: &'a str,
+    config: &GibbsConfig,
+    k: usize,
+    columns: &'a [String],
+) -> crate::cmdstan::Head<'a> {
+    crate::cmdstan::Head {
+        model: &c.name,
+        algorithm,
+        num_warmup: config.warmup,
+        thin: config.thin,
+        id: k + 1,
+        seed: config.seed,
+        columns,
     }
-    let _ = writeln!(
-        s,
-        "#  Elapsed Time: {:.3} seconds (Warm-up)",
-        chain.warmup_seconds
-    );
-    let _ = writeln!(
-        s,
-        "#                {:.3} seconds (Sampling)",
-        chain.sampling_seconds
-    );
-    s
 }
 
 /// `summary.json`.
@@ -806,9 +957,9 @@ pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde
     json!({
         "model": c.name,
         "method": "gibbs",
-        "chains": r.chains.len(),
+        "chains": r.times.len(),
         "warmup": config.warmup,
-        "draws": r.chains.first().map_or(0, |c| c.rows.len()),
+        "draws": r.draws,
         "draws_requested": config.draws,
         "interrupted": r.interrupted,
         "thin": config.thin,
@@ -817,8 +968,8 @@ pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde
         "gp_jitter": r.jitter,
         "augmentations": c.plans.iter().map(|p| json!({"factor": p.factor, "form": p.form, "certified_max_rel_error": p.certificate.max_rel_error})).collect::<Vec<_>>(),
         "timing_seconds": {
-            "warmup": r.chains.iter().map(|ch| ch.warmup_seconds).collect::<Vec<_>>(),
-            "sampling": r.chains.iter().map(|ch| ch.sampling_seconds).collect::<Vec<_>>(),
+            "warmup": r.times.iter().map(|t| t.warmup_seconds).collect::<Vec<_>>(),
+            "sampling": r.times.iter().map(|t| t.sampling_seconds).collect::<Vec<_>>(),
         },
         "variables": r.summaries.iter().map(|(n, s)| json!({
             "name": n, "mean": s.mean, "sd": s.sd, "q5": s.q5, "q50": s.q50, "q95": s.q95,
@@ -845,19 +996,19 @@ pub fn summary_table(r: &InferResult, max_rows: usize) -> String {
     // Each chain's own elapsed time, summed: the CPU time of the chains when each has a core
     // (more chains than cores overstate it).
     let secs: f64 = r
-        .chains
+        .times
         .iter()
-        .map(|c| c.warmup_seconds + c.sampling_seconds)
+        .map(|t| t.warmup_seconds + t.sampling_seconds)
         .sum();
     let _ = writeln!(
         s,
         "max R-hat {worst:.3}; min bulk ESS {min_ess:.0}; {secs:.2} chain-seconds (warm-up and sampling, summed over {} chains; {:.0} min-ESS per chain-second)",
-        r.chains.len(),
+        r.times.len(),
         min_ess / secs.max(1e-9)
     );
     // The thresholds of Vehtari et al. (2021): R̂ below 1.01 and bulk ESS above 100 per chain
     // (400 over four) before the draws are trusted.
-    let need = 100.0 * r.chains.len() as f64;
+    let need = 100.0 * r.times.len() as f64;
     if worst > 1.01 || min_ess < need {
         let bad: Vec<&str> = r
             .summaries
@@ -873,92 +1024,4 @@ pub fn summary_table(r: &InferResult, max_rows: usize) -> String {
         );
     }
     s
-}
-
-/// Write `files` as the whole content of the output directory `dir`: into a fresh directory
-/// beside it (`.<name>.partial-<pid>`), renamed into place once every file is written. A rerun
-/// with fewer chains so leaves no stale `chain-5.csv` for ArviZ to mix in, and a failed write
-/// leaves the previous output as it was. An existing `dir` is replaced only if it is a gpmc
-/// output (it holds `summary.json`) or empty; leftovers of killed runs are removed.
-pub fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), InferError> {
-    let io = |what: &Path, e: std::io::Error| InferError::Io(format!("{}: {e}", what.display()));
-    let name = dir
-        .file_name()
-        .ok_or_else(|| InferError::Io(format!("{}: not a directory name", dir.display())))?
-        .to_string_lossy()
-        .to_string();
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if dir.exists() {
-        let ours = dir.join("summary.json").is_file()
-            || std::fs::read_dir(dir)
-                .map_err(|e| io(dir, e))?
-                .next()
-                .is_none();
-        if !dir.is_dir() || !ours {
-            return Err(InferError::Io(format!(
-                "{} exists and is not a gpmc output directory (no summary.json): choose another --output",
-                dir.display()
-            )));
-        }
-    }
-    std::fs::create_dir_all(&parent).map_err(|e| io(&parent, e))?;
-    remove_leftovers(&parent, &name);
-    let pid = std::process::id();
-    let partial = parent.join(format!(".{name}.partial-{pid}"));
-    let _ = std::fs::remove_dir_all(&partial);
-    std::fs::create_dir(&partial).map_err(|e| io(&partial, e))?;
-    for (file, content) in files {
-        if let Err(e) = std::fs::write(partial.join(file), content) {
-            let _ = std::fs::remove_dir_all(&partial);
-            return Err(io(&partial.join(file), e));
-        }
-    }
-    // Move the old output aside, the new one in, then drop the old one.
-    let old = parent.join(format!(".{name}.old-{pid}"));
-    let had_old = dir.exists();
-    if had_old {
-        if let Err(e) = std::fs::rename(dir, &old) {
-            let _ = std::fs::remove_dir_all(&partial);
-            return Err(io(dir, e));
-        }
-    }
-    if let Err(e) = std::fs::rename(&partial, dir) {
-        if had_old {
-            let _ = std::fs::rename(&old, dir);
-        }
-        let _ = std::fs::remove_dir_all(&partial);
-        return Err(io(dir, e));
-    }
-    if had_old {
-        let _ = std::fs::remove_dir_all(&old);
-    }
-    Ok(())
-}
-
-/// Remove `.<name>.partial-<pid>` and `.<name>.old-<pid>` directories in `parent` left by runs
-/// that were killed (their process no longer exists).
-fn remove_leftovers(parent: &Path, name: &str) {
-    // Whether a process is alive is read from /proc; elsewhere nothing is removed.
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    if !Path::new("/proc/self").exists() {
-        return;
-    }
-    for entry in entries.flatten() {
-        let file = entry.file_name().to_string_lossy().to_string();
-        let pid = [".partial-", ".old-"].iter().find_map(|tag| {
-            file.strip_prefix(&format!(".{name}{tag}"))
-                .and_then(|p| p.parse::<u32>().ok())
-        });
-        let alive = |pid: u32| Path::new(&format!("/proc/{pid}")).exists();
-        if let Some(pid) = pid {
-            if pid != std::process::id() && !alive(pid) {
-                let _ = std::fs::remove_dir_all(entry.path());
-            }
-        }
-    }
 }

@@ -13,15 +13,18 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod cmdstan;
 pub mod data;
 pub mod diagnostics;
 pub mod feedback;
 pub mod fit;
 pub mod infer;
 pub mod init;
+pub mod output;
 pub mod plot;
 pub mod report;
 pub mod schedule_report;
+pub mod spill;
 pub mod summary;
 
 pub use diagnostics::{Diagnostic, Failure};

@@ -137,8 +137,8 @@ struct MethodFlags {
     /// Gibbs: number of chains, run in parallel [default: 4].
     #[arg(long)]
     chains: Option<usize>,
-    /// Gibbs: kept draws per chain; CAVI, GPF: draws from q written as chain-1.csv
-    /// [default: 1000].
+    /// Gibbs: kept draws per chain [default: 1000]; CAVI, GPF, SVI: draws from q written as
+    /// chain-1.csv [default: 1000, fewer when rows are very wide].
     #[arg(long)]
     draws: Option<usize>,
     /// Gibbs: warm-up sweeps per chain [default: 200].
@@ -147,7 +147,7 @@ struct MethodFlags {
     /// Gibbs: keep every n-th sweep [default: 1].
     #[arg(long)]
     thin: Option<usize>,
-    /// Gibbs, CAVI, GPF: write each observation's log-likelihood under the original model as
+    /// Every method: write each observation's log-likelihood under the original model as
     /// `log_lik.1 … log_lik.N` (for LOO: `arviz.from_cmdstan(..., log_likelihood="log_lik")`).
     #[arg(long)]
     log_lik: bool,
@@ -155,7 +155,7 @@ struct MethodFlags {
     /// latents not given start from a draw from their prior, each chain its own.
     #[arg(long)]
     init: Option<std::path::PathBuf>,
-    /// Gibbs, CAVI, GPF: write a posterior predictive draw of every response as `y_rep.1 … y_rep.N`
+    /// Every method: write a posterior predictive draw of every response as `y_rep.1 … y_rep.N`
     /// (for PPC: `arviz.from_cmdstan(..., posterior_predictive="y_rep")`).
     #[arg(long)]
     ppc: bool,
@@ -191,11 +191,11 @@ impl MethodFlags {
         use Method::*;
         let given: [(&str, bool, &[Method]); 14] = [
             ("--chains", self.chains.is_some(), &[Gibbs]),
-            ("--draws", self.draws.is_some(), &[Gibbs, Cavi, Gpf]),
+            ("--draws", self.draws.is_some(), &[Gibbs, Cavi, Gpf, Svi]),
             ("--warmup", self.warmup.is_some(), &[Gibbs]),
             ("--thin", self.thin.is_some(), &[Gibbs]),
-            ("--log-lik", self.log_lik, &[Gibbs, Cavi, Gpf]),
-            ("--ppc", self.ppc, &[Gibbs, Cavi, Gpf]),
+            ("--log-lik", self.log_lik, &[Gibbs, Cavi, Gpf, Svi]),
+            ("--ppc", self.ppc, &[Gibbs, Cavi, Gpf, Svi]),
             ("--init", self.init.is_some(), &[Gibbs]),
             ("--batch", self.batch.is_some(), &[Svi]),
             ("--iterations", self.iterations.is_some(), &[Svi, Cavi, Gpf]),
@@ -272,7 +272,7 @@ fn main() -> ExitCode {
                 "summary.json".into(),
                 serde_json::json!({"figures_of": dir.display().to_string()}).to_string(),
             ));
-            if let Err(e) = gpmc::infer::write_all(&out, &all) {
+            if let Err(e) = gpmc::output::write_all(&out, &all) {
                 eprintln!("error: {e}");
                 return ExitCode::from(1);
             }
@@ -301,7 +301,7 @@ fn main() -> ExitCode {
                     serde_json::to_string_pretty(&summary).expect("summary JSON"),
                 ),
             ];
-            if let Err(e) = gpmc::infer::write_all(&dir, &files) {
+            if let Err(e) = gpmc::output::write_all(&dir, &files) {
                 eprintln!("error: {e}");
                 return ExitCode::from(1);
             }
@@ -409,7 +409,7 @@ fn main() -> ExitCode {
                 generic,
                 q: gpmc::infer::QDraws {
                     pointwise: gpm_runtime::gibbs::Pointwise { log_lik, ppc },
-                    draws: draws.unwrap_or(1000),
+                    draws,
                     seed,
                 },
             };
@@ -515,6 +515,11 @@ fn variational(
         Err(code) => return code,
     };
     let report = |e| report(&name, &source, e);
+    // The output directory is checked and staged before the fit.
+    let staging = match gpmc::output::Staging::create(&dir) {
+        Ok(s) => s,
+        Err(e) => return report(e),
+    };
     let mut files = Vec::new();
     let feedback = gpmc::feedback::Feedback::install(quiet);
     let outcome = match fit_variational(&name, &checked, &d, method, &feedback, &mut files) {
@@ -525,22 +530,20 @@ fn variational(
     for (n, v, how) in &hypers {
         say!("hyperparameter {n} = {v} ({how})");
     }
-    // Draws from q in the layout of Gibbs draws (not for sparse GPs: SVI, inducing points).
-    let sparse = blocks
-        .iter()
-        .any(|b| matches!(b, gpm_runtime::cavi::BlockPosterior::Sparse(_)));
-    if !sparse {
-        let method = summary["method"]
-            .as_str()
-            .unwrap_or("variational")
-            .to_string();
-        match gpmc::infer::draws_from_q(&checked, &d, &hv, &blocks, &q, &method) {
-            Ok(csv) => {
-                summary["draws_from_q"] = serde_json::json!(q.draws);
-                files.push(("chain-1.csv".to_string(), csv));
+    // Draws from q in the layout of Gibbs draws, streamed to chain-1.csv.
+    let method = summary["method"]
+        .as_str()
+        .unwrap_or("variational")
+        .to_string();
+    let chain = staging.path("chain-1.csv");
+    match gpmc::infer::write_draws_from_q(&checked, &d, &hv, &blocks, &q, &method, &chain) {
+        Ok(n) => {
+            summary["draws_from_q"] = serde_json::json!(n);
+            if q.draws.is_none() && n < 1000 {
+                eprintln!("note: {n} draws from q written to chain-1.csv (rows are wide; --draws N for more)");
             }
-            Err(e) => return report(e),
         }
+        Err(e) => return report(e),
     }
     if blocks
         .iter()
@@ -578,10 +581,16 @@ fn variational(
             blocks: &blocks,
         },
     ));
-    if let Err(e) = gpmc::infer::write_all(&dir, &files) {
+    let written = files
+        .iter()
+        .try_for_each(|(file, content)| staging.write(file, content))
+        .and_then(|_| staging.commit());
+    if let Err(e) = written {
         return report(e);
     }
-    let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+    let names: Vec<&str> = std::iter::once("chain-1.csv")
+        .chain(files.iter().map(|f| f.0.as_str()))
+        .collect();
     say!("wrote {} to {}", names.join(", "), dir.display());
     ExitCode::SUCCESS
 }
@@ -806,24 +815,31 @@ fn infer(
         init,
         stop: Some(stop),
     };
+    // The output directory is checked and staged before any work; the chains write into it
+    // as they sample (memory flat in the number of draws), and it replaces `dir` at the end.
+    let staging = match gpmc::output::Staging::create(&dir) {
+        Ok(s) => s,
+        Err(e) => return report(e),
+    };
     let total = (config.warmup + config.draws * config.thin) as u64 * config.chains as u64;
     let feedback = gpmc::feedback::Feedback::install(quiet);
     let progress = |_: usize, _: usize| feedback.sweep(total);
-    let result = match gpmc::infer::run_gibbs_with(&checked, &d, &config, extras, &progress) {
-        Ok(r) => r,
-        Err(e) => return report(e),
-    };
+    let result =
+        match gpmc::infer::run_gibbs_streamed(&checked, &d, &config, extras, &progress, &staging) {
+            Ok(r) => r,
+            Err(e) => return report(e),
+        };
     feedback.finish();
     let mut files = Vec::new();
-    for (k, ch) in result.chains.iter().enumerate() {
-        files.push((
-            format!("chain-{}.csv", k + 1),
-            gpmc::infer::chain_csv(&checked, ch, k, &config),
-        ));
-    }
     let mut summary = gpmc::infer::summary_json(&checked, &result, &config);
     if let Some(test) = &test {
-        let prediction = gpmc::infer::predict(&checked, &d, test, &result, config.seed);
+        // From the draws as written, as `gpmc predict` reads them later: the same numbers.
+        let prediction =
+            gpmc::fit::draws_in(staging.dir(), &checked, &d, &result.values, pointwise)
+                .map_err(|e| gpmc::infer::InferError::Io(e.to_string()))
+                .and_then(|draws| {
+                    gpmc::infer::predict_with(&checked, &d, test, &draws, config.seed, usize::MAX)
+                });
         if let Err(e) = add_predictions(prediction, &mut summary, &mut files) {
             return report(e);
         }
@@ -842,7 +858,11 @@ fn infer(
         generic,
         gpmc::fit::SavedPosterior::Draws(pointwise),
     ));
-    if let Err(e) = gpmc::infer::write_all(&dir, &files) {
+    let written = files
+        .iter()
+        .try_for_each(|(file, content)| staging.write(file, content))
+        .and_then(|_| staging.commit());
+    if let Err(e) = written {
         return report(e);
     }
     for p in &checked.plans {
@@ -878,13 +898,13 @@ fn infer(
     say!("{}", gpmc::infer::summary_table(&result, 12).trim_end());
     say!(
         "wrote {} chain files and summary.json to {}",
-        result.chains.len(),
+        result.times.len(),
         dir.display()
     );
     if result.interrupted {
         eprintln!(
             "interrupted: {} draws per chain written (of {}), marked `\"interrupted\": true` in summary.json",
-            result.chains[0].rows.len(),
+            result.draws,
             config.draws
         );
         return ExitCode::from(130);

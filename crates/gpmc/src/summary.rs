@@ -95,37 +95,190 @@ pub fn table(rows: &[(String, Summary)], sig_figs: usize, max_rows: usize) -> St
     out
 }
 
-/// One chain file: its column names and rows.
-fn read_chain(path: &Path) -> Result<(Vec<String>, Vec<Vec<f64>>), SummaryError> {
-    let io = |m: String| SummaryError(format!("{}: {m}", path.display()));
-    let text = std::fs::read_to_string(path).map_err(|e| io(e.to_string()))?;
-    let mut lines = text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty());
-    let header: Vec<String> = lines
-        .next()
-        .ok_or_else(|| io("no header row".into()))?
-        .split(',')
-        .map(String::from)
-        .collect();
-    let mut rows = Vec::new();
-    for (k, l) in lines.enumerate() {
-        let row: Vec<f64> = l
-            .split(',')
-            .map(|c| c.trim().parse::<f64>())
-            .collect::<Result<_, _>>()
-            .map_err(|e| io(format!("draw {}: {e}", k + 1)))?;
-        if row.len() != header.len() {
-            return Err(io(format!(
-                "draw {} has {} values for {} columns",
-                k + 1,
-                row.len(),
-                header.len()
+/// The data lines of a chain file, streamed: its column names, then each draw row's text
+/// (comment and empty lines skipped), with the row number for messages.
+struct Lines {
+    path: std::path::PathBuf,
+    lines: std::io::Lines<std::io::BufReader<std::fs::File>>,
+    header: Vec<String>,
+    row: usize,
+}
+
+impl Lines {
+    fn open(path: &Path) -> Result<Lines, SummaryError> {
+        use std::io::BufRead as _;
+        let file = std::fs::File::open(path)
+            .map_err(|e| SummaryError(format!("{}: {e}", path.display())))?;
+        let mut lines = Lines {
+            path: path.to_path_buf(),
+            lines: std::io::BufReader::new(file).lines(),
+            header: vec![],
+            row: 0,
+        };
+        let head = lines
+            .next_line()?
+            .ok_or_else(|| lines.error("no header row".into()))?;
+        lines.header = head.split(',').map(String::from).collect();
+        Ok(lines)
+    }
+
+    fn error(&self, m: String) -> SummaryError {
+        SummaryError(format!("{}: {m}", self.path.display()))
+    }
+
+    /// The next data line.
+    fn next_line(&mut self) -> Result<Option<String>, SummaryError> {
+        for l in self.lines.by_ref() {
+            let l = l.map_err(|e| SummaryError(format!("{}: {e}", self.path.display())))?;
+            if !l.starts_with('#') && !l.is_empty() {
+                return Ok(Some(l));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The values of the next row in `cols` (all of them when `None`).
+    fn next_row(
+        &mut self,
+        cols: Option<std::ops::Range<usize>>,
+    ) -> Result<Option<Vec<f64>>, SummaryError> {
+        let Some(l) = self.next_line()? else {
+            return Ok(None);
+        };
+        self.row += 1;
+        let width = self.header.len();
+        let cols = cols.unwrap_or(0..width);
+        let mut out = Vec::with_capacity(cols.len());
+        let mut n = 0;
+        for (k, cell) in l.split(',').enumerate() {
+            n = k + 1;
+            if cols.contains(&k) {
+                let v = cell
+                    .trim()
+                    .parse::<f64>()
+                    .map_err(|e| self.error(format!("draw {}: {e}", self.row)))?;
+                out.push(v);
+            }
+        }
+        if n != width {
+            return Err(self.error(format!(
+                "draw {} has {n} values for {width} columns",
+                self.row
             )));
         }
-        rows.push(row);
+        Ok(Some(out))
     }
-    Ok((header, rows))
+}
+
+/// One chain file: its column names and rows.
+fn read_chain(path: &Path) -> Result<(Vec<String>, Vec<Vec<f64>>), SummaryError> {
+    let mut lines = Lines::open(path)?;
+    let mut rows = Vec::new();
+    while let Some(r) = lines.next_row(None)? {
+        rows.push(r);
+    }
+    Ok((lines.header, rows))
+}
+
+/// Values held in memory at once while summarising files (64 MB of them).
+const BLOCK_VALUES: usize = 8 << 20;
+
+/// The summaries of columns `0..columns` of chain files, read back a block of columns at a
+/// time, so that memory is bounded whatever the number of draws (one pass over the files per
+/// block; one block for most runs).
+pub fn summarize_files(
+    paths: &[std::path::PathBuf],
+    columns: usize,
+) -> Result<Vec<(String, Summary)>, SummaryError> {
+    let Some(first) = paths.first() else {
+        return Ok(vec![]);
+    };
+    let header = Lines::open(first)?.header;
+    // Rows per file, for the block size.
+    let mut rows = 0;
+    for p in paths {
+        let mut lines = Lines::open(p)?;
+        while lines.next_line()?.is_some() {
+            rows += 1;
+        }
+    }
+    let block = (BLOCK_VALUES / rows.max(1)).max(1);
+    let columns = columns.min(header.len());
+    let mut out = Vec::with_capacity(columns);
+    let mut j0 = 0;
+    while j0 < columns {
+        let j1 = (j0 + block).min(columns);
+        // Per chain, per column of the block, its values.
+        let mut per_chain: Vec<Vec<Vec<f64>>> = Vec::with_capacity(paths.len());
+        for p in paths {
+            let mut lines = Lines::open(p)?;
+            if lines.header != header {
+                return Err(lines.error(format!("other columns than {}", first.display())));
+            }
+            let mut cols = vec![Vec::new(); j1 - j0];
+            while let Some(r) = lines.next_row(Some(j0..j1))? {
+                for (c, v) in cols.iter_mut().zip(r) {
+                    c.push(v);
+                }
+            }
+            per_chain.push(cols);
+        }
+        for j in j0..j1 {
+            let refs: Vec<&[f64]> = per_chain.iter().map(|c| c[j - j0].as_slice()).collect();
+            out.push((header[j].clone(), summarize(&refs)));
+        }
+        j0 = j1;
+    }
+    Ok(out)
+}
+
+/// The chain files of the run in `dir`, in order.
+fn chain_paths(dir: &Path) -> Result<Vec<std::path::PathBuf>, SummaryError> {
+    let paths: Vec<_> = (1..)
+        .map(|k| dir.join(format!("chain-{k}.csv")))
+        .take_while(|p| p.exists())
+        .collect();
+    if paths.is_empty() {
+        return Err(SummaryError(format!("{}: no chain files", dir.display())));
+    }
+    Ok(paths)
+}
+
+/// The draws of the run in `dir` that prediction uses: at most about `max_draws` rows, evenly
+/// thinned over all chains as [`gpm_runtime::predict::draw_step`] says (only those rows are
+/// kept in memory).
+pub(crate) fn read_draws(dir: &Path, max_draws: usize) -> Result<ChainFiles, SummaryError> {
+    let paths = chain_paths(dir)?;
+    let mut total = 0;
+    for p in &paths {
+        let mut lines = Lines::open(p)?;
+        while lines.next_line()?.is_some() {
+            total += 1;
+        }
+    }
+    let step = gpm_runtime::predict::draw_step(total, max_draws);
+    let mut header: Option<Vec<String>> = None;
+    let mut chains = Vec::with_capacity(paths.len());
+    let mut k = 0;
+    for p in &paths {
+        let mut lines = Lines::open(p)?;
+        if header.as_ref().is_some_and(|h| *h != lines.header) {
+            return Err(lines.error("other columns than chain-1.csv".into()));
+        }
+        let mut rows = Vec::new();
+        while let Some(r) = lines.next_row(None)? {
+            if k % step == 0 {
+                rows.push(r);
+            }
+            k += 1;
+        }
+        header.get_or_insert(lines.header);
+        chains.push(rows);
+    }
+    Ok(ChainFiles {
+        header: header.unwrap_or_default(),
+        chains,
+    })
 }
 
 /// A run's chain files (`chain-1.csv`, `chain-2.csv`, … in order): their column names, the
@@ -159,11 +312,7 @@ pub(crate) fn is_pointwise(name: &str) -> bool {
 pub(crate) fn read_chains(dir: &Path) -> Result<ChainFiles, SummaryError> {
     let mut header = None;
     let mut chains = Vec::new();
-    for k in 1.. {
-        let path = dir.join(format!("chain-{k}.csv"));
-        if !path.exists() {
-            break;
-        }
+    for path in chain_paths(dir)? {
         let (h, rows) = read_chain(&path)?;
         if header.as_ref().is_some_and(|first| *first != h) {
             return Err(SummaryError(format!(
@@ -174,9 +323,10 @@ pub(crate) fn read_chains(dir: &Path) -> Result<ChainFiles, SummaryError> {
         header.get_or_insert(h);
         chains.push(rows);
     }
-    let header =
-        header.ok_or_else(|| SummaryError(format!("{}: no chain files", dir.display())))?;
-    Ok(ChainFiles { header, chains })
+    Ok(ChainFiles {
+        header: header.unwrap_or_default(),
+        chains,
+    })
 }
 
 /// The summary of the run in `dir`.
@@ -204,19 +354,20 @@ pub fn summarize_dir(dir: &Path, options: &Options) -> Result<String, SummaryErr
     if method != "gibbs" {
         return variational(dir, &summary, options, max_rows).map(|t| out + &t);
     }
-    let files = read_chains(dir)?;
-    let mut rows = Vec::new();
-    for (j, name) in files.header.iter().enumerate() {
-        if is_pointwise(name) && !options.pointwise {
-            continue;
-        }
-        rows.push((name.clone(), files.summary(j)));
-    }
-    let draws = files.chains[0].len();
+    let paths = chain_paths(dir)?;
+    let header = Lines::open(&paths[0])?.header;
+    // The pointwise columns come last.
+    let columns = if options.pointwise {
+        header.len()
+    } else {
+        header.iter().take_while(|n| !is_pointwise(n)).count()
+    };
+    let rows = summarize_files(&paths, columns)?;
+    let draws = summary["draws"].as_u64().unwrap_or(0);
     let _ = writeln!(
         out,
         "{} chains × {draws} draws{}",
-        files.chains.len(),
+        paths.len(),
         if summary["interrupted"] == true {
             " (interrupted)"
         } else {

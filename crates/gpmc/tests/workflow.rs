@@ -676,12 +676,9 @@ fn a_saved_fit_predicts_new_inputs() {
         numbers("fit/predictions.csv"),
         numbers("fit/predict/predictions.csv"),
     );
+    // Both predict from the draws as written to the chain files: the same numbers.
     assert_eq!(in_run.len(), reused.len());
-    for (a, b) in in_run.iter().zip(&reused) {
-        for (x, y) in a.iter().zip(b) {
-            assert!((x - y).abs() <= 1e-6 * (1.0 + x.abs()), "{x} vs {y}");
-        }
-    }
+    assert_eq!(in_run, reused);
     let summary: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("fit/predict/summary.json")).unwrap(),
     )
@@ -790,57 +787,167 @@ fn plots_are_drawn() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Predictions give the predictive distribution of a new response: for y ~ normal(η, 0.5) its
-/// mean is η's and its variance η's plus 0.25 (within Monte Carlo error over 1000 draws), the
-/// 5/50/95 % quantiles in order.
+/// Predictions give the predictive distribution of a new response, after every method: for
+/// y ~ normal(η, 0.5) its mean is η's and its variance η's plus 0.25 (within Monte Carlo error
+/// over 1000 draws; 4000 after CAVI and GPF), the 5/50/95 % quantiles in order.
 #[test]
 fn predictions_give_the_response_distribution() {
     let dir = setup("ystar");
     std::fs::write(dir.join("new.json"), r#"{"N": 3, "x": [-1.5, 0.2, 2.5]}"#).unwrap();
+    for method in ["gibbs", "cavi", "gpf"] {
+        let o = gpmc(
+            &dir,
+            &[
+                "infer",
+                "m.gpm",
+                "--data",
+                "d.json",
+                "--method",
+                method,
+                "--predict",
+                "new.json",
+                "--quiet",
+                "--output",
+                method,
+            ],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let csv = std::fs::read_to_string(dir.join(format!("{method}/predictions.csv"))).unwrap();
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |n: &str| {
+            header
+                .iter()
+                .position(|h| *h == n)
+                .unwrap_or_else(|| panic!("{method}: {n} in {header:?}"))
+        };
+        let pred = header[1].trim_end_matches("_mean").to_string();
+        for line in lines {
+            let r: Vec<f64> = line.split(',').map(|c| c.parse().unwrap()).collect();
+            let (m, s) = (
+                r[col(&format!("{pred}_mean"))],
+                r[col(&format!("{pred}_sd"))],
+            );
+            let (ym, ys) = (r[col("y_rep_1_mean")], r[col("y_rep_1_sd")]);
+            let sd = (0.25 + s * s).sqrt();
+            assert!(
+                (ym - m).abs() < 5.0 * sd / 1000f64.sqrt(),
+                "{method}: mean {ym} vs {m}"
+            );
+            assert!((ys / sd - 1.0).abs() < 0.15, "{method}: sd {ys} vs {sd}");
+            let (q5, q50, q95) = (
+                r[col("y_rep_1_q5")],
+                r[col("y_rep_1_q50")],
+                r[col("y_rep_1_q95")],
+            );
+            assert!(q5 < q50 && q50 < q95);
+            assert!(
+                (q95 - q5 - 2.0 * 1.645 * sd).abs() < 0.25 * sd * 3.29,
+                "{method}: interval {q5}..{q95} for sd {sd}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// SVI writes draws from q for a sparse GP too: `f` at the training inputs has q's marginals
+/// (the predictive marginals at the same inputs, from `gpmc predict` on the saved fit) within
+/// Monte Carlo error, and the whitened inducing coordinates come along.
+#[test]
+fn svi_writes_draws_from_q() {
+    let dir = setup("svi_q");
+    std::fs::write(
+        dir.join("s.gpm"),
+        r#"
+data { N : int; X : matrix[N, 1]; y : int[N] in {-1, 1}; }
+hyper { lengthscale : real in 0.. = 0.4; variance : real in 0.. = 2.0; }
+latent { f : vector[N] ~ gp(X, variance * sqexp(lengthscale), inducing = 5); }
+model { y ~ bernoulli_logit(f); }
+"#,
+    )
+    .unwrap();
+    let x: Vec<f64> = (0..40).map(|i| i as f64 / 8.0 - 2.5).collect();
+    let y: Vec<i32> = x
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            if (v.sin() + 0.3 * ((i * 7 % 5) as f64 - 2.0)) > 0.0 {
+                1
+            } else {
+                -1
+            }
+        })
+        .collect();
+    let xs: Vec<Vec<f64>> = x.iter().map(|v| vec![*v]).collect();
+    std::fs::write(
+        dir.join("s.json"),
+        serde_json::json!({"N": 40, "X": xs, "y": y}).to_string(),
+    )
+    .unwrap();
     let o = gpmc(
         &dir,
         &[
             "infer",
-            "m.gpm",
+            "s.gpm",
             "--data",
-            "d.json",
-            "--predict",
-            "new.json",
+            "s.json",
+            "--method",
+            "svi",
+            "--batch",
+            "40",
+            "--draws",
+            "4000",
+            "--log-lik",
             "--quiet",
             "--output",
-            "out",
+            "svi",
         ],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let csv = std::fs::read_to_string(dir.join("out/predictions.csv")).unwrap();
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |n: &str| {
+    let (header, rows) = read_csv(&dir.join("svi/chain-1.csv"));
+    assert_eq!(rows.len(), 4000);
+    assert_eq!(
         header
             .iter()
-            .position(|h| *h == n)
-            .unwrap_or_else(|| panic!("{n} in {header:?}"))
-    };
-    let pred = header[1].trim_end_matches("_mean").to_string();
-    for line in lines {
+            .filter(|h| h.starts_with("f_inducing."))
+            .count(),
+        5
+    );
+    assert_eq!(
+        header.iter().filter(|h| h.starts_with("log_lik.")).count(),
+        40
+    );
+    // q's marginals at the training inputs.
+    std::fs::write(
+        dir.join("at.json"),
+        serde_json::json!({"N": 40, "X": xs}).to_string(),
+    )
+    .unwrap();
+    let o = gpmc(&dir, &["predict", "svi", "--data", "at.json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(dir.join("svi/predict/predictions.csv")).unwrap();
+    let mut lines = csv.lines();
+    let ph: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let (cm, cs) = (
+        ph.iter().position(|h| *h == "f_mean").unwrap(),
+        ph.iter().position(|h| *h == "f_sd").unwrap(),
+    );
+    for (i, line) in lines.enumerate() {
         let r: Vec<f64> = line.split(',').map(|c| c.parse().unwrap()).collect();
-        let (m, s) = (
-            r[col(&format!("{pred}_mean"))],
-            r[col(&format!("{pred}_sd"))],
-        );
-        let (ym, ys) = (r[col("y_rep_1_mean")], r[col("y_rep_1_sd")]);
-        let sd = (0.25 + s * s).sqrt();
+        let (mean, sd) = (r[cm], r[cs]);
+        let j = header
+            .iter()
+            .position(|h| *h == format!("f.{}", i + 1))
+            .unwrap();
+        let v: Vec<f64> = rows.iter().map(|r| r[j]).collect();
+        let m = v.iter().sum::<f64>() / 4000.0;
+        let s = (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / 3999.0).sqrt();
         assert!(
-            (ym - m).abs() < 5.0 * sd / 1000f64.sqrt(),
-            "mean {ym} vs {m}"
+            (m - mean).abs() < 5.0 * sd / 4000f64.sqrt(),
+            "f.{}: mean {m} vs {mean}",
+            i + 1
         );
-        assert!((ys / sd - 1.0).abs() < 0.15, "sd {ys} vs {sd}");
-        let (q5, q50, q95) = (
-            r[col("y_rep_1_q5")],
-            r[col("y_rep_1_q50")],
-            r[col("y_rep_1_q95")],
-        );
-        assert!(q5 < q50 && q50 < q95 && (q95 - q5 - 2.0 * 1.645 * sd).abs() < 0.25 * sd * 3.29);
+        assert!((s / sd - 1.0).abs() < 0.08, "f.{}: sd {s} vs {sd}", i + 1);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -967,5 +1074,105 @@ fn a_saved_variational_fit_predicts_exactly() {
         assert!(o.status.success());
         assert!(dir.join(format!("{method}/plots/predictive.svg")).exists());
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `gpmc infer` streams the draws to the chain files as they are made and summarises them from
+/// disk: the files hold exactly the draws the library keeps in memory for the same seed (to
+/// the 10 digits written), and the summaries are the same numbers (computed from the exact values, not the decimals).
+#[test]
+fn streamed_draws_equal_the_draws_in_memory() {
+    let dir = setup("streamed");
+    let out = gpmc(
+        &dir,
+        &[
+            "infer",
+            "m.gpm",
+            "--data",
+            "d.json",
+            "--chains",
+            "3",
+            "--draws",
+            "700",
+            "--seed",
+            "11",
+            "--log-lik",
+            "--output",
+            "run",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let checked = gpmc::check("m.gpm", MODEL).unwrap();
+    let data = gpmc::data::load(&checked.model, &[dir.join("d.json").as_path()]).unwrap();
+    let config = gpm_runtime::gibbs::GibbsConfig {
+        chains: 3,
+        warmup: 200,
+        draws: 700,
+        thin: 1,
+        seed: 11,
+    };
+    let extras = gpmc::infer::GibbsExtras {
+        pointwise: gpm_runtime::gibbs::Pointwise {
+            log_lik: true,
+            ppc: false,
+        },
+        ..Default::default()
+    };
+    let mem = gpmc::infer::run_gibbs_with(&checked, &data, &config, extras, &|_, _| {}).unwrap();
+    for (k, chain) in mem.chains.iter().enumerate() {
+        let (header, rows) = read_csv(&dir.join(format!("run/chain-{}.csv", k + 1)));
+        assert_eq!(header, gpmc::infer::column_names(&checked, &chain.layout));
+        assert_eq!(rows.len(), chain.rows.len());
+        for (a, b) in rows.iter().zip(&chain.rows) {
+            for (x, y) in a.iter().zip(b) {
+                assert!((x - y).abs() <= 1e-9 * y.abs().max(1e-300), "{x} vs {y}");
+            }
+        }
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run/summary.json")).unwrap())
+            .unwrap();
+    let vars = summary["variables"].as_array().unwrap();
+    assert_eq!(vars.len(), mem.summaries.len());
+    for (v, (name, s)) in vars.iter().zip(&mem.summaries) {
+        assert_eq!(v["name"], name.as_str());
+        // (serde_json reads decimals back to within an ulp, not always exactly.)
+        let same = |key: &str, want: f64| {
+            let got = v[key].as_f64().unwrap();
+            assert!(
+                (got - want).abs() <= 4.0 * f64::EPSILON * want.abs(),
+                "{name} {key}: {got} vs {want}"
+            );
+        };
+        same("mean", s.mean);
+        same("ess_bulk", s.ess_bulk);
+        same("rhat", s.rhat);
+    }
+    // Nothing but the output: no spill files, no staging directory.
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("run"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "chain-1.csv",
+            "chain-2.csv",
+            "chain-3.csv",
+            "fit.json",
+            "model.gpm",
+            "summary.json"
+        ]
+    );
+    assert!(!std::fs::read_dir(&dir).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .contains("partial")));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -64,7 +64,7 @@ pub(super) fn predict(
     }
     // The draws to use.
     let all: Vec<&Vec<f64>> = chains.iter().flat_map(|c| c.rows.iter()).collect();
-    let step = (all.len() / max_draws.max(1)).max(1);
+    let step = super::draw_step(all.len(), max_draws);
     let used: Vec<&Vec<f64>> = all.iter().step_by(step).copied().collect();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     // New responses y* have a stream of their own: the test latents' draws stay as they were.

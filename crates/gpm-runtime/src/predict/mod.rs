@@ -42,8 +42,9 @@ pub struct Prediction {
     /// Draws used (0 for a variational posterior).
     pub draws: usize,
     /// Per factor whose distribution can be drawn from (a library distribution or the
-    /// logistic-softmax; Gibbs only): the posterior predictive distribution of a new response
-    /// at each test point, from one draw of `y*` per posterior draw.
+    /// logistic-softmax): the posterior predictive distribution of a new response at each test
+    /// point — from one draw of `y*` per posterior draw (Gibbs), or from draws of the test
+    /// predictors' Gaussian marginals under `q` (variational).
     pub responses: Vec<Option<Vec<ResponseSummary>>>,
 }
 
@@ -96,6 +97,12 @@ impl ResponseSummary {
             q95: q(0.95),
         }
     }
+}
+
+/// Prediction from `total` draws uses every `draw_step`-th of them (all chains' draws in
+/// order, from the first), about `max_draws` in all.
+pub fn draw_step(total: usize, max_draws: usize) -> usize {
+    (total / max_draws.max(1)).max(1)
 }
 
 /// The posterior to predict from.

@@ -95,20 +95,13 @@ fn adaptive_gh(
     log_sum_exp(&terms)
 }
 
-/// Class probabilities `E_q[σ(f_k) / Σ_c σ(f_c)]` of a logistic-softmax factor at the test
-/// inputs, with the classes' test marginals independent Gaussians: Monte Carlo with a fixed seed
-/// and common random numbers across points (4000 draws; MC error below 1e-2 relative). Returns
-/// the log predictive density at the test labels (when given) and the probability table.
-#[allow(clippy::type_complexity)]
-fn softmax_predictive(
+/// The test marginals of a logistic-softmax factor's classes, by class (column of its matrix
+/// latent).
+fn class_marginals<'m>(
     cat: &gpm_schedule::CategoricalProgram,
     tr: &Prepared,
-    test: &Data,
-    marg: &[Option<Marginals>],
-    label: Option<&Option<Vec<f64>>>,
-) -> Result<(Vec<f64>, Option<(Vec<f64>, Vec<Vec<f64>>)>), RuntimeError> {
-    use rand::SeedableRng;
-    use rand_distr::{Distribution, StandardNormal};
+    marg: &'m [Option<Marginals>],
+) -> Vec<(usize, &'m Marginals)> {
     let li = cat.latent_id.0;
     let mut columns: Vec<(usize, &Marginals)> = tr
         .blocks
@@ -124,6 +117,24 @@ fn softmax_predictive(
         })
         .collect();
     columns.sort_by_key(|c| c.0);
+    columns
+}
+
+/// Class probabilities `E_q[σ(f_k) / Σ_c σ(f_c)]` of a logistic-softmax factor at the test
+/// inputs, with the classes' test marginals independent Gaussians: Monte Carlo with a fixed seed
+/// and common random numbers across points (4000 draws; MC error below 1e-2 relative). Returns
+/// the log predictive density at the test labels (when given) and the probability table.
+#[allow(clippy::type_complexity)]
+fn softmax_predictive(
+    cat: &gpm_schedule::CategoricalProgram,
+    tr: &Prepared,
+    test: &Data,
+    marg: &[Option<Marginals>],
+    label: Option<&Option<Vec<f64>>>,
+) -> Result<(Vec<f64>, Option<(Vec<f64>, Vec<Vec<f64>>)>), RuntimeError> {
+    use rand::SeedableRng;
+    use rand_distr::{Distribution, StandardNormal};
+    let columns = class_marginals(cat, tr, marg);
     let classes = columns.len();
     let n = columns.first().map_or(0, |c| c.1.mean.len());
     const DRAWS: usize = 4000;
@@ -333,11 +344,93 @@ pub(super) fn predict(
         log_predictive.push(lp);
         label_probabilities.push(label.map(|ls| (ls, probs)));
     }
+    let responses = responses(schedule, tr, te, &predictors, &marg)?;
     Ok(Prediction {
         predictors,
         log_predictive,
         label_probabilities,
         draws: 0,
-        responses: vec![],
+        responses,
     })
+}
+
+/// Draws of a new response per test point behind [`responses`].
+const RESPONSE_DRAWS: usize = 4000;
+
+/// The predictive distribution of a new response at each test point under `q`: per draw, each
+/// predictor the factor reads from its Gaussian marginal `N(μ_i, σ²_i)` (independently, as the
+/// quadrature treats them), then `y*` from the factor's distribution ([`crate::replicate`], the
+/// same draws as Gibbs's); a logistic-softmax class from the classes' marginals. A fixed seed,
+/// so that a saved fit predicts the same numbers; 4000 draws (the quantiles' Monte Carlo error
+/// is a few per cent of the sd).
+fn responses(
+    schedule: &gpm_schedule::Schedule,
+    tr: &Prepared,
+    te: &Prepared,
+    predictors: &[(String, Vec<f64>, Vec<f64>)],
+    marg: &[Option<Marginals>],
+) -> Result<Vec<Option<Vec<super::ResponseSummary>>>, RuntimeError> {
+    use rand::SeedableRng;
+    use rand_distr::{Distribution, StandardNormal};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x7965_725f_7161);
+    let mut out = Vec::with_capacity(schedule.factors.len());
+    let mut stack = Vec::new();
+    let mut ys = vec![0.0; RESPONSE_DRAWS];
+    for (f, fp) in schedule.factors.iter().enumerate() {
+        if let Some(cat) = &fp.categorical {
+            let columns = class_marginals(cat, tr, marg);
+            let n = columns.first().map_or(0, |c| c.1.mean.len());
+            let mut w = vec![0.0; columns.len()];
+            let mut points = Vec::with_capacity(n);
+            for i in 0..n {
+                for y in ys.iter_mut() {
+                    for (k, (_, m)) in columns.iter().enumerate() {
+                        let z: f64 = StandardNormal.sample(&mut rng);
+                        w[k] = gpm_special::logistic(m.mean[i] + m.var[i].max(0.0).sqrt() * z);
+                    }
+                    let total: f64 = w.iter().sum();
+                    *y = crate::replicate::draw_class(&w, total, &mut rng);
+                }
+                points.push(super::ResponseSummary::of(&ys));
+            }
+            out.push(Some(points));
+            continue;
+        }
+        let Some(r) = &fp.replicate else {
+            out.push(None);
+            continue;
+        };
+        let slots = &te.factors[f].slots;
+        let mut read: Vec<usize> = slots
+            .iter()
+            .filter_map(|s| match s {
+                Slot::Pred(p) => Some(*p),
+                _ => None,
+            })
+            .collect();
+        read.sort_unstable();
+        read.dedup();
+        let mut vals = vec![0.0; slots.len()];
+        let mut points = Vec::with_capacity(te.factors[f].n);
+        for i in 0..te.factors[f].n {
+            te.factors[f].fill(i, |p| predictors[p].1[i], |_| 0.0, &te.hypers, &mut vals);
+            for y in ys.iter_mut() {
+                // One value per predictor, in every slot that reads it.
+                for &p in &read {
+                    let z: f64 = StandardNormal.sample(&mut rng);
+                    let x = predictors[p].1[i] + predictors[p].2[i].max(0.0).sqrt() * z;
+                    for (s, slot) in slots.iter().enumerate() {
+                        if matches!(slot, Slot::Pred(q) if *q == p) {
+                            vals[s] = x;
+                        }
+                    }
+                }
+                let params: Vec<f64> = r.params.iter().map(|t| t.eval(&vals, &mut stack)).collect();
+                *y = crate::replicate::draw(r.family, &params, &mut rng);
+            }
+            points.push(super::ResponseSummary::of(&ys));
+        }
+        out.push(Some(points));
+    }
+    Ok(out)
 }
