@@ -1052,7 +1052,7 @@ impl RowSink for Vec<Vec<f64>> {
 }
 
 /// What a chain did, besides its draws.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ChainTimes {
     /// Seconds spent in warm-up.
     pub warmup_seconds: f64,

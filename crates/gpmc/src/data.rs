@@ -272,6 +272,42 @@ pub fn load_train_and_test(
     Ok((train, test))
 }
 
+/// A datum given as numbers by an embedding language (the Python package): already numbers,
+/// checked against the model like a file's values.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Given {
+    /// A scalar.
+    Scalar(f64),
+    /// A vector.
+    Vector(Vec<f64>),
+    /// A matrix (rows = observations).
+    Matrix(DMatrix<f64>),
+}
+
+fn given_raw(values: Vec<(String, Given)>) -> BTreeMap<String, Raw> {
+    values
+        .into_iter()
+        .map(|(k, v)| {
+            let raw = match v {
+                Given::Scalar(x) => Raw::Num(x),
+                Given::Vector(v) => Raw::Column(v),
+                Given::Matrix(m) => Raw::Matrix(m),
+            };
+            (k, raw)
+        })
+        .collect()
+}
+
+/// Check given values against the model (as [`load`] checks a file's).
+pub fn from_given(model: &Model, values: Vec<(String, Given)>) -> Result<Data, DataError> {
+    check(model, given_raw(values))
+}
+
+/// Check given test values against the model, responses optional (as [`load_test`]).
+pub fn test_from_given(model: &Model, values: Vec<(String, Given)>) -> Result<Data, DataError> {
+    check_test(model, given_raw(values))
+}
+
 /// Check raw JSON values (already parsed) against the model.
 pub fn from_json_value(model: &Model, v: &serde_json::Value) -> Result<Data, DataError> {
     let serde_json::Value::Object(map) = v else {

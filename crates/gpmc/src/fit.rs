@@ -375,26 +375,15 @@ pub fn draws_in(
             layout.width()
         )));
     }
-    let chains: Vec<_> = files
+    let chains = files
         .chains
         .into_iter()
-        .map(|rows| gpm_runtime::gibbs::Chain {
-            layout: layout.clone(),
-            rows,
-            warmup_seconds: 0.0,
-            sampling_seconds: 0.0,
-        })
+        .map(|rows| gpm_runtime::gibbs::Chain::new(layout.clone(), rows, Default::default()))
         .collect();
-    Ok(crate::infer::InferResult {
-        times: vec![],
-        draws: chains.first().map_or(0, |c| c.rows.len()),
+    Ok(crate::infer::InferResult::from_draws(
         chains,
-        summaries: vec![],
-        hypers: vec![],
-        jitter: 0.0,
-        values: values.clone(),
-        interrupted: false,
-    })
+        values.clone(),
+    ))
 }
 
 /// Predict at the inputs of `test_files` (responses optional) from the fit saved in `dir`:

@@ -70,6 +70,23 @@ pub struct InferResult {
     pub interrupted: bool,
 }
 
+impl InferResult {
+    /// Draws made before (read back from files, or handed over by an embedding), to predict
+    /// from: no summaries, no times.
+    pub fn from_draws(chains: Vec<Chain>, values: HyperValues) -> InferResult {
+        InferResult {
+            times: vec![],
+            draws: chains.first().map_or(0, |c| c.rows.len()),
+            chains,
+            summaries: vec![],
+            hypers: vec![],
+            jitter: 0.0,
+            values,
+            interrupted: false,
+        }
+    }
+}
+
 /// The hyperparameter values a run starts from, as the schedule decides them
 /// ([`gpm_schedule::start_value`]): fixed values as given; `learn` at its initial value (then
 /// type-II maximum likelihood, where the augmentation has CAVI); a prior at its mean (its mode
@@ -308,7 +325,7 @@ fn gibbs_setup<'c>(
             _ => {}
         }
     }
-    let values = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
+    let values = learn_hypers(c, schedule, data, hv, &mut hypers)?;
     let sampler = gibbs::Sampler::new(schedule, data, &values)?
         .with_pointwise(extras.pointwise)?
         .with_init(extras.init.clone())?;

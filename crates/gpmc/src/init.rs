@@ -34,10 +34,20 @@ pub fn load(model: &Model, data: &Data, path: &Path) -> Result<Init, DataError> 
             "write an object `{\"name\": value, ...}`",
         )
     })?;
+    from_json(model, data, &json, &format!("`{}`", path.display()))
+}
+
+/// The initial values in the JSON value `json` (described as `what` in messages).
+pub fn from_json(
+    model: &Model,
+    data: &Data,
+    json: &serde_json::Value,
+    what: &str,
+) -> Result<Init, DataError> {
     let object = json.as_object().ok_or_else(|| {
         bad(
             "",
-            format!("`{}` is not a JSON object", path.display()),
+            format!("{what} is not a JSON object"),
             "write an object `{\"name\": value, ...}`",
         )
     })?;

@@ -26,6 +26,7 @@ pub mod report;
 pub mod schedule_report;
 pub mod spill;
 pub mod summary;
+pub mod variational;
 
 pub use diagnostics::{Diagnostic, Failure};
 use gpm_ir::Model;

@@ -116,11 +116,7 @@ enum Method {
 }
 
 /// A variational method with its settings.
-enum Variational {
-    Cavi { max_iter: usize },
-    Svi(gpm_runtime::svi::SviConfig),
-    Gpf(gpm_runtime::gpf::GpfConfig),
-}
+use gpmc::variational::Method as Variational;
 
 /// Print a line on stdout; a closed stdout (`gpmc infer … | head`) is not an error: the run's
 /// files are its output, the lines a courtesy.
@@ -522,7 +518,7 @@ fn variational(
     };
     let mut files = Vec::new();
     let feedback = gpmc::feedback::Feedback::install(quiet);
-    let outcome = match fit_variational(&name, &checked, &d, method, &feedback, &mut files) {
+    let outcome = match fit_variational(&checked, &d, method, &feedback, &mut files) {
         Ok(x) => x,
         Err(e) => return report(e),
     };
@@ -606,99 +602,19 @@ type Fitted = (
 
 /// Run one variational method, print its outcome, and add its posterior file to `files`.
 fn fit_variational(
-    name: &str,
     checked: &gpmc::Checked,
     d: &gpm_runtime::data::Data,
     method: Variational,
     feedback: &gpmc::feedback::Feedback,
     files: &mut Vec<(String, String)>,
 ) -> Result<Fitted, gpmc::infer::InferError> {
-    match method {
-        Variational::Svi(config) => {
-            let (r, hypers, hv) = gpmc::infer::run_svi(checked, d, &config, &mut |p, _| {
-                feedback.svi(p, config.iterations)
-            })?;
-            feedback.finish();
-            let last = r.trace.last().copied();
-            say!(
-                "SVI: {} iterations of batch {} ({:.1} epochs) in {:.3} s; ELBO estimate {:.6}",
-                config.iterations,
-                config.batch,
-                last.map_or(0.0, |p| p.epoch),
-                r.seconds,
-                last.map_or(f64::NAN, |p| p.elbo)
-            );
-            let summary = serde_json::json!({
-                "model": name,
-                "method": "svi",
-                "batch": config.batch,
-                "iterations": config.iterations,
-                "step_schedule": {"delay": config.delay, "forgetting": config.forgetting},
-                "hyper_rate": config.hyper_rate,
-                "class_batch": config.class_batch,
-                "seed": config.seed,
-                "trace": r.trace.iter().map(|p| serde_json::json!({"iteration": p.iteration, "epoch": p.epoch, "seconds": p.seconds, "elbo_estimate": p.elbo})).collect::<Vec<_>>(),
-                "seconds": r.seconds,
-                "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
-            });
-            Ok((summary, r.blocks, hv, hypers))
-        }
-        Variational::Gpf(config) => {
-            let (r, hypers, hv) = gpmc::infer::run_gpf(checked, d, &config)?;
-            feedback.finish();
-            say!(
-                "GPF {} after {} steps ({} particles, {} steps undone) in {:.3} s; ELBO {:.6}",
-                status(r.converged),
-                r.free_energy.len() - 1,
-                r.particles,
-                r.rejected,
-                r.seconds,
-                r.elbo
-            );
-            posterior_file(&r.latents, files);
-            let summary = serde_json::json!({
-                "model": name,
-                "method": "gpf",
-                "converged": r.converged,
-                "particles": r.particles,
-                "iterations": r.free_energy.len() - 1,
-                "rejected_steps": r.rejected,
-                "final_step": r.step,
-                "free_energy": r.free_energy,
-                "elbo": r.elbo,
-                "seed": config.seed,
-                "seconds": r.seconds,
-                "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
-            });
-            Ok((summary, r.blocks, hv, hypers))
-        }
-        Variational::Cavi { max_iter } => {
-            let config = gpm_runtime::cavi::CaviConfig {
-                tolerance: 1e-9,
-                max_iter,
-            };
-            let (r, hypers, hv) = gpmc::infer::run_cavi_with_values(checked, d, &config)?;
-            feedback.finish();
-            say!(
-                "CAVI {} after {} iterations in {:.3} s; ELBO {:.6}",
-                status(r.converged),
-                r.elbo.len(),
-                r.seconds,
-                r.elbo.last().copied().unwrap_or(f64::NAN)
-            );
-            posterior_file(&r.latents, files);
-            let summary = serde_json::json!({
-                "model": name,
-                "method": "cavi",
-                "converged": r.converged,
-                "iterations": r.elbo.len(),
-                "elbo": r.elbo,
-                "seconds": r.seconds,
-                "hyperparameters": hypers.iter().map(|(n, v, how)| serde_json::json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
-            });
-            Ok((summary, r.blocks, hv, hypers))
-        }
+    let fit = gpmc::variational::fit(checked, d, &method, &mut |p, total| feedback.svi(p, total))?;
+    feedback.finish();
+    say!("{}", fit.headline);
+    if let Some(latents) = &fit.latents {
+        posterior_file(latents, files);
     }
+    Ok((fit.summary, fit.blocks, fit.values, fit.hypers))
 }
 
 /// A prediction's file and metrics added to a run's output (the metrics printed too).
@@ -712,15 +628,6 @@ fn add_predictions(
     summary["test"] = metrics;
     files.push(("predictions.csv".into(), csv));
     Ok(())
-}
-
-/// A variational run's end, for people.
-fn status(converged: bool) -> &'static str {
-    if converged {
-        "converged"
-    } else {
-        "stopped (not converged)"
-    }
 }
 
 /// A variational posterior: the first entries of the first latents' means ± sds printed, every

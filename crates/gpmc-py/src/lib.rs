@@ -1,0 +1,49 @@
+//! # gpmc-py
+//!
+//! The Python bindings of gpmc: the extension module `gpmc._gpmc`, wrapped by the pure-Python
+//! package in `python/gpmc` (which builds ArviZ `InferenceData` and pandas frames). This crate
+//! owns only the crossing between the two languages: Python values into
+//! [`gpmc::data::Given`], runs of the `gpmc` library with the GIL released (Ctrl-C and progress
+//! served from the calling thread), and results back as bytes, JSON or CSV text. It must not hold
+//! any math nor a second implementation of anything the `gpmc` crate does.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+mod convert;
+mod detached;
+mod model;
+mod variational;
+
+create_exception!(
+    _gpmc,
+    ModelError,
+    PyException,
+    "A model that does not parse, type-check or augment; the message is the rendered diagnostic."
+);
+create_exception!(
+    _gpmc,
+    DataError,
+    PyValueError,
+    "Data that do not match the model's declarations."
+);
+create_exception!(
+    _gpmc,
+    InferenceError,
+    PyRuntimeError,
+    "Inference that failed (a numerical failure, an unsupported method for this model)."
+);
+
+/// The module.
+#[pymodule]
+fn _gpmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("ModelError", py.get_type::<ModelError>())?;
+    m.add("DataError", py.get_type::<DataError>())?;
+    m.add("InferenceError", py.get_type::<InferenceError>())?;
+    m.add_function(wrap_pyfunction!(model::compile, m)?)?;
+    m.add_class::<model::Compiled>()?;
+    m.add_class::<variational::VariationalFit>()?;
+    Ok(())
+}

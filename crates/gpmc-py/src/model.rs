@@ -1,0 +1,314 @@
+//! A compiled model and what Python asks of it: the derivation and schedule, the declarations
+//! (for naming ArviZ dimensions), Gibbs sampling, prediction from draws, and variational fits.
+
+use crate::convert::{given, hypers_from_json, hypers_json, rows, rows_bytes};
+use crate::detached::{self, Shared};
+use crate::variational::VariationalFit;
+use crate::{DataError, InferenceError, ModelError};
+use gpmc::infer::InferError;
+use gpmc::Checked;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// A model that parsed, type-checked and was augmented.
+#[pyclass(frozen, module = "gpmc._gpmc")]
+pub struct Compiled {
+    pub(crate) checked: Arc<Checked>,
+}
+
+/// An inference error as the Python exception it is.
+pub(crate) fn raise(c: &Checked, e: InferError) -> PyErr {
+    match e {
+        InferError::Data(d) => {
+            let r = miette::Report::new(d)
+                .with_source_code(miette::NamedSource::new(c.name.clone(), c.source.clone()));
+            DataError::new_err(format!("{r}"))
+        }
+        InferError::Interrupted(m) => pyo3::exceptions::PyKeyboardInterrupt::new_err(m),
+        e => InferenceError::new_err(e.to_string()),
+    }
+}
+
+/// Training data checked against the model.
+pub(crate) fn train_data(
+    c: &Checked,
+    data: &Bound<'_, PyDict>,
+) -> PyResult<gpm_runtime::data::Data> {
+    gpmc::data::from_given(&c.model, given(data)?).map_err(|e| raise(c, e.into()))
+}
+
+/// Test data (responses optional) checked against the model.
+pub(crate) fn test_data(
+    c: &Checked,
+    data: &Bound<'_, PyDict>,
+) -> PyResult<gpm_runtime::data::Data> {
+    gpmc::data::test_from_given(&c.model, given(data)?).map_err(|e| raise(c, e.into()))
+}
+
+/// Parse, check and augment a model.
+#[pyfunction]
+#[pyo3(signature = (name, source, generic = false))]
+pub fn compile(name: &str, source: &str, generic: bool) -> PyResult<Compiled> {
+    gpmc::check_with(name, source, generic)
+        .map(|c| Compiled {
+            checked: Arc::new(c),
+        })
+        .map_err(|f| ModelError::new_err(format!("{}{f}", f.render())))
+}
+
+fn dim_name(d: &gpm_ir::Dim) -> Option<String> {
+    match d {
+        gpm_ir::Dim::Var(v) => Some(v.clone()),
+        gpm_ir::Dim::Const(_) => None,
+    }
+}
+
+fn shape_dims(s: &gpm_ir::Shape) -> Vec<Option<String>> {
+    match s {
+        gpm_ir::Shape::Scalar => vec![],
+        gpm_ir::Shape::Vector(n) => vec![dim_name(n)],
+        gpm_ir::Shape::Matrix(r, c) => vec![dim_name(r), dim_name(c)],
+    }
+}
+
+#[pymethods]
+impl Compiled {
+    /// The model's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.checked.name.clone()
+    }
+
+    /// What `gpmc check --format json` prints.
+    fn report_json(&self) -> String {
+        gpmc::report::json(&self.checked).to_string()
+    }
+
+    /// What `gpmc check` prints.
+    fn report_text(&self) -> String {
+        gpmc::report::text(&self.checked)
+    }
+
+    /// Every declared variable: (name, kind, dimension names — `None` for a constant size).
+    fn declarations(&self) -> Vec<(String, &'static str, Vec<Option<String>>)> {
+        let m = &self.checked.model;
+        let data = m
+            .data
+            .iter()
+            .map(|d| (d.name.clone(), "data", shape_dims(&d.shape)));
+        let hypers = m
+            .hypers
+            .iter()
+            .map(|h| (h.name.clone(), "hyper", shape_dims(&h.shape)));
+        let latents = m
+            .latents
+            .iter()
+            .map(|z| (z.name.clone(), "latent", shape_dims(&z.shape)));
+        data.chain(hypers).chain(latents).collect()
+    }
+
+    /// Each likelihood factor's response datum (`None` for a density formula).
+    fn responses(&self) -> Vec<Option<String>> {
+        self.checked
+            .model
+            .factors
+            .iter()
+            .map(|f| f.response.clone())
+            .collect()
+    }
+
+    /// Gibbs sampling. Returns (column names, draw rows as float64 bytes — chain after chain,
+    /// draw after draw —, chains kept, draws per chain, summary JSON, hyperparameter values
+    /// JSON, interrupted).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    #[pyo3(signature = (data, chains, draws, warmup, thin, seed, log_lik, ppc, init = None, progress = None))]
+    fn sample<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyDict>,
+        chains: usize,
+        draws: usize,
+        warmup: usize,
+        thin: usize,
+        seed: u64,
+        log_lik: bool,
+        ppc: bool,
+        init: Option<String>,
+        progress: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<(
+        Vec<String>,
+        Bound<'py, PyBytes>,
+        usize,
+        usize,
+        String,
+        String,
+    )> {
+        let c = Arc::clone(&self.checked);
+        let d = train_data(&c, data)?;
+        let init = match init {
+            Some(text) => {
+                let json: serde_json::Value = serde_json::from_str(&text)
+                    .map_err(|e| DataError::new_err(format!("init is not JSON: {e}")))?;
+                gpmc::init::from_json(&c.model, &d, &json, "init")
+                    .map_err(|e| raise(&c, e.into()))?
+            }
+            None => Default::default(),
+        };
+        let config = gpm_runtime::gibbs::GibbsConfig {
+            chains,
+            warmup,
+            draws,
+            thin,
+            seed,
+        };
+        let shared = Arc::new(Shared::default());
+        let extras = gpmc::infer::GibbsExtras {
+            pointwise: gpm_runtime::gibbs::Pointwise { log_lik, ppc },
+            init,
+            stop: Some(Arc::clone(&shared.stop)),
+        };
+        let total = ((warmup + draws * thin) * chains) as u64;
+        let work = {
+            let (c, shared) = (Arc::clone(&c), Arc::clone(&shared));
+            move || {
+                let progress = |_: usize, _: usize| {
+                    shared.done.fetch_add(1, Ordering::Relaxed);
+                };
+                gpmc::infer::run_gibbs_with(&c, &d, &config, extras, &progress)
+            }
+        };
+        let r =
+            detached::run(py, shared, total, progress.as_ref(), work)?.map_err(|e| raise(&c, e))?;
+        let layout = &r.chains[0].layout;
+        let columns = gpmc::infer::column_names(&c, layout);
+        let summary = gpmc::infer::summary_json(&c, &r, &config).to_string();
+        let rows = rows_bytes(
+            py,
+            r.chains
+                .iter()
+                .flat_map(|ch| ch.rows.iter().map(|r| r.as_slice())),
+        );
+        Ok((
+            columns,
+            rows,
+            r.chains.len(),
+            r.draws,
+            summary,
+            hypers_json(&r.values),
+        ))
+    }
+
+    /// Predictions at `test` (responses optional) from Gibbs draws: `rows` holds the draws'
+    /// parameter columns (the columns of a run without log_lik / y_rep; `(address, shape)` of a
+    /// C-contiguous float64 array), `chains` chains of
+    /// equal length. Returns (predictions CSV, metrics JSON).
+    fn predict_draws(
+        &self,
+        data: &Bound<'_, PyDict>,
+        test: &Bound<'_, PyDict>,
+        draws: &Bound<'_, PyAny>,
+        chains: usize,
+        hypers: &str,
+        seed: u64,
+    ) -> PyResult<(String, String)> {
+        let c = &self.checked;
+        let train = train_data(c, data)?;
+        let test = test_data(c, test)?;
+        let values = hypers_from_json(hypers)?;
+        let schedule = gpmc::infer::schedule(c).map_err(|e| raise(c, e))?;
+        let layout = gpm_runtime::gibbs::Sampler::new(schedule, &train, &values)
+            .map_err(|e| raise(c, e.into()))?
+            .layout();
+        let flat = rows(draws)?;
+        let width = layout.width();
+        if chains == 0 || flat.len() % (width * chains) != 0 {
+            return Err(InferenceError::new_err(format!(
+                "{} values are not {chains} chains of rows of {width} (the model's draws)",
+                flat.len()
+            )));
+        }
+        let per_chain = flat.len() / (width * chains);
+        let chains: Vec<_> = flat
+            .chunks(per_chain * width)
+            .map(|chunk| {
+                gpm_runtime::gibbs::Chain::new(
+                    layout.clone(),
+                    chunk.chunks(width).map(|r| r.to_vec()).collect(),
+                    Default::default(),
+                )
+            })
+            .collect();
+        let r = gpmc::infer::InferResult::from_draws(chains, values);
+        let (csv, metrics) =
+            gpmc::infer::predict(c, &train, &test, &r, seed).map_err(|e| raise(c, e))?;
+        Ok((csv, metrics.to_string()))
+    }
+
+    /// A variational fit: `method` is "cavi", "svi" or "gpf".
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (method, data, iterations, seed, batch = 1000, forgetting = 0.6, delay = 1.0, hyper_rate = 0.01, class_batch = 0, particles = None, progress = None))]
+    fn variational<'py>(
+        &self,
+        py: Python<'py>,
+        method: &str,
+        data: &Bound<'py, PyDict>,
+        iterations: usize,
+        seed: u64,
+        batch: usize,
+        forgetting: f64,
+        delay: f64,
+        hyper_rate: f64,
+        class_batch: usize,
+        particles: Option<usize>,
+        progress: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<VariationalFit> {
+        use gpmc::variational::Method;
+        let method = match method {
+            "cavi" => Method::Cavi {
+                max_iter: iterations,
+            },
+            "svi" => Method::Svi(gpm_runtime::svi::SviConfig {
+                batch,
+                iterations,
+                forgetting,
+                delay,
+                seed,
+                report_every: (iterations / 100).max(1),
+                hyper_rate,
+                class_batch,
+            }),
+            "gpf" => Method::Gpf(gpm_runtime::gpf::GpfConfig {
+                particles,
+                max_iter: iterations,
+                seed,
+                ..Default::default()
+            }),
+            m => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "unknown method `{m}` (cavi, svi or gpf)"
+                )))
+            }
+        };
+        let c = Arc::clone(&self.checked);
+        let d = Arc::new(train_data(&c, data)?);
+        let shared = Arc::new(Shared::default());
+        let work = {
+            let (c, d, shared) = (Arc::clone(&c), Arc::clone(&d), Arc::clone(&shared));
+            move || {
+                gpmc::variational::fit(&c, &d, &method, &mut |p, _| {
+                    shared.done.store(p.iteration as u64, Ordering::Relaxed);
+                })
+            }
+        };
+        let total = iterations as u64;
+        let fit =
+            detached::run(py, shared, total, progress.as_ref(), work)?.map_err(|e| raise(&c, e))?;
+        Ok(VariationalFit {
+            checked: c,
+            data: d,
+            fit,
+        })
+    }
+}

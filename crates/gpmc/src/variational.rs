@@ -1,0 +1,171 @@
+//! A variational fit (CAVI, SVI or Gaussian particle flow) of a checked model, with what every
+//! front end reports of it: one JSON summary (the method's settings, the ELBO or free-energy
+//! trace, the learned hyperparameters), each block's `q` for prediction and draws, the latents'
+//! marginal means and variances, and a one-line account. The CLI writes these to files and the
+//! Python package returns them; neither runs a method itself.
+
+use crate::infer::InferError;
+use crate::Checked;
+use gpm_runtime::cavi::BlockPosterior;
+use gpm_runtime::kernels::HyperValues;
+use nalgebra::DVector;
+use serde_json::json;
+
+/// Which method, with its settings.
+#[derive(Debug, Clone)]
+pub enum Method {
+    /// Coordinate ascent, at most `max_iter` iterations.
+    Cavi {
+        /// Most iterations.
+        max_iter: usize,
+    },
+    /// Stochastic CAVI on minibatches.
+    Svi(gpm_runtime::svi::SviConfig),
+    /// Gaussian particle flow.
+    Gpf(gpm_runtime::gpf::GpfConfig),
+}
+
+/// A finished variational fit.
+#[derive(Debug, Clone)]
+pub struct Fit {
+    /// `summary.json` of the run.
+    pub summary: serde_json::Value,
+    /// Each block's `q` (as the prepared model's blocks).
+    pub blocks: Vec<BlockPosterior>,
+    /// The hyperparameter values used (learned ones included).
+    pub values: HyperValues,
+    /// Each hyperparameter: name, value, how it was set.
+    pub hypers: Vec<(String, f64, String)>,
+    /// Latent names with their marginal means and variances under `q` (not for SVI, whose
+    /// latents at every training input are not formed).
+    pub latents: Option<Vec<(String, DVector<f64>, DVector<f64>)>>,
+    /// What happened, in one line.
+    pub headline: String,
+}
+
+fn hyper_json(hypers: &[(String, f64, String)]) -> Vec<serde_json::Value> {
+    hypers
+        .iter()
+        .map(|(n, v, how)| json!({"name": n, "value": v, "set_by": how}))
+        .collect()
+}
+
+fn status(converged: bool) -> &'static str {
+    if converged {
+        "converged"
+    } else {
+        "stopped (not converged)"
+    }
+}
+
+/// Run `method`; `svi_progress(point, iterations)` is called at each SVI report.
+pub fn fit(
+    c: &Checked,
+    d: &gpm_runtime::data::Data,
+    method: &Method,
+    svi_progress: &mut dyn FnMut(&gpm_runtime::svi::SviPoint, usize),
+) -> Result<Fit, InferError> {
+    let name = &c.name;
+    match method {
+        Method::Svi(config) => {
+            let (r, hypers, hv) = crate::infer::run_svi(c, d, config, &mut |p, _| {
+                svi_progress(p, config.iterations)
+            })?;
+            let last = r.trace.last().copied();
+            let headline = format!(
+                "SVI: {} iterations of batch {} ({:.1} epochs) in {:.3} s; ELBO estimate {:.6}",
+                config.iterations,
+                config.batch,
+                last.map_or(0.0, |p| p.epoch),
+                r.seconds,
+                last.map_or(f64::NAN, |p| p.elbo)
+            );
+            let summary = json!({
+                "model": name,
+                "method": "svi",
+                "batch": config.batch,
+                "iterations": config.iterations,
+                "step_schedule": {"delay": config.delay, "forgetting": config.forgetting},
+                "hyper_rate": config.hyper_rate,
+                "class_batch": config.class_batch,
+                "seed": config.seed,
+                "trace": r.trace.iter().map(|p| json!({"iteration": p.iteration, "epoch": p.epoch, "seconds": p.seconds, "elbo_estimate": p.elbo})).collect::<Vec<_>>(),
+                "seconds": r.seconds,
+                "hyperparameters": hyper_json(&hypers),
+            });
+            Ok(Fit {
+                summary,
+                blocks: r.blocks,
+                values: hv,
+                hypers,
+                latents: None,
+                headline,
+            })
+        }
+        Method::Gpf(config) => {
+            let (r, hypers, hv) = crate::infer::run_gpf(c, d, config)?;
+            let headline = format!(
+                "GPF {} after {} steps ({} particles, {} steps undone) in {:.3} s; ELBO {:.6}",
+                status(r.converged),
+                r.free_energy.len() - 1,
+                r.particles,
+                r.rejected,
+                r.seconds,
+                r.elbo
+            );
+            let summary = json!({
+                "model": name,
+                "method": "gpf",
+                "converged": r.converged,
+                "particles": r.particles,
+                "iterations": r.free_energy.len() - 1,
+                "rejected_steps": r.rejected,
+                "final_step": r.step,
+                "free_energy": r.free_energy,
+                "elbo": r.elbo,
+                "seed": config.seed,
+                "seconds": r.seconds,
+                "hyperparameters": hyper_json(&hypers),
+            });
+            Ok(Fit {
+                summary,
+                blocks: r.blocks,
+                values: hv,
+                hypers,
+                latents: Some(r.latents),
+                headline,
+            })
+        }
+        Method::Cavi { max_iter } => {
+            let config = gpm_runtime::cavi::CaviConfig {
+                tolerance: 1e-9,
+                max_iter: *max_iter,
+            };
+            let (r, hypers, hv) = crate::infer::run_cavi_with_values(c, d, &config)?;
+            let headline = format!(
+                "CAVI {} after {} iterations in {:.3} s; ELBO {:.6}",
+                status(r.converged),
+                r.elbo.len(),
+                r.seconds,
+                r.elbo.last().copied().unwrap_or(f64::NAN)
+            );
+            let summary = json!({
+                "model": name,
+                "method": "cavi",
+                "converged": r.converged,
+                "iterations": r.elbo.len(),
+                "elbo": r.elbo,
+                "seconds": r.seconds,
+                "hyperparameters": hyper_json(&hypers),
+            });
+            Ok(Fit {
+                summary,
+                blocks: r.blocks,
+                values: hv,
+                hypers,
+                latents: Some(r.latents),
+                headline,
+            })
+        }
+    }
+}

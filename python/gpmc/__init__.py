@@ -1,0 +1,282 @@
+"""gpmc from Python: compile a ``.gpm`` model, then sample it by exact blocked Gibbs
+(:meth:`Model.sample`, an ArviZ ``InferenceData``) or fit it by CAVI, SVI or Gaussian particle
+flow (:meth:`Model.cavi`, :meth:`Model.svi`, :meth:`Model.gpf`, a :class:`Fit`), and predict at
+new inputs (:func:`predict`). Everything runs in the same Rust library as the ``gpmc`` command
+line; see docs/python.md.
+
+>>> import gpmc
+>>> model = gpmc.Model("models/gp_classification.gpm")          # doctest: +SKIP
+>>> idata = model.sample({"X": X, "y": y}, chains=4, draws=1000) # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+from . import _data, _idata
+from ._gpmc import DataError, InferenceError, ModelError, compile as _compile
+
+__all__ = ["Model", "Fit", "predict", "ModelError", "DataError", "InferenceError"]
+__version__ = "0.1.0"
+
+
+class _Progress:
+    """A progress callable for the extension: a tqdm bar (notebooks and terminals) when tqdm is
+    installed, else a line on stderr every few seconds; nothing when disabled."""
+
+    def __init__(self, enabled, what):
+        self.enabled, self.what, self.bar, self.last = enabled, what, None, 0.0
+        if enabled:
+            try:
+                from tqdm.auto import tqdm
+
+                self.bar = tqdm(desc=what, unit="step", leave=False)
+            except ImportError:
+                self.bar = None
+
+    def __call__(self, done, total):
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.total = total
+            self.bar.n = done
+            self.bar.refresh()
+            return
+        now = time.monotonic()
+        if now - self.last >= 3.0 or done >= total:
+            self.last = now
+            print(f"{self.what}: {done}/{total}", file=sys.stderr, flush=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _read_source(path_or_source):
+    if isinstance(path_or_source, os.PathLike) or (
+        isinstance(path_or_source, str)
+        and "\n" not in path_or_source
+        and path_or_source.endswith(".gpm")
+    ):
+        path = os.fspath(path_or_source)
+        with open(path, encoding="utf-8") as f:
+            return os.path.basename(path), f.read()
+    return "<model>", str(path_or_source)
+
+
+def _frame(csv, metrics):
+    import pandas as pd
+
+    df = pd.read_csv(io.StringIO(csv))
+    df.attrs["metrics"] = json.loads(metrics)
+    return df
+
+
+class Model:
+    """A compiled model.
+
+    ``Model(path_or_source)`` reads a ``.gpm`` file (a path ending in ``.gpm``) or takes the
+    model text itself, parses, type-checks and augments it; a model that fails raises
+    :class:`ModelError` whose message is the rendered diagnostic.
+    """
+
+    def __init__(self, path_or_source, *, generic=False):
+        self.name, self.source = _read_source(path_or_source)
+        self.generic = bool(generic)
+        self._compiled = _compile(self.name, self.source, self.generic)
+
+    def check(self):
+        """The derivation and schedule, as ``gpmc check --format json`` prints them (a dict)."""
+        return json.loads(self._compiled.report_json())
+
+    def __str__(self):
+        return self._compiled.report_text()
+
+    def _data(self, data, columns):
+        return _data.normalise(data, columns)
+
+    def sample(
+        self,
+        data,
+        chains=4,
+        draws=1000,
+        warmup=200,
+        seed=1,
+        *,
+        thin=1,
+        log_lik=True,
+        ppc=True,
+        init=None,
+        progress=True,
+        columns=None,
+    ):
+        """Exact blocked Gibbs sampling; returns ``arviz.InferenceData`` with ``posterior``
+        (dimensions named from the declared shapes), ``sample_stats`` (``lp``),
+        ``log_likelihood`` and ``posterior_predictive`` (one variable per response, named after
+        it), ``observed_data`` and ``constant_data``. The same seed gives the same draws as
+        ``gpmc infer --seed``. ``init``: initial values of latents (a dict, as ``--init``).
+        ``columns``: with a pandas DataFrame as ``data``, datum name -> column(s)."""
+        norm = self._data(data, columns)
+        bar = _Progress(progress, "gibbs")
+        try:
+            cols, rows, nchains, ndraws, summary, hypers = self._compiled.sample(
+                _data.handover(norm),
+                chains,
+                draws,
+                warmup,
+                thin,
+                seed,
+                log_lik,
+                ppc,
+                None if init is None else json.dumps(_jsonable(init)),
+                bar,
+            )
+        finally:
+            bar.close()
+        rows = np.frombuffer(rows, dtype=np.float64).reshape(nchains, ndraws, len(cols))
+        params = [c for c in cols if _idata._pointwise(c.split(".")[0], self._declared()) is None]
+        attrs = {
+            "gpmc_model": self.name,
+            "gpmc_source": self.source,
+            "gpmc_generic": int(self.generic),
+            "gpmc_hypers": hypers,
+            "gpmc_seed": seed,
+            "gpmc_columns": json.dumps(params),
+            "gpmc_summary": summary,
+        }
+        return _idata.build(self._compiled, cols, rows, norm, attrs)
+
+    def _declared(self):
+        return {name for name, _k, _d in self._compiled.declarations()}
+
+    def _variational(self, method, data, columns, progress, **options):
+        norm = self._data(data, columns)
+        bar = _Progress(progress, method)
+        try:
+            fit = self._compiled.variational(method, _data.handover(norm), progress=bar, **options)
+        finally:
+            bar.close()
+        return Fit(self, fit, norm)
+
+    def cavi(self, data, iterations=1000, *, progress=True, columns=None):
+        """Closed-form coordinate-ascent variational inference (at most ``iterations``); a
+        :class:`Fit`."""
+        return self._variational("cavi", data, columns, progress, iterations=iterations, seed=1)
+
+    def svi(
+        self,
+        data,
+        batch=1000,
+        iterations=1000,
+        seed=1,
+        *,
+        forgetting=0.6,
+        delay=1.0,
+        hyper_rate=0.01,
+        class_batch=0,
+        progress=True,
+        columns=None,
+    ):
+        """Stochastic CAVI with natural-gradient steps on minibatches (sparse GPs); a :class:`Fit`."""
+        return self._variational(
+            "svi",
+            data,
+            columns,
+            progress,
+            iterations=iterations,
+            seed=seed,
+            batch=batch,
+            forgetting=forgetting,
+            delay=delay,
+            hyper_rate=hyper_rate,
+            class_batch=class_batch,
+        )
+
+    def gpf(self, data, particles=None, iterations=1000, seed=1, *, progress=True, columns=None):
+        """Gaussian particle flow; a :class:`Fit`."""
+        return self._variational(
+            "gpf", data, columns, progress, iterations=iterations, seed=seed, particles=particles
+        )
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, (np.floating, np.integer)):
+        return x.item()
+    return x
+
+
+class Fit:
+    """A variational fit: ``elbo`` (the trace; SVI: its minibatch estimates; GPF: the free
+    energy's negative), ``hypers`` (name -> value), ``summary`` (what ``summary.json`` holds),
+    :meth:`to_inference_data` and :meth:`predict`."""
+
+    def __init__(self, model, fit, data):
+        self.model, self._fit, self._data = model, fit, data
+        self.summary = json.loads(fit.summary_json())
+        self.method = self.summary["method"]
+        self.hypers = {h["name"]: h["value"] for h in self.summary["hyperparameters"]}
+        if self.method == "cavi":
+            self.elbo = list(self.summary["elbo"])
+        elif self.method == "svi":
+            self.elbo = [p["elbo_estimate"] for p in self.summary["trace"]]
+        else:
+            self.elbo = [-f for f in self.summary["free_energy"]]
+
+    def __repr__(self):
+        return f"<gpmc.Fit {self.method}: {self._fit.headline}>"
+
+    def to_inference_data(self, draws=1000, seed=1, *, log_lik=True, ppc=True):
+        """``draws`` draws from q as ``arviz.InferenceData`` (one chain), with the groups of
+        :meth:`Model.sample` — so ``az.loo`` and ``az.plot_ppc`` work on a variational fit."""
+        cols, rows = self._fit.draws(draws, seed, log_lik, ppc)
+        rows = np.frombuffer(rows, dtype=np.float64).reshape(1, draws, len(cols))
+        attrs = {"gpmc_model": self.model.name, "gpmc_method": self.method}
+        return _idata.build(self.model._compiled, cols, rows, self._data, attrs)
+
+    def predict(self, new_data, *, columns=None):
+        """Predictions at new inputs (responses optional): a pandas DataFrame, one row per
+        point (predictive mean and sd of every predictor, of a new response with its 5/50/95 %
+        quantiles, label probabilities), with the test metrics in ``.attrs["metrics"]``."""
+        norm = _data.normalise(new_data, columns)
+        return _frame(*self._fit.predict(_data.handover(norm)))
+
+
+def predict(posterior, new_data, *, columns=None, seed=None):
+    """Predictions at new inputs (responses optional) from a :class:`Fit` or from the
+    InferenceData :meth:`Model.sample` returned (it carries the model, the training data and
+    the hyperparameter values, also after ``to_netcdf``/``from_netcdf``): a pandas DataFrame
+    as :meth:`Fit.predict` gives, from at most 1000 draws, evenly thinned."""
+    if isinstance(posterior, Fit):
+        return posterior.predict(new_data, columns=columns)
+    attrs = posterior.posterior.attrs
+    if "gpmc_source" not in attrs:
+        raise TypeError("not the result of gpmc.Model.sample (no gpmc_source attribute)")
+    model = Model(attrs["gpmc_source"], generic=bool(attrs.get("gpmc_generic", 0)))
+    train = {}
+    for group in ("observed_data", "constant_data"):
+        if group in posterior.groups():
+            for k, v in posterior[group].data_vars.items():
+                train[k] = v.values
+    train = _data.normalise(train)
+    rows, chains = _idata.parameter_rows(posterior)
+    test = _data.normalise(new_data, columns)
+    seed = int(attrs.get("gpmc_seed", 1)) if seed is None else seed
+    csv, metrics = model._compiled.predict_draws(
+        _data.handover(train),
+        _data.handover(test),
+        (rows.ctypes.data, rows.shape),
+        chains,
+        attrs["gpmc_hypers"],
+        seed,
+    )
+    return _frame(csv, metrics)

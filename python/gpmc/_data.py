@@ -1,0 +1,60 @@
+"""Data from Python into the compiled model: dicts of numbers and arrays, or a pandas DataFrame
+with a column mapping, normalised to float64 arrays the extension reads in place."""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # pandas is a dependency, but keep the import cheap and optional here
+    import pandas as pd
+except ImportError:  # pragma: no cover
+    pd = None
+
+
+def normalise(data, columns=None):
+    """A dict name -> float or C-contiguous float64 array.
+
+    ``data`` is a dict of numbers, lists, numpy arrays or pandas Series, or a pandas DataFrame.
+    With a DataFrame, ``columns`` maps each datum to a column name (a vector) or a list of
+    column names (a matrix, rows = the frame's rows); data not mapped are taken from the columns
+    of the same name, and sizes (``N``, ``D``) are inferred from the arrays.
+    """
+    if pd is not None and isinstance(data, pd.DataFrame):
+        frame = data
+        out = {}
+        mapping = dict(columns or {})
+        for name, cols in mapping.items():
+            if isinstance(cols, (list, tuple)):
+                out[name] = frame[list(cols)].to_numpy(dtype=np.float64)
+            else:
+                out[name] = frame[cols].to_numpy(dtype=np.float64)
+        used = {c for v in mapping.values() for c in (v if isinstance(v, (list, tuple)) else [v])}
+        for c in frame.columns:
+            if c not in used and c not in out:
+                out[str(c)] = frame[c].to_numpy(dtype=np.float64)
+        data = out
+    elif columns:
+        raise TypeError("`columns` maps the columns of a pandas DataFrame; data is a dict")
+    if not isinstance(data, dict):
+        raise TypeError(f"data must be a dict or a pandas DataFrame, not {type(data).__name__}")
+    out = {}
+    for name, value in data.items():
+        if isinstance(value, (bool, int, float, np.integer, np.floating)):
+            out[str(name)] = float(value)
+            continue
+        arr = np.ascontiguousarray(np.asarray(value, dtype=np.float64))
+        out[str(name)] = float(arr) if arr.ndim == 0 else arr
+    return out
+
+
+def handover(data):
+    """The dict the extension reads: numbers as they are, arrays as (address, shape) of their
+    values (read in place, once, while the arrays are kept alive by ``data``)."""
+    out = {}
+    for name, value in data.items():
+        if isinstance(value, float):
+            out[name] = value
+        else:
+            assert value.dtype == np.float64 and value.flags["C_CONTIGUOUS"]
+            out[name] = (value.ctypes.data, tuple(value.shape))
+    return out

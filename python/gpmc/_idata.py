@@ -1,0 +1,121 @@
+"""Draw rows (CmdStan columns ``name``, ``name.i``, ``name.i.j``, matrices column-major) into
+ArviZ InferenceData, and back into rows for prediction."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+
+def _split(column):
+    """``"F.2.1"`` -> ``("F", (2, 1))``."""
+    parts = column.split(".")
+    return parts[0], tuple(int(p) for p in parts[1:])
+
+
+def _variables(columns):
+    """Per base name (in order): its column positions and its shape."""
+    out = {}
+    for pos, col in enumerate(columns):
+        base, idx = _split(col)
+        entry = out.setdefault(base, {"positions": [], "shape": [0] * len(idx)})
+        entry["positions"].append(pos)
+        entry["shape"] = [max(s, i) for s, i in zip(entry["shape"], idx)]
+    return out
+
+
+def _values(rows, positions, shape):
+    """The (chain, draw, *shape) array of a variable whose columns, first index fastest, are
+    ``positions``."""
+    block = rows[:, :, positions]
+    c, d = rows.shape[:2]
+    if not shape:
+        return block[:, :, 0]
+    k = len(shape)
+    arr = block.reshape((c, d) + tuple(reversed(shape)))
+    return arr.transpose((0, 1) + tuple(range(k + 1, 1, -1)))
+
+
+def _pointwise(base, declared):
+    """``"log_lik"`` or ``"y_rep"`` for the pointwise columns (named with ``_`` appended while
+    the model declares the name), else None."""
+    m = re.fullmatch(r"(log_lik|y_rep)_*", base)
+    return m.group(1) if m and base not in declared else None
+
+
+def build(compiled, columns, rows, data, attrs):
+    """InferenceData of draws: ``rows`` is (chain, draw, column)."""
+    import arviz as az
+
+    decl = {name: dims for name, _kind, dims in compiled.declarations()}
+    kinds = {name: kind for name, kind, _dims in compiled.declarations()}
+    responses = [r for r in compiled.responses() if r is not None]
+
+    def dims_of(name, ndim):
+        declared = decl.get(name, [])
+        if len(declared) == ndim:
+            return [d if d is not None else f"{name}_dim_{k}" for k, d in enumerate(declared)]
+        return [f"{name}_dim_{k}" for k in range(ndim)]
+
+    posterior, stats, loglik, pp, dims = {}, {}, {}, {}, {}
+    for base, v in _variables(columns).items():
+        values = _values(rows, v["positions"], v["shape"])
+        if base == "lp__":
+            stats["lp"] = values
+            continue
+        kind = _pointwise(base, decl)
+        if kind is not None:
+            target = loglik if kind == "log_lik" else pp
+            # One variable per response when the columns split by the responses' lengths (the
+            # factors' observations in order), else one variable for all.
+            lengths = [np.size(data[r]) for r in responses if r in data]
+            if lengths and sum(lengths) == values.shape[-1]:
+                start = 0
+                for r, n in zip(responses, lengths):
+                    target[r] = values[..., start : start + n]
+                    dims[r] = dims_of(r, 1)
+                    start += n
+            else:
+                target[kind] = values
+            continue
+        posterior[base] = values
+        if base.endswith("_inducing") and base not in decl:
+            dims[base] = [f"{base}_dim_{k}" for k in range(len(v["shape"]))]
+        else:
+            dims[base] = dims_of(base, len(v["shape"]))
+    observed = {r: np.asarray(data[r]) for r in responses if r in data}
+    constant = {
+        k: np.asarray(v) for k, v in data.items() if k not in observed and kinds.get(k) == "data"
+    }
+    for k, v in list(observed.items()) + list(constant.items()):
+        dims.setdefault(k, dims_of(k, np.ndim(v)))
+    groups = dict(posterior=posterior, sample_stats=stats, dims=dims)
+    if loglik:
+        groups["log_likelihood"] = loglik
+    if pp:
+        groups["posterior_predictive"] = pp
+    if observed:
+        groups["observed_data"] = observed
+    if constant:
+        groups["constant_data"] = constant
+    idata = az.from_dict(**groups)
+    idata.posterior.attrs.update(attrs)
+    return idata
+
+
+def parameter_rows(idata):
+    """The draws' parameter columns (those of a run without log_lik / y_rep) as a
+    (chain * draw, column) C-contiguous float64 array, and the number of chains."""
+    columns = json.loads(idata.posterior.attrs["gpmc_columns"])
+    post = idata.posterior
+    c, d = post.sizes["chain"], post.sizes["draw"]
+    out = np.empty((c, d, len(columns)))
+    for pos, col in enumerate(columns):
+        base, idx = _split(col)
+        if base == "lp__":
+            out[:, :, pos] = idata.sample_stats["lp"].values
+            continue
+        values = post[base].values
+        out[:, :, pos] = values[(slice(None), slice(None)) + tuple(i - 1 for i in idx)]
+    return np.ascontiguousarray(out.reshape(c * d, len(columns))), c

@@ -1,0 +1,241 @@
+"""The Python package: errors, data in (dicts, pandas), every InferenceData group with its
+shapes, LOO and PPC in ArviZ, the same draws as the CLI for the same seed, Ctrl-C, and
+prediction at new inputs without responses."""
+
+import _thread
+import json
+import os
+import pathlib
+import subprocess
+import threading
+import time
+
+import arviz as az
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np
+import pandas as pd
+import pytest
+
+import gpmc
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+MODELS = ROOT / "models"
+
+REGRESSION = """
+data { N : int; x : vector[N]; y : vector[N]; }
+latent { w : real ~ normal(0, 1); b : real ~ normal(0, 1); }
+model { y ~ normal(w * x + b, 0.5); }
+"""
+
+
+def gp_data():
+    d = json.loads((MODELS / "gp_classification.data.json").read_text())
+    return {"X": np.array(d["X"]), "y": np.array(d["y"])}
+
+
+def regression_data(n=30, seed=0):
+    rng = np.random.default_rng(seed)
+    x = np.linspace(-1, 1, n)
+    return {"x": x, "y": 0.7 * x - 0.2 + 0.5 * rng.standard_normal(n)}
+
+
+def test_a_bad_model_raises_model_error_with_the_diagnostic():
+    with pytest.raises(gpmc.ModelError) as e:
+        gpmc.Model("data { N : int; }\nlatent { f : vector[N] ~ normal(0, 1); }\nmodel { y ~ normal(f, 1); }")
+    assert "y" in str(e.value) and "error" in str(e.value).lower()
+
+
+def test_bad_data_raise_data_error():
+    m = gpmc.Model(REGRESSION)
+    d = regression_data()
+    with pytest.raises(gpmc.DataError, match="no value for `y`"):
+        m.sample({"x": d["x"]}, progress=False)
+    bad = dict(d, y=np.where(np.arange(30) == 3, np.nan, d["y"]))
+    with pytest.raises(gpmc.DataError):
+        m.sample(bad, progress=False)
+    g = gpmc.Model(MODELS / "gp_classification.gpm")
+    labels = gp_data()
+    labels["y"] = labels["y"] * 2  # labels outside {-1, 1}
+    with pytest.raises(gpmc.DataError):
+        g.sample(labels, progress=False)
+
+
+def test_check_is_the_cli_json():
+    m = gpmc.Model(MODELS / "gp_classification.gpm")
+    report = m.check()
+    cli = subprocess.run(
+        [str(cli_binary()), "check", str(MODELS / "gp_classification.gpm"), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    want = json.loads(cli.stdout)
+    assert report["factors"] == want["factors"]
+    assert report["schedule"] == want["schedule"]
+
+
+def test_every_group_with_its_shapes():
+    m = gpmc.Model(MODELS / "gp_classification.gpm")
+    idata = m.sample(gp_data(), chains=2, draws=300, warmup=100, progress=False)
+    for g in ["posterior", "sample_stats", "log_likelihood", "posterior_predictive", "observed_data", "constant_data"]:
+        assert g in idata.groups(), g
+    assert idata.posterior["f"].dims == ("chain", "draw", "N")
+    assert idata.posterior["f"].shape == (2, 300, 60)
+    assert idata.sample_stats["lp"].shape == (2, 300)
+    assert idata.log_likelihood["y"].shape == (2, 300, 60)
+    assert idata.posterior_predictive["y"].shape == (2, 300, 60)
+    assert set(np.unique(idata.posterior_predictive["y"].values)) <= {-1.0, 1.0}
+    assert idata.observed_data["y"].shape == (60,)
+    assert idata.constant_data["X"].shape == (60, 2)
+    loo = az.loo(idata)
+    assert np.isfinite(loo.elpd_loo) and loo.elpd_loo < 0
+    az.plot_ppc(idata, num_pp_samples=20)
+
+
+def test_log_likelihood_is_the_library_density():
+    m = gpmc.Model(REGRESSION)
+    d = regression_data()
+    idata = m.sample(d, chains=1, draws=50, progress=False)
+    w = idata.posterior["w"].values[0]
+    b = idata.posterior["b"].values[0]
+    mu = w[:, None] * d["x"][None, :] + b[:, None]
+    want = -0.5 * ((d["y"] - mu) / 0.5) ** 2 - np.log(0.5 * np.sqrt(2 * np.pi))
+    np.testing.assert_allclose(idata.log_likelihood["y"].values[0], want, rtol=1e-9, atol=1e-9)
+
+
+def test_pandas_input_with_a_column_mapping():
+    m = gpmc.Model(MODELS / "gp_classification.gpm")
+    d = gp_data()
+    frame = pd.DataFrame({"a": d["X"][:, 0], "b": d["X"][:, 1], "label": d["y"]})
+    from_frame = m.sample(frame, columns={"X": ["a", "b"], "y": "label"}, chains=1, draws=100, progress=False)
+    from_dict = m.sample(d, chains=1, draws=100, progress=False)
+    np.testing.assert_array_equal(from_frame.posterior["f"].values, from_dict.posterior["f"].values)
+
+
+def cli_binary():
+    path = os.environ.get("GPMC_BIN", str(ROOT / "target" / "release" / "gpmc"))
+    assert os.path.exists(path), f"the gpmc binary is built by `cargo build --release` ({path})"
+    return path
+
+
+def test_the_same_seed_gives_the_cli_draws(tmp_path):
+    cli = subprocess.run(
+        [
+            cli_binary(), "infer", str(MODELS / "gp_classification.gpm"),
+            "--data", str(MODELS / "gp_classification.data.json"),
+            "--chains", "2", "--draws", "200", "--seed", "7", "--quiet",
+            "--output", str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 0, cli.stderr
+    idata = gpmc.Model(MODELS / "gp_classification.gpm").sample(
+        gp_data(), chains=2, draws=200, seed=7, log_lik=False, ppc=False, progress=False
+    )
+    for k in (1, 2):
+        lines = [l for l in (tmp_path / "run" / f"chain-{k}.csv").read_text().splitlines() if not l.startswith("#")]
+        header = lines[0].split(",")
+        rows = np.array([[float(v) for v in l.split(",")] for l in lines[1:]])
+        f1 = rows[:, header.index("f.1")]
+        np.testing.assert_allclose(idata.posterior["f"].values[k - 1, :, 0], f1, rtol=1e-9)
+        lp = rows[:, header.index("lp__")]
+        np.testing.assert_allclose(idata.sample_stats["lp"].values[k - 1], lp, rtol=1e-9)
+
+
+def test_ctrl_c_raises_keyboard_interrupt_within_a_second():
+    m = gpmc.Model(MODELS / "gp_classification.gpm")
+    d = gp_data()
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    t0 = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        m.sample(d, chains=2, draws=10_000_000, progress=False)
+    assert time.monotonic() - t0 < 1.5
+
+
+def test_progress_is_reported():
+    m = gpmc.Model(REGRESSION)
+    seen = []
+    m._compiled.sample(
+        gpmc._data.handover(gpmc._data.normalise(regression_data())),
+        2, 20000, 100, 1, 1, False, False, None, lambda done, total: seen.append((done, total)),
+    )
+    assert seen and seen[-1] == (2 * 20100, 2 * 20100)
+    assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:]))
+
+
+def test_prediction_at_new_inputs_without_responses(tmp_path):
+    m = gpmc.Model(MODELS / "gp_classification.gpm")
+    idata = m.sample(gp_data(), chains=2, draws=300, progress=False)
+    test = json.loads((MODELS / "gp_classification.test.json").read_text())
+    new = {"X": np.array(test["X"])}
+    df = gpmc.predict(idata, new)
+    assert len(df) == len(test["X"])
+    assert {"f_mean", "f_sd", "y_rep_1_q5", "y_rep_1_q95"} <= set(df.columns)
+    assert "no" in df.attrs["metrics"]["scored"]
+    # With responses: scored, and the same predictions (same draws, same seed).
+    scored = gpmc.predict(idata, {"X": new["X"], "y": np.array(test["y"])})
+    np.testing.assert_array_equal(scored["f_mean"], df["f_mean"])
+    assert scored.attrs["metrics"]["error_rate_factor_1"] < 0.3
+    # The InferenceData carries what prediction needs, also through netCDF.
+    idata.to_netcdf(tmp_path / "fit.nc")
+    again = gpmc.predict(az.from_netcdf(tmp_path / "fit.nc"), new)
+    np.testing.assert_allclose(again["f_mean"], df["f_mean"], rtol=1e-12)
+
+
+def test_variational_fits():
+    m = gpmc.Model(MODELS / "gp_classification.gpm")
+    d = gp_data()
+    fit = m.cavi(d, progress=False)
+    assert fit.method == "cavi" and set(fit.hypers) == {"lengthscale", "variance"}
+    assert all(b >= a - 1e-9 * abs(a) for a, b in zip(fit.elbo, fit.elbo[1:])), "CAVI's ELBO never decreases"
+    q = fit.to_inference_data(draws=400)
+    assert q.posterior["f"].shape == (1, 400, 60)
+    assert q.log_likelihood["y"].shape == (1, 400, 60)
+    assert np.isfinite(az.loo(q).elpd_loo)
+    df = fit.predict({"X": d["X"][:5]})
+    assert len(df) == 5 and "y_rep_1_q50" in df.columns
+    assert gpmc.predict(fit, {"X": d["X"][:5]}).equals(df)
+    # SVI on a sparse GP: draws from q too.
+    s = gpmc.Model(MODELS / "sparse_gp_classification.gpm")
+    sd = json.loads((MODELS / "sparse_gp_classification.data.json").read_text())
+    sfit = s.svi({"X": np.array(sd["X"]), "y": np.array(sd["y"])}, batch=100, iterations=200, progress=False)
+    sq = sfit.to_inference_data(draws=50)
+    assert sq.posterior["f"].shape == (1, 50, len(sd["y"]))
+    assert "f_inducing" in sq.posterior
+
+
+def python_blocks(path):
+    text = path.read_text()
+    blocks, inside, lines = [], False, []
+    for line in text.splitlines():
+        if line.strip() == "```python":
+            inside, lines = True, []
+        elif inside and line.strip() == "```":
+            inside = False
+            blocks.append("\n".join(lines))
+        elif inside:
+            lines.append(line)
+    return blocks
+
+
+def test_the_docs_example_runs_as_written(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    namespace = {}
+    blocks = python_blocks(ROOT / "docs" / "python.md")
+    assert len(blocks) == 2
+    for block in blocks:
+        exec(compile(block, "docs/python.md", "exec"), namespace)
+    compare = az.compare(namespace["fits"])
+    assert compare.index[0] == "student_t"
+    assert namespace["pred"].shape[0] == 3
+
+
+def test_the_readme_example_runs_as_written(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    first = python_blocks(ROOT / "README.md")[0]
+    assert "gpmc.Model" in first
+    exec(compile(first, "README.md", "exec"), {})
