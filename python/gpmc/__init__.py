@@ -99,7 +99,8 @@ class Model:
         return self._compiled.report_text()
 
     def _data(self, data, columns):
-        return _data.normalise(data, columns)
+        names = {n for n, kind, _d in self._compiled.declarations() if kind == "data"}
+        return _data.normalise(data, columns, names)
 
     def sample(
         self,
@@ -247,7 +248,7 @@ class Fit:
         """Predictions at new inputs (responses optional): a pandas DataFrame, one row per
         point (predictive mean and sd of every predictor, of a new response with its 5/50/95 %
         quantiles, label probabilities), with the test metrics in ``.attrs["metrics"]``."""
-        norm = _data.normalise(new_data, columns)
+        norm = self.model._data(new_data, columns)
         return _frame(*self._fit.predict(_data.handover(norm)))
 
 
@@ -269,7 +270,7 @@ def predict(posterior, new_data, *, columns=None, seed=None):
                 train[k] = v.values
     train = _data.normalise(train)
     rows, chains = _idata.parameter_rows(posterior)
-    test = _data.normalise(new_data, columns)
+    test = model._data(new_data, columns)
     seed = int(attrs.get("gpmc_seed", 1)) if seed is None else seed
     csv, metrics = model._compiled.predict_draws(
         _data.handover(train),

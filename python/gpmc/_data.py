@@ -11,13 +11,14 @@ except ImportError:  # pragma: no cover
     pd = None
 
 
-def normalise(data, columns=None):
+def normalise(data, columns=None, declared=None):
     """A dict name -> float or C-contiguous float64 array.
 
     ``data`` is a dict of numbers, lists, numpy arrays or pandas Series, or a pandas DataFrame.
     With a DataFrame, ``columns`` maps each datum to a column name (a vector) or a list of
     column names (a matrix, rows = the frame's rows); data not mapped are taken from the columns
-    of the same name, and sizes (``N``, ``D``) are inferred from the arrays.
+    of the same name (only the model's ``declared`` data, when given: other columns, text ones
+    included, are ignored), and sizes (``N``, ``D``) are inferred from the arrays.
     """
     if pd is not None and isinstance(data, pd.DataFrame):
         frame = data
@@ -30,8 +31,9 @@ def normalise(data, columns=None):
                 out[name] = frame[cols].to_numpy(dtype=np.float64)
         used = {c for v in mapping.values() for c in (v if isinstance(v, (list, tuple)) else [v])}
         for c in frame.columns:
-            if c not in used and c not in out:
-                out[str(c)] = frame[c].to_numpy(dtype=np.float64)
+            if c in used or str(c) in out or (declared is not None and str(c) not in declared):
+                continue
+            out[str(c)] = frame[c].to_numpy(dtype=np.float64)
         data = out
     elif columns:
         raise TypeError("`columns` maps the columns of a pandas DataFrame; data is a dict")

@@ -108,7 +108,9 @@ def test_log_likelihood_is_the_library_density():
 def test_pandas_input_with_a_column_mapping():
     m = gpmc.Model(MODELS / "gp_classification.gpm")
     d = gp_data()
-    frame = pd.DataFrame({"a": d["X"][:, 0], "b": d["X"][:, 1], "label": d["y"]})
+    frame = pd.DataFrame(
+        {"a": d["X"][:, 0], "b": d["X"][:, 1], "label": d["y"], "note": ["text"] * 60}
+    )
     from_frame = m.sample(frame, columns={"X": ["a", "b"], "y": "label"}, chains=1, draws=100, progress=False)
     from_dict = m.sample(d, chains=1, draws=100, progress=False)
     np.testing.assert_array_equal(from_frame.posterior["f"].values, from_dict.posterior["f"].values)
