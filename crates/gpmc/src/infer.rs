@@ -726,16 +726,38 @@ pub struct QDraws {
 /// 340 MB of CSV).
 const Q_FILE_VALUES: usize = 20_000_000;
 
-/// Draws from `q` written when none are asked for: 1000, fewer for very wide rows (a sparse GP
-/// on 10⁶ points has 10⁶ values per row) so that the file stays under [`Q_FILE_VALUES`]
-/// values, and at least 10.
+/// Draws from `q` written when none are asked for: 1000, fewer for very wide rows so that the
+/// file stays under [`Q_FILE_VALUES`] values, and at least 10.
 pub fn default_q_draws(width: usize) -> usize {
     (Q_FILE_VALUES / width.max(1)).clamp(10, 1000)
 }
 
+/// Latent values per draw row above which draws from `q` are written only when asked for
+/// (`--draws`): forming a sparse GP's values at every training input needs its `M × N` feature
+/// matrix (160 MB at M = 100, N = 2·10⁵), which SVI at scale never forms.
+pub const Q_DRAWS_WIDEST: usize = 200_000;
+
+/// Number of latent values of the model on these data (the width of a draw row, nearly).
+pub fn latent_values(c: &Checked, data: &gpm_runtime::data::Data) -> usize {
+    let size = |d: &gpm_ir::Dim| match d {
+        gpm_ir::Dim::Const(n) => *n,
+        gpm_ir::Dim::Var(v) => data.scalar(v).map_or(0, |x| x as usize),
+    };
+    c.model
+        .latents
+        .iter()
+        .map(|z| match &z.shape {
+            Shape::Scalar => 1,
+            Shape::Vector(n) => size(n),
+            Shape::Matrix(r, k) => size(r) * size(k),
+        })
+        .sum()
+}
+
 /// Draws from a variational posterior `q` (CAVI, particle flow, SVI) in the layout of Gibbs
 /// draws, with the pointwise columns asked for, streamed to the CmdStan CSV `path` row by row.
-/// Returns the number of draws written.
+/// Returns the number of draws written: none, and no file, when none were asked for and the
+/// model has more than [`Q_DRAWS_WIDEST`] latent values.
 pub fn write_draws_from_q(
     c: &Checked,
     data: &gpm_runtime::data::Data,
@@ -745,6 +767,9 @@ pub fn write_draws_from_q(
     method: &str,
     path: &std::path::Path,
 ) -> Result<usize, InferError> {
+    if q.draws.is_none() && latent_values(c, data) > Q_DRAWS_WIDEST {
+        return Ok(0);
+    }
     let schedule = schedule(c)?;
     let sampler = gibbs::Sampler::new(schedule, data, hypers)?.with_pointwise(q.pointwise)?;
     let layout = sampler.layout();

@@ -532,14 +532,21 @@ fn variational(
         .unwrap_or("variational")
         .to_string();
     let chain = staging.path("chain-1.csv");
-    match gpmc::infer::write_draws_from_q(&checked, &d, &hv, &blocks, &q, &method, &chain) {
-        Ok(n) => {
-            summary["draws_from_q"] = serde_json::json!(n);
-            if q.draws.is_none() && n < 1000 {
-                eprintln!("note: {n} draws from q written to chain-1.csv (rows are wide; --draws N for more)");
-            }
-        }
-        Err(e) => return report(e),
+    let drawn =
+        match gpmc::infer::write_draws_from_q(&checked, &d, &hv, &blocks, &q, &method, &chain) {
+            Ok(n) => n,
+            Err(e) => return report(e),
+        };
+    summary["draws_from_q"] = serde_json::json!(drawn);
+    if drawn == 0 {
+        eprintln!(
+            "note: no draws from q written (more than {} latent values per draw; --draws N writes them)",
+            gpmc::infer::Q_DRAWS_WIDEST
+        );
+    } else if q.draws.is_none() && drawn < 1000 {
+        eprintln!(
+            "note: {drawn} draws from q written to chain-1.csv (rows are wide; --draws N for more)"
+        );
     }
     if blocks
         .iter()
@@ -584,7 +591,9 @@ fn variational(
     if let Err(e) = written {
         return report(e);
     }
-    let names: Vec<&str> = std::iter::once("chain-1.csv")
+    let names: Vec<&str> = (drawn > 0)
+        .then_some("chain-1.csv")
+        .into_iter()
         .chain(files.iter().map(|f| f.0.as_str()))
         .collect();
     say!("wrote {} to {}", names.join(", "), dir.display());

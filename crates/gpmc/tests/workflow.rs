@@ -1176,3 +1176,53 @@ fn streamed_draws_equal_the_draws_in_memory() {
         .contains("partial")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// SVI at scale does not form its latents at every training input unless asked: with more than
+/// 200 000 latent values and no `--draws`, no draws from q are written (a note says so).
+#[test]
+fn svi_at_scale_writes_no_draws_unless_asked() {
+    let dir = setup("svi_wide");
+    std::fs::write(
+        dir.join("s.gpm"),
+        r#"
+data { N : int; X : matrix[N, 1]; y : int[N] in {-1, 1}; }
+hyper { lengthscale : real in 0.. = 0.5; variance : real in 0.. = 1.0; }
+latent { f : vector[N] ~ gp(X, variance * sqexp(lengthscale), inducing = 5); }
+model { y ~ bernoulli_logit(f); }
+"#,
+    )
+    .unwrap();
+    let n = gpmc::infer::Q_DRAWS_WIDEST + 1;
+    let xs: Vec<[f64; 1]> = (0..n).map(|i| [i as f64 / n as f64 * 4.0 - 2.0]).collect();
+    let y: Vec<i32> = xs.iter().map(|x| if x[0] > 0.0 { 1 } else { -1 }).collect();
+    std::fs::write(
+        dir.join("s.json"),
+        serde_json::json!({"N": n, "X": xs, "y": y}).to_string(),
+    )
+    .unwrap();
+    let o = gpmc(
+        &dir,
+        &[
+            "infer",
+            "s.gpm",
+            "--data",
+            "s.json",
+            "--method",
+            "svi",
+            "--batch",
+            "100",
+            "--iterations",
+            "2",
+            "--output",
+            "wide",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no draws from q written"));
+    assert!(!dir.join("wide/chain-1.csv").exists());
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("wide/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["draws_from_q"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
