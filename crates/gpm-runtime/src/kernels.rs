@@ -91,6 +91,58 @@ fn sqdist(x: &DMatrix<f64>, i: usize, z: &DMatrix<f64>, j: usize, ls: &[f64]) ->
     s
 }
 
+/// The points of `x` (rows) as contiguous runs of coordinates divided by their lengthscales:
+/// the inner loop of a distance then reads memory in order and multiplies nothing.
+fn scaled_points(x: &DMatrix<f64>, ls: &[f64]) -> Vec<f64> {
+    let d = ls.len();
+    let mut out = vec![0.0; x.nrows() * d];
+    for (k, l) in ls.iter().enumerate() {
+        for (i, v) in x.column(k).iter().enumerate() {
+            out[i * d + k] = v / l;
+        }
+    }
+    out
+}
+
+/// `f(r²_ij)` for the scaled squared distances `r²_ij = Σ_d ((x_id − z_jd)/ℓ_d)²`. For a
+/// training covariance (`x` and `z` the same matrix) only the upper triangle is computed and
+/// mirrored — half the evaluations of `f`, and a matrix symmetric to the bit.
+fn stationary_matrix(
+    x: &DMatrix<f64>,
+    z: &DMatrix<f64>,
+    ls: &[f64],
+    f: &dyn Fn(f64) -> f64,
+) -> DMatrix<f64> {
+    let (n, m, d) = (x.nrows(), z.nrows(), ls.len());
+    let same = std::ptr::eq(x, z);
+    let xs = scaled_points(x, ls);
+    let zs = if same {
+        Vec::new()
+    } else {
+        scaled_points(z, ls)
+    };
+    let zs = if same { &xs } else { &zs };
+    let mut out = DMatrix::zeros(n, m);
+    for j in 0..m {
+        let zj = &zs[j * d..(j + 1) * d];
+        let rows = if same { j + 1 } else { n };
+        let col = out.column_mut(j);
+        for (i, o) in col.into_iter().take(rows).enumerate() {
+            let xi = &xs[i * d..(i + 1) * d];
+            let r2: f64 = xi.iter().zip(zj).map(|(a, b)| (a - b) * (a - b)).sum();
+            *o = f(r2);
+        }
+    }
+    if same {
+        for j in 0..n {
+            for i in j + 1..n {
+                out[(i, j)] = out[(j, i)];
+            }
+        }
+    }
+    out
+}
+
 /// The covariance matrix `k(x_i, z_j)`.
 pub fn kernel_matrix(
     k: &BoundKernel,
@@ -102,7 +154,7 @@ pub fn kernel_matrix(
     let stationary =
         |l: &BoundLengthscale, f: &dyn Fn(f64) -> f64| -> Result<DMatrix<f64>, RuntimeError> {
             let ls = lengthscales(l, dims, h)?;
-            Ok(DMatrix::from_fn(n, m, |i, j| f(sqdist(x, i, z, j, &ls))))
+            Ok(stationary_matrix(x, z, &ls, f))
         };
     Ok(match k {
         BoundKernel::SqExp(lengthscale) => stationary(lengthscale, &|r2| (-0.5 * r2).exp())?,

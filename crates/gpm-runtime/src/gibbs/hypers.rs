@@ -10,7 +10,7 @@ use crate::kernels::HyperValues;
 use crate::prepared::{Block, Prepared};
 use crate::RuntimeError;
 use gpm_schedule::{BlockId, GibbsUpdate, HyperId, Schedule};
-use nalgebra::DVector;
+use nalgebra::{DMatrix, DVector};
 use rand_chacha::ChaCha8Rng;
 
 impl super::Sampler<'_> {
@@ -254,18 +254,55 @@ impl super::Sampler<'_> {
             state.sparse_priors[sk.block] = Some(prior_at(&self.hyper_values(state))?);
             return Ok(());
         }
+        // The kernel matrix of the last evaluation, with the values it was made at: slice
+        // sampling accepts the point it evaluated last, so the chain's new prior is made from it
+        // without forming the matrix again.
+        let last: std::cell::RefCell<Option<(HyperValues, DMatrix<f64>)>> = Default::default();
         for h in &sk.hypers {
-            let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
-                let k = crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, hv)?;
-                match &values {
-                    Some(f) => crate::gaussian::GpBlock::new(k, hv.eval(&sk.mean)?)?.log_prior(f),
-                    None => crate::gaussian::gp_log_marginal(&k, hv.eval(&sk.mean)?, a, b),
+            // `variance * k(…)` with `h` only the variance: the unit kernel does not move, and
+            // each evaluation is a rescaling of it (no kernel function evaluated).
+            let unit = match &sk.kernel {
+                gpm_schedule::BoundKernel::Scale { variance, kernel }
+                    if variance.slots().all(|s| s == h.index)
+                        && h.entry.is_none()
+                        && !kernel_reads(kernel, h.index) =>
+                {
+                    let hv = self.hyper_values(state);
+                    Some((
+                        variance,
+                        crate::kernels::kernel_matrix(kernel, &sk.inputs, &sk.inputs, &hv)?,
+                    ))
                 }
+                _ => None,
+            };
+            let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
+                let k = match &unit {
+                    Some((variance, unit)) => {
+                        let s = hv.eval(variance)?;
+                        if !(s >= 0.0) {
+                            return Err(RuntimeError::BadData(format!(
+                                "a kernel variance is negative ({s})"
+                            )));
+                        }
+                        unit * s
+                    }
+                    None => crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, hv)?,
+                };
+                let mean = hv.eval(&sk.mean)?;
+                let lp = match &values {
+                    Some(f) => crate::gaussian::GpBlock::new(k.clone(), mean)?.log_prior(f),
+                    None => crate::gaussian::gp_log_marginal(&k, mean, a, b),
+                };
+                *last.borrow_mut() = Some((hv.clone(), k));
+                lp
             };
             self.slice_one(h, state, &log_gp, rng);
         }
         let hv = self.hyper_values(state);
-        let k = crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, &hv)?;
+        let k = match last.into_inner() {
+            Some((at, k)) if at == hv => k,
+            _ => crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, &hv)?,
+        };
         state.gp_priors[sk.block] = Some(crate::gaussian::GpBlock::new(k, hv.eval(&sk.mean)?)?);
         Ok(())
     }
@@ -444,4 +481,11 @@ fn shared_latent(
         inputs: x,
         blocks,
     })
+}
+
+/// Whether kernel `k` reads hyperparameter `index`.
+fn kernel_reads(k: &gpm_schedule::BoundKernel, index: usize) -> bool {
+    let mut read = Vec::new();
+    k.hypers(&mut read);
+    read.iter().any(|h| h.0 == index)
 }
