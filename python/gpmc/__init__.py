@@ -141,7 +141,8 @@ class Model:
         finally:
             bar.close()
         rows = np.frombuffer(rows, dtype=np.float64).reshape(nchains, ndraws, len(cols))
-        params = [c for c in cols if _idata._pointwise(c.split(".")[0], self._declared()) is None]
+        declared = self._declared()
+        params = [c for c in cols if _idata._pointwise(c.split(".")[0], declared) is None]
         attrs = {
             "gpmc_model": self.name,
             "gpmc_source": self.source,

@@ -48,8 +48,9 @@ def build(compiled, columns, rows, data, attrs):
     """InferenceData of draws: ``rows`` is (chain, draw, column)."""
     import arviz as az
 
-    decl = {name: dims for name, _kind, dims in compiled.declarations()}
-    kinds = {name: kind for name, kind, _dims in compiled.declarations()}
+    declarations = compiled.declarations()
+    decl = {name: dims for name, _kind, dims in declarations}
+    kinds = {name: kind for name, kind, _dims in declarations}
     responses = [r for r in compiled.responses() if r is not None]
 
     def dims_of(name, ndim):

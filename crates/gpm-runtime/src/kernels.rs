@@ -201,15 +201,19 @@ pub fn kernel_matrix(
             kernel_matrix(left, x, z, h)?.component_mul(&kernel_matrix(right, x, z, h)?)
         }
         BoundKernel::Scale { variance, kernel } => {
-            let s = h.eval(variance)?;
-            if !(s >= 0.0) {
-                return Err(RuntimeError::BadData(format!(
-                    "a kernel variance is negative ({s})"
-                )));
-            }
-            kernel_matrix(kernel, x, z, h)? * s
+            scaled(kernel_matrix(kernel, x, z, h)?, h.eval(variance)?)?
         }
     })
+}
+
+/// `s · k`, the covariance of a kernel scaled by the variance `s` (which must not be negative).
+pub fn scaled(k: DMatrix<f64>, s: f64) -> Result<DMatrix<f64>, RuntimeError> {
+    if !(s >= 0.0) {
+        return Err(RuntimeError::BadData(format!(
+            "a kernel variance is negative ({s})"
+        )));
+    }
+    Ok(k * s)
 }
 
 /// The diagonal `k(x_i, x_i)` (for predictive variances without forming the matrix).

@@ -430,15 +430,14 @@ pub fn run_gibbs_streamed(
     let paths: Vec<PathBuf> = (1..=config.chains)
         .map(|k| staging.path(&format!("chain-{k}.csv")))
         .collect();
+    // Chain `k`'s rows in binary, for the summaries (not part of the output).
+    let spill_path = |k: usize| staging.path(&format!(".chain-{k}.rows"));
     let sinks = paths
         .iter()
         .enumerate()
         .map(|(k, path)| {
             let head = chain_head(c, GIBBS_ALGORITHM, config, k, &names);
-            let spill = crate::spill::Spill::create(
-                &staging.path(&format!(".chain-{}.rows", k + 1)),
-                layout.width(),
-            )?;
+            let spill = crate::spill::Spill::create(&spill_path(k + 1), layout.width())?;
             crate::cmdstan::ChainWriter::create(path, &head, config.draws, Some(spill))
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -466,7 +465,7 @@ pub fn run_gibbs_streamed(
     let summaries = crate::spill::summarize_spilled(&spills, layout.width(), parameters, draws);
     // The spill files are not part of the output, whatever the summaries gave.
     for k in 1..=config.chains {
-        let _ = std::fs::remove_file(staging.path(&format!(".chain-{k}.rows")));
+        let _ = std::fs::remove_file(spill_path(k));
     }
     let summaries = summaries?;
     Ok(InferResult {

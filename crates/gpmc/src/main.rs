@@ -584,11 +584,7 @@ fn variational(
             blocks: &blocks,
         },
     ));
-    let written = files
-        .iter()
-        .try_for_each(|(file, content)| staging.write(file, content))
-        .and_then(|_| staging.commit());
-    if let Err(e) = written {
+    if let Err(e) = staging.finish(&files) {
         return report(e);
     }
     let names: Vec<&str> = (drawn > 0)
@@ -750,12 +746,17 @@ fn infer(
     let mut summary = gpmc::infer::summary_json(&checked, &result, &config);
     if let Some(test) = &test {
         // From the draws as written, as `gpmc predict` reads them later: the same numbers.
-        let prediction =
-            gpmc::fit::draws_in(staging.dir(), &checked, &d, &result.values, pointwise)
-                .map_err(|e| gpmc::infer::InferError::Io(e.to_string()))
-                .and_then(|draws| {
-                    gpmc::infer::predict_with(&checked, &d, test, &draws, config.seed, usize::MAX)
-                });
+        let prediction = gpmc::fit::draws_in(
+            staging.partial_dir(),
+            &checked,
+            &d,
+            &result.values,
+            pointwise,
+        )
+        .map_err(|e| gpmc::infer::InferError::Io(e.to_string()))
+        .and_then(|draws| {
+            gpmc::infer::predict_with(&checked, &d, test, &draws, config.seed, usize::MAX)
+        });
         if let Err(e) = add_predictions(prediction, &mut summary, &mut files) {
             return report(e);
         }
@@ -774,11 +775,7 @@ fn infer(
         generic,
         gpmc::fit::SavedPosterior::Draws(pointwise),
     ));
-    let written = files
-        .iter()
-        .try_for_each(|(file, content)| staging.write(file, content))
-        .and_then(|_| staging.commit());
-    if let Err(e) = written {
+    if let Err(e) = staging.finish(&files) {
         return report(e);
     }
     for p in &checked.plans {

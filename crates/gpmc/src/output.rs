@@ -60,7 +60,7 @@ impl Staging {
     }
 
     /// The directory being written (until the commit).
-    pub fn dir(&self) -> &Path {
+    pub fn partial_dir(&self) -> &Path {
         &self.partial
     }
 
@@ -73,6 +73,14 @@ impl Staging {
     pub fn write(&self, file: &str, content: &str) -> Result<(), InferError> {
         let path = self.path(file);
         std::fs::write(&path, content).map_err(|e| io(&path, e))
+    }
+
+    /// Write the last `files` of the output, then [`Staging::commit`].
+    pub fn finish(self, files: &[(String, String)]) -> Result<(), InferError> {
+        for (file, content) in files {
+            self.write(file, content)?;
+        }
+        self.commit()
     }
 
     /// Move the written directory into place: the old output aside, the new one in, then the
@@ -109,11 +117,7 @@ impl Drop for Staging {
 
 /// Write `files` as the whole content of the output directory `dir` (see [`Staging`]).
 pub fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), InferError> {
-    let staging = Staging::create(dir)?;
-    for (file, content) in files {
-        staging.write(file, content)?;
-    }
-    staging.commit()
+    Staging::create(dir)?.finish(files)
 }
 
 /// Remove `.<name>.partial-<pid>` and `.<name>.old-<pid>` directories in `parent` left by runs

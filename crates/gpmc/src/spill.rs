@@ -4,7 +4,7 @@
 //! the file, so memory stays bounded by the block whatever the number of draws. The files are
 //! removed before the output directory is committed.
 
-use gpm_runtime::diagnostics::{summarize, Summary};
+use gpm_runtime::diagnostics::Summary;
 use gpm_runtime::RuntimeError;
 use std::io::{Read as _, Seek, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
@@ -117,31 +117,27 @@ pub fn summarize_spilled(
     names: &[String],
     rows_per_chain: usize,
 ) -> Result<Vec<(String, Summary)>, RuntimeError> {
-    let block = (BLOCK_VALUES / (rows_per_chain * paths.len()).max(1)).max(1);
-    let columns = names.len().min(width);
-    let mut out = Vec::with_capacity(columns);
-    let mut j0 = 0;
-    while j0 < columns {
-        let j1 = (j0 + block).min(columns);
-        let per_chain = paths
-            .iter()
-            .map(|p| {
-                read_block(p, width, j0, j1)
-                    .map_err(|e| RuntimeError::Output(format!("{}: {e}", p.display())))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        for j in j0..j1 {
-            let refs: Vec<&[f64]> = per_chain.iter().map(|c| c[j - j0].as_slice()).collect();
-            out.push((names[j].clone(), summarize(&refs)));
-        }
-        j0 = j1;
-    }
-    Ok(out)
+    let names = &names[..names.len().min(width)];
+    crate::summary::summarize_in_blocks(
+        names,
+        rows_per_chain * paths.len(),
+        BLOCK_VALUES,
+        |j0, j1| {
+            paths
+                .iter()
+                .map(|p| {
+                    read_block(p, width, j0, j1)
+                        .map_err(|e| RuntimeError::Output(format!("{}: {e}", p.display())))
+                })
+                .collect()
+        },
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpm_runtime::diagnostics::summarize;
 
     #[test]
     fn spilled_rows_summarise_as_rows_in_memory() {

@@ -183,6 +183,42 @@ fn read_chain(path: &Path) -> Result<(Vec<String>, Vec<Vec<f64>>), SummaryError>
 /// Values held in memory at once while summarising files (64 MB of them).
 const BLOCK_VALUES: usize = 8 << 20;
 
+/// The summaries of the columns named `names` (the first ones), gathered a block of columns at
+/// a time so that at most about `budget` values are held: `read(j0, j1)` gives, per chain, the
+/// values of columns `j0..j1`; `rows` is the number of rows over all chains.
+pub fn summarize_in_blocks<E>(
+    names: &[String],
+    rows: usize,
+    budget: usize,
+    mut read: impl FnMut(usize, usize) -> Result<Vec<Vec<Vec<f64>>>, E>,
+) -> Result<Vec<(String, Summary)>, E> {
+    let block = (budget / rows.max(1)).max(1);
+    let mut out = Vec::with_capacity(names.len());
+    let mut j0 = 0;
+    while j0 < names.len() {
+        let j1 = (j0 + block).min(names.len());
+        let per_chain = read(j0, j1)?;
+        for j in j0..j1 {
+            let refs: Vec<&[f64]> = per_chain.iter().map(|c| c[j - j0].as_slice()).collect();
+            out.push((names[j].clone(), summarize(&refs)));
+        }
+        j0 = j1;
+    }
+    Ok(out)
+}
+
+/// Draw rows in the chain files, all chains together.
+fn count_rows(paths: &[std::path::PathBuf]) -> Result<usize, SummaryError> {
+    let mut rows = 0;
+    for p in paths {
+        let mut lines = Lines::open(p)?;
+        while lines.next_line()?.is_some() {
+            rows += 1;
+        }
+    }
+    Ok(rows)
+}
+
 /// The summaries of columns `0..columns` of chain files, read back a block of columns at a
 /// time, so that memory is bounded whatever the number of draws (one pass over the files per
 /// block; one block for most runs).
@@ -194,22 +230,11 @@ pub fn summarize_files(
         return Ok(vec![]);
     };
     let header = Lines::open(first)?.header;
-    // Rows per file, for the block size.
-    let mut rows = 0;
-    for p in paths {
-        let mut lines = Lines::open(p)?;
-        while lines.next_line()?.is_some() {
-            rows += 1;
-        }
-    }
-    let block = (BLOCK_VALUES / rows.max(1)).max(1);
-    let columns = columns.min(header.len());
-    let mut out = Vec::with_capacity(columns);
-    let mut j0 = 0;
-    while j0 < columns {
-        let j1 = (j0 + block).min(columns);
+    let rows = count_rows(paths)?;
+    let names = &header[..columns.min(header.len())];
+    summarize_in_blocks(names, rows, BLOCK_VALUES, |j0, j1| {
         // Per chain, per column of the block, its values.
-        let mut per_chain: Vec<Vec<Vec<f64>>> = Vec::with_capacity(paths.len());
+        let mut per_chain = Vec::with_capacity(paths.len());
         for p in paths {
             let mut lines = Lines::open(p)?;
             if lines.header != header {
@@ -223,13 +248,8 @@ pub fn summarize_files(
             }
             per_chain.push(cols);
         }
-        for j in j0..j1 {
-            let refs: Vec<&[f64]> = per_chain.iter().map(|c| c[j - j0].as_slice()).collect();
-            out.push((header[j].clone(), summarize(&refs)));
-        }
-        j0 = j1;
-    }
-    Ok(out)
+        Ok(per_chain)
+    })
 }
 
 /// The chain files of the run in `dir`, in order.
@@ -249,13 +269,7 @@ fn chain_paths(dir: &Path) -> Result<Vec<std::path::PathBuf>, SummaryError> {
 /// kept in memory).
 pub(crate) fn read_draws(dir: &Path, max_draws: usize) -> Result<ChainFiles, SummaryError> {
     let paths = chain_paths(dir)?;
-    let mut total = 0;
-    for p in &paths {
-        let mut lines = Lines::open(p)?;
-        while lines.next_line()?.is_some() {
-            total += 1;
-        }
-    }
+    let total = count_rows(&paths)?;
     let step = gpm_runtime::predict::draw_step(total, max_draws);
     let mut header: Option<Vec<String>> = None;
     let mut chains = Vec::with_capacity(paths.len());

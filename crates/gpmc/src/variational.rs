@@ -66,7 +66,7 @@ pub fn fit(
     svi_progress: &mut dyn FnMut(&gpm_runtime::svi::SviPoint, usize),
 ) -> Result<Fit, InferError> {
     let name = &c.name;
-    match method {
+    let (mut summary, blocks, values, hypers, latents, headline) = match method {
         Method::Svi(config) => {
             let (r, hypers, hv) = crate::infer::run_svi(c, d, config, &mut |p, _| {
                 svi_progress(p, config.iterations)
@@ -91,16 +91,8 @@ pub fn fit(
                 "seed": config.seed,
                 "trace": r.trace.iter().map(|p| json!({"iteration": p.iteration, "epoch": p.epoch, "seconds": p.seconds, "elbo_estimate": p.elbo})).collect::<Vec<_>>(),
                 "seconds": r.seconds,
-                "hyperparameters": hyper_json(&hypers),
             });
-            Ok(Fit {
-                summary,
-                blocks: r.blocks,
-                values: hv,
-                hypers,
-                latents: None,
-                headline,
-            })
+            (summary, r.blocks, hv, hypers, None, headline)
         }
         Method::Gpf(config) => {
             let (r, hypers, hv) = crate::infer::run_gpf(c, d, config)?;
@@ -125,16 +117,8 @@ pub fn fit(
                 "elbo": r.elbo,
                 "seed": config.seed,
                 "seconds": r.seconds,
-                "hyperparameters": hyper_json(&hypers),
             });
-            Ok(Fit {
-                summary,
-                blocks: r.blocks,
-                values: hv,
-                hypers,
-                latents: Some(r.latents),
-                headline,
-            })
+            (summary, r.blocks, hv, hypers, Some(r.latents), headline)
         }
         Method::Cavi { max_iter } => {
             let config = gpm_runtime::cavi::CaviConfig {
@@ -156,16 +140,17 @@ pub fn fit(
                 "iterations": r.elbo.len(),
                 "elbo": r.elbo,
                 "seconds": r.seconds,
-                "hyperparameters": hyper_json(&hypers),
             });
-            Ok(Fit {
-                summary,
-                blocks: r.blocks,
-                values: hv,
-                hypers,
-                latents: Some(r.latents),
-                headline,
-            })
+            (summary, r.blocks, hv, hypers, Some(r.latents), headline)
         }
-    }
+    };
+    summary["hyperparameters"] = json!(hyper_json(&hypers));
+    Ok(Fit {
+        summary,
+        blocks,
+        values,
+        hypers,
+        latents,
+        headline,
+    })
 }

@@ -278,13 +278,7 @@ impl super::Sampler<'_> {
             let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
                 let k = match &unit {
                     Some((variance, unit)) => {
-                        let s = hv.eval(variance)?;
-                        if !(s >= 0.0) {
-                            return Err(RuntimeError::BadData(format!(
-                                "a kernel variance is negative ({s})"
-                            )));
-                        }
-                        unit * s
+                        crate::kernels::scaled(unit.clone(), hv.eval(variance)?)?
                     }
                     None => crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, hv)?,
                 };

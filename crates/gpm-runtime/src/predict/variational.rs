@@ -174,6 +174,29 @@ fn softmax_predictive(
     Ok((lp, Some((ls, probs))))
 }
 
+/// The predictors a factor's slots read, each once, in order.
+fn predictors_read(slots: &[Slot]) -> Vec<usize> {
+    let mut read: Vec<usize> = slots
+        .iter()
+        .filter_map(|s| match s {
+            Slot::Pred(p) => Some(*p),
+            _ => None,
+        })
+        .collect();
+    read.sort_unstable();
+    read.dedup();
+    read
+}
+
+/// Put `x` in every slot that reads predictor `p`.
+fn set_predictor(slots: &[Slot], vals: &mut [f64], p: usize, x: f64) {
+    for (s, slot) in slots.iter().enumerate() {
+        if matches!(slot, Slot::Pred(q) if *q == p) {
+            vals[s] = x;
+        }
+    }
+}
+
 /// Predict from `q`: `post` has one entry per block of `tr`.
 pub(super) fn predict(
     setting: &Setting,
@@ -265,15 +288,7 @@ pub(super) fn predict(
             continue;
         };
         let slots = &te.factors[f].slots;
-        let mut preds_read: Vec<usize> = slots
-            .iter()
-            .filter_map(|s| match s {
-                Slot::Pred(p) => Some(*p),
-                _ => None,
-            })
-            .collect();
-        preds_read.sort_unstable();
-        preds_read.dedup();
+        let preds_read = predictors_read(slots);
         let per_dim = match preds_read.len() {
             0 | 1 => 40,
             2 => 16,
@@ -298,11 +313,7 @@ pub(super) fn predict(
                     let p = preds_read[0];
                     let (m, v) = (predictors[p].1[i], predictors[p].2[i]);
                     let mut log_lik = |x: f64| {
-                        for (s, slot) in slots.iter().enumerate() {
-                            if matches!(slot, Slot::Pred(q) if *q == p) {
-                                vals[s] = x;
-                            }
-                        }
+                        set_predictor(slots, vals, p, x);
                         tape.eval(vals, &mut stack)
                     };
                     return adaptive_gh(&mut log_lik, m, v, &nodes, &weights);
@@ -314,11 +325,7 @@ pub(super) fn predict(
                         let k = rest % per_dim;
                         rest /= per_dim;
                         let x = predictors[p].1[i] + predictors[p].2[i].sqrt() * nodes[k];
-                        for (s, slot) in slots.iter().enumerate() {
-                            if matches!(slot, Slot::Pred(q) if *q == p) {
-                                vals[s] = x;
-                            }
-                        }
+                        set_predictor(slots, vals, p, x);
                         logw += weights[k].ln();
                     }
                     *term = logw + tape.eval(vals, &mut stack);
@@ -401,15 +408,7 @@ fn responses(
             continue;
         };
         let slots = &te.factors[f].slots;
-        let mut read: Vec<usize> = slots
-            .iter()
-            .filter_map(|s| match s {
-                Slot::Pred(p) => Some(*p),
-                _ => None,
-            })
-            .collect();
-        read.sort_unstable();
-        read.dedup();
+        let read = predictors_read(slots);
         let mut vals = vec![0.0; slots.len()];
         let mut points = Vec::with_capacity(te.factors[f].n);
         for i in 0..te.factors[f].n {
@@ -419,11 +418,7 @@ fn responses(
                 for &p in &read {
                     let z: f64 = StandardNormal.sample(&mut rng);
                     let x = predictors[p].1[i] + predictors[p].2[i].max(0.0).sqrt() * z;
-                    for (s, slot) in slots.iter().enumerate() {
-                        if matches!(slot, Slot::Pred(q) if *q == p) {
-                            vals[s] = x;
-                        }
-                    }
+                    set_predictor(slots, &mut vals, p, x);
                 }
                 let params: Vec<f64> = r.params.iter().map(|t| t.eval(&vals, &mut stack)).collect();
                 *y = crate::replicate::draw(r.family, &params, &mut rng);
