@@ -77,15 +77,27 @@ pub fn gp_log_marginal(
     a: &[f64],
     b: &[f64],
 ) -> Result<f64, RuntimeError> {
+    gp_log_marginal_factored(k, mean, a, b).map(|(v, _)| v)
+}
+
+/// [`gp_log_marginal`] with the factor of `B = I + SKS` it made, which [`GpBlock::sample`] at
+/// the same `K` and curvature can reuse ([`GpBlock::with_b_factor`]). `S` is formed as in the
+/// draw (`√max(a, 10⁻¹²)`), so that the factor is the draw's.
+pub fn gp_log_marginal_factored(
+    k: &DMatrix<f64>,
+    mean: f64,
+    a: &[f64],
+    b: &[f64],
+) -> Result<(f64, Cholesky<f64, Dyn>), RuntimeError> {
     let n = k.nrows();
-    let s = DVector::from_iterator(n, a.iter().map(|v| v.max(0.0).sqrt()));
-    let c = DVector::from_iterator(n, (0..n).map(|i| b[i] - a[i] * mean));
-    let mut bm = DMatrix::from_fn(n, n, |i, j| s[i] * k[(i, j)] * s[j]);
-    for i in 0..n {
-        bm[(i, i)] += 1.0;
+    if a.len() != n || b.len() != n {
+        return Err(RuntimeError::Inconsistent(
+            "curvature and linear term have the wrong length".into(),
+        ));
     }
-    let chol = crate::linalg::cholesky(bm)
-        .ok_or_else(|| RuntimeError::Numerical("I + S K S is not positive definite".into()))?;
+    let s = DVector::from_iterator(n, a.iter().map(|v| v.max(MIN_CURVATURE).sqrt()));
+    let c = DVector::from_iterator(n, (0..n).map(|i| b[i] - a[i] * mean));
+    let chol = b_factor(k, &s)?;
     let log_det: f64 = chol
         .l_dirty()
         .diagonal()
@@ -100,10 +112,23 @@ pub fn gp_log_marginal(
         .solve_lower_triangular(&skc)
         .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
     let (sum_b, sum_a): (f64, f64) = (b.iter().sum(), a.iter().sum());
-    Ok(
-        -0.5 * log_det + 0.5 * (c.dot(&kc) - u.norm_squared()) + mean * sum_b
-            - 0.5 * mean * mean * sum_a,
-    )
+    let value = -0.5 * log_det + 0.5 * (c.dot(&kc) - u.norm_squared()) + mean * sum_b
+        - 0.5 * mean * mean * sum_a;
+    Ok((value, chol))
+}
+
+/// The Cholesky factor of `B = I + S K S`.
+fn b_factor(k: &DMatrix<f64>, s: &DVector<f64>) -> Result<Cholesky<f64, Dyn>, RuntimeError> {
+    let n = k.nrows();
+    let mut b = DMatrix::from_fn(n, n, |i, j| s[i] * k[(i, j)] * s[j]);
+    for i in 0..n {
+        b[(i, i)] += 1.0;
+    }
+    crate::linalg::cholesky(b).ok_or_else(|| {
+        RuntimeError::Numerical(
+            "I + S K S is not positive definite (NaN in the augmented curvature?)".into(),
+        )
+    })
 }
 
 /// The augmented likelihood `exp(Σ b_i f_i − ½ a_i f_i²)` must have `a_i ≥ 0` and finite `b_i`
@@ -131,6 +156,10 @@ pub struct GpBlock {
     pub mean: f64,
     /// Diagonal jitter that was needed to factor `K` (0 when none).
     pub jitter: f64,
+    /// The factor of `I + SKS` at one curvature `a`, made while evaluating the hyperparameters'
+    /// conditional at this `K` ([`gp_log_marginal_factored`]): the draw at that curvature
+    /// reuses it instead of factoring again.
+    b_factor: Option<(Vec<f64>, Cholesky<f64, Dyn>)>,
 }
 
 /// Smallest curvature used in `S = √a`: keeps `b/s` finite for observations that carry no
@@ -150,7 +179,17 @@ impl GpBlock {
             chol,
             mean,
             jitter,
+            b_factor: None,
         })
+    }
+
+    /// Keep the factor of `I + SKS` at curvature `a` made from this block's `K` (dropped if
+    /// `K` needed jitter: the factor was made without it).
+    pub fn with_b_factor(mut self, a: &[f64], lb: Cholesky<f64, Dyn>) -> Self {
+        if self.jitter == 0.0 && lb.l_dirty().nrows() == self.len() {
+            self.b_factor = Some((a.to_vec(), lb));
+        }
+        self
     }
 
     /// `log N(f | μ₀, K)` up to `−(n/2) log 2π`: `−½‖L⁻¹(f − μ₀)‖² − Σ log L_ii`.
@@ -175,17 +214,13 @@ impl GpBlock {
         self.k.nrows() == 0
     }
 
-    fn b_matrix(&self, s: &DVector<f64>) -> Result<Cholesky<f64, Dyn>, RuntimeError> {
-        let n = self.len();
-        let mut b = DMatrix::from_fn(n, n, |i, j| s[i] * self.k[(i, j)] * s[j]);
-        for i in 0..n {
-            b[(i, i)] += 1.0;
+    /// The factor of `I + SKS` at curvature `a` (`s = √max(a, 10⁻¹²)`): the kept one when it
+    /// was made at this `a`, else a new one.
+    fn b_matrix(&self, a: &[f64], s: &DVector<f64>) -> Result<Cholesky<f64, Dyn>, RuntimeError> {
+        match &self.b_factor {
+            Some((at, lb)) if at.as_slice() == a => Ok(lb.clone()),
+            _ => b_factor(&self.k, s),
         }
-        crate::linalg::cholesky(b).ok_or_else(|| {
-            RuntimeError::Numerical(
-                "I + S K S is not positive definite (NaN in the augmented curvature?)".into(),
-            )
-        })
     }
 
     fn curvature(
@@ -214,7 +249,7 @@ impl GpBlock {
     ) -> Result<DVector<f64>, RuntimeError> {
         let n = self.len();
         let (s, bp) = self.curvature(a, b)?;
-        let lb = self.b_matrix(&s)?;
+        let lb = self.b_matrix(a, &s)?;
         let f0 = self.chol.l_dirty() * std_normal_vec(n, rng);
         let z = std_normal_vec(n, rng);
         let v = DVector::from_fn(n, |i, _| bp[i] / s[i] - s[i] * f0[i] - z[i]);
@@ -228,7 +263,7 @@ impl GpBlock {
     /// what elliptical slice sampling draws at every step.
     pub fn ellipse(&self, a: &[f64], b: &[f64]) -> Result<GpEllipse<'_>, RuntimeError> {
         let (s, bp) = self.curvature(a, b)?;
-        let lb = self.b_matrix(&s)?;
+        let lb = self.b_matrix(a, &s)?;
         // m − μ₀ = Σ b' = K b' − K S B⁻¹ S K b'.
         let kb = &self.k * &bp;
         let mut mean = &kb - &self.k * lb.solve(&kb.component_mul(&s)).component_mul(&s);
@@ -245,7 +280,7 @@ impl GpBlock {
     pub fn moments(&self, a: &[f64], b: &[f64]) -> Result<Moments, RuntimeError> {
         let n = self.len();
         let (s, bp) = self.curvature(a, b)?;
-        let lb = self.b_matrix(&s)?;
+        let lb = self.b_matrix(a, &s)?;
         // d = Σ b' = K b' − K S B⁻¹ S K b'
         let kb = &self.k * &bp;
         let d = &kb - &self.k * lb.solve(&kb.component_mul(&s)).component_mul(&s);

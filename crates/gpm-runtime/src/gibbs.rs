@@ -107,6 +107,11 @@ pub struct State {
     /// Per dense block: prior means and sds at this chain's current hyperparameters, for blocks
     /// whose prior scale or mean is sampled (`None`: the prepared prior).
     pub dense_priors: Vec<Option<(DVector<f64>, DVector<f64>)>>,
+    /// Per joint hyperparameter move ([`JointMove::slot`]): its warm-up adaptation and reference.
+    pub adaptations: Vec<crate::reference_ess::Adaptation>,
+    /// Evaluations of the hyperparameter moves' densities so far (each a factorisation for a
+    /// kernel): what a full-Bayes sweep costs beyond a fixed-hyperparameter one.
+    pub hyper_evaluations: u64,
 }
 
 /// A sparse GP column's prior at a chain's own kernel hyperparameters, with its features at
@@ -214,6 +219,16 @@ struct SlicedKernel {
     kernel: gpm_schedule::BoundKernel,
     mean: gpm_schedule::Tape,
     inputs: std::sync::Arc<DMatrix<f64>>,
+    /// How its hyperparameters are slice sampled.
+    joint: JointMove,
+}
+
+/// The schedule's slice scheme for one update's hyperparameters, with the slot of its warm-up
+/// adaptation in a chain's [`State::adaptations`].
+#[derive(Debug, Clone, Copy)]
+struct JointMove {
+    slot: usize,
+    scheme: gpm_schedule::SliceScheme,
 }
 
 /// Scalar hyperparameters with priors read only by the priors of several GP blocks (a kernel
@@ -228,6 +243,8 @@ struct SlicedKernel {
 #[derive(Debug, Clone)]
 struct SharedKernel {
     hypers: Vec<SlicedHyper>,
+    /// How they are slice sampled.
+    joint: JointMove,
     /// Per latent reading them: its kernel, mean, inputs and GP blocks (one per column).
     latents: Vec<SharedLatent>,
 }
@@ -251,6 +268,8 @@ struct SlicedDense {
     hypers: Vec<SlicedHyper>,
     /// Sampled given the block's current values (a block with the generic update).
     given_values: bool,
+    /// How they are slice sampled.
+    joint: JointMove,
 }
 
 /// A model bound to data, ready for sweeps.
@@ -518,6 +537,8 @@ impl<'a> Sampler<'a> {
                     _ => None,
                 })
                 .collect(),
+            adaptations: vec![Default::default(); self.joint_moves().count()],
+            hyper_evaluations: 0,
         }
     }
 
@@ -532,6 +553,21 @@ impl<'a> Sampler<'a> {
             .iter()
             .map(|p| p.eval(&state.latents))
             .collect()
+    }
+
+    /// Warm-up sweep `sweep` (from 1) of `warmup`: a sweep, then the adaptation the schedule
+    /// asks for (the Gaussian references of the joint hyperparameter moves). Sweeps after
+    /// warm-up use the references as they are, unchanged.
+    pub fn warmup_sweep(
+        &self,
+        state: &mut State,
+        rng: &mut ChaCha8Rng,
+        sweep: usize,
+        warmup: usize,
+    ) -> Result<(), RuntimeError> {
+        self.sweep(state, rng)?;
+        self.adapt(state, sweep, warmup);
+        Ok(())
     }
 
     /// One Gibbs sweep: the schedule's steps in order ([`gpm_schedule::GibbsStep`]).
@@ -836,25 +872,23 @@ impl<'a> Sampler<'a> {
                     None => dense_block(design, prior_mean, prior_sd),
                 };
                 if let Some(ds) = self.dense_scales.iter().find(|d| d.block == bi) {
-                    for h in &ds.hypers {
-                        let log_w = |hv: &HyperValues| -> Result<f64, RuntimeError> {
-                            let (m, sd) = self.dense_prior(parts, hv)?;
-                            if ds.given_values {
-                                // log N(θ | m, diag(sd²)) at the current weights.
-                                return Ok((0..dim)
-                                    .map(|j| {
-                                        let r = (theta[j] - m[j]) / sd[j];
-                                        -0.5 * r * r - sd[j].ln()
-                                    })
-                                    .sum());
-                            }
-                            let mut trial = block.clone();
-                            trial.prior_mean = m;
-                            trial.prior_sd = sd;
-                            GaussianBlock::log_marginal(&trial, &np)
-                        };
-                        self.slice_one(h, state, &log_w, rng);
-                    }
+                    let log_w = |hv: &HyperValues| -> Result<f64, RuntimeError> {
+                        let (m, sd) = self.dense_prior(parts, hv)?;
+                        if ds.given_values {
+                            // log N(θ | m, diag(sd²)) at the current weights.
+                            return Ok((0..dim)
+                                .map(|j| {
+                                    let r = (theta[j] - m[j]) / sd[j];
+                                    -0.5 * r * r - sd[j].ln()
+                                })
+                                .sum());
+                        }
+                        let mut trial = block.clone();
+                        trial.prior_mean = m;
+                        trial.prior_sd = sd;
+                        GaussianBlock::log_marginal(&trial, &np)
+                    };
+                    self.slice_update(&ds.hypers, ds.joint, state, &log_w, rng);
                     let (m, sd) = self.dense_prior(parts, &self.hyper_values(state))?;
                     block.prior_mean = m.clone();
                     block.prior_sd = sd.clone();
@@ -1128,7 +1162,7 @@ pub fn run_into<S: RowSink>(
                 if stopped() {
                     break;
                 }
-                sampler.sweep(&mut state, &mut rng)?;
+                sampler.warmup_sweep(&mut state, &mut rng, s + 1, config.warmup)?;
                 progress(c, s + 1);
             }
             let warmup_seconds = t0.elapsed().as_secs_f64();

@@ -4,6 +4,7 @@
 
 use crate::blocks::BlockSpec;
 use crate::ids::{BlockId, FactorId, HyperId, LatentId};
+use crate::slice_scheme::SliceScheme;
 use crate::{FactorProgram, HyperProgram, Source};
 use gpm_ir::{Design, HyperKind, LatentPrior, Model, PriorDist, Shape};
 use serde::Serialize;
@@ -217,6 +218,8 @@ pub struct GpKernelUpdate {
     pub hypers: Vec<HyperId>,
     /// Sampled given the block's values instead of with the block integrated out.
     pub given_values: bool,
+    /// How they are slice sampled together.
+    pub slice: SliceScheme,
 }
 
 /// Hyperparameters with priors read only by the `normal` priors of one dense block.
@@ -228,6 +231,8 @@ pub struct DenseScaleUpdate {
     pub hypers: Vec<HyperId>,
     /// Sampled given the block's values instead of with the block integrated out.
     pub given_values: bool,
+    /// How they are slice sampled together.
+    pub slice: SliceScheme,
 }
 
 /// Hyperparameters with priors read only by the priors of several full GP blocks (a kernel
@@ -246,6 +251,8 @@ pub struct KernelGroup {
     pub integrated: bool,
     /// When not integrated: the block whose update carries θ (its first column).
     pub lead: Option<BlockId>,
+    /// How they are slice sampled together.
+    pub slice: SliceScheme,
 }
 
 /// All hyperparameter decisions of a schedule.
@@ -460,6 +467,7 @@ fn gibbs_update(
                         block: **b,
                         hypers: vec![id],
                         given_values,
+                        slice: SliceScheme::for_marginal_update(),
                     }),
                 }
                 if given_values {
@@ -528,6 +536,7 @@ fn gibbs_update(
                     block: b.id,
                     hypers: vec![id],
                     given_values,
+                    slice: SliceScheme::for_marginal_update(),
                 }),
             }
             if given_values {
@@ -577,6 +586,7 @@ fn add_to_group(
                 blocks,
                 integrated: false,
                 lead: None,
+                slice: SliceScheme::for_marginal_update(),
             });
             groups.len() - 1
         }

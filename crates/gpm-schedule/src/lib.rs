@@ -16,6 +16,7 @@ pub mod gradient;
 pub mod hypers;
 pub mod ids;
 pub mod prior;
+pub mod slice_scheme;
 pub mod steps;
 pub mod tape;
 
@@ -30,6 +31,7 @@ pub use hypers::{
 };
 pub use ids::{BlockId, FactorId, HyperId, LatentId, PredictorId};
 pub use prior::{BoundKernel, BoundLengthscale, BoundPrior};
+pub use slice_scheme::SliceScheme;
 use std::collections::BTreeSet;
 pub use steps::{CaviStep, GibbsStep, GpfStep};
 pub use tape::Tape;

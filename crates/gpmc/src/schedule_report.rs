@@ -77,16 +77,18 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
         if let Some(k) = s.kernel_updates.iter().find(|k| k.block == b) {
             let _ = write!(
                 extra,
-                ", after slice sampling {} {}",
+                ", after slice sampling {} {} {}",
                 hyper_names(c, &k.hypers),
+                k.slice.describe(),
                 how(k.given_values)
             );
         }
         if let Some(d) = s.dense_updates.iter().find(|d| d.block == b) {
             let _ = write!(
                 extra,
-                ", after slice sampling {} {}",
+                ", after slice sampling {} {} {}",
                 hyper_names(c, &d.hypers),
+                d.slice.describe(),
                 how(d.given_values)
             );
         }
@@ -106,8 +108,9 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
         GibbsStep::KernelGroup { group } => {
             let g = &s.kernel_groups[*group];
             format!(
-                "slice sample {} with {} integrated out, then draw them",
+                "slice sample {} {} with {} integrated out, then draw them",
                 hyper_names(c, &g.hypers),
+                g.slice.describe(),
                 g.blocks
                     .iter()
                     .map(|b| block_name(s, c, *b))
@@ -122,8 +125,9 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
         } => {
             let g = &s.kernel_groups[*group];
             format!(
-                "slice sample {} with {} integrated out and the other blocks sharing them given, then draw it{}",
+                "slice sample {} {} with {} integrated out and the other blocks sharing them given, then draw it{}",
                 hyper_names(c, &g.hypers),
+                g.slice.describe(),
                 block_name(s, c, *block),
                 if *collapsed { " (collapsed phase)" } else { "" }
             )

@@ -449,6 +449,34 @@ fn regression_inputs(n: usize) -> Vec<f64> {
         .collect()
 }
 
+/// `n` evenly spaced inputs on [−3, 3] and `amplitude · sin(1.3 x)` plus fixed noise within ±0.3.
+fn regression_data(n: usize, amplitude: f64) -> (Vec<f64>, Vec<f64>) {
+    let x = regression_inputs(n);
+    let y = x
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            amplitude * (1.3 * v).sin() + 0.3 * (((i * 7919) % 101) as f64 / 101.0 - 0.5) * 2.0
+        })
+        .collect();
+    (x, y)
+}
+
+/// Gibbs on a regression model over `(x, y)`: 4 chains, 200 warm-up sweeps, 2500 draws.
+fn run_regression(src: &str, x: &[f64], y: &[f64], seed: u64) -> gpmc::infer::InferResult {
+    let c = gpmc::check("gpr.gpm", src).unwrap();
+    let json = serde_json::json!({"N": x.len(), "x": x, "y": y});
+    let data = gpmc::data::from_json_value(&c.model, &json).unwrap();
+    let config = GibbsConfig {
+        chains: 4,
+        warmup: 200,
+        draws: 2500,
+        thin: 1,
+        seed,
+    };
+    gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap()
+}
+
 /// A kernel hyperparameter with a prior: GP regression (Gaussian noise 0.3) with
 /// `lengthscale ~ lognormal(0, 0.5)`, sampled within Gibbs with the GP integrated out.
 /// Reference: quadrature over the lengthscale of `p(ℓ) N(y | 0, K_ℓ + σ²I)`. (The marginal for
@@ -456,32 +484,70 @@ fn regression_inputs(n: usize) -> Vec<f64> {
 /// in `gpm-runtime`'s unit tests.)
 #[test]
 fn slice_sampled_kernel_lengthscale_matches_quadrature() {
-    let n = 25;
-    let x = regression_inputs(n);
-    let y: Vec<f64> = x
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| (1.3 * v).sin() + 0.3 * (((i * 7919) % 101) as f64 / 101.0 - 0.5) * 2.0)
-        .collect();
+    let (x, y) = regression_data(25, 1.0);
     let src = "data { N : int; x : vector[N]; y : vector[N]; }
                hyper { lengthscale : real in 0.. ~ lognormal(0, 0.5); }
                latent { f : vector[N] ~ gp(x, sqexp(lengthscale)); }
                model { y ~ normal(f, 0.3); }";
-    let c = gpmc::check("gpr.gpm", src).unwrap();
-    let json = serde_json::json!({"N": n, "x": x, "y": y});
-    let data = gpmc::data::from_json_value(&c.model, &json).unwrap();
-    let config = GibbsConfig {
-        chains: 4,
-        warmup: 200,
-        draws: 2500,
-        thin: 1,
-        seed: 8,
-    };
-    let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
+    let r = run_regression(src, &x, &y, 8);
     let how = &r.hypers.iter().find(|h| h.0 == "lengthscale").unwrap().2;
     assert!(how.contains("slice"), "{how}");
     let (mean, sd) = lengthscale_posterior(&x, &[y], 1.0);
     assert_matches(&r, "one GP", "lengthscale", mean, sd);
+}
+
+/// A kernel's lengthscale and variance sampled together (the schedule's joint move: elliptical
+/// slice sampling about a Gaussian fitted in warm-up, both coordinates at once) on GP
+/// regression with priors `lognormal(0, 0.5)` on both. Reference: quadrature on a 2-D grid of
+/// `(log ℓ, log v)` of `p(ℓ) p(v) N(y | 0, v K_ℓ + σ²I)`.
+#[test]
+fn jointly_sampled_lengthscale_and_variance_match_two_dimensional_quadrature() {
+    let (x, y) = regression_data(25, 1.5);
+    let n = x.len();
+    let src = "data { N : int; x : vector[N]; y : vector[N]; }
+               hyper { lengthscale : real in 0.. ~ lognormal(0, 0.5);
+                       variance : real in 0.. ~ lognormal(0, 0.5); }
+               latent { f : vector[N] ~ gp(x, variance * sqexp(lengthscale)); }
+               model { y ~ normal(f, 0.3); }";
+    let r = run_regression(src, &x, &y, 11);
+    // The grid: log ℓ and log v each over [−2.5, 2.5] (five prior sds), 160 midpoints each.
+    let m = 160;
+    let (lo, hi) = (-2.5f64, 2.5f64);
+    let h = (hi - lo) / m as f64;
+    let yv = nalgebra::DVector::from_vec(y.clone());
+    let mut points = Vec::with_capacity(m * m);
+    for a in 0..m {
+        let ul = lo + (a as f64 + 0.5) * h;
+        for b in 0..m {
+            let uv = lo + (b as f64 + 0.5) * h;
+            let (l, v) = (ul.exp(), uv.exp());
+            let k = nalgebra::DMatrix::from_fn(n, n, |i, j| {
+                v * (-(x[i] - x[j]).powi(2) / (2.0 * l * l)).exp() + if i == j { 0.09 } else { 0.0 }
+            });
+            let ch = nalgebra::Cholesky::new(k).unwrap();
+            let w = ch.l().solve_lower_triangular(&yv).unwrap();
+            let evidence =
+                -0.5 * w.norm_squared() - ch.l().diagonal().iter().map(|d| d.ln()).sum::<f64>();
+            let prior = -0.5 * (ul / 0.5).powi(2) - 0.5 * (uv / 0.5).powi(2);
+            points.push((l, v, prior + evidence));
+        }
+    }
+    let mx = points.iter().map(|p| p.2).fold(f64::NEG_INFINITY, f64::max);
+    let mut z = 0.0;
+    let mut moments = [0.0; 4];
+    for &(l, v, lp) in &points {
+        let w = (lp - mx).exp();
+        z += w;
+        moments[0] += w * l;
+        moments[1] += w * l * l;
+        moments[2] += w * v;
+        moments[3] += w * v * v;
+    }
+    let (ml, mv) = (moments[0] / z, moments[2] / z);
+    let sl = (moments[1] / z - ml * ml).sqrt();
+    let sv = (moments[3] / z - mv * mv).sqrt();
+    assert_matches(&r, "joint", "lengthscale", ml, sl);
+    assert_matches(&r, "joint", "variance", mv, sv);
 }
 
 /// A lengthscale shared by two GPs (two regressions on the same inputs): sampled given both

@@ -4,13 +4,13 @@
 //! themselves. The sweep that calls them, and the blocks they update, live in the
 //! parent module.
 
-use super::{SharedKernel, SharedLatent, SlicedDense, SlicedHyper, SlicedKernel, State};
+use super::{JointMove, SharedKernel, SharedLatent, SlicedDense, SlicedHyper, SlicedKernel, State};
 use crate::data::Data;
 use crate::kernels::HyperValues;
 use crate::prepared::{Block, Prepared};
 use crate::RuntimeError;
-use gpm_schedule::{BlockId, GibbsUpdate, HyperId, Schedule};
-use nalgebra::{DMatrix, DVector};
+use gpm_schedule::{BlockId, GibbsUpdate, HyperId, Schedule, SliceScheme};
+use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use rand_chacha::ChaCha8Rng;
 
 impl super::Sampler<'_> {
@@ -37,33 +37,101 @@ impl super::Sampler<'_> {
             .collect()
     }
 
-    /// Slice sampling of one shared hyperparameter on its unconstrained scale, with
-    /// `log_gp(values)` the GP part of its conditional.
-    pub(super) fn slice_one(
+    /// The joint moves of this run, in slot order: one per GP kernel update, shared-kernel
+    /// group and dense block's prior update.
+    pub(super) fn joint_moves(&self) -> impl Iterator<Item = (JointMove, &[SlicedHyper])> + '_ {
+        let kernels = self.kernels.iter().map(|k| (k.joint, k.hypers.as_slice()));
+        let shared = self.shared.iter().map(|g| (g.joint, g.hypers.as_slice()));
+        let dense = self
+            .dense_scales
+            .iter()
+            .map(|d| (d.joint, d.hypers.as_slice()));
+        kernels.chain(shared).chain(dense)
+    }
+
+    /// After warm-up sweep `sweep` (from 1) of `warmup`: record each joint move's current
+    /// unconstrained values in its adaptation window, which at a window's end sets its reference
+    /// ([`gpm_schedule::SliceScheme::window_ends`]).
+    pub(super) fn adapt(&self, state: &mut State, sweep: usize, warmup: usize) {
+        for (mv, hs) in self.joint_moves() {
+            if let SliceScheme::ReferenceElliptical { first_window, .. } = mv.scheme {
+                let ends = SliceScheme::window_ends(first_window, warmup);
+                let u = hs.iter().map(|h| h.transform.to_u(h.get(state))).collect();
+                state.adaptations[mv.slot].record(sweep, &ends, u);
+            }
+        }
+    }
+
+    /// The schedule's slice move over one update's hyperparameters `hs` on their unconstrained
+    /// scales, with `log_gp(values)` the part of their conditional beyond their priors: jointly
+    /// about the warm-up reference once warm-up has set one, else one at a time.
+    pub(super) fn slice_update(
         &self,
-        h: &SlicedHyper,
+        hs: &[SlicedHyper],
+        mv: JointMove,
         state: &mut State,
         log_gp: &dyn Fn(&HyperValues) -> Result<f64, RuntimeError>,
         rng: &mut ChaCha8Rng,
     ) {
-        let t = h.transform;
         let mut hv = self.hyper_values(state);
-        let u0 = t.to_u(h.get(state));
-        let mut logp = |u: f64| -> f64 {
-            let theta = t.to_theta(u);
+        let mut evaluations = 0u64;
+        // log prior + log-Jacobian + log_gp at `u` for hyperparameter `h`, set into `hv`.
+        let term = |h: &SlicedHyper, u: f64, hv: &mut HyperValues| -> f64 {
+            let theta = h.transform.to_theta(u);
             let lp = crate::slice::log_prior(&h.prior, theta);
-            if !lp.is_finite() {
+            h.set_in(hv, theta);
+            lp + h.transform.log_jacobian(u)
+        };
+        let mut finish = |base: f64, hv: &HyperValues| -> f64 {
+            evaluations += 1;
+            if !base.is_finite() {
                 return f64::NEG_INFINITY;
             }
-            h.set_in(&mut hv, theta);
-            match log_gp(&hv) {
+            match log_gp(hv) {
                 // A kernel that cannot be factored there has no mass there.
-                Ok(m) if m.is_finite() => lp + t.log_jacobian(u) + m,
+                Ok(m) if m.is_finite() => base + m,
                 _ => f64::NEG_INFINITY,
             }
         };
-        let u = crate::slice::step(rng, u0, &mut logp, 1.0, 10);
-        h.set(state, t.to_theta(u));
+        let reference = match mv.scheme {
+            SliceScheme::ReferenceElliptical { inflation, .. } => state.adaptations[mv.slot]
+                .reference
+                .clone()
+                .map(|r| (r, inflation)),
+            SliceScheme::Coordinatewise { .. } => None,
+        };
+        if let Some((reference, c)) = reference.filter(|(r, _)| r.dim() == hs.len()) {
+            let u0: Vec<f64> = hs.iter().map(|h| h.transform.to_u(h.get(state))).collect();
+            let mut logp = |u: &[f64]| -> f64 {
+                let mut base = 0.0;
+                for (h, &ui) in hs.iter().zip(u) {
+                    base += term(h, ui, &mut hv);
+                }
+                finish(base, &hv)
+            };
+            let (u, _) = crate::reference_ess::step(rng, &u0, &mut logp, &reference, c);
+            for (h, ui) in hs.iter().zip(u) {
+                h.set(state, h.transform.to_theta(ui));
+            }
+        } else {
+            // Before warm-up sets a reference (or by the schedule's choice): one at a time.
+            let (width, max_steps) = match mv.scheme {
+                SliceScheme::Coordinatewise { width, max_steps } => (width, max_steps),
+                SliceScheme::ReferenceElliptical { .. } => (1.0, 10),
+            };
+            for h in hs {
+                let u0 = h.transform.to_u(h.get(state));
+                let mut logp = |u: f64| -> f64 {
+                    let base = term(h, u, &mut hv);
+                    finish(base, &hv)
+                };
+                let u = crate::slice::step(rng, u0, &mut logp, width, max_steps);
+                let theta = h.transform.to_theta(u);
+                h.set(state, theta);
+                h.set_in(&mut hv, theta);
+            }
+        }
+        state.hyper_evaluations += evaluations;
     }
 
     /// Store a group's GP priors at the current hyperparameters in the chain's state.
@@ -99,20 +167,18 @@ impl super::Sampler<'_> {
             }
             curv.push(per);
         }
-        for h in &sh.hypers {
-            let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
-                let mut total = 0.0;
-                for (sl, per) in sh.latents.iter().zip(&curv) {
-                    let k = crate::kernels::kernel_matrix(&sl.kernel, &sl.inputs, &sl.inputs, hv)?;
-                    let mean = hv.eval(&sl.mean)?;
-                    for (_, _, _, a, b) in per {
-                        total += crate::gaussian::gp_log_marginal(&k, mean, a, b)?;
-                    }
+        let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
+            let mut total = 0.0;
+            for (sl, per) in sh.latents.iter().zip(&curv) {
+                let k = crate::kernels::kernel_matrix(&sl.kernel, &sl.inputs, &sl.inputs, hv)?;
+                let mean = hv.eval(&sl.mean)?;
+                for (_, _, _, a, b) in per {
+                    total += crate::gaussian::gp_log_marginal(&k, mean, a, b)?;
                 }
-                Ok(total)
-            };
-            self.slice_one(h, state, &log_gp, rng);
-        }
+            }
+            Ok(total)
+        };
+        self.slice_update(&sh.hypers, sh.joint, state, &log_gp, rng);
         self.refresh_shared(sh, state)?;
         for per in &curv {
             for (bi, li, c, a, b) in per {
@@ -144,24 +210,22 @@ impl super::Sampler<'_> {
     ) -> Result<(), RuntimeError> {
         let (a, b) = self.gp_curvature(lead, &self.prep.blocks[lead], collapsed_phase, state, pv);
         let latents = state.latents.clone();
-        for h in &sh.hypers {
-            let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
-                let mut total = 0.0;
-                for (sl, gp) in sh.latents.iter().zip(self.shared_priors(sh, hv)?) {
-                    for &(bi, latent, column) in &sl.blocks {
-                        if bi == lead {
-                            total += crate::gaussian::gp_log_marginal(&gp.k, gp.mean, &a, &b)?;
-                            continue;
-                        }
-                        let rows = gp.len();
-                        let f = DVector::from_fn(rows, |i, _| latents[latent][column * rows + i]);
-                        total += gp.log_prior(&f)?;
+        let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
+            let mut total = 0.0;
+            for (sl, gp) in sh.latents.iter().zip(self.shared_priors(sh, hv)?) {
+                for &(bi, latent, column) in &sl.blocks {
+                    if bi == lead {
+                        total += crate::gaussian::gp_log_marginal(&gp.k, gp.mean, &a, &b)?;
+                        continue;
                     }
+                    let rows = gp.len();
+                    let f = DVector::from_fn(rows, |i, _| latents[latent][column * rows + i]);
+                    total += gp.log_prior(&f)?;
                 }
-                Ok(total)
-            };
-            self.slice_one(h, state, &log_gp, rng);
-        }
+            }
+            Ok(total)
+        };
+        self.slice_update(&sh.hypers, sh.joint, state, &log_gp, rng);
         self.refresh_shared(sh, state)?;
         let (li, c) = sh
             .latents
@@ -244,60 +308,86 @@ impl super::Sampler<'_> {
                 let (phi, kt) = sp.features(&sk.inputs)?;
                 Ok(super::SparsePrior { sp, phi, kt })
             };
-            for h in &sk.hypers {
-                let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
-                    let p = prior_at(hv)?;
-                    p.sp.log_marginal(&p.phi, &p.kt, a, b)
-                };
-                self.slice_one(h, state, &log_gp, rng);
-            }
+            let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
+                let p = prior_at(hv)?;
+                p.sp.log_marginal(&p.phi, &p.kt, a, b)
+            };
+            self.slice_update(&sk.hypers, sk.joint, state, &log_gp, rng);
             state.sparse_priors[sk.block] = Some(prior_at(&self.hyper_values(state))?);
             return Ok(());
         }
         // The kernel matrix of the last evaluation, with the values it was made at: slice
         // sampling accepts the point it evaluated last, so the chain's new prior is made from it
         // without forming the matrix again.
-        let last: std::cell::RefCell<Option<(HyperValues, DMatrix<f64>)>> = Default::default();
-        for h in &sk.hypers {
-            // `variance * k(…)` with `h` only the variance: the unit kernel does not move, and
-            // each evaluation is a rescaling of it (no kernel function evaluated).
-            let unit = match &sk.kernel {
-                gpm_schedule::BoundKernel::Scale { variance, kernel }
-                    if variance.slots().all(|s| s == h.index)
-                        && h.entry.is_none()
-                        && !kernel_reads(kernel, h.index) =>
-                {
-                    let hv = self.hyper_values(state);
-                    Some((
-                        variance,
-                        crate::kernels::kernel_matrix(kernel, &sk.inputs, &sk.inputs, &hv)?,
-                    ))
-                }
-                _ => None,
-            };
-            let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
-                let k = match &unit {
-                    Some((variance, unit)) => {
-                        crate::kernels::scaled(unit.clone(), hv.eval(variance)?)?
-                    }
-                    None => crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, hv)?,
-                };
-                let mean = hv.eval(&sk.mean)?;
-                let lp = match &values {
-                    Some(f) => crate::gaussian::GpBlock::new(k.clone(), mean)?.log_prior(f),
-                    None => crate::gaussian::gp_log_marginal(&k, mean, a, b),
-                };
-                *last.borrow_mut() = Some((hv.clone(), k));
-                lp
-            };
-            self.slice_one(h, state, &log_gp, rng);
-        }
-        let hv = self.hyper_values(state);
-        let k = match last.into_inner() {
-            Some((at, k)) if at == hv => k,
-            _ => crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, &hv)?,
+        // With the block integrated out, the factor of `I + SKS` made there is kept too: the
+        // block's draw at this curvature reuses it.
+        type Last = (HyperValues, DMatrix<f64>, Option<Cholesky<f64, Dyn>>);
+        let last: std::cell::RefCell<Option<Last>> = Default::default();
+        // `variance * k(…)` with the variance read nowhere in `k`: the unit kernel `k`, kept with
+        // the values of the hyperparameters it reads, is reused while they do not move (a
+        // coordinate-wise move of the variance rescales it: no kernel function evaluated).
+        let split = match &sk.kernel {
+            gpm_schedule::BoundKernel::Scale { variance, kernel }
+                if variance.slots().all(|v| !kernel_reads(kernel, v)) =>
+            {
+                let mut read = Vec::new();
+                kernel.hypers(&mut read);
+                Some((variance, kernel.as_ref(), read))
+            }
+            _ => None,
         };
-        state.gp_priors[sk.block] = Some(crate::gaussian::GpBlock::new(k, hv.eval(&sk.mean)?)?);
+        let unit: std::cell::RefCell<Option<(Vec<Vec<f64>>, DMatrix<f64>)>> = Default::default();
+        let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
+            let k = match &split {
+                Some((variance, kernel, read)) => {
+                    let key: Vec<Vec<f64>> = read
+                        .iter()
+                        .map(|h| match hv.vector(*h) {
+                            Some(v) => v.to_vec(),
+                            None => vec![hv.scalars[h.0]],
+                        })
+                        .collect();
+                    let mut cache = unit.borrow_mut();
+                    if cache.as_ref().is_none_or(|(at, _)| *at != key) {
+                        let k = crate::kernels::kernel_matrix(kernel, &sk.inputs, &sk.inputs, hv)?;
+                        *cache = Some((key, k));
+                    }
+                    let (_, k) = cache.as_ref().expect("just set");
+                    crate::kernels::scaled(k.clone(), hv.eval(variance)?)?
+                }
+                None => crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, hv)?,
+            };
+            let mean = hv.eval(&sk.mean)?;
+            let (lp, lb) = match &values {
+                Some(f) => (
+                    crate::gaussian::GpBlock::new(k.clone(), mean)?.log_prior(f)?,
+                    None,
+                ),
+                None => {
+                    let (lp, lb) = crate::gaussian::gp_log_marginal_factored(&k, mean, a, b)?;
+                    (lp, Some(lb))
+                }
+            };
+            *last.borrow_mut() = Some((hv.clone(), k, lb));
+            Ok(lp)
+        };
+        self.slice_update(&sk.hypers, sk.joint, state, &log_gp, rng);
+        let hv = self.hyper_values(state);
+        let mean = hv.eval(&sk.mean)?;
+        let last = last.into_inner();
+        state.gp_priors[sk.block] = Some(match last {
+            Some((at, k, lb)) if at == hv => {
+                let gp = crate::gaussian::GpBlock::new(k, mean)?;
+                match lb {
+                    Some(lb) => gp.with_b_factor(a, lb),
+                    None => gp,
+                }
+            }
+            _ => crate::gaussian::GpBlock::new(
+                crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, &hv)?,
+                mean,
+            )?,
+        });
         Ok(())
     }
 
@@ -412,12 +502,20 @@ pub(super) fn bind_hypers(
             kernel: sl.kernel,
             mean: sl.mean,
             inputs: sl.inputs,
+            joint: JointMove {
+                slot: kernels.len(),
+                scheme: k.slice,
+            },
         });
     }
     let mut shared = Vec::new();
     for g in &schedule.kernel_groups {
         shared.push(SharedKernel {
             hypers: entries(&g.hypers)?,
+            joint: JointMove {
+                slot: kernels.len() + shared.len(),
+                scheme: g.slice,
+            },
             latents: g
                 .latents
                 .iter()
@@ -428,11 +526,16 @@ pub(super) fn bind_hypers(
     let dense = schedule
         .dense_updates
         .iter()
-        .map(|d| {
+        .enumerate()
+        .map(|(i, d)| {
             Ok(SlicedDense {
                 block: first_block(d.block),
                 hypers: entries(&d.hypers)?,
                 given_values: d.given_values,
+                joint: JointMove {
+                    slot: kernels.len() + shared.len() + i,
+                    scheme: d.slice,
+                },
             })
         })
         .collect::<Result<Vec<_>, RuntimeError>>()?;
