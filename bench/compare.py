@@ -31,6 +31,9 @@ GPMC = os.path.join(ROOT, "target", "release", "gpmc")
 PG_EXAMPLE = os.path.join(ROOT, "target", "release", "examples", "pg_throughput")
 
 CHAINS = 2  # the machine has 2 cores: both tools run 2 chains in parallel
+# gpmc's warm-up with sampled hyperparameters: long enough for the joint hyperparameter move's
+# adaptation windows (25, 75, then to the end) to see the posterior.
+FULL_BAYES_WARMUP = 300
 
 
 def sqexp(X, variance, lengthscale):
@@ -124,7 +127,153 @@ model {{ y ~ {lik}; }}""",
     return out
 
 
-def run_gpmc(name, spec, draws, warmup):
+def full_bayes_datasets(rng):
+    """Full-Bayes problems: priors on the kernel (and likelihood) hyperparameters, sampled by both
+    tools. name → spec with `hypers`: (name, gamma shape, gamma rate, role) per hyperparameter."""
+    from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
+
+    out = {}
+    bc = load_breast_cancer()
+    X = standardise(bc.data)
+    y = np.where(bc.target == 1, 1, -1)
+    sub = np.sort(rng.choice(len(y), 200, replace=False))
+    gp_hypers = [("lengthscale", 5.0, 1.0, "ell"), ("variance", 2.0, 0.5, "var")]
+    for name, rows in (("gp_classification_200", sub), ("gp_classification_569", np.arange(len(y)))):
+        out[name] = dict(
+            gpm="""data { N : int; D : int; X : matrix[N, D]; y : int[N] in {-1, 1}; }
+hyper { lengthscale : real in 0.. ~ gamma(5.0, 1.0); variance : real in 0.. ~ gamma(2.0, 0.5); }
+latent { f : vector[N] ~ gp(X, variance * sqexp(lengthscale)); }
+model { y ~ bernoulli_logit(f); }""",
+            data={"N": len(rows), "D": X.shape[1], "X": X[rows].tolist(), "y": y[rows].tolist()},
+            X=X[rows], y=y[rows], lik="logistic", latent="f", hypers=gp_hypers,
+        )
+    db = load_diabetes()
+    X = standardise(db.data)
+    yr = standardise(db.target[:, None])[:, 0]
+    out["student_t_gp_fb"] = dict(
+        gpm="""data { N : int; D : int; X : matrix[N, D]; y : vector[N]; }
+hyper { lengthscale : real in 0.. ~ gamma(3.0, 1.0); variance : real in 0.. ~ gamma(2.0, 2.0);
+        sigma : real in 0.. ~ gamma(2.0, 4.0); }
+latent { f : vector[N] ~ gp(X, variance * sqexp(lengthscale)); }
+model { y ~ student_t(4.0, f, sigma); }""",
+        data={"N": len(yr), "D": X.shape[1], "X": X.tolist(), "y": yr.tolist()},
+        X=X, y=yr, lik="student_t", latent="f",
+        hypers=[("lengthscale", 3.0, 1.0, "ell"), ("variance", 2.0, 2.0, "var"), ("sigma", 2.0, 4.0, "scale")],
+    )
+    ir = load_iris()
+    X = standardise(ir.data)
+    yk = ir.target + 1
+    out["multiclass_gp_fb"] = dict(
+        gpm="""data { N : int; D : int; C : int; X : matrix[N, D]; y : int[N] in 1..C; }
+hyper { lengthscale : real in 0.. ~ gamma(4.0, 2.0); variance : real in 0.. ~ gamma(2.0, 2.0); }
+latent { F : matrix[N, C] ~ gp(X, variance * sqexp(lengthscale)); }
+model { y ~ categorical_logistic_softmax(F); }""",
+        data={"N": len(yk), "D": X.shape[1], "C": 3, "X": X.tolist(), "y": yk.tolist()},
+        X=X, y=yk, lik="logistic_softmax", latent="F",
+        hypers=[("lengthscale", 4.0, 2.0, "ell"), ("variance", 2.0, 2.0, "var")],
+    )
+    return out
+
+
+def numpyro_full_bayes_model(spec):
+    """Everything sampled: Gamma priors on the hyperparameters, the GP non-centred (`f = L z`
+    with `L` the Cholesky factor of `K(θ) + 10⁻⁶ I`, one factorisation per gradient)."""
+    import jax.numpy as jnp
+    import numpyro
+    import numpyro.distributions as dist
+
+    X = jnp.asarray(spec["X"])
+    y = jnp.asarray(spec["y"])
+    n = len(spec["X"])
+    lik = spec["lik"]
+    d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+
+    def model():
+        h = {role: numpyro.sample(name, dist.Gamma(a, b)) for name, a, b, role in spec["hypers"]}
+        K = h["var"] * jnp.exp(-0.5 * d2 / h["ell"] ** 2) + 1e-6 * jnp.eye(n)
+        L = jnp.linalg.cholesky(K)
+        if lik == "logistic_softmax":
+            z = numpyro.sample("z", dist.Normal(jnp.zeros((n, 3)), 1.0))
+            F = L @ z
+            numpyro.deterministic("F", F)
+            s = jax_sigmoid(F)
+            numpyro.sample("y", dist.Categorical(probs=s / s.sum(-1, keepdims=True)), obs=y - 1)
+            return
+        z = numpyro.sample("z", dist.Normal(jnp.zeros(n), 1.0))
+        f = L @ z
+        numpyro.deterministic("f", f)
+        if lik == "logistic":
+            numpyro.sample("y", dist.Bernoulli(logits=f), obs=(y + 1) // 2)
+        elif lik == "student_t":
+            numpyro.sample("y", dist.StudentT(4.0, f, h["scale"]), obs=y)
+
+    return model
+
+
+def run_gpmc_full_bayes(name, spec, draws, warmup):
+    """gpmc on a full-Bayes problem: (latent array, hyperparameter arrays by name, wall)."""
+    arr, wall, post = run_gpmc(name, spec, draws, warmup, keep_posterior=True)
+    hyp = {h[0]: np.asarray(post[h[0]].values) for h in spec["hypers"]}
+    return arr, hyp, wall
+
+
+def run_nuts_full_bayes(spec, draws, warmup):
+    import jax
+    from numpyro.infer import MCMC, NUTS
+
+    t = time.time()
+    mcmc = MCMC(NUTS(numpyro_full_bayes_model(spec)), num_warmup=warmup, num_samples=draws,
+                num_chains=CHAINS, chain_method="parallel", progress_bar=False)
+    mcmc.run(jax.random.PRNGKey(1), extra_fields=("num_steps",))
+    wall = time.time() - t
+    samples = mcmc.get_samples(group_by_chain=True)
+    s = np.asarray(samples[spec["latent"]])
+    arr = s.reshape(s.shape[0], s.shape[1], -1)
+    hyp = {h[0]: np.asarray(samples[h[0]]) for h in spec["hypers"]}
+    extra = mcmc.get_extra_fields(group_by_chain=True)
+    steps = float(np.mean(np.asarray(extra["num_steps"]))) if "num_steps" in extra else float("nan")
+    return arr, hyp, wall, steps
+
+
+def compare_full_bayes(name, spec, draws, gpmc_warmup, nuts_warmup):
+    """One full-Bayes row: min bulk ESS over *all* parameters (latents and hyperparameters),
+    ESS/s of each tool, R̂, and agreement of every hyperparameter's posterior."""
+    import arviz as az
+
+    g, gh, gw = run_gpmc_full_bayes(name, spec, draws, gpmc_warmup)
+    n, nh, nw, steps = run_nuts_full_bayes(spec, draws, nuts_warmup)
+    ge, gm = ess_mcse(g)
+    ne, nm = ess_mcse(n)
+    z = (g.mean((0, 1)) - n.mean((0, 1))) / np.sqrt(gm ** 2 + nm ** 2)
+    sdr = g.std((0, 1)) / n.std((0, 1))
+    hyp = []
+    for h in spec["hypers"]:
+        a, b = gh[h[0]], nh[h[0]]
+        (ea, ma), (eb, mb) = [(float(e[0]), float(m[0])) for e, m in (ess_mcse(x[:, :, None]) for x in (a, b))]
+        ra, rb = [float(az.rhat(az.convert_to_dataset(x[:, :, None]))["x"].values[0]) for x in (a, b)]
+        hyp.append(dict(
+            name=h[0], gpmc_mean=float(a.mean()), nuts_mean=float(b.mean()),
+            gpmc_sd=float(a.std()), nuts_sd=float(b.std()),
+            z=float((a.mean() - b.mean()) / np.hypot(ma, mb)),
+            gpmc_ess=ea, nuts_ess=eb, gpmc_rhat=ra, nuts_rhat=rb,
+        ))
+    g_all = min([float(ge.min())] + [x["gpmc_ess"] for x in hyp])
+    n_all = min([float(ne.min())] + [x["nuts_ess"] for x in hyp])
+    g_rhat = max([float(az.rhat(az.convert_to_dataset(g))["x"].values.max())] + [x["gpmc_rhat"] for x in hyp])
+    n_rhat = max([float(az.rhat(az.convert_to_dataset(n))["x"].values.max())] + [x["nuts_rhat"] for x in hyp])
+    r = dict(
+        model=name, shape=f"{spec['X'].shape[0]} × {spec['X'].shape[1]}",
+        coords=g.shape[2] + len(hyp), gpmc_seconds=gw, nuts_seconds=nw,
+        nuts_steps=steps, gpmc_ess_min=g_all, nuts_ess_min=n_all,
+        gpmc_rhat=g_rhat, nuts_rhat=n_rhat,
+        z_max=float(np.abs(z).max()), sd_ratio_med=float(np.median(sdr)), hypers=hyp,
+    )
+    r["ratio_min"] = (g_all / gw) / (n_all / nw)
+    print(json.dumps(r), flush=True)
+    return r
+
+
+def run_gpmc(name, spec, draws, warmup, keep_posterior=False):
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "model.gpm"), "w") as fh:
@@ -150,6 +299,8 @@ def run_gpmc(name, spec, draws, warmup):
     names = [v for lat in lats for v in post.data_vars
              if v == lat or v.startswith(lat + ".") or v.startswith(lat + "[")]
     arr = np.concatenate([post[v].values.reshape(post[v].shape[0], post[v].shape[1], -1) for v in names], -1)
+    if keep_posterior:
+        return arr, wall, post
     return arr, wall  # chains × draws × coordinates
 
 
@@ -294,7 +445,8 @@ def main():
         with open(os.path.join(OUT, "results.json")) as fh:
             saved = json.load(fh)
         draws, warmup = (300, 200) if args.quick else (1000, 500)
-        write_report(saved["models"], [tuple(p) for p in saved["pg"]], draws, warmup, saved.get("scaling", ""))
+        write_report(saved["models"], [tuple(p) for p in saved["pg"]], draws, warmup, saved.get("scaling", ""),
+                     saved.get("full_bayes", []))
         return
     import numpyro
 
@@ -326,20 +478,32 @@ def main():
         r["ratio_med"] = (r["gpmc_ess_med"] / gw) / (r["nuts_ess_med"] / nw)
         print(json.dumps(r), flush=True)
         results.append(r)
+    full_bayes = []
+    for name, spec in full_bayes_datasets(np.random.default_rng(20261124)).items():
+        if only is not None and name not in only:
+            continue
+        print(f"== {name} (full Bayes)", flush=True)
+        full_bayes.append(compare_full_bayes(name, spec, draws, FULL_BAYES_WARMUP, warmup))
     if only is not None:
         # Merge into the saved run: same order as `datasets`, new models appended.
         with open(os.path.join(OUT, "results.json")) as fh:
             saved = json.load(fh)
-        fresh = {r["model"]: r for r in results}
-        kept = [fresh.pop(r["model"], r) for r in saved["models"]]
-        results = kept + list(fresh.values())
+
+        def merge(fresh_rows, saved_rows):
+            fresh = {r["model"]: r for r in fresh_rows}
+            kept = [fresh.pop(r["model"], r) for r in saved_rows]
+            return kept + list(fresh.values())
+
+        results = merge(results, saved["models"])
+        full_bayes = merge(full_bayes, saved.get("full_bayes", []))
         pg, scaling = [tuple(p) for p in saved["pg"]], saved.get("scaling", "")
     else:
         pg = pg_throughput()
         scaling = scaling_table(args.quick)
     with open(os.path.join(OUT, "results.json"), "w") as fh:
-        json.dump({"models": results, "pg": [list(p) for p in pg], "scaling": scaling}, fh, indent=1)
-    write_report(results, pg, draws, warmup, scaling)
+        json.dump({"models": results, "full_bayes": full_bayes, "pg": [list(p) for p in pg],
+                   "scaling": scaling}, fh, indent=1)
+    write_report(results, pg, draws, warmup, scaling, full_bayes)
 
 
 def versions():
@@ -356,7 +520,48 @@ def versions():
     return v
 
 
-def write_report(results, pg, draws, warmup, scaling=""):
+def full_bayes_section(rows, draws, warmup):
+    """The report's full-Bayes part: hyperparameters sampled by both tools."""
+    if not rows:
+        return []
+    lines = [
+        "## Full Bayes: kernel and likelihood hyperparameters sampled",
+        "",
+        f"Gamma priors on the lengthscale and variance (and the Student-t scale), sampled by both "
+        f"tools: gpmc by its joint move with the GP integrated out given the auxiliaries "
+        f"(`gpmc check` prints it), NumPyro NUTS on everything with the GP non-centred (one "
+        f"Cholesky of `K(θ)` per gradient). {CHAINS} chains × {draws} draws; gpmc warms up "
+        f"{FULL_BAYES_WARMUP} sweeps, NUTS {warmup} iterations. ESS: minimum bulk ESS over *all* "
+        "parameters (latents and hyperparameters); R̂: maximum over all.",
+        "",
+        "| model | N × D | gpmc s | NUTS s (leapfrog/iter) | gpmc min ESS | NUTS min ESS | ESS/s ratio gpmc/NUTS | R̂ max gpmc / NUTS | latents: max abs z, sd ratio median |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['model']} | {r.get('shape', '')} | {r['gpmc_seconds']:.1f} | {r['nuts_seconds']:.1f} ({r['nuts_steps']:.0f}) | "
+            f"{r['gpmc_ess_min']:.0f} | {r['nuts_ess_min']:.0f} | **{r['ratio_min']:.3g}×** | "
+            f"{r['gpmc_rhat']:.3f} / {r['nuts_rhat']:.3f} | {r['z_max']:.2f}, {r['sd_ratio_med']:.3f} |"
+        )
+    lines += [
+        "",
+        "Hyperparameter posteriors (mean ± sd; z = difference of means over its Monte Carlo "
+        "standard error; bulk ESS):",
+        "",
+        "| model | hyperparameter | gpmc | NUTS | z | sd ratio | ESS gpmc / NUTS |",
+        "| --- | --- | --- | --- | ---: | ---: | --- |",
+    ]
+    for r in rows:
+        for h in r["hypers"]:
+            lines.append(
+                f"| {r['model']} | {h['name']} | {h['gpmc_mean']:.3f} ± {h['gpmc_sd']:.3f} | "
+                f"{h['nuts_mean']:.3f} ± {h['nuts_sd']:.3f} | {h['z']:.2f} | "
+                f"{h['gpmc_sd'] / h['nuts_sd']:.3f} | {h['gpmc_ess']:.0f} / {h['nuts_ess']:.0f} |"
+            )
+    return lines
+
+
+def write_report(results, pg, draws, warmup, scaling="", full_bayes=()):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -430,6 +635,10 @@ def write_report(results, pg, draws, warmup, scaling=""):
         "jointly.",
         "",
         "![median ESS per second](benchmarks_ess.svg)",
+        "",
+    ]
+    lines += full_bayes_section(full_bayes, draws, warmup)
+    lines += [
         "",
         "## Pólya-Gamma throughput (one core, draws per second; median of 3 interleaved rounds)",
         "",

@@ -221,6 +221,25 @@ struct SlicedKernel {
     inputs: std::sync::Arc<DMatrix<f64>>,
     /// How its hyperparameters are slice sampled.
     joint: JointMove,
+    /// The factors the non-centred move evaluates after the block's draw (empty: none;
+    /// [`gpm_schedule::GpKernelUpdate::interweave`]).
+    interweave: Vec<usize>,
+    /// The inputs' squared distances, kept when the kernel has a scalar-lengthscale part.
+    sqdist: Option<std::sync::Arc<DMatrix<f64>>>,
+}
+
+impl SlicedKernel {
+    /// `kernel` (its own or a part of it) at the inputs, at values `hv`.
+    fn training(
+        &self,
+        kernel: &gpm_schedule::BoundKernel,
+        hv: &HyperValues,
+    ) -> Result<DMatrix<f64>, RuntimeError> {
+        match &self.sqdist {
+            Some(d2) => crate::kernels::training_matrix(kernel, &self.inputs, d2, hv),
+            None => crate::kernels::kernel_matrix(kernel, &self.inputs, &self.inputs, hv),
+        }
+    }
 }
 
 /// The schedule's slice scheme for one update's hyperparameters, with the slot of its warm-up
@@ -641,7 +660,7 @@ impl<'a> Sampler<'a> {
         Ok(())
     }
 
-    fn sample_aux(
+    pub(super) fn sample_aux(
         &self,
         state: &mut State,
         pv: &[Vec<f64>],
@@ -792,6 +811,13 @@ impl<'a> Sampler<'a> {
             state.sparse_v[bi] = drawn.inducing;
         }
         g.coords.set(&mut state.latents, &drawn.values);
+        if !collapsed_phase {
+            if let Some(sk) = self.kernels.iter().find(|k| k.block == bi) {
+                if !sk.interweave.is_empty() {
+                    self.interweave_kernel(sk, state, rng)?;
+                }
+            }
+        }
         Ok(())
     }
 

@@ -206,6 +206,81 @@ pub fn kernel_matrix(
     })
 }
 
+/// Most points for which [`squared_distances`] are kept (`N²` values: 134 MB at this size).
+pub const MAX_KEPT_DISTANCES: usize = 4096;
+
+/// Whether kernel `k` has a stationary part whose lengthscale is one scalar (the kept squared
+/// distances of [`training_matrix`] serve it).
+pub fn uses_scalar_distances(k: &BoundKernel) -> bool {
+    match k {
+        BoundKernel::SqExp(l)
+        | BoundKernel::Matern12(l)
+        | BoundKernel::Matern32(l)
+        | BoundKernel::Matern52(l) => matches!(l, BoundLengthscale::Scalar(_)),
+        BoundKernel::Sum(a, b) | BoundKernel::Product(a, b) => {
+            uses_scalar_distances(a) || uses_scalar_distances(b)
+        }
+        BoundKernel::Scale { kernel, .. } => uses_scalar_distances(kernel),
+        _ => false,
+    }
+}
+
+/// The unscaled squared distances `‖x_i − x_j‖²` between the rows of `x`, computed once per
+/// input set: a kernel with one scalar lengthscale is then `f(d²/ℓ²)` entry by entry — no
+/// pass over the `D` coordinates at each evaluation (30 of them for the breast-cancer data).
+pub fn squared_distances(x: &DMatrix<f64>) -> DMatrix<f64> {
+    let ones = vec![1.0; x.ncols()];
+    stationary_matrix(x, x, &ones, &|r2| r2)
+}
+
+/// The training covariance `k(x_i, x_j)` at values `h`, with the squared distances of `x` kept
+/// ([`squared_distances`]) where the kernel's lengthscale is one scalar, else as
+/// [`kernel_matrix`] forms it.
+pub fn training_matrix(
+    k: &BoundKernel,
+    x: &DMatrix<f64>,
+    d2: &DMatrix<f64>,
+    h: &HyperValues,
+) -> Result<DMatrix<f64>, RuntimeError> {
+    let from_d2 = |l: &Tape, f: &dyn Fn(f64) -> f64| -> Result<DMatrix<f64>, RuntimeError> {
+        let ls = lengthscales(&BoundLengthscale::Scalar(l.clone()), 1, h)?[0];
+        let inv = 1.0 / (ls * ls);
+        let n = d2.nrows();
+        let mut out = DMatrix::zeros(n, n);
+        for j in 0..n {
+            for i in 0..=j {
+                out[(i, j)] = f(d2[(i, j)] * inv);
+            }
+        }
+        for j in 0..n {
+            for i in j + 1..n {
+                out[(i, j)] = out[(j, i)];
+            }
+        }
+        Ok(out)
+    };
+    Ok(match k {
+        BoundKernel::SqExp(BoundLengthscale::Scalar(l)) => from_d2(l, &|r2| (-0.5 * r2).exp())?,
+        BoundKernel::Matern12(BoundLengthscale::Scalar(l)) => from_d2(l, &|r2| (-r2.sqrt()).exp())?,
+        BoundKernel::Matern32(BoundLengthscale::Scalar(l)) => from_d2(l, &|r2| {
+            let a = (3.0 * r2).sqrt();
+            (1.0 + a) * (-a).exp()
+        })?,
+        BoundKernel::Matern52(BoundLengthscale::Scalar(l)) => from_d2(l, &|r2| {
+            let a = (5.0 * r2).sqrt();
+            (1.0 + a + a * a / 3.0) * (-a).exp()
+        })?,
+        BoundKernel::Sum(a, b) => training_matrix(a, x, d2, h)? + training_matrix(b, x, d2, h)?,
+        BoundKernel::Product(a, b) => {
+            training_matrix(a, x, d2, h)?.component_mul(&training_matrix(b, x, d2, h)?)
+        }
+        BoundKernel::Scale { variance, kernel } => {
+            scaled(training_matrix(kernel, x, d2, h)?, h.eval(variance)?)?
+        }
+        other => kernel_matrix(other, x, x, h)?,
+    })
+}
+
 /// `s · k`, the covariance of a kernel scaled by the variance `s` (which must not be negative).
 pub fn scaled(k: DMatrix<f64>, s: f64) -> Result<DMatrix<f64>, RuntimeError> {
     if !(s >= 0.0) {
@@ -230,4 +305,45 @@ pub fn kernel_diag(
         out.push(v[(0, 0)]);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpm_schedule::Tape;
+
+    #[test]
+    fn kept_distances_give_the_kernel_matrix() {
+        let x = DMatrix::from_fn(7, 3, |i, j| ((i * 3 + j * 5) % 11) as f64 * 0.37 - 1.0);
+        let h = HyperValues::new(0);
+        let ls = || BoundLengthscale::Scalar(Tape::constant(1.7));
+        let kernels = [
+            BoundKernel::SqExp(ls()),
+            BoundKernel::Scale {
+                variance: Tape::constant(2.5),
+                kernel: Box::new(BoundKernel::Matern32(ls())),
+            },
+            BoundKernel::Sum(
+                Box::new(BoundKernel::Matern52(ls())),
+                Box::new(BoundKernel::Linear {
+                    offset: Tape::constant(0.3),
+                }),
+            ),
+            BoundKernel::Product(
+                Box::new(BoundKernel::Matern12(ls())),
+                Box::new(BoundKernel::White),
+            ),
+        ];
+        let d2 = squared_distances(&x);
+        for k in &kernels {
+            assert!(uses_scalar_distances(k));
+            let want = kernel_matrix(k, &x, &x, &h).unwrap();
+            let got = training_matrix(k, &x, &d2, &h).unwrap();
+            assert!((want - &got).amax() < 1e-12, "{k:?}");
+            assert_eq!(got, got.transpose());
+        }
+        assert!(!uses_scalar_distances(&BoundKernel::Linear {
+            offset: Tape::constant(0.3)
+        }));
+    }
 }

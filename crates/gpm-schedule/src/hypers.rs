@@ -220,6 +220,15 @@ pub struct GpKernelUpdate {
     pub given_values: bool,
     /// How they are slice sampled together.
     pub slice: SliceScheme,
+    /// The factors whose original log-densities a second, non-centred move of the same
+    /// hyperparameters evaluates after the block's draw (empty: no such move). With
+    /// `z = L_θ⁻¹(f − μ₀)` held, θ is slice sampled from `p(θ) Π p(y | f = μ₀ + L_θ z)` with
+    /// the auxiliaries integrated out, then the auxiliaries are drawn again: an interweaving of
+    /// the centred (`θ | ω`, `f` integrated out) and non-centred (`θ | z, y`) forms (Yu & Meng
+    /// 2011), which breaks the coupling of a kernel variance with the auxiliaries that slows
+    /// the centred move alone. Chosen when every factor reading the block has a pointwise
+    /// log-density and none is categorical or collapsed.
+    pub interweave: Vec<FactorId>,
 }
 
 /// Hyperparameters with priors read only by the `normal` priors of one dense block.
@@ -262,6 +271,22 @@ pub(crate) struct HyperPlan {
     pub kernels: Vec<GpKernelUpdate>,
     pub groups: Vec<KernelGroup>,
     pub dense: Vec<DenseScaleUpdate>,
+}
+
+/// The factors with a predictor that reads latent `li`.
+fn factors_reading(model: &Model, factors: &[FactorProgram], li: LatentId) -> Vec<FactorId> {
+    let name = &model.latents[li.0].name;
+    factors
+        .iter()
+        .enumerate()
+        .filter(|(_, fp)| {
+            fp.slots.iter().any(|s| {
+                matches!(s, Source::Predictor(p)
+                    if model.predictors[p.0].terms.iter().any(|t| &t.latent == name))
+            })
+        })
+        .map(|(f, _)| FactorId(f))
+        .collect()
 }
 
 /// Whether no factor couples two blocks of a group: every non-categorical factor that reads one
@@ -392,6 +417,24 @@ pub(crate) fn plan(
             None => true,
         },
     );
+    for k in &mut kernels {
+        let b = &blocks[k.block.0];
+        if k.given_values
+            || b.kind != crate::BlockKind::FullGp
+            || b.per_column
+            || b.latents.len() != 1
+        {
+            continue;
+        }
+        let reading = factors_reading(model, factors, b.latents[0]);
+        let evaluable = reading.iter().all(|f| {
+            let fp = &factors[f.0];
+            fp.log_density.is_some() && fp.categorical.is_none() && fp.collapsed.is_empty()
+        });
+        if evaluable && !reading.is_empty() {
+            k.interweave = reading;
+        }
+    }
     for g in &mut groups {
         g.integrated = group_independent(model, factors, collapsed, &g.latents);
         if !g.integrated {
@@ -537,6 +580,7 @@ fn gibbs_update(
                     hypers: vec![id],
                     given_values,
                     slice: SliceScheme::for_marginal_update(),
+                    interweave: Vec::new(),
                 }),
             }
             if given_values {

@@ -349,13 +349,13 @@ impl super::Sampler<'_> {
                         .collect();
                     let mut cache = unit.borrow_mut();
                     if cache.as_ref().is_none_or(|(at, _)| *at != key) {
-                        let k = crate::kernels::kernel_matrix(kernel, &sk.inputs, &sk.inputs, hv)?;
+                        let k = sk.training(kernel, hv)?;
                         *cache = Some((key, k));
                     }
                     let (_, k) = cache.as_ref().expect("just set");
                     crate::kernels::scaled(k.clone(), hv.eval(variance)?)?
                 }
-                None => crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, hv)?,
+                None => sk.training(&sk.kernel, hv)?,
             };
             let mean = hv.eval(&sk.mean)?;
             let (lp, lb) = match &values {
@@ -383,12 +383,89 @@ impl super::Sampler<'_> {
                     None => gp,
                 }
             }
-            _ => crate::gaussian::GpBlock::new(
-                crate::kernels::kernel_matrix(&sk.kernel, &sk.inputs, &sk.inputs, &hv)?,
-                mean,
-            )?,
+            _ => crate::gaussian::GpBlock::new(sk.training(&sk.kernel, &hv)?, mean)?,
         });
         Ok(())
+    }
+
+    /// The non-centred move of a GP's kernel hyperparameters after its draw
+    /// ([`gpm_schedule::GpKernelUpdate::interweave`]): with `z = L_θ⁻¹(f − μ₀)` held, θ from
+    /// `p(θ) Π_i p(y_i | f = μ₀ + L_θ z)` (the factors' original log-densities, the auxiliaries
+    /// integrated out), `f` moved with it, then every auxiliary drawn again given the new `f` —
+    /// together an exact update of `(θ, ω)` given `z`.
+    pub(super) fn interweave_kernel(
+        &self,
+        sk: &SlicedKernel,
+        state: &mut State,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        let Block::Gp { latent, column, gp } = &self.prep.blocks[sk.block] else {
+            return Err(RuntimeError::Inconsistent(
+                "a non-centred kernel move of a block that is not a full GP".into(),
+            ));
+        };
+        let (latent, column, rows) = (*latent, *column, gp.len());
+        let prior = state.gp_priors[sk.block].as_ref().unwrap_or(gp);
+        let centred = DVector::from_fn(rows, |i, _| {
+            state.latents[latent][column * rows + i] - prior.mean
+        });
+        let z = prior
+            .chol
+            .l_dirty()
+            .solve_lower_triangular(&centred)
+            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        let (aux, hypers, latents) = (
+            &state.aux.clone(),
+            &state.hypers.clone(),
+            state.latents.clone(),
+        );
+        // `f = μ₀ + L_θ z` and its prior at values `hv`.
+        let moved =
+            |hv: &HyperValues| -> Result<(crate::gaussian::GpBlock, DVector<f64>), RuntimeError> {
+                let k = sk.training(&sk.kernel, hv)?;
+                let gp = crate::gaussian::GpBlock::new(k, hv.eval(&sk.mean)?)?;
+                let mut f = gp.chol.l_dirty() * &z;
+                f.add_scalar_mut(gp.mean);
+                Ok((gp, f))
+            };
+        type Last = (HyperValues, crate::gaussian::GpBlock, DVector<f64>);
+        let last: std::cell::RefCell<Option<Last>> = Default::default();
+        let log_lik = |hv: &HyperValues| -> Result<f64, RuntimeError> {
+            let (gp, f) = moved(hv)?;
+            let mut at = latents.clone();
+            for i in 0..rows {
+                at[latent][column * rows + i] = f[i];
+            }
+            let pv: Vec<Vec<f64>> = self.prep.preds.iter().map(|p| p.eval(&at)).collect();
+            let mut stack = Vec::with_capacity(64);
+            let mut total = 0.0;
+            for &fi in &sk.interweave {
+                let fp = &self.schedule.factors[fi];
+                let tape = fp.log_density.as_ref().ok_or_else(|| {
+                    RuntimeError::Inconsistent("an interwoven factor without a log-density".into())
+                })?;
+                let mut vals = vec![0.0; fp.slots.len()];
+                let aux = &aux[fi];
+                for i in 0..self.prep.factors[fi].n {
+                    self.prep.factors[fi].fill(i, |p| pv[p][i], |j| aux[j][i], hypers, &mut vals);
+                    total += tape.eval(&vals, &mut stack);
+                }
+            }
+            *last.borrow_mut() = Some((hv.clone(), gp, f));
+            Ok(total)
+        };
+        self.slice_update(&sk.hypers, sk.joint, state, &log_lik, rng);
+        let hv = self.hyper_values(state);
+        let (gp, f) = match last.into_inner() {
+            Some((at, gp, f)) if at == hv => (gp, f),
+            _ => moved(&hv)?,
+        };
+        for i in 0..rows {
+            state.latents[latent][column * rows + i] = f[i];
+        }
+        state.gp_priors[sk.block] = Some(gp);
+        let pv = self.predictors(state);
+        self.sample_aux(state, &pv, rng)
     }
 
     /// The prior means and sds of a dense block's coefficients at hyperparameter values, from
@@ -494,6 +571,10 @@ pub(super) fn bind_hypers(
             }
         };
         let sl = shared_latent(schedule, data, prep, latent)?;
+        let sqdist = (inducing.is_none()
+            && crate::kernels::uses_scalar_distances(&sl.kernel)
+            && sl.inputs.nrows() <= crate::kernels::MAX_KEPT_DISTANCES)
+            .then(|| std::sync::Arc::new(crate::kernels::squared_distances(&sl.inputs)));
         kernels.push(SlicedKernel {
             block: bi,
             hypers: entries(&k.hypers)?,
@@ -506,6 +587,8 @@ pub(super) fn bind_hypers(
                 slot: kernels.len(),
                 scheme: k.slice,
             },
+            interweave: k.interweave.iter().map(|f| f.0).collect(),
+            sqdist,
         });
     }
     let mut shared = Vec::new();
