@@ -143,6 +143,32 @@ fn stationary_matrix(
     out
 }
 
+/// A stationary kernel's lengthscale and its profile `f(r²)` in the scaled squared distance
+/// (`None` for the other kernels): the one place each profile is written.
+fn stationary_profile(k: &BoundKernel) -> Option<(&BoundLengthscale, fn(f64) -> f64)> {
+    fn sqexp(r2: f64) -> f64 {
+        (-0.5 * r2).exp()
+    }
+    fn matern12(r2: f64) -> f64 {
+        (-r2.sqrt()).exp()
+    }
+    fn matern32(r2: f64) -> f64 {
+        let a = (3.0 * r2).sqrt();
+        (1.0 + a) * (-a).exp()
+    }
+    fn matern52(r2: f64) -> f64 {
+        let a = (5.0 * r2).sqrt();
+        (1.0 + a + a * a / 3.0) * (-a).exp()
+    }
+    match k {
+        BoundKernel::SqExp(l) => Some((l, sqexp)),
+        BoundKernel::Matern12(l) => Some((l, matern12)),
+        BoundKernel::Matern32(l) => Some((l, matern32)),
+        BoundKernel::Matern52(l) => Some((l, matern52)),
+        _ => None,
+    }
+}
+
 /// The covariance matrix `k(x_i, z_j)`.
 pub fn kernel_matrix(
     k: &BoundKernel,
@@ -151,22 +177,19 @@ pub fn kernel_matrix(
     h: &HyperValues,
 ) -> Result<DMatrix<f64>, RuntimeError> {
     let (n, m, dims) = (x.nrows(), z.nrows(), x.ncols());
-    let stationary =
-        |l: &BoundLengthscale, f: &dyn Fn(f64) -> f64| -> Result<DMatrix<f64>, RuntimeError> {
-            let ls = lengthscales(l, dims, h)?;
-            Ok(stationary_matrix(x, z, &ls, f))
-        };
+    if let Some((l, f)) = stationary_profile(k) {
+        let ls = lengthscales(l, dims, h)?;
+        return Ok(stationary_matrix(x, z, &ls, &f));
+    }
     Ok(match k {
-        BoundKernel::SqExp(lengthscale) => stationary(lengthscale, &|r2| (-0.5 * r2).exp())?,
-        BoundKernel::Matern12(lengthscale) => stationary(lengthscale, &|r2| (-r2.sqrt()).exp())?,
-        BoundKernel::Matern32(lengthscale) => stationary(lengthscale, &|r2| {
-            let a = (3.0 * r2).sqrt();
-            (1.0 + a) * (-a).exp()
-        })?,
-        BoundKernel::Matern52(lengthscale) => stationary(lengthscale, &|r2| {
-            let a = (5.0 * r2).sqrt();
-            (1.0 + a + a * a / 3.0) * (-a).exp()
-        })?,
+        BoundKernel::SqExp(_)
+        | BoundKernel::Matern12(_)
+        | BoundKernel::Matern32(_)
+        | BoundKernel::Matern52(_) => {
+            return Err(RuntimeError::Inconsistent(
+                "a stationary kernel without a profile".into(),
+            ))
+        }
         BoundKernel::Linear { offset } => {
             let c = h.eval(offset)?;
             DMatrix::from_fn(n, m, |i, j| {
@@ -212,11 +235,10 @@ pub const MAX_KEPT_DISTANCES: usize = 4096;
 /// Whether kernel `k` has a stationary part whose lengthscale is one scalar (the kept squared
 /// distances of [`training_matrix`] serve it).
 pub fn uses_scalar_distances(k: &BoundKernel) -> bool {
+    if let Some((l, _)) = stationary_profile(k) {
+        return matches!(l, BoundLengthscale::Scalar(_));
+    }
     match k {
-        BoundKernel::SqExp(l)
-        | BoundKernel::Matern12(l)
-        | BoundKernel::Matern32(l)
-        | BoundKernel::Matern52(l) => matches!(l, BoundLengthscale::Scalar(_)),
         BoundKernel::Sum(a, b) | BoundKernel::Product(a, b) => {
             uses_scalar_distances(a) || uses_scalar_distances(b)
         }
@@ -242,7 +264,7 @@ pub fn training_matrix(
     d2: &DMatrix<f64>,
     h: &HyperValues,
 ) -> Result<DMatrix<f64>, RuntimeError> {
-    let from_d2 = |l: &Tape, f: &dyn Fn(f64) -> f64| -> Result<DMatrix<f64>, RuntimeError> {
+    if let Some((BoundLengthscale::Scalar(l), f)) = stationary_profile(k) {
         let ls = lengthscales(&BoundLengthscale::Scalar(l.clone()), 1, h)?[0];
         let inv = 1.0 / (ls * ls);
         let n = d2.nrows();
@@ -257,19 +279,9 @@ pub fn training_matrix(
                 out[(i, j)] = out[(j, i)];
             }
         }
-        Ok(out)
-    };
+        return Ok(out);
+    }
     Ok(match k {
-        BoundKernel::SqExp(BoundLengthscale::Scalar(l)) => from_d2(l, &|r2| (-0.5 * r2).exp())?,
-        BoundKernel::Matern12(BoundLengthscale::Scalar(l)) => from_d2(l, &|r2| (-r2.sqrt()).exp())?,
-        BoundKernel::Matern32(BoundLengthscale::Scalar(l)) => from_d2(l, &|r2| {
-            let a = (3.0 * r2).sqrt();
-            (1.0 + a) * (-a).exp()
-        })?,
-        BoundKernel::Matern52(BoundLengthscale::Scalar(l)) => from_d2(l, &|r2| {
-            let a = (5.0 * r2).sqrt();
-            (1.0 + a + a * a / 3.0) * (-a).exp()
-        })?,
         BoundKernel::Sum(a, b) => training_matrix(a, x, d2, h)? + training_matrix(b, x, d2, h)?,
         BoundKernel::Product(a, b) => {
             training_matrix(a, x, d2, h)?.component_mul(&training_matrix(b, x, d2, h)?)
