@@ -21,6 +21,7 @@ pub mod levy;
 pub mod negative_binomial;
 pub mod poisson;
 pub mod polya_gamma;
+pub mod polya_gamma_large;
 pub mod polya_gamma_sampler;
 pub mod truncated_normal;
 
@@ -100,38 +101,25 @@ pub const LAWS: &[&dyn MixingLaw] = &[
     &truncated_normal::TruncatedNormal,
 ];
 
-/// The quadrature grid in `t = log ω`: `(lo, hi, step)`.
-const GRID: (f64, f64, f64) = (-40.0, 40.0, 0.01);
-
 /// `log ∫₀^∞ p(ω) e^(−ω s) dω` by the trapezoid rule in `t = log ω` (the certification of a
-/// law's Laplace transform from its density).
+/// law's Laplace transform from its density), on a grid fitted to the integrand
+/// ([`gpm_special::log_sum_concave`]: every mixing density here is log-concave in `t`). `NaN`
+/// when the mass is not within double range.
 pub fn log_laplace_quadrature(log_density: &dyn Fn(f64) -> f64, s: f64) -> f64 {
-    let (lo, hi, h) = GRID;
-    let n = ((hi - lo) / h) as usize;
-    let ws: Vec<f64> = (0..=n).map(|k| (lo + k as f64 * h).exp()).collect();
-    let logd: Vec<f64> = ws.iter().map(|&w| log_density(w)).collect();
-    trapezoid(&ws, &logd, s)
+    let g = |t: f64| {
+        let w = t.exp();
+        Some(log_density(w) + t - w * s)
+    };
+    gpm_special::log_sum_concave(&g, gpm_special::Lattice::Reals).unwrap_or(f64::NAN)
 }
 
-/// [`log_laplace_quadrature`] of a law's own density (`None` where it has none).
+/// [`log_laplace_quadrature`] of a law's own density (`None` where it has none, or where the
+/// integral is out of double range).
 pub fn law_log_laplace_quadrature(law: &dyn MixingLaw, params: &[f64], s: f64) -> Option<f64> {
-    let (lo, hi, h) = GRID;
-    let n = ((hi - lo) / h) as usize;
-    let ws: Vec<f64> = (0..=n).map(|k| (lo + k as f64 * h).exp()).collect();
-    let mut logd = Vec::with_capacity(ws.len());
-    law.log_densities(params, &ws, &mut logd)
-        .then(|| trapezoid(&ws, &logd, s))
-}
-
-fn trapezoid(ws: &[f64], logd: &[f64], s: f64) -> f64 {
-    let (lo, _, h) = GRID;
-    let n = ws.len() - 1;
-    let terms: Vec<f64> = (0..=n)
-        .map(|k| {
-            let t = lo + k as f64 * h;
-            let half = if k == 0 || k == n { 0.5f64.ln() } else { 0.0 };
-            logd[k] + t - ws[k] * s + half
-        })
-        .collect();
-    gpm_special::log_sum_exp(&terms) + h.ln()
+    law.log_density(params, 1.0)?;
+    let g = |t: f64| {
+        let w = t.exp();
+        Some(law.log_density(params, w)? + t - w * s)
+    };
+    gpm_special::log_sum_concave(&g, gpm_special::Lattice::Reals)
 }

@@ -6,6 +6,8 @@
 //! - `b > 1`: the *alternate* method of Windle, Polson & Scott (2014, §4), which samples
 //!   `J*(h, z)` directly for `1 ≤ h ≤ 4`; larger `b` is split into `⌈b/4⌉` equal chunks whose
 //!   draws are summed (PG is infinitely divisible in `b`);
+//! - `b ≥ 1000`: the series draw of [`crate::polya_gamma_large`] (exact moments, cost independent
+//!   of `b`), since summing `b/4` draws is what made a Poisson count of 10⁷ cost seconds;
 //! - `b < 1`: inversion of the closed-form CDF `L⁻¹{φ(s)/s}` with
 //!   `φ(s) = cosh(c/2)^b / cosh(√(s/2 + c²/4))^b` (Abate-Whitt, to ~1e-8).
 //!
@@ -56,8 +58,18 @@ pub fn variance(b: f64, c: f64) -> f64 {
     }
 }
 
-/// One exact draw of PG(b, c); the caller has checked `b > 0` and `c` finite.
+/// One draw of PG(b, c); the caller has checked `b > 0` and `c` finite. Exact below
+/// [`crate::polya_gamma_large::LARGE_SHAPE`]; above it the series draw of
+/// [`crate::polya_gamma_large`], whose cost does not grow with `b`.
 pub fn sample<R: Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> f64 {
+    if b >= crate::polya_gamma_large::LARGE_SHAPE {
+        return crate::polya_gamma_large::sample(rng, b, c);
+    }
+    sample_exact(rng, b, c)
+}
+
+/// One exact draw of PG(b, c), at a cost growing with `b` (`⌈b/4⌉` alternate draws).
+pub fn sample_exact<R: Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> f64 {
     let z = 0.5 * c.abs();
     if b == 1.0 {
         return 0.25 * devroye(rng, z);

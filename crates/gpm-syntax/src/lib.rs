@@ -14,6 +14,7 @@
 
 pub mod ast;
 mod error;
+pub mod limits;
 mod parser;
 
 pub use ast::*;

@@ -26,6 +26,7 @@ fn pratt() -> &'static PrattParser<Rule> {
 
 /// Parse a whole `.gpm` program.
 pub fn parse(src: &str) -> Result<Program, ParseError> {
+    crate::limits::check_limits(src)?;
     let mut pairs = GpmParser::parse(Rule::program, src).map_err(|e| convert_error(e, src))?;
     let program = pairs
         .next()

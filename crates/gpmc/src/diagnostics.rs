@@ -148,17 +148,35 @@ impl Failure {
         }
     }
 
-    /// The diagnostics as miette reports, each with the source attached for rendering.
+    /// The diagnostics as miette reports, each with the source attached for rendering — at
+    /// most [`MAX_RENDERED`] of them (the rest are counted by [`Failure::unrendered`]). The
+    /// source is shared, not copied per report; a diagnostic on a very long line gets a window
+    /// of that line instead (miette cannot draw a label past column 65 535).
     pub fn reports(&self) -> Vec<miette::Report> {
+        let shared = std::sync::Arc::new(self.source.clone());
         self.diagnostics
             .iter()
-            .map(|d| {
-                miette::Report::new(d.clone()).with_source_code(miette::NamedSource::new(
-                    self.name.clone(),
-                    self.source.clone(),
-                ))
+            .take(MAX_RENDERED)
+            .map(|d| match window(&self.source, d) {
+                None => miette::Report::new(d.clone())
+                    .with_source_code(miette::NamedSource::new(self.name.clone(), shared.clone())),
+                Some((text, shifted)) => {
+                    let name = format!(
+                        "{} (line {}, from column {})",
+                        self.name,
+                        d.location.line,
+                        d.location.column.saturating_sub(WINDOW_CONTEXT)
+                    );
+                    miette::Report::new(shifted)
+                        .with_source_code(miette::NamedSource::new(name, text))
+                }
             })
             .collect()
+    }
+
+    /// How many diagnostics [`Failure::reports`] leaves out.
+    pub fn unrendered(&self) -> usize {
+        self.diagnostics.len().saturating_sub(MAX_RENDERED)
     }
 
     /// Render every diagnostic as text (without colour), as the CLI prints it.
@@ -171,8 +189,89 @@ impl Failure {
             let _ = handler.render_report(&mut out, r.as_ref());
             out.push('\n');
         }
+        if self.unrendered() > 0 {
+            out.push_str(&self.more_line());
+            out.push('\n');
+        }
         out
     }
+
+    /// The line saying how many diagnostics were not rendered.
+    pub fn more_line(&self) -> String {
+        format!(
+            "... and {} more error{} (`--format json` lists every one)",
+            self.unrendered(),
+            if self.unrendered() == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// The most diagnostics rendered as text; JSON carries all of them.
+pub const MAX_RENDERED: usize = 50;
+
+/// Characters of a long line kept on each side of a diagnostic's span.
+const WINDOW_CONTEXT: usize = 60;
+
+/// Lines longer than this are shown as a window around the span.
+const MAX_RENDERED_LINE: usize = 1000;
+
+/// For a diagnostic on a line too long to draw, the window of that line around its main span
+/// (`WINDOW_CONTEXT` characters each side, the span cut to the window) and the diagnostic with
+/// its spans moved into the window (related spans elsewhere are dropped). `None` when every
+/// line the diagnostic touches is short enough to draw whole.
+fn window(src: &str, d: &Diagnostic) -> Option<(String, Diagnostic)> {
+    let line_of = |at: usize| {
+        let at = at.min(src.len());
+        let start = src[..at].rfind('\n').map_or(0, |k| k + 1);
+        let end = src[at..].find('\n').map_or(src.len(), |k| at + k);
+        (start, end)
+    };
+    let spans = std::iter::once(&d.location).chain(d.related.iter().map(|(l, _)| l));
+    let long = spans.into_iter().any(|l| {
+        let (a, _) = line_of(l.start);
+        let (_, b) = line_of(l.end);
+        b - a > MAX_RENDERED_LINE
+    });
+    if !long {
+        return None;
+    }
+    let (line_start, line_end) = line_of(d.location.start);
+    let floor = |mut k: usize| {
+        while !src.is_char_boundary(k) {
+            k -= 1;
+        }
+        k
+    };
+    let back = src[line_start..d.location.start]
+        .char_indices()
+        .rev()
+        .nth(WINDOW_CONTEXT - 1)
+        .map_or(line_start, |(k, _)| line_start + k);
+    let end_of_span = d
+        .location
+        .end
+        .min(floor((d.location.start + 200).min(line_end)));
+    let ahead = src[end_of_span..line_end]
+        .char_indices()
+        .nth(WINDOW_CONTEXT)
+        .map_or(line_end, |(k, _)| end_of_span + k);
+    let text = src[back..ahead].to_string();
+    let inside = |l: &Location| l.start >= back && l.end <= ahead;
+    let moved = |l: &Location, end: usize| Location {
+        start: l.start - back,
+        end: end - back,
+        line: 1,
+        column: l.column,
+    };
+    let mut shifted = d.clone();
+    shifted.location = moved(&d.location, end_of_span);
+    shifted.related = d
+        .related
+        .iter()
+        .filter(|(l, _)| inside(l))
+        .map(|(l, t)| (moved(l, l.end), t.clone()))
+        .collect();
+    Some((text, shifted))
 }
 
 impl fmt::Display for Failure {

@@ -427,6 +427,13 @@ pub fn run_gibbs_streamed(
     let setup = gibbs_setup(c, data, &extras)?;
     let layout = setup.sampler.layout();
     let names = column_names(c, &layout);
+    // Each kept draw is a CSV row (up to ~24 bytes a value) and a binary row (8 bytes a value).
+    crate::output::check_space(
+        staging.partial_dir(),
+        (config.chains as u64).saturating_mul(config.draws as u64),
+        names.len(),
+        32,
+    )?;
     let paths: Vec<PathBuf> = (1..=config.chains)
         .map(|k| staging.path(&format!("chain-{k}.csv")))
         .collect();
@@ -774,6 +781,9 @@ pub fn write_draws_from_q(
     let layout = sampler.layout();
     let draws = q.draws.unwrap_or_else(|| default_q_draws(layout.width()));
     let columns = column_names(c, &layout);
+    if let Some(dir) = path.parent() {
+        crate::output::check_space(dir, draws as u64, columns.len(), 24)?;
+    }
     let algorithm = format!("draws from the {method} posterior q, by gpmc");
     let config = GibbsConfig {
         chains: 1,

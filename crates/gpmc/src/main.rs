@@ -181,6 +181,15 @@ struct MethodFlags {
     particles: Option<usize>,
 }
 
+/// The most chains of one run.
+const MAX_CHAINS: usize = 1024;
+/// The largest draw, warm-up, iteration or batch count.
+const MAX_COUNT: usize = 1_000_000_000;
+/// The largest thinning interval.
+const MAX_THIN: usize = 1_000_000;
+/// The most GPF particles.
+const MAX_PARTICLES: usize = 65_536;
+
 impl MethodFlags {
     /// Refuse, before any work, a flag of another method and a count or rate out of range.
     fn check(&self, method: Method) -> Result<(), String> {
@@ -223,6 +232,22 @@ impl MethodFlags {
         ] {
             if v == Some(0) {
                 return Err(format!("{flag} must be at least 1"));
+            }
+        }
+        // Upper bounds: far above any real run, low enough that counts multiply without
+        // overflow and a typo (`--chains 100000`) is caught before it writes 100 000 files.
+        for (flag, v, max) in [
+            ("--chains", self.chains, MAX_CHAINS),
+            ("--draws", self.draws, MAX_COUNT),
+            ("--warmup", self.warmup, MAX_COUNT),
+            ("--thin", self.thin, MAX_THIN),
+            ("--batch", self.batch, MAX_COUNT),
+            ("--iterations", self.iterations, MAX_COUNT),
+            ("--class-batch", self.class_batch, MAX_COUNT),
+            ("--particles", self.particles, MAX_PARTICLES),
+        ] {
+            if let Some(v) = v.filter(|&v| v > max) {
+                return Err(format!("{flag} must be at most {max}, got {v}"));
             }
         }
         if self.particles.is_some_and(|p| p < 2) {
@@ -436,10 +461,7 @@ fn open_run(
 ) -> Result<Opened, ExitCode> {
     let (name, source) = read_model(path)?;
     let checked = gpmc::check_with(&name, &source, generic).map_err(|f| {
-        for r in f.reports() {
-            eprintln!("{r:?}");
-        }
-        eprintln!("{f}");
+        print_failure(&f);
         ExitCode::from(1)
     })?;
     let (d, test) = gpmc::data::load_train_and_test(&checked.model, data, predict)
@@ -825,26 +847,23 @@ fn infer(
     ExitCode::SUCCESS
 }
 
+/// A model's diagnostics on stderr: each rendered with its source (at most
+/// `gpmc::diagnostics::MAX_RENDERED`), then the count.
+fn print_failure(f: &gpmc::Failure) {
+    for r in f.reports() {
+        eprintln!("{r:?}");
+    }
+    if f.unrendered() > 0 {
+        eprintln!("{}", f.more_line());
+    }
+    eprintln!("{f}");
+}
+
 fn check(path: &std::path::Path, format: Format) -> ExitCode {
-    let name = path.display().to_string();
-    let source = match std::fs::read_to_string(path) {
-        Ok(s) => s,
-        Err(e) => {
-            if format == Format::Json {
-                say!(
-                    "{}",
-                    serde_json::json!({
-                        "schema_version": gpmc::report::SCHEMA_VERSION,
-                        "model": name,
-                        "ok": false,
-                        "diagnostics": [{"code": "gpm::io", "message": format!("cannot read `{name}`: {e}")}],
-                    })
-                );
-            } else {
-                eprintln!("error: cannot read `{name}`: {e}");
-            }
-            return ExitCode::from(2);
-        }
+    // An unreadable file is a usage error in both formats (exit 2, no JSON; docs/cli.md).
+    let (name, source) = match read_model(path) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
     match gpmc::check(&name, &source) {
         Ok(c) => {
@@ -859,12 +878,7 @@ fn check(path: &std::path::Path, format: Format) -> ExitCode {
         }
         Err(f) => {
             match format {
-                Format::Text => {
-                    for r in f.reports() {
-                        eprintln!("{r:?}");
-                    }
-                    eprintln!("{f}");
-                }
+                Format::Text => print_failure(&f),
                 Format::Json => say!(
                     "{}",
                     serde_json::to_string_pretty(&gpmc::report::json_failure(&f))

@@ -4,6 +4,9 @@
 //! the output directory in one rename. A rerun with fewer chains so leaves no stale
 //! `chain-5.csv` for ArviZ to mix in, and a run that fails (or a write that fails) leaves the
 //! previous output as it was: the staging directory is removed when it is dropped uncommitted.
+//! Two runs into one directory exclude each other: the first holds a lock (`.<name>.lock`
+//! beside the directory, an advisory lock the system releases when the process ends, however
+//! it ends) and the second is refused at once, before any work.
 
 use crate::infer::InferError;
 use std::path::{Path, PathBuf};
@@ -14,6 +17,8 @@ pub struct Staging {
     dir: PathBuf,
     partial: PathBuf,
     committed: bool,
+    /// Held open (and locked) until the staging ends.
+    _lock: std::fs::File,
 }
 
 fn io(what: &Path, e: std::io::Error) -> InferError {
@@ -48,6 +53,7 @@ impl Staging {
             }
         }
         std::fs::create_dir_all(&parent).map_err(|e| io(&parent, e))?;
+        let lock = lock(&parent, &name, dir)?;
         remove_leftovers(&parent, &name);
         let partial = parent.join(format!(".{name}.partial-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&partial);
@@ -56,6 +62,7 @@ impl Staging {
             dir: dir.to_path_buf(),
             partial,
             committed: false,
+            _lock: lock,
         })
     }
 
@@ -113,6 +120,97 @@ impl Drop for Staging {
             let _ = std::fs::remove_dir_all(&self.partial);
         }
     }
+}
+
+/// The exclusive lock on the output directory `dir` (named `name`, in `parent`): refused when
+/// another process holds it. The lock file stays (empty but for the last holder's pid); the lock
+/// is the kernel's, released when the file is closed or the process dies.
+fn lock(parent: &Path, name: &str, dir: &Path) -> Result<std::fs::File, InferError> {
+    let path = parent.join(format!(".{name}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| io(&path, e))?;
+    match file.try_lock() {
+        Ok(()) => {
+            use std::io::{Seek, Write};
+            let mut f = &file;
+            let _ = f.set_len(0);
+            let _ = f.seek(std::io::SeekFrom::Start(0));
+            let _ = write!(f, "{}", std::process::id());
+            Ok(file)
+        }
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            Err(InferError::Io(format!(
+                "another gpmc run{} is writing {}: wait for it, or choose another --output",
+                if holder.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(" (process {})", holder.trim())
+                },
+                dir.display()
+            )))
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(io(&path, e)),
+    }
+}
+
+/// Bytes free for an unprivileged writer on the file system holding `path` (`None` where the
+/// system does not say).
+pub fn available_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a NUL-terminated path and `st` a buffer of the right type, filled by the
+    // call when it returns 0.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it wrote the struct.
+    let st = unsafe { st.assume_init() };
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// Refuse, before any work, output that would not fit: `rows × width` values at `bytes_per_value`
+/// bytes each against the space free where `dir` is.
+pub fn check_space(
+    dir: &Path,
+    rows: u64,
+    width: usize,
+    bytes_per_value: u64,
+) -> Result<(), InferError> {
+    let need = rows
+        .saturating_mul(width as u64)
+        .saturating_mul(bytes_per_value);
+    if let Some(free) = available_bytes(dir) {
+        if need > free {
+            return Err(InferError::Io(format!(
+                "the draws need about {} ({} rows of {} columns) but {} has {} free: fewer --draws or --chains, or --thin",
+                human_bytes(need),
+                rows,
+                width,
+                dir.display(),
+                human_bytes(free)
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn human_bytes(b: u64) -> String {
+    let units = ["B", "KB", "MB", "GB", "TB", "PB", "EB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < units.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", units[u])
 }
 
 /// Write `files` as the whole content of the output directory `dir` (see [`Staging`]).

@@ -691,13 +691,17 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
     plan.steps.push(format!("log C = {}", plan.log_c));
     plan.certificate = crate::certify::certify(model, f, &plan, &plan.log_c);
     if !plan.certificate.passed {
-        return Err(refuse(
-            "(certification)".into(),
+        // A NaN error: the certifier said why it could not check (its `method`); a number:
+        // the plan failed the check, which is a bug of a rule.
+        let reason = if plan.certificate.max_rel_error.is_nan() {
+            format!("not certified: {}", plan.certificate.method)
+        } else {
             format!(
                 "internal error: the plan does not integrate back to the factor (relative error {:.2e}); please report this model",
                 plan.certificate.max_rel_error
-            ),
-        ));
+            )
+        };
+        return Err(refuse("(certification)".into(), reason));
     }
     Ok(plan)
 }

@@ -1,0 +1,147 @@
+//! Size and nesting limits, checked on the raw text before the grammar runs.
+//!
+//! The parser, the syntax tree's destructor and every later pass (lowering, the CAS, the
+//! recognisers) walk expressions recursively, so an expression nested thousands deep —
+//! `((((…1…))))`, `- - - … 1`, `1^1^…^1`, or a sum of 100 000 terms, which parses into a
+//! left-leaning tree as deep as it is long — would overflow the stack. Rather than make every
+//! pass iterative, the front end refuses such text with its own diagnostic: a tree can be no
+//! deeper than the number of brackets plus operators on the path to any token, and that number
+//! is bounded here, in one linear scan that recurses on nothing.
+
+use crate::ast::Span;
+use crate::error::ParseError;
+
+/// The deepest an expression may be: brackets `( [ {` open around a token plus the operators
+/// `+ - * / ^` before it in each enclosing bracket's current argument. Real models stay below
+/// 20; the stack of every pass holds thousands.
+pub const MAX_NESTING: usize = 256;
+
+/// The largest model text accepted, in bytes (a real model is a few kilobytes).
+pub const MAX_SOURCE_BYTES: usize = 4 << 20;
+
+/// Refuse text too large, or nested too deeply, for the passes that follow.
+pub fn check_limits(src: &str) -> Result<(), ParseError> {
+    if src.len() > MAX_SOURCE_BYTES {
+        return Err(ParseError::new(
+            format!(
+                "the model is {} bytes long; the limit is {} bytes",
+                src.len(),
+                MAX_SOURCE_BYTES
+            ),
+            Span::new(0, 0),
+            "model too large",
+        )
+        .with_help("a model is a few declarations and statements; data belongs in --data"));
+    }
+    let bytes = src.as_bytes();
+    // `open[k]` counts the operators seen so far in the current argument of the k-th enclosing
+    // bracket (index 0: outside every bracket); `depth` is the brackets plus all those counts.
+    let mut open: Vec<usize> = vec![0];
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match c {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => i = skip_line(bytes, i),
+            b'#' => i = skip_line(bytes, i),
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i = match src[i + 2..].find("*/") {
+                    Some(k) => i + 2 + k + 1,
+                    None => bytes.len(),
+                }
+            }
+            b'(' | b'[' | b'{' => {
+                open.push(0);
+                depth += 1;
+            }
+            b')' | b']' | b'}' => {
+                if open.len() > 1 {
+                    depth -= 1 + open.pop().unwrap_or(0);
+                }
+            }
+            // A separator starts a new tree at this level.
+            b';' | b',' => {
+                let top = open.last_mut().expect("level 0 is never popped");
+                depth -= *top;
+                *top = 0;
+            }
+            b'+' | b'-' | b'*' | b'/' | b'^' => {
+                *open.last_mut().expect("level 0 is never popped") += 1;
+                depth += 1;
+            }
+            _ => {}
+        }
+        if depth > MAX_NESTING {
+            return Err(ParseError::new(
+                format!("expression nested more than {MAX_NESTING} deep"),
+                Span::new(i, i + 1),
+                "nesting limit reached here",
+            )
+            .with_help(
+                "brackets, unary minuses, powers and the terms of a long sum each add a level; \
+                 split the expression with `let` or write the sum as a `for` loop",
+            ));
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// The index of the newline ending the comment that starts at `i` (or the end of the text).
+fn skip_line(bytes: &[u8], i: usize) -> usize {
+    bytes[i..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |k| i + k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(open: &str, mid: &str, close: &str, n: usize) -> String {
+        format!("{}{}{}", open.repeat(n), mid, close.repeat(n))
+    }
+
+    #[test]
+    fn shallow_text_passes_and_deep_text_is_refused_where_it_gets_deep() {
+        let ok = nested("(", "1", ")", MAX_NESTING);
+        assert!(check_limits(&ok).is_ok());
+        let deep = nested("(", "1", ")", MAX_NESTING + 1);
+        let e = check_limits(&deep).unwrap_err();
+        assert_eq!(e.span.start, MAX_NESTING);
+        assert!(e.message.contains("nested more than 256"));
+    }
+
+    #[test]
+    fn operators_count_along_the_path_but_separators_reset_them() {
+        assert!(check_limits(&"1+".repeat(300)).is_err());
+        assert!(check_limits(&"-".repeat(300)).is_err());
+        assert!(check_limits(&"1^".repeat(300)).is_err());
+        // 300 short statements, and 300 short arguments, are fine.
+        assert!(check_limits(&"x = 1 + 2;\n".repeat(300)).is_ok());
+        assert!(check_limits(&format!("f({})", "1 + 2, ".repeat(300))).is_ok());
+        // Operators inside a closed bracket no longer count.
+        assert!(check_limits(&format!("{}1", "(1+1+1) * ".repeat(100))).is_ok());
+    }
+
+    #[test]
+    fn comments_are_skipped() {
+        let c = format!(
+            "// {}\n# {}\n/* {} */ x",
+            "(".repeat(999),
+            "-".repeat(999),
+            "[".repeat(999)
+        );
+        assert!(check_limits(&c).is_ok());
+    }
+
+    #[test]
+    fn oversized_text_is_refused_without_scanning() {
+        let big = " ".repeat(MAX_SOURCE_BYTES + 1);
+        assert!(check_limits(&big)
+            .unwrap_err()
+            .message
+            .contains("bytes long"));
+    }
+}
