@@ -90,6 +90,8 @@ pub struct ChainWriter {
     line: String,
     /// The rows in binary too, for the summaries (see [`crate::spill`]).
     spill: Option<crate::spill::Spill>,
+    /// Rows whose first value (`lp__`) is finite.
+    finite_first: usize,
 }
 
 impl ChainWriter {
@@ -112,6 +114,7 @@ impl ChainWriter {
             ends: vec![head.len() as u64],
             line: String::new(),
             spill,
+            finite_first: 0,
         })
     }
 
@@ -127,6 +130,12 @@ impl ChainWriter {
     /// Number of rows written.
     pub fn rows(&self) -> usize {
         self.ends.len() - 1
+    }
+
+    /// Number of rows written whose first value (`lp__`) is finite (rows truncated away after an
+    /// interrupt may still be counted: it is a check for none at all).
+    pub fn finite_first(&self) -> usize {
+        self.finite_first
     }
 
     /// Write the elapsed times, state the number of draws in the header, and close the file;
@@ -158,6 +167,9 @@ impl RowSink for ChainWriter {
             .map_err(|e| self.fail(e))?;
         let end = self.ends[self.ends.len() - 1] + self.line.len() as u64;
         self.ends.push(end);
+        if r.first().is_some_and(|v| v.is_finite()) {
+            self.finite_first += 1;
+        }
         Ok(())
     }
 

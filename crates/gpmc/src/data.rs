@@ -115,6 +115,9 @@ fn read_file(path: &Path, into: &mut BTreeMap<String, Raw>) -> Result<(), DataEr
             ));
         };
         for (k, v) in map {
+            if into.contains_key(&k) {
+                return Err(given_twice(&k));
+            }
             into.insert(k, from_json(&v));
         }
         Ok(())
@@ -132,10 +135,17 @@ fn read_csv<R: std::io::Read>(
         .from_reader(reader);
     let headers: Vec<String> = rdr
         .headers()
-        .map_err(|e| err("", format!("`{name}`: bad CSV header: {e}"), None))?
+        .map_err(|e| {
+            err(
+                "",
+                format!("`{name}` is not a CSV data file (its header: {e})"),
+                None,
+            )
+        })?
         .iter()
         .map(|s| s.to_string())
         .collect();
+    check_headers(&headers, name)?;
     let mut columns: Vec<Vec<f64>> = vec![vec![]; headers.len()];
     let mut rec = csv::StringRecord::new();
     for row in 0.. {
@@ -169,12 +179,34 @@ fn read_csv<R: std::io::Read>(
         match split.and_then(|(base, k)| k.parse::<usize>().ok().map(|k| (base, k))) {
             Some((base, k)) => matrices.entry(base.to_string()).or_default().push((k, col)),
             None => {
+                if into.contains_key(h) {
+                    return Err(given_twice(h));
+                }
                 into.insert(h.clone(), Raw::Column(col));
             }
         }
     }
     for (base, mut cols) in matrices {
         cols.sort_by_key(|c| c.0);
+        // `X.1, X.3` is not a matrix with two columns: every column from 1 up must be there once.
+        for (k, (j, _)) in cols.iter().enumerate() {
+            if *j != k + 1 {
+                let listed: Vec<String> = cols.iter().map(|(j, _)| format!("{base}.{j}")).collect();
+                return Err(err(
+                    &base,
+                    format!(
+                        "`{name}`: the columns of `{base}` are {}; `{base}.{}` is {}",
+                        listed.join(", "),
+                        k + 1,
+                        if *j > k + 1 { "missing" } else { "given twice" }
+                    ),
+                    Some("a matrix is given as columns NAME.1, NAME.2, … NAME.D (or NAME[1] …)"),
+                ));
+            }
+        }
+        if into.contains_key(&base) {
+            return Err(given_twice(&base));
+        }
         let n = cols.first().map_or(0, |c| c.1.len());
         let ncols = cols.len();
         // Column-major, as nalgebra stores it: the columns are appended and freed one by one.
@@ -183,6 +215,75 @@ fn read_csv<R: std::io::Read>(
             buf.extend_from_slice(&c);
         }
         into.insert(base, Raw::Matrix(DMatrix::from_vec(n, ncols, buf)));
+    }
+    Ok(())
+}
+
+/// A datum given by two files (or two columns): which one was meant is not for gpmc to guess.
+fn given_twice(name: &str) -> DataError {
+    err(
+        name,
+        format!("`{name}` is given twice in the data"),
+        Some("each datum comes from one file and one column"),
+    )
+}
+
+/// A CSV header must name its columns (`y`, `X.1`, `X[1]`), each once: a binary or empty file,
+/// a header `y,y` or a blank column name is refused here, naming the problem.
+fn check_headers(headers: &[String], name: &str) -> Result<(), DataError> {
+    if headers.is_empty() || headers.iter().all(|h| h.is_empty()) {
+        return Err(err(
+            "",
+            format!(
+                "`{name}` is empty: a CSV data file starts with a header row naming its columns"
+            ),
+            None,
+        ));
+    }
+    let is_name = |h: &str| {
+        let base = h
+            .split_once('.')
+            .map(|(b, k)| (b, Some(k)))
+            .or_else(|| {
+                h.strip_suffix(']')
+                    .and_then(|s| s.split_once('['))
+                    .map(|(b, k)| (b, Some(k)))
+            })
+            .unwrap_or((h, None));
+        let ident = |s: &str| {
+            s.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        };
+        ident(base.0)
+            && base
+                .1
+                .is_none_or(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_digit()))
+    };
+    for (k, h) in headers.iter().enumerate() {
+        if !is_name(h) {
+            let shown: String = h.chars().take(40).flat_map(char::escape_debug).collect();
+            return Err(err(
+                "",
+                format!(
+                    "`{name}` is not a CSV data file: column {} of its header is `{shown}`, not a name",
+                    k + 1
+                ),
+                Some("the header names each column: `y`, or `X.1`, `X.2` for a matrix"),
+            ));
+        }
+        if let Some(first) = headers[..k].iter().position(|g| g == h) {
+            return Err(err(
+                h,
+                format!(
+                    "`{name}`: the header names `{h}` twice (columns {} and {})",
+                    first + 1,
+                    k + 1
+                ),
+                None,
+            ));
+        }
     }
     Ok(())
 }
@@ -548,6 +649,21 @@ fn infer_sizes(model: &Model, raw: &mut BTreeMap<String, Raw>) {
     }
 }
 
+/// The largest magnitude of a datum: squares (distances, residuals) of anything larger overflow.
+pub const MAX_MAGNITUDE: f64 = 1e150;
+
+/// Whether the scalar datum `name` is the size of a data or latent vector or matrix.
+fn is_size(model: &Model, name: &str) -> bool {
+    let names = |s: &Shape| match s {
+        Shape::Vector(Dim::Var(v)) => v == name,
+        Shape::Matrix(r, c) => {
+            matches!(r, Dim::Var(v) if v == name) || matches!(c, Dim::Var(v) if v == name)
+        }
+        _ => false,
+    };
+    model.data.iter().any(|d| names(&d.shape)) || model.latents.iter().any(|z| names(&z.shape))
+}
+
 fn check_values(
     model: &Model,
     data: &Data,
@@ -585,6 +701,27 @@ fn check_values(
                 &d.name,
                 format!("the size `{}` is negative ({x})", d.name),
                 None,
+            ));
+        }
+        if d.elem == Elem::Int && d.shape == Shape::Scalar && *x == 0.0 && is_size(model, &d.name) {
+            return Err(err(
+                &d.name,
+                format!(
+                    "the size `{}` is 0: there is nothing to infer from or about",
+                    d.name
+                ),
+                Some("give at least one observation"),
+            ));
+        }
+        if x.abs() > MAX_MAGNITUDE {
+            return Err(err(
+                &d.name,
+                format!(
+                    "`{}` contains {x:e}{}, beyond ±{MAX_MAGNITUDE:e}: its square overflows double precision",
+                    d.name,
+                    locate(k)
+                ),
+                Some("rescale the data (divide by a constant) before inference"),
             ));
         }
         let bound = |b: &Bound| match b {

@@ -33,6 +33,10 @@ pub enum InferError {
     #[error("cannot write the output: {0}")]
     #[diagnostic(code(gpm::io))]
     Io(String),
+    /// The run gave no usable draw.
+    #[error("{0}")]
+    #[diagnostic(code(gpm::degenerate))]
+    Degenerate(String),
     /// The run was interrupted with nothing to write.
     #[error("{0}")]
     #[diagnostic(code(gpm::interrupted))]
@@ -386,6 +390,14 @@ pub fn run_gibbs_with(
     let (ran, draws, interrupted) = run_chains(&setup, config, &extras, progress, sinks)?;
     let layout = setup.sampler.layout();
     let names = column_names(c, &layout);
+    check_log_density(
+        &names,
+        ran.iter().map(|(rows, _)| rows.len()).sum(),
+        ran.iter()
+            .flat_map(|(rows, _)| rows.iter())
+            .filter(|r| r.first().is_some_and(|v| v.is_finite()))
+            .count(),
+    )?;
     let chains: Vec<Chain> = ran
         .into_iter()
         .map(|(rows, t)| Chain::new(layout.clone(), rows, t))
@@ -410,6 +422,18 @@ pub fn run_gibbs_with(
         values: setup.values,
         interrupted,
     })
+}
+
+/// A run whose every draw has a non-finite log density is not a posterior (a prior variance of
+/// 10⁵⁰, data near the overflow range): an error, with nothing written. `names` are the columns
+/// (`lp__` first), `rows` the draws kept, `finite` those with a finite `lp__`.
+fn check_log_density(names: &[String], rows: usize, finite: usize) -> Result<(), InferError> {
+    if names.first().is_some_and(|n| n == "lp__") && rows > 0 && finite == 0 {
+        return Err(InferError::Degenerate(format!(
+            "every one of the {rows} draws has a non-finite log density (lp__): the model underflows or overflows at these data and hyperparameters; check their scales"
+        )));
+    }
+    Ok(())
 }
 
 /// Run Gibbs sampling with these extras, each chain's draws written to `chain-K.csv` in
@@ -454,6 +478,11 @@ pub fn run_gibbs_streamed(
     let mut kept_paths = Vec::with_capacity(ran.len());
     let mut spills = Vec::with_capacity(ran.len());
     let mut times = Vec::with_capacity(ran.len());
+    check_log_density(
+        &names,
+        ran.iter().map(|(w, _)| w.rows()).sum(),
+        ran.iter().map(|(w, _)| w.finite_first()).sum(),
+    )?;
     for (writer, t) in ran {
         kept_paths.push(writer.path().to_path_buf());
         spills.extend(writer.finish(&t)?);
@@ -1075,4 +1104,21 @@ pub fn summary_table(r: &InferResult, max_rows: usize) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod log_density_check {
+    use super::*;
+
+    #[test]
+    fn a_run_with_no_finite_log_density_is_an_error() {
+        let names: Vec<String> = ["lp__", "f.1"].iter().map(|s| s.to_string()).collect();
+        assert!(matches!(
+            check_log_density(&names, 40, 0),
+            Err(InferError::Degenerate(m)) if m.contains("40 draws")
+        ));
+        // One finite draw, or no draws at all (an interrupted run), is not this error.
+        assert!(check_log_density(&names, 40, 1).is_ok());
+        assert!(check_log_density(&names, 0, 0).is_ok());
+    }
 }

@@ -1,0 +1,422 @@
+//! Issue 18's reproducers, one by one: each input that crashed, hung or exhausted gpmc now gives
+//! a result or a clear error, quickly. Each runs the binary as a user would.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn model_text(name: &str) -> String {
+    std::fs::read_to_string(root().join("models").join(name)).unwrap()
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gpmc-hardening-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Run gpmc; its output and how long it took.
+fn gpmc(args: &[&str]) -> (Output, Duration) {
+    let t0 = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_gpmc"))
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    (out, t0.elapsed())
+}
+
+/// The arguments of `gpmc infer MODEL --data DATA --output OUT --quiet EXTRA…`.
+fn infer_args(model: &Path, data: &Path, out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        "infer".into(),
+        model.display().to_string(),
+        "--data".into(),
+        data.display().to_string(),
+        "--output".into(),
+        out.display().to_string(),
+        "--quiet".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+/// Run `gpmc infer` (see [`infer_args`]).
+fn infer(model: &Path, data: &Path, out: &Path, extra: &[&str]) -> (Output, Duration) {
+    let args = infer_args(model, data, out, extra);
+    gpmc(&args.iter().map(|s| s.as_str()).collect::<Vec<_>>())
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).to_string()
+}
+
+/// `gpmc check` on a text: exit code, stdout, stderr.
+fn check(tag: &str, src: &str, json: bool) -> (i32, String, String) {
+    let dir = tempdir(tag);
+    let path = dir.join("m.gpm");
+    std::fs::write(&path, src).unwrap();
+    let p = path.to_str().unwrap();
+    let args: Vec<&str> = if json {
+        vec!["check", p, "--format", "json"]
+    } else {
+        vec!["check", p]
+    };
+    let (out, t) = gpmc(&args);
+    assert!(t < Duration::from_secs(20), "{tag}: {t:?}");
+    (
+        out.status.code().unwrap_or(-1),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
+}
+
+#[test]
+fn deep_nesting_is_a_diagnostic_not_a_stack_overflow() {
+    let base = model_text("gp_classification.gpm");
+    let deep = |inner: String| base.replace("learn(1.0)", &format!("learn({inner})"));
+    for (tag, src) in [
+        (
+            "parens",
+            deep(format!("{}2.0{}", "(".repeat(7_000), ")".repeat(7_000))),
+        ),
+        (
+            "parens45k",
+            deep(format!("{}2.0{}", "(".repeat(45_000), ")".repeat(45_000))),
+        ),
+        ("minus", deep(format!("{}1.0", "-".repeat(12_000)))),
+        ("power", deep(format!("{}1.0", "1^".repeat(12_000)))),
+        ("sum", deep(format!("{}1.0", "1+".repeat(131_000)))),
+    ] {
+        for json in [false, true] {
+            let (code, stdout, stderr) = check(tag, &src, json);
+            assert_eq!(code, 1, "{tag}: {stderr}");
+            let said = if json { &stdout } else { &stderr };
+            assert!(
+                said.contains("nested more than 256"),
+                "{tag}: {}",
+                &said[..said.len().min(500)]
+            );
+            // The message shows a window of the line, not 500 KB of brackets.
+            assert!(
+                said.len() < 20_000,
+                "{tag}: {} bytes of diagnostics",
+                said.len()
+            );
+        }
+    }
+    // Nesting a real model might use is fine.
+    let ok = deep(format!("{}2.0{}", "(".repeat(100), ")".repeat(100)));
+    assert_eq!(check("ok", &ok, false).0, 0);
+}
+
+#[test]
+fn an_error_past_column_65536_is_rendered() {
+    let src = model_text("gp_classification.gpm")
+        .replace("learn(1.0)", &format!("learn({}zz)", " ".repeat(70_000)));
+    let (code, _, stderr) = check("col", &src, false);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("must be a numeric constant"), "{stderr}");
+    assert!(stderr.contains("line 11"), "{stderr}");
+}
+
+#[test]
+fn a_byte_order_mark_is_whitespace() {
+    let src = format!("\u{feff}{}", model_text("gp_classification.gpm"));
+    let (code, _, stderr) = check("bom", &src, false);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn many_errors_are_counted_not_all_rendered() {
+    let src =
+        model_text("gp_classification.gpm").replace("  N : int;\n", &"  N : int;\n".repeat(4_000));
+    let (code, _, stderr) = check("dups", &src, false);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("and 3949 more errors"),
+        "{}",
+        &stderr[stderr.len().saturating_sub(400)..]
+    );
+    assert!(stderr.len() < 200_000, "{} bytes", stderr.len());
+    let (code, stdout, _) = check("dups-json", &src, true);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["diagnostics"].as_array().unwrap().len(), 3_999);
+}
+
+/// The augmentation line of `gpmc check` for a model's only factor.
+fn augmentation(stdout: &str) -> String {
+    stdout
+        .lines()
+        .skip_while(|l| !l.contains("augmentation:"))
+        .take(4)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn count_likelihoods_are_certified_at_any_rate_or_refused_with_a_reason() {
+    let poisson = model_text("poisson_gp.gpm");
+    let hetero = model_text("heteroscedastic_gp.gpm");
+    for (tag, src, certified) in [
+        ("p3e4", poisson.replace("10.0;", "3e4;"), true),
+        ("p1e6", poisson.replace("10.0;", "1e6;"), true),
+        ("p1e7", poisson.replace("10.0;", "1e7;"), true),
+        ("p1e8", poisson.replace("10.0;", "1e8;"), true),
+        ("p1e9", poisson.replace("10.0;", "1e9;"), true),
+        ("p1e12", poisson.replace("10.0;", "1e12;"), false),
+        ("p1e18", poisson.replace("10.0;", "1e18;"), false),
+        ("p1e300", poisson.replace("10.0;", "1e300;"), false),
+        ("h1e6", hetero.replace("20.0;", "1e6;"), true),
+        ("h1e18", hetero.replace("20.0;", "1e18;"), false),
+    ] {
+        let t0 = Instant::now();
+        let (code, stdout, stderr) = check(tag, &src, false);
+        assert_eq!(code, 0, "{tag}: {stderr}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "{tag}: {:?}",
+            t0.elapsed()
+        );
+        let aug = augmentation(&stdout);
+        if certified {
+            assert!(!aug.contains("no augmentation"), "{tag}: {aug}");
+        } else {
+            // A reason, not "internal error … please report".
+            assert!(
+                aug.contains("not certified:") && aug.contains("double precision"),
+                "{tag}: {aug}"
+            );
+        }
+    }
+}
+
+#[test]
+fn student_t_is_certified_at_extreme_degrees_of_freedom_and_scales() {
+    let t = model_text("student_t_regression.gpm");
+    for (tag, src) in [
+        (
+            "nu0.01",
+            t.replace("nu : real in 0.. = 4.0", "nu : real in 0.. = 0.01"),
+        ),
+        (
+            "nu1e5",
+            t.replace("nu : real in 0.. = 4.0", "nu : real in 0.. = 1e5"),
+        ),
+        (
+            "nu1e8",
+            t.replace("nu : real in 0.. = 4.0", "nu : real in 0.. = 1e8"),
+        ),
+        (
+            "sigma1e8",
+            t.replace("sigma : real in 0.. = 0.3", "sigma : real in 0.. = 1e8"),
+        ),
+    ] {
+        let (code, stdout, stderr) = check(tag, &src, false);
+        assert_eq!(code, 0, "{tag}: {stderr}");
+        let aug = augmentation(&stdout);
+        assert!(!aug.contains("no augmentation"), "{tag}: {aug}");
+    }
+}
+
+#[test]
+fn two_hundred_categorical_statements_certify_quickly() {
+    let m = model_text("multiclass_gp.gpm").replace(
+        "  y ~ categorical_logistic_softmax(F);\n",
+        &"  y ~ categorical_logistic_softmax(F);\n".repeat(200),
+    );
+    let t0 = Instant::now();
+    let (code, _, stderr) = check("cat200", &m, false);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn huge_poisson_counts_are_sampled_quickly() {
+    let dir = tempdir("counts");
+    let mut d: serde_json::Value =
+        serde_json::from_str(&model_text("poisson_gp.data.json")).unwrap();
+    for count in [1e7, 1e8] {
+        d["y"][0] = serde_json::json!(count as u64);
+        let data = dir.join("d.json");
+        std::fs::write(&data, d.to_string()).unwrap();
+        let out = dir.join("out");
+        let (o, t) = infer(
+            &root().join("models/poisson_gp.gpm"),
+            &data,
+            &out,
+            &["--draws", "100", "--warmup", "100"],
+        );
+        assert!(o.status.success(), "{count}: {}", text(&o.stderr));
+        assert!(t < Duration::from_secs(20), "count {count}: {t:?}");
+    }
+}
+
+fn infer_gp_classification(extra: &[&str], out: &Path) -> (i32, String) {
+    let (o, t) = infer(
+        &root().join("models/gp_classification.gpm"),
+        &root().join("models/gp_classification.data.json"),
+        out,
+        extra,
+    );
+    assert!(t < Duration::from_secs(60), "{extra:?}: {t:?}");
+    (o.status.code().unwrap_or(-1), text(&o.stderr))
+}
+
+#[test]
+fn counts_on_the_command_line_are_bounded() {
+    let dir = tempdir("cli");
+    let out = dir.join("out");
+    for (args, says) in [
+        (
+            vec!["--draws", "18446744073709551615"],
+            "--draws must be at most",
+        ),
+        (vec!["--draws", "1000000000000"], "--draws must be at most"),
+        (vec!["--chains", "100000"], "--chains must be at most"),
+        (vec!["--thin", "100000000"], "--thin must be at most"),
+        (
+            vec!["--method", "svi", "--hyper-rate", "inf"],
+            "--hyper-rate must be a finite positive",
+        ),
+    ] {
+        let (code, stderr) = infer_gp_classification(&args, &out);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!out.exists(), "{args:?} wrote output");
+    }
+    // Within the bounds but beyond the disk: refused before sampling, nothing written.
+    let (code, stderr) =
+        infer_gp_classification(&["--draws", "1000000000", "--chains", "1024"], &out);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("free"), "{stderr}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_second_run_into_the_same_directory_is_refused_and_leftovers_are_cleaned() {
+    let dir = tempdir("lock");
+    let out = dir.join("out");
+    // A killed run's staging directory (its pid no longer exists) is removed by the next run.
+    let stale = dir.join(".out.partial-4194303");
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join("chain-1.csv"), "x").unwrap();
+    let mut first = Command::new(env!("CARGO_BIN_EXE_gpmc"))
+        .args(infer_args(
+            &root().join("models/gp_classification.gpm"),
+            &root().join("models/gp_classification.data.json"),
+            &out,
+            &["--draws", "20000"],
+        ))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the first run holds the lock (its staging directory exists).
+    let t0 = Instant::now();
+    let staged = |d: &Path| {
+        std::fs::read_dir(d).unwrap().flatten().any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!(".out.partial-{}", first.id()))
+        })
+    };
+    while !staged(&dir) && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (code, stderr) = infer_gp_classification(&["--draws", "10"], &out);
+    let _ = first.kill();
+    let _ = first.wait();
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("another gpmc run"), "{stderr}");
+    assert!(
+        !stale.exists(),
+        "the stale staging directory is still there"
+    );
+    // With the first run gone (killed), the lock is free again.
+    let (code, stderr) = infer_gp_classification(&["--draws", "10"], &out);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(out.join("summary.json").is_file());
+}
+
+/// `gpmc infer` of the GP classifier on a data file; exit code and stderr.
+fn infer_with_data(tag: &str, file: &str, content: &[u8]) -> (i32, String) {
+    let dir = tempdir(tag);
+    let data = dir.join(file);
+    std::fs::write(&data, content).unwrap();
+    let out = dir.join("out");
+    let (o, _) = infer(
+        &root().join("models/gp_classification.gpm"),
+        &data,
+        &out,
+        &["--draws", "10", "--warmup", "10"],
+    );
+    assert!(
+        !out.exists() || o.status.success(),
+        "{tag}: output written on failure"
+    );
+    (o.status.code().unwrap_or(-1), text(&o.stderr))
+}
+
+#[test]
+fn bad_data_is_named() {
+    let d: serde_json::Value =
+        serde_json::from_str(&model_text("gp_classification.data.json")).unwrap();
+    let rows = |cols: &str, f: &dyn Fn(&[serde_json::Value], i64) -> String| {
+        let mut s = format!("{cols}\n");
+        for (x, y) in d["X"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(d["y"].as_array().unwrap())
+        {
+            s.push_str(&f(x.as_array().unwrap(), y.as_i64().unwrap()));
+            s.push('\n');
+        }
+        s
+    };
+    let gap = rows("X.1,X.3,y", &|x, y| format!("{},{},{y}", x[0], x[1]));
+    let dup = rows("X.1,X.2,y,y", &|x, y| {
+        format!("{},{},{y},{}", x[0], x[1], -y)
+    });
+    let mut big = d.clone();
+    big["X"][0][0] = serde_json::json!(1e300);
+    let zero = serde_json::json!({"N": 0, "D": 2, "X": [], "y": []});
+    let binary: Vec<u8> = (0..=255u8).cycle().take(1024).collect();
+    for (tag, file, content, says) in [
+        ("gap", "d.csv", gap.into_bytes(), "`X.2` is missing"),
+        ("dup", "d.csv", dup.into_bytes(), "names `y` twice"),
+        ("empty", "d.csv", vec![], "is empty"),
+        ("binary", "d.csv", binary, "is not a CSV data file"),
+        (
+            "big",
+            "d.json",
+            big.to_string().into_bytes(),
+            "beyond ±1e150",
+        ),
+        (
+            "zero",
+            "d.json",
+            zero.to_string().into_bytes(),
+            "the size `N` is 0",
+        ),
+    ] {
+        let (code, stderr) = infer_with_data(tag, file, &content);
+        assert_eq!(code, 1, "{tag}: {stderr}");
+        assert!(stderr.contains(says), "{tag}: {stderr}");
+    }
+}
+
+#[test]
+fn an_unreadable_model_is_a_usage_error_without_json() {
+    let (o, _) = gpmc(&["check", "/nonexistent/missing.gpm", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+    assert!(text(&o.stderr).contains("cannot read"));
+}
