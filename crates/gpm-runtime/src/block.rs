@@ -21,6 +21,9 @@ pub struct BlockDraw {
     pub values: DVector<f64>,
     /// A sparse block's `v`.
     pub inducing: Option<DVector<f64>>,
+    /// The conditional mean the values were drawn about, where the block computes it (the
+    /// Rao-Blackwellised summaries; `None` for a sparse block).
+    pub mean: Option<DVector<f64>>,
 }
 
 /// A Gaussian block given its likelihood terms.
@@ -76,9 +79,11 @@ impl Ellipse for DenseEllipse {
 
 impl GaussianBlock for GpBlock {
     fn sample(&self, np: &NaturalParams, rng: &mut ChaCha8Rng) -> Result<BlockDraw, RuntimeError> {
+        let (values, mean) = GpBlock::sample_with_mean(self, &np.a, &np.b, rng)?;
         Ok(BlockDraw {
-            values: GpBlock::sample(self, &np.a, &np.b, rng)?,
+            values,
             inducing: None,
+            mean: Some(mean),
         })
     }
     fn moments(&self, np: &NaturalParams) -> Result<Moments, RuntimeError> {
@@ -95,9 +100,11 @@ impl GaussianBlock for GpBlock {
 impl GaussianBlock for DenseBlock {
     /// `np` holds one pseudo-observation per row of the block's design.
     fn sample(&self, np: &NaturalParams, rng: &mut ChaCha8Rng) -> Result<BlockDraw, RuntimeError> {
+        let (values, mean) = DenseBlock::sample_with_mean(self, &np.a, &np.b, rng)?;
         Ok(BlockDraw {
-            values: DenseBlock::sample(self, &np.a, &np.b, rng)?,
+            values,
             inducing: None,
+            mean: Some(mean),
         })
     }
     fn moments(&self, np: &NaturalParams) -> Result<Moments, RuntimeError> {
@@ -144,6 +151,7 @@ impl GaussianBlock for SparseColumn<'_> {
         Ok(BlockDraw {
             values: f,
             inducing: Some(v),
+            mean: None,
         })
     }
     /// The collapsed variational `q(v)` of SVGP (Titsias 2009; Hensman et al. 2013), with

@@ -247,16 +247,42 @@ impl GpBlock {
         b: &[f64],
         rng: &mut R,
     ) -> Result<DVector<f64>, RuntimeError> {
+        Ok(self.sample_with_mean(a, b, rng)?.0)
+    }
+
+    /// A draw and the conditional mean it is a draw about, `(f, E[f | a, b])`: Matheron's rule
+    /// `f = f₀ + K S B⁻¹ (S⁻¹b' − S f₀ − z)` is linear in `(f₀, z)`, whose mean is 0, so the mean
+    /// is the same solve with `f₀ = z = 0` — one more right-hand side for the factor `B` and
+    /// one more column for the product with `K` (the Rao-Blackwellised summaries).
+    pub fn sample_with_mean<R: Rng + ?Sized>(
+        &self,
+        a: &[f64],
+        b: &[f64],
+        rng: &mut R,
+    ) -> Result<(DVector<f64>, DVector<f64>), RuntimeError> {
         let n = self.len();
         let (s, bp) = self.curvature(a, b)?;
         let lb = self.b_matrix(a, &s)?;
         let f0 = self.chol.l_dirty() * std_normal_vec(n, rng);
         let z = std_normal_vec(n, rng);
-        let v = DVector::from_fn(n, |i, _| bp[i] / s[i] - s[i] * f0[i] - z[i]);
-        let w = lb.solve(&v).component_mul(&s);
-        let mut f = f0 + &self.k * w;
+        let rhs = DMatrix::from_fn(n, 2, |i, j| {
+            let centre = bp[i] / s[i];
+            if j == 0 {
+                centre - s[i] * f0[i] - z[i]
+            } else {
+                centre
+            }
+        });
+        let mut w = lb.solve(&rhs);
+        for j in 0..2 {
+            w.column_mut(j).component_mul_assign(&s);
+        }
+        let kw = &self.k * w;
+        let mut f = f0 + kw.column(0);
         f.add_scalar_mut(self.mean);
-        Ok(f)
+        let mut mean = kw.column(1).into_owned();
+        mean.add_scalar_mut(self.mean);
+        Ok((f, mean))
     }
 
     /// The conditional's mean and a sampler of its centred draws `N(0, Σ)`, factored once:
@@ -396,13 +422,14 @@ impl DenseBlock {
         Ok(0.5 * u.norm_squared() - prior - log_det)
     }
 
-    /// One exact draw from the conditional.
-    pub fn sample<R: Rng + ?Sized>(
+    /// One exact draw from the conditional, and the conditional mean it is a draw about (the
+    /// Rao-Blackwellised summaries).
+    pub fn sample_with_mean<R: Rng + ?Sized>(
         &self,
         a: &[f64],
         b: &[f64],
         rng: &mut R,
-    ) -> Result<DVector<f64>, RuntimeError> {
+    ) -> Result<(DVector<f64>, DVector<f64>), RuntimeError> {
         let (chol, h) = self.precision(a, b)?;
         let mean = chol.solve(&h);
         let z = std_normal_vec(mean.len(), rng);
@@ -412,7 +439,7 @@ impl DenseBlock {
             .transpose()
             .solve_upper_triangular(&z)
             .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
-        Ok(mean + dev)
+        Ok((&mean + dev, mean))
     }
 
     /// The conditional's mean and the Cholesky factor of its precision, factored once.

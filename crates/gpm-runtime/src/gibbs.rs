@@ -112,6 +112,14 @@ pub struct State {
     /// Evaluations of the hyperparameter moves' densities so far (each a factorisation for a
     /// kernel): what a full-Bayes sweep costs beyond a fixed-hyperparameter one.
     pub hyper_evaluations: u64,
+    /// The latents' conditional means at their last draw, `E[z | everything else]` (same
+    /// layout as `latents`): averaged over the kept draws they are the Rao-Blackwellised
+    /// posterior means ([`crate::rao_blackwell`]).
+    pub conditional_means: Vec<DVector<f64>>,
+    /// Per latent: whether some block of it was drawn without a conditional mean (the generic
+    /// update, a sparse GP, a block no factor reads); its Rao-Blackwellised mean is then not
+    /// reported.
+    pub without_mean: Vec<bool>,
 }
 
 /// A sparse GP column's prior at a chain's own kernel hyperparameters, with its features at
@@ -539,6 +547,8 @@ impl<'a> Sampler<'a> {
             .collect();
         let hypers = self.prep.hypers.clone();
         State {
+            conditional_means: latents.clone(),
+            without_mean: vec![false; latents.len()],
             latents,
             aux,
             cat,
@@ -804,6 +814,11 @@ impl<'a> Sampler<'a> {
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
         let Some(g) = self.block_gaussian(bi, b, collapsed_phase, state, pv, rng)? else {
+            if let Block::Dense { parts, .. } = b {
+                for p in parts.iter() {
+                    state.without_mean[p.0] = true;
+                }
+            }
             return Ok(());
         };
         let drawn = g.block.sample(&g.np, rng)?;
@@ -811,6 +826,14 @@ impl<'a> Sampler<'a> {
             state.sparse_v[bi] = drawn.inducing;
         }
         g.coords.set(&mut state.latents, &drawn.values);
+        match &drawn.mean {
+            Some(m) => g.coords.set(&mut state.conditional_means, m),
+            None => {
+                for l in g.coords.latents() {
+                    state.without_mean[l] = true;
+                }
+            }
+        }
         if !collapsed_phase {
             if let Some(sk) = self.kernels.iter().find(|k| k.block == bi) {
                 if !sk.interweave.is_empty() {
@@ -947,6 +970,12 @@ impl<'a> Sampler<'a> {
                 if let Some(g) = self.block_gaussian(bi, b, false, state, pv, rng)? {
                     parts.push(g);
                 }
+            }
+        }
+        // Elliptical slice sampling has no conditional mean to average.
+        for g in &parts {
+            for l in g.coords.latents() {
+                state.without_mean[l] = true;
             }
         }
         self.elliptical(&parts, factors, steps, state, rng)
@@ -1098,6 +1127,9 @@ pub trait RowSink: Send {
     fn push(&mut self, row: Vec<f64>) -> Result<(), RuntimeError>;
     /// Keep only the first `rows` rows (chains of an interrupted run are cut to the shortest).
     fn truncate(&mut self, rows: usize) -> Result<(), RuntimeError>;
+    /// The latents' conditional means at the draw just pushed, and which latents have none
+    /// ([`State::conditional_means`]); a sink that reports Rao-Blackwellised means keeps them.
+    fn conditional_means(&mut self, _means: &[DVector<f64>], _without: &[bool]) {}
 }
 
 impl RowSink for Vec<Vec<f64>> {
@@ -1201,6 +1233,7 @@ pub fn run_into<S: RowSink>(
                 sampler.sweep(&mut state, &mut rng)?;
                 if (s + 1) % config.thin == 0 {
                     sink.push(sampler.row(&state, &mut replicate_rng))?;
+                    sink.conditional_means(&state.conditional_means, &state.without_mean);
                     kept += 1;
                 }
                 progress(c, config.warmup + s + 1);

@@ -28,6 +28,7 @@ pub mod natural;
 pub mod predict;
 pub mod prepared;
 pub mod progress;
+pub mod rao_blackwell;
 pub mod reference_ess;
 pub mod replicate;
 pub mod slice;

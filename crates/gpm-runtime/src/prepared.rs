@@ -637,6 +637,14 @@ impl Coords<'_> {
         }
     }
 
+    /// The latents the block's coordinates belong to.
+    pub fn latents(&self) -> Vec<usize> {
+        match *self {
+            Coords::Column { latent, .. } => vec![latent],
+            Coords::Dense(parts) => parts.iter().map(|p| p.0).collect(),
+        }
+    }
+
     /// The block's coordinates written into the latents.
     pub fn set(&self, latents: &mut [DVector<f64>], z: &DVector<f64>) {
         match *self {

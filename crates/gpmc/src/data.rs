@@ -288,6 +288,13 @@ fn check_headers(headers: &[String], name: &str) -> Result<(), DataError> {
     Ok(())
 }
 
+/// Check the bytes of one CSV data file (named `name` in messages) against the model.
+pub fn from_csv(model: &Model, name: &str, bytes: &[u8]) -> Result<Data, DataError> {
+    let mut raw = BTreeMap::new();
+    read_csv(bytes, name, &mut raw)?;
+    check(model, raw)
+}
+
 /// Load and merge data files, then check every datum against the model.
 pub fn load(model: &Model, paths: &[&Path]) -> Result<Data, DataError> {
     let mut raw = BTreeMap::new();

@@ -9,6 +9,7 @@ use gpm_runtime::diagnostics::{summarize, Summary};
 use gpm_runtime::draws::VarKind;
 use gpm_runtime::gibbs::{self, Chain, ChainTimes, GibbsConfig};
 use gpm_runtime::kernels::HyperValues;
+use gpm_runtime::rao_blackwell::WithMeans;
 use gpm_schedule::{GibbsUpdate, StartRule, VariationalUpdate};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -72,6 +73,9 @@ pub struct InferResult {
     pub values: HyperValues,
     /// Whether the run was interrupted (the chains hold the draws made until then).
     pub interrupted: bool,
+    /// Rao-Blackwellised posterior means of the latents' columns that have them (name and
+    /// estimate; [`gpm_runtime::rao_blackwell`]).
+    pub rao_blackwell: Vec<(String, gpm_runtime::rao_blackwell::Estimate)>,
 }
 
 impl InferResult {
@@ -87,6 +91,7 @@ impl InferResult {
             jitter: 0.0,
             values,
             interrupted: false,
+            rao_blackwell: vec![],
         }
     }
 }
@@ -350,9 +355,17 @@ fn run_chains<S: gibbs::RowSink>(
     extras: &GibbsExtras,
     progress: &(dyn Fn(usize, usize) + Sync),
     sinks: Vec<S>,
-) -> Result<(Vec<(S, ChainTimes)>, usize, bool), InferError> {
+) -> Result<(Vec<(WithMeans<S>, ChainTimes)>, usize, bool), InferError> {
     let never = std::sync::atomic::AtomicBool::new(false);
     let stop = extras.stop.as_deref().unwrap_or(&never);
+    let width = setup.sampler.prepared().latents.iter().map(|l| l.1).sum();
+    let sinks = sinks
+        .into_iter()
+        .map(|sink| WithMeans {
+            sink,
+            sums: gpm_runtime::rao_blackwell::RaoBlackwell::new(width, config.draws),
+        })
+        .collect();
     let (chains, kept) = gibbs::run_into(&setup.sampler, config, progress, stop, sinks)?;
     if kept == 0 {
         return Err(InferError::Interrupted(
@@ -364,6 +377,28 @@ fn run_chains<S: gibbs::RowSink>(
         kept,
         stop.load(std::sync::atomic::Ordering::Relaxed),
     ))
+}
+
+/// The Rao-Blackwellised means of the latent columns named in `names` (the row layout's
+/// columns), from each chain's sums.
+fn rao_blackwell_means(
+    layout: &gpm_runtime::draws::Layout,
+    names: &[String],
+    sums: &[gpm_runtime::rao_blackwell::RaoBlackwell],
+) -> Vec<(String, gpm_runtime::rao_blackwell::Estimate)> {
+    let mut latent_names = Vec::new();
+    let mut offset = 0;
+    for v in &layout.vars {
+        if matches!(v.kind, VarKind::Latent(_)) {
+            latent_names.extend(names[offset..offset + v.len()].iter().cloned());
+        }
+        offset += v.len();
+    }
+    gpm_runtime::rao_blackwell::combine(sums)
+        .into_iter()
+        .zip(latent_names)
+        .filter_map(|(e, n)| e.map(|e| (n, e)))
+        .collect()
 }
 
 /// The number of leading columns of a draw row that are parameters (the pointwise
@@ -392,15 +427,17 @@ pub fn run_gibbs_with(
     let names = column_names(c, &layout);
     check_log_density(
         &names,
-        ran.iter().map(|(rows, _)| rows.len()).sum(),
+        ran.iter().map(|(w, _)| w.sink.len()).sum(),
         ran.iter()
-            .flat_map(|(rows, _)| rows.iter())
+            .flat_map(|(w, _)| w.sink.iter())
             .filter(|r| r.first().is_some_and(|v| v.is_finite()))
             .count(),
     )?;
+    let sums: Vec<_> = ran.iter().map(|(w, _)| w.sums.clone()).collect();
+    let rao_blackwell = rao_blackwell_means(&layout, &names, &sums);
     let chains: Vec<Chain> = ran
         .into_iter()
-        .map(|(rows, t)| Chain::new(layout.clone(), rows, t))
+        .map(|(w, t)| Chain::new(layout.clone(), w.sink, t))
         .collect();
     let summaries = (0..parameter_columns(&layout))
         .map(|j| {
@@ -421,6 +458,7 @@ pub fn run_gibbs_with(
         jitter: setup.sampler.prepared().jitter,
         values: setup.values,
         interrupted,
+        rao_blackwell,
     })
 }
 
@@ -451,12 +489,12 @@ pub fn run_gibbs_streamed(
     let setup = gibbs_setup(c, data, &extras)?;
     let layout = setup.sampler.layout();
     let names = column_names(c, &layout);
-    // Each kept draw is a CSV row (up to ~24 bytes a value) and a binary row (8 bytes a value).
+    // Each kept draw is a CSV row (~16 bytes a value) and a binary row (8 bytes a value).
     crate::output::check_space(
         staging.partial_dir(),
         (config.chains as u64).saturating_mul(config.draws as u64),
         names.len(),
-        32,
+        24,
     )?;
     let paths: Vec<PathBuf> = (1..=config.chains)
         .map(|k| staging.path(&format!("chain-{k}.csv")))
@@ -480,10 +518,12 @@ pub fn run_gibbs_streamed(
     let mut times = Vec::with_capacity(ran.len());
     check_log_density(
         &names,
-        ran.iter().map(|(w, _)| w.rows()).sum(),
-        ran.iter().map(|(w, _)| w.finite_first()).sum(),
+        ran.iter().map(|(w, _)| w.sink.rows()).sum(),
+        ran.iter().map(|(w, _)| w.sink.finite_first()).sum(),
     )?;
-    for (writer, t) in ran {
+    let sums: Vec<_> = ran.iter().map(|(w, _)| w.sums.clone()).collect();
+    let rao_blackwell = rao_blackwell_means(&layout, &names, &sums);
+    for (WithMeans { sink: writer, .. }, t) in ran {
         kept_paths.push(writer.path().to_path_buf());
         spills.extend(writer.finish(&t)?);
         times.push(t);
@@ -513,6 +553,7 @@ pub fn run_gibbs_streamed(
         jitter: setup.sampler.prepared().jitter,
         values: setup.values,
         interrupted,
+        rao_blackwell,
     })
 }
 
@@ -1054,6 +1095,11 @@ pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde
         "variables": r.summaries.iter().map(|(n, s)| json!({
             "name": n, "mean": s.mean, "sd": s.sd, "q5": s.q5, "q50": s.q50, "q95": s.q95,
             "mcse_mean": s.mcse_mean, "mad": s.mad, "ess_bulk": s.ess_bulk, "ess_tail": s.ess_tail, "rhat": s.rhat,
+        })).collect::<Vec<_>>(),
+        // The average of each latent's conditional mean over the draws, beside the plain
+        // average above (docs/inference.md, "Rao-Blackwellised means").
+        "rao_blackwell": r.rao_blackwell.iter().map(|(n, e)| json!({
+            "name": n, "mean": e.mean, "mcse_mean": e.mcse,
         })).collect::<Vec<_>>(),
     })
 }

@@ -209,6 +209,43 @@ fn gibbs_matches_quadrature_for_every_likelihood() {
             sd
         );
         assert!(s.rhat < 1.01, "{}: rhat {}", case.name, s.rhat);
+        // The Rao-Blackwellised mean (the average of b's conditional means given the
+        // auxiliaries) estimates the same posterior mean, with its own batch-means error.
+        let (_, rb) = r
+            .rao_blackwell
+            .iter()
+            .find(|(n, _)| n == "b")
+            .unwrap_or_else(|| panic!("{}: no Rao-Blackwellised mean of b", case.name));
+        let z_rb = (rb.mean - mean) / rb.mcse;
+        eprintln!(
+            "{:<24} Rao-Blackwellised {:.4} (z {:+.2}), mcse {:.2e} vs plain {:.2e} ({:.2}x)",
+            case.name,
+            rb.mean,
+            z_rb,
+            rb.mcse,
+            s.mcse_mean,
+            s.mcse_mean / rb.mcse
+        );
+        if case.name == "gaussian" {
+            // No auxiliaries: the conditional mean is the posterior mean itself.
+            assert!(
+                (rb.mean - mean).abs() < 1e-6 && rb.mcse < 1e-9,
+                "{}: {rb:?}",
+                case.name
+            );
+        } else {
+            assert!(
+                z_rb.abs() < 4.5,
+                "{}: {rb:?} vs quadrature {mean}",
+                case.name
+            );
+            assert!(
+                rb.mcse < 1.1 * s.mcse_mean,
+                "{}: {rb:?} vs plain mcse {}",
+                case.name,
+                s.mcse_mean
+            );
+        }
     }
 }
 
@@ -805,4 +842,46 @@ fn normal_prior_scale_matches_quadrature() {
     // log s ~ N(0, 1): quadrature on the log scale.
     let (mean, sd) = log_scale_posterior(&log_evidence, 1.0, (-6.0, 4.0, 4000));
     assert_matches(&r, "normal prior", "s", mean, sd);
+}
+
+/// The Rao-Blackwellised means of a GP block: with Gaussian noise and fixed hyperparameters the
+/// conditional mean of `f` is the posterior mean `K (K + σ²I)⁻¹ y` at every draw (exactly, with
+/// no Monte Carlo error), which checks the mean that Matheron's rule draws about.
+#[test]
+fn rao_blackwellised_gp_means_are_the_closed_form() {
+    let (x, y) = regression_data(30, 1.0);
+    let src = "data { N : int; x : vector[N]; y : vector[N]; }
+               latent { f : vector[N] ~ gp(x, 1.5 * sqexp(0.8)); }
+               model { y ~ normal(f, 0.3); }";
+    let r = run_regression(src, &x, &y, 5);
+    let n = x.len();
+    let k = nalgebra::DMatrix::from_fn(n, n, |i, j| {
+        1.5 * (-(x[i] - x[j]).powi(2) / (2.0 * 0.8 * 0.8)).exp()
+    });
+    let mut ks = k.clone();
+    for i in 0..n {
+        ks[(i, i)] += 0.09;
+    }
+    let want = &k
+        * ks.cholesky()
+            .unwrap()
+            .solve(&nalgebra::DVector::from_vec(y.clone()));
+    for i in 0..n {
+        let name = format!("f.{}", i + 1);
+        let (_, rb) = r.rao_blackwell.iter().find(|(m, _)| *m == name).unwrap();
+        assert!(
+            (rb.mean - want[i]).abs() < 1e-7,
+            "{name}: {rb:?} vs {}",
+            want[i]
+        );
+        assert!(rb.mcse < 1e-9, "{name}: {rb:?}");
+        // The plain average agrees within its own error.
+        let (_, s) = r.summaries.iter().find(|(m, _)| *m == name).unwrap();
+        assert!(
+            ((s.mean - want[i]) / s.mcse_mean).abs() < 4.5,
+            "{name}: {} vs {}",
+            s.mean,
+            want[i]
+        );
+    }
 }

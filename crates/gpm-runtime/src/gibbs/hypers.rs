@@ -183,11 +183,12 @@ impl super::Sampler<'_> {
         for per in &curv {
             for (bi, li, c, a, b) in per {
                 let gp = state.gp_priors[*bi].as_ref().expect("refreshed");
-                let f = gp.sample(a, b, rng)?;
+                let (f, m) = gp.sample_with_mean(a, b, rng)?;
                 let rows = f.len();
-                for i in 0..rows {
-                    state.latents[*li][c * rows + i] = f[i];
-                }
+                state.latents[*li].rows_mut(c * rows, rows).copy_from(&f);
+                state.conditional_means[*li]
+                    .rows_mut(c * rows, rows)
+                    .copy_from(&m);
             }
         }
         Ok(())
@@ -235,11 +236,12 @@ impl super::Sampler<'_> {
             .map(|blk| (blk.1, blk.2))
             .expect("lead block in its group");
         let gp = state.gp_priors[lead].as_ref().expect("refreshed");
-        let f = gp.sample(&a, &b, rng)?;
+        let (f, m) = gp.sample_with_mean(&a, &b, rng)?;
         let rows = f.len();
-        for i in 0..rows {
-            state.latents[li][c * rows + i] = f[i];
-        }
+        state.latents[li].rows_mut(c * rows, rows).copy_from(&f);
+        state.conditional_means[li]
+            .rows_mut(c * rows, rows)
+            .copy_from(&m);
         Ok(())
     }
 
