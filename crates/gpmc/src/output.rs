@@ -6,7 +6,8 @@
 //! previous output as it was: the staging directory is removed when it is dropped uncommitted.
 //! Two runs into one directory exclude each other: the first holds a lock (`.<name>.lock`
 //! beside the directory, an advisory lock the system releases when the process ends, however
-//! it ends) and the second is refused at once, before any work.
+//! it ends; the file is removed when the run ends) and the second is refused at once, before
+//! any work.
 
 use crate::infer::InferError;
 use std::path::{Path, PathBuf};
@@ -17,8 +18,8 @@ pub struct Staging {
     dir: PathBuf,
     partial: PathBuf,
     committed: bool,
-    /// Held open (and locked) until the staging ends.
-    _lock: std::fs::File,
+    /// Held open (and locked) until the staging ends, and its path (removed then).
+    lock: (std::fs::File, PathBuf),
 }
 
 fn io(what: &Path, e: std::io::Error) -> InferError {
@@ -62,7 +63,7 @@ impl Staging {
             dir: dir.to_path_buf(),
             partial,
             committed: false,
-            _lock: lock,
+            lock,
         })
     }
 
@@ -119,44 +120,66 @@ impl Drop for Staging {
         if !self.committed {
             let _ = std::fs::remove_dir_all(&self.partial);
         }
+        // Removed while still held (the file closes after this): a run that opened it in the
+        // meantime finds, once it has the lock, that the path no longer names its file, and
+        // starts again ([`lock`]).
+        let _ = std::fs::remove_file(&self.lock.1);
     }
 }
 
 /// The exclusive lock on the output directory `dir` (named `name`, in `parent`): refused when
-/// another process holds it. The lock file stays (empty but for the last holder's pid); the lock
-/// is the kernel's, released when the file is closed or the process dies.
-fn lock(parent: &Path, name: &str, dir: &Path) -> Result<std::fs::File, InferError> {
+/// another process holds it. The lock is the kernel's (released when the file is closed or the
+/// process dies, however it dies); the file `.<name>.lock` holds the holder's pid and is removed
+/// when the staging ends (a killed run's stays, and is simply locked again).
+fn lock(parent: &Path, name: &str, dir: &Path) -> Result<(std::fs::File, PathBuf), InferError> {
+    use std::os::unix::fs::MetadataExt;
     let path = parent.join(format!(".{name}.lock"));
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .map_err(|e| io(&path, e))?;
-    match file.try_lock() {
-        Ok(()) => {
-            use std::io::{Seek, Write};
-            let mut f = &file;
-            let _ = f.set_len(0);
-            let _ = f.seek(std::io::SeekFrom::Start(0));
-            let _ = write!(f, "{}", std::process::id());
-            Ok(file)
+    // A holder that ends removes the file it locked; a file opened just before that is locked
+    // in vain, so the lock counts only while the path still names the locked file.
+    for _ in 0..100 {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => {
+                let same = match (file.metadata(), std::fs::metadata(&path)) {
+                    (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+                    _ => false,
+                };
+                if !same {
+                    continue;
+                }
+                use std::io::{Seek, Write};
+                let mut f = &file;
+                let _ = f.set_len(0);
+                let _ = f.seek(std::io::SeekFrom::Start(0));
+                let _ = write!(f, "{}", std::process::id());
+                return Ok((file, path));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                return Err(InferError::Io(format!(
+                    "another gpmc run{} is writing {}: wait for it, or choose another --output",
+                    if holder.trim().is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (process {})", holder.trim())
+                    },
+                    dir.display()
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(&path, e)),
         }
-        Err(std::fs::TryLockError::WouldBlock) => {
-            let holder = std::fs::read_to_string(&path).unwrap_or_default();
-            Err(InferError::Io(format!(
-                "another gpmc run{} is writing {}: wait for it, or choose another --output",
-                if holder.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!(" (process {})", holder.trim())
-                },
-                dir.display()
-            )))
-        }
-        Err(std::fs::TryLockError::Error(e)) => Err(io(&path, e)),
     }
+    Err(InferError::Io(format!(
+        "{}: could not take the lock of {}",
+        path.display(),
+        dir.display()
+    )))
 }
 
 /// Bytes free for an unprivileged writer on the file system holding `path` (`None` where the
