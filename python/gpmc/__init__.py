@@ -22,7 +22,7 @@ import numpy as np
 from . import _data, _idata
 from ._gpmc import DataError, InferenceError, ModelError, compile as _compile
 
-__all__ = ["Model", "Fit", "predict", "ModelError", "DataError", "InferenceError"]
+__all__ = ["Model", "Fit", "predict", "rao_blackwell", "ModelError", "DataError", "InferenceError"]
 __version__ = "0.1.0"
 
 
@@ -282,3 +282,32 @@ def predict(posterior, new_data, *, columns=None, seed=None):
         seed,
     )
     return _frame(csv, metrics)
+
+
+def rao_blackwell(idata):
+    """The Rao-Blackwellised posterior means of a Gibbs run's latents (docs/inference.md): a
+    pandas DataFrame indexed by column name (``f.1``, ``w.2`` ...) with ``mean`` (the average of
+    each entry's conditional mean given the auxiliaries, over the draws), ``mcse_mean`` (its
+    batch-means Monte Carlo error) and, beside them, the plain average of the draws and its
+    MCSE (``draws_mean``, ``draws_mcse_mean``). Latents drawn by the generic update or a sparse
+    GP have none and are absent."""
+    import pandas as pd
+
+    attrs = idata.posterior.attrs
+    if "gpmc_summary" not in attrs:
+        raise TypeError("not the result of gpmc.Model.sample (no gpmc_summary attribute)")
+    summary = json.loads(attrs["gpmc_summary"])
+    plain = {v["name"]: v for v in summary.get("variables", [])}
+    rows = []
+    for r in summary.get("rao_blackwell", []):
+        p = plain.get(r["name"], {})
+        rows.append(
+            {
+                "name": r["name"],
+                "mean": r["mean"],
+                "mcse_mean": r["mcse_mean"],
+                "draws_mean": p.get("mean"),
+                "draws_mcse_mean": p.get("mcse_mean"),
+            }
+        )
+    return pd.DataFrame(rows, columns=["name", "mean", "mcse_mean", "draws_mean", "draws_mcse_mean"]).set_index("name")

@@ -241,3 +241,19 @@ def test_the_readme_example_runs_as_written(monkeypatch):
     first = python_blocks(ROOT / "README.md")[0]
     assert "gpmc.Model" in first
     exec(compile(first, "README.md", "exec"), {})
+
+
+def test_rao_blackwellised_means_are_the_closed_form_for_a_gaussian_model():
+    # Bayesian linear regression with known noise: the conditional mean of (w, b) given nothing
+    # else is the exact posterior mean, at every draw.
+    d = regression_data()
+    idata = gpmc.Model(REGRESSION).sample(d, chains=2, draws=300, progress=False)
+    rb = gpmc.rao_blackwell(idata)
+    x = np.column_stack([d["x"], np.ones_like(d["x"])])
+    precision = x.T @ x / 0.25 + np.eye(2)
+    exact = np.linalg.solve(precision, x.T @ d["y"] / 0.25)
+    np.testing.assert_allclose(rb.loc[["w", "b"], "mean"].values, exact, atol=1e-9)
+    assert (rb["mcse_mean"] < 1e-12).all()
+    # The plain averages agree within their own error.
+    z = (rb["draws_mean"] - rb["mean"]) / rb["draws_mcse_mean"]
+    assert (z.abs() < 4.5).all(), rb
