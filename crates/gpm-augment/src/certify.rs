@@ -310,14 +310,15 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
         let err = match recon {
             Some(v) if v.is_finite() => (v - target).exp_m1().abs(),
             // A mixing integral or a count's sum out of double range (a Gamma of shape 10⁻³,
-            // a count spread against n = 0 over millions of values): a reason, not a number.
+            // a count spread against n = 0 over millions of values), or a term undefined at
+            // this point: a reason, not a number.
             _ => {
                 return Certificate {
                     points: k,
                     max_rel_error: f64::NAN,
                     passed: false,
                     method: format!(
-                        "{}: an integral over the auxiliary variables is outside double precision's range at these parameter values",
+                        "{}: the integral over the auxiliary variables could not be evaluated at these parameter values (out of double precision's range, or a term undefined there)",
                         method.join("; ")
                     ),
                 }
