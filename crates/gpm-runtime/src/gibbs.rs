@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 mod elliptical;
 mod from_q;
+mod level_shift;
 mod pointwise;
 mod start;
 pub use pointwise::Pointwise;
@@ -612,6 +613,10 @@ impl<'a> Sampler<'a> {
                         self.sample_block(bi, &self.prep.blocks[bi], collapsed, state, &pv, rng)?;
                         pv = self.predictors(state);
                     }
+                }
+                GibbsStep::LevelShift { factor, block } => {
+                    self.level_shift(factor.0, block, state, rng)?;
+                    pv = self.predictors(state);
                 }
                 GibbsStep::KernelGroup { group } => {
                     self.sample_shared_group(&self.shared[group], state, &pv, rng)?;

@@ -274,7 +274,11 @@ pub(crate) struct HyperPlan {
 }
 
 /// The factors with a predictor that reads latent `li`.
-fn factors_reading(model: &Model, factors: &[FactorProgram], li: LatentId) -> Vec<FactorId> {
+pub(crate) fn factors_reading(
+    model: &Model,
+    factors: &[FactorProgram],
+    li: LatentId,
+) -> Vec<FactorId> {
     let name = &model.latents[li.0].name;
     factors
         .iter()

@@ -151,6 +151,46 @@ pub struct Curvature {
     pub quad: Tape,
 }
 
+/// After the uncollapsed draw of each logistic-softmax factor's latent matrix, a translation
+/// move of it ([`GibbsStep::LevelShift`]) — where the matrix is one full GP block drawn on its
+/// own (not in a kernel group, not by the generic update) and no other factor reads it, so that
+/// `p(F | y)` is the GP prior times this factor alone.
+fn level_shifts(
+    model: &Model,
+    factors: &[FactorProgram],
+    blocks: &[blocks::BlockSpec],
+    gibbs: &mut Vec<GibbsStep>,
+) {
+    for (f, fp) in factors.iter().enumerate() {
+        let Some(c) = &fp.categorical else { continue };
+        let Some(b) = blocks.iter().find(|b| b.latents.contains(&c.latent_id)) else {
+            continue;
+        };
+        let alone = b.latents.len() == 1
+            && b.kind == blocks::BlockKind::FullGp
+            && b.elliptical.is_empty()
+            && !b.collapsed
+            && hypers::factors_reading(model, factors, c.latent_id)
+                .iter()
+                .all(|r| r.0 == f);
+        let at = gibbs.iter().position(|s| {
+            *s == GibbsStep::Block {
+                block: b.id,
+                collapsed: false,
+            }
+        });
+        if let (true, Some(at)) = (alone, at) {
+            gibbs.insert(
+                at + 1,
+                GibbsStep::LevelShift {
+                    factor: FactorId(f),
+                    block: b.id,
+                },
+            );
+        }
+    }
+}
+
 /// A categorical (logistic-softmax) factor: handled by its own block in the runtime.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CategoricalProgram {
@@ -802,13 +842,14 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
     elliptical_blocks(model, &factors, &mut blocks)?;
     let plan = hypers::plan(model, &factors, &hypers, &collapsed, &blocks);
     let coupled = coupled_blocks(model, &factors, &blocks);
-    let gibbs = steps::gibbs(
+    let mut gibbs = steps::gibbs(
         &blocks,
         &coupled,
         &plan.groups,
         !plan.likelihood.is_empty(),
         !hypers.is_empty(),
     );
+    level_shifts(model, &factors, &blocks, &mut gibbs);
     let cavi = steps::cavi(&blocks);
     let gpf = steps::gpf(&blocks, &factors);
     let binder = prior::Binder {

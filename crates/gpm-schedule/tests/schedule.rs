@@ -418,3 +418,49 @@ fn a_factor_without_augmentation_takes_the_generic_update() {
         .collect();
     assert_eq!(blocks, vec![vec![BlockId(0)], vec![BlockId(1)]]);
 }
+
+/// A logistic-softmax factor's latent matrix gets its translation move right after its draw —
+/// unless another factor reads the matrix too (then `p(F | y)` is not the GP prior times this
+/// factor alone, which is what the move samples from).
+#[test]
+fn a_softmax_matrix_read_by_its_factor_alone_gets_a_level_move() {
+    let head =
+        "data { N : int; D : int; C : int; X : matrix[N, D]; y : int[N] in 1..C; z : vector[N]; }
+                latent { F : matrix[N, C] ~ gp(X, sqexp(1.0)); }";
+    let (_, alone) = schedule(&format!(
+        "{head} model {{ y ~ categorical_logistic_softmax(F); }}"
+    ));
+    let at = alone
+        .gibbs
+        .iter()
+        .position(|s| matches!(s, GibbsStep::LevelShift { .. }))
+        .expect("a level move");
+    assert!(matches!(
+        alone.gibbs[at - 1],
+        GibbsStep::Block {
+            collapsed: false,
+            ..
+        }
+    ));
+    let (_, shared) = schedule(&format!(
+        "{head} model {{ y ~ categorical_logistic_softmax(F); for i in 1..N {{ z[i] ~ normal(F[i, 1], 1.0); }} }}"
+    ));
+    assert!(
+        !shared
+            .gibbs
+            .iter()
+            .any(|s| matches!(s, GibbsStep::LevelShift { .. })),
+        "{:?}",
+        shared.gibbs
+    );
+    // Nothing else has one.
+    let (_, gp) = schedule(
+        "data { N : int; x : vector[N]; y : int[N] in {-1, 1}; }
+         latent { f : vector[N] ~ gp(x, sqexp(1.0)); }
+         model { y ~ bernoulli_logit(f); }",
+    );
+    assert!(!gp
+        .gibbs
+        .iter()
+        .any(|s| matches!(s, GibbsStep::LevelShift { .. })));
+}

@@ -137,6 +137,11 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
             hyper_names(c, &s.likelihood_hypers)
         ),
         GibbsStep::Auxiliaries => format!("draw the auxiliaries: {}", auxiliaries(s, c)),
+        GibbsStep::LevelShift { factor, block } => format!(
+            "move the common level of {}: F + δ with δ slice-sampled from the posterior (factor #{}'s auxiliaries integrated out), then redraw its λ, n, ω",
+            block_name(s, c, *block),
+            factor.0 + 1
+        ),
         GibbsStep::Elliptical {
             blocks,
             factors,
