@@ -257,3 +257,10 @@ def test_rao_blackwellised_means_are_the_closed_form_for_a_gaussian_model():
     # The plain averages agree within their own error.
     z = (rb["draws_mean"] - rb["mean"]) / rb["draws_mcse_mean"]
     assert (z.abs() < 4.5).all(), rb
+
+
+def test_draws_that_cannot_fit_in_memory_are_refused_before_sampling():
+    t0 = time.time()
+    with pytest.raises(gpmc.InferenceError, match="of memory"):
+        gpmc.Model(REGRESSION).sample(regression_data(), draws=10**12, progress=False)
+    assert time.time() - t0 < 10

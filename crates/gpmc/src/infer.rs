@@ -421,6 +421,11 @@ pub fn run_gibbs_with(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<InferResult, InferError> {
     let setup = gibbs_setup(c, data, &extras)?;
+    // The rows are kept in memory here (the Python package, the tests).
+    crate::output::check_memory(
+        (config.chains as u64).saturating_mul(config.draws as u64),
+        setup.sampler.layout().width(),
+    )?;
     let sinks = (0..config.chains).map(|_| Vec::new()).collect();
     let (ran, draws, interrupted) = run_chains(&setup, config, &extras, progress, sinks)?;
     let layout = setup.sampler.layout();

@@ -225,6 +225,36 @@ pub fn check_space(
     Ok(())
 }
 
+/// Bytes of memory available now (free pages; `None` where the system does not say).
+pub fn available_memory() -> Option<u64> {
+    // SAFETY: sysconf has no preconditions; a negative answer means "unknown".
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_AVPHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    (pages > 0 && size > 0).then(|| (pages as u64).saturating_mul(size as u64))
+}
+
+/// Refuse, before any work, draws kept in memory that would not fit: `rows × width` values of
+/// 8 bytes against the memory available.
+pub fn check_memory(rows: u64, width: usize) -> Result<(), InferError> {
+    let need = rows.saturating_mul(width as u64).saturating_mul(8);
+    if let Some(free) = available_memory() {
+        if need > free {
+            return Err(InferError::Io(format!(
+                "the draws need about {} of memory ({} rows of {} columns) but {} are available: fewer draws or chains, or thin them",
+                human_bytes(need),
+                rows,
+                width,
+                human_bytes(free)
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn human_bytes(b: u64) -> String {
     let units = ["B", "KB", "MB", "GB", "TB", "PB", "EB"];
     let mut v = b as f64;
