@@ -225,8 +225,18 @@ pub fn check_space(
     Ok(())
 }
 
-/// Bytes of memory available now (free pages; `None` where the system does not say).
+/// Bytes of memory available now: Linux's `MemAvailable` (free memory plus the page cache it
+/// can reclaim), else the free pages; `None` where the system does not say.
 pub fn available_memory() -> Option<u64> {
+    if let Ok(info) = std::fs::read_to_string("/proc/meminfo") {
+        let kb = info
+            .lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+        if let Some(kb) = kb {
+            return Some(kb.saturating_mul(1024));
+        }
+    }
     // SAFETY: sysconf has no preconditions; a negative answer means "unknown".
     let (pages, size) = unsafe {
         (
