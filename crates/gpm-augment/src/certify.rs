@@ -283,17 +283,8 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
                     }),
                     Family::NegativeBinomial { shape, p: prob } => {
                         at(shape).zip(at(prob)).map(|(r, q)| {
-                            let f: Box<dyn Fn(f64) -> f64> = Box::new(move |nf: f64| {
-                                lgamma(nf + r) - lgamma(r) - lgamma(nf + 1.0)
-                                    + if q > 0.0 {
-                                        nf * q.ln()
-                                    } else if nf == 0.0 {
-                                        0.0
-                                    } else {
-                                        f64::NEG_INFINITY
-                                    }
-                                    + r * (-q).ln_1p()
-                            });
+                            let f: Box<dyn Fn(f64) -> f64> =
+                                Box::new(move |nf: f64| log_negative_binomial(nf, r, q));
                             f
                         })
                     }
@@ -379,20 +370,22 @@ fn count_in_gamma(
     }
     let q = k1 / (b + k1);
     gpm_special::log_sum_concave(
-        &|nf| {
-            let log_nb = lgamma(nf + a) - lgamma(a) - lgamma(nf + 1.0)
-                + if q > 0.0 {
-                    nf * q.ln()
-                } else if nf == 0.0 {
-                    0.0
-                } else {
-                    f64::NEG_INFINITY
-                }
-                + a * (-q).ln_1p();
-            Some(log_nb + inner(Some((&count.name, nf)))?)
-        },
+        &|nf| Some(log_negative_binomial(nf, a, q) + inner(Some((&count.name, nf)))?),
         gpm_special::Lattice::Counts,
     )
+}
+
+/// `log NB(n | r, q)`, the count's log pmf `Γ(n+r)/(Γ(r) n!) qⁿ (1−q)^r` (`q = 0`: the point
+/// mass at 0).
+fn log_negative_binomial(n: f64, r: f64, q: f64) -> f64 {
+    let power = if q > 0.0 {
+        n * q.ln()
+    } else if n == 0.0 {
+        0.0
+    } else {
+        f64::NEG_INFINITY
+    };
+    lgamma(n + r) - lgamma(r) - lgamma(n + 1.0) + power + r * (-q).ln_1p()
 }
 
 /// Check the logistic-softmax chain for `classes` classes at random predictor values:

@@ -210,19 +210,25 @@ pub fn check_space(
     let need = rows
         .saturating_mul(width as u64)
         .saturating_mul(bytes_per_value);
-    if let Some(free) = available_bytes(dir) {
-        if need > free {
-            return Err(InferError::Io(format!(
-                "the draws need about {} ({} rows of {} columns) but {} has {} free: fewer --draws or --chains, or --thin",
-                human_bytes(need),
-                rows,
-                width,
-                dir.display(),
-                human_bytes(free)
-            )));
-        }
+    refuse_beyond(need, available_bytes(dir), |need, free| {
+        format!(
+            "the draws need about {need} ({rows} rows of {width} columns) but {} has {free} free: fewer --draws or --chains, or --thin",
+            dir.display()
+        )
+    })
+}
+
+/// An error when `need` bytes exceed `free` (nothing when the system did not say), worded by
+/// `say(need, free)` with both sizes in human units.
+fn refuse_beyond(
+    need: u64,
+    free: Option<u64>,
+    say: impl Fn(String, String) -> String,
+) -> Result<(), InferError> {
+    match free {
+        Some(free) if need > free => Err(InferError::Io(say(human_bytes(need), human_bytes(free)))),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Bytes of memory available now: Linux's `MemAvailable` (free memory plus the page cache it
@@ -251,18 +257,11 @@ pub fn available_memory() -> Option<u64> {
 /// 8 bytes against the memory available.
 pub fn check_memory(rows: u64, width: usize) -> Result<(), InferError> {
     let need = rows.saturating_mul(width as u64).saturating_mul(8);
-    if let Some(free) = available_memory() {
-        if need > free {
-            return Err(InferError::Io(format!(
-                "the draws need about {} of memory ({} rows of {} columns) but {} are available: fewer draws or chains, or thin them",
-                human_bytes(need),
-                rows,
-                width,
-                human_bytes(free)
-            )));
-        }
-    }
-    Ok(())
+    refuse_beyond(need, available_memory(), |need, free| {
+        format!(
+            "the draws need about {need} of memory ({rows} rows of {width} columns) but {free} are available: fewer draws or chains, or thin them"
+        )
+    })
 }
 
 fn human_bytes(b: u64) -> String {
