@@ -21,13 +21,15 @@ pub fn cholesky_jitter(
     m: &DMatrix<f64>,
     what: &str,
 ) -> Result<(Cholesky<f64, Dyn>, f64), RuntimeError> {
+    if let Some(c) = crate::linalg::cholesky(m.clone()) {
+        // A NaN or infinite entry never factors (it reaches a pivot), so the scan for one waits
+        // for a failure: on the way to success it cost a third of a factorisation at N = 200.
+        return Ok((c, 0.0));
+    }
     if m.iter().any(|v| !v.is_finite()) {
         return Err(RuntimeError::Numerical(format!(
             "the {what} contains NaN or infinite entries"
         )));
-    }
-    if let Some(c) = crate::linalg::cholesky(m.clone()) {
-        return Ok((c, 0.0));
     }
     let scale = m
         .diagonal()

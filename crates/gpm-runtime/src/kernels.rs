@@ -104,15 +104,11 @@ fn scaled_points(x: &DMatrix<f64>, ls: &[f64]) -> Vec<f64> {
     out
 }
 
-/// `f(r²_ij)` for the scaled squared distances `r²_ij = Σ_d ((x_id − z_jd)/ℓ_d)²`. For a
-/// training covariance (`x` and `z` the same matrix) only the upper triangle is computed and
-/// mirrored — half the evaluations of `f`, and a matrix symmetric to the bit.
-fn stationary_matrix(
-    x: &DMatrix<f64>,
-    z: &DMatrix<f64>,
-    ls: &[f64],
-    f: &dyn Fn(f64) -> f64,
-) -> DMatrix<f64> {
+/// `f(r²_ij)` for the scaled squared distances `r²_ij = Σ_d ((x_id − z_jd)/ℓ_d)²`, `f` applied
+/// in place to a column's values at once ([`Profile`]). For a training covariance (`x` and `z`
+/// the same matrix) only the upper triangle is computed and mirrored — half the evaluations of
+/// `f`, and a matrix symmetric to the bit.
+fn stationary_matrix(x: &DMatrix<f64>, z: &DMatrix<f64>, ls: &[f64], f: Profile) -> DMatrix<f64> {
     let (n, m, d) = (x.nrows(), z.nrows(), ls.len());
     let same = std::ptr::eq(x, z);
     let xs = scaled_points(x, ls);
@@ -126,12 +122,13 @@ fn stationary_matrix(
     for j in 0..m {
         let zj = &zs[j * d..(j + 1) * d];
         let rows = if same { j + 1 } else { n };
-        let col = out.column_mut(j);
-        for (i, o) in col.into_iter().take(rows).enumerate() {
+        let col = &mut out.column_mut(j);
+        let col = &mut col.as_mut_slice()[..rows];
+        for (i, o) in col.iter_mut().enumerate() {
             let xi = &xs[i * d..(i + 1) * d];
-            let r2: f64 = xi.iter().zip(zj).map(|(a, b)| (a - b) * (a - b)).sum();
-            *o = f(r2);
+            *o = xi.iter().zip(zj).map(|(a, b)| (a - b) * (a - b)).sum();
         }
+        f.apply(col);
     }
     if same {
         for j in 0..n {
@@ -143,28 +140,91 @@ fn stationary_matrix(
     out
 }
 
-/// A stationary kernel's lengthscale and its profile `f(r²)` in the scaled squared distance
-/// (`None` for the other kernels): the one place each profile is written.
-fn stationary_profile(k: &BoundKernel) -> Option<(&BoundLengthscale, fn(f64) -> f64)> {
-    fn sqexp(r2: f64) -> f64 {
-        (-0.5 * r2).exp()
+/// A stationary kernel's profile `r² ↦ f(r²)`, applied in place to a slice of scaled squared
+/// distances ([`Profile::apply`]): slices, so that the exponentials vectorise
+/// ([`gpm_special::exp_in_place`]). The one place each profile is written.
+#[derive(Debug, Clone, Copy)]
+enum Profile {
+    /// `e^(−r²/2)`.
+    SqExp,
+    /// `e^(−r)`.
+    Matern12,
+    /// `(1 + √3 r) e^(−√3 r)`.
+    Matern32,
+    /// `(1 + √5 r + 5r²/3) e^(−√5 r)`.
+    Matern52,
+    /// `r²` itself (the squared distances).
+    Identity,
+}
+
+impl Profile {
+    /// `f` over `v` in place, compiled for the widest instruction set the CPU has (AVX2 + FMA
+    /// where present, else the baseline), chosen at run time by faer's dispatcher (`pulp`): the
+    /// build targets baseline x86-64, and four lanes run the exponentials 2.3× faster.
+    fn apply(self, v: &mut [f64]) {
+        pulp::Arch::new().dispatch(InPlace { profile: self, v })
     }
-    fn matern12(r2: f64) -> f64 {
-        (-r2.sqrt()).exp()
+}
+
+/// [`Profile::apply`]'s body, in the form `pulp` compiles per instruction set (a closure would
+/// not be inlined into the dispatched function, and would run at the baseline width).
+struct InPlace<'a> {
+    profile: Profile,
+    v: &'a mut [f64],
+}
+
+impl pulp::WithSimd for InPlace<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        let v = self.v;
+        match self.profile {
+            Profile::SqExp => {
+                for x in v.iter_mut() {
+                    *x *= -0.5;
+                }
+                gpm_special::exp_in_place(v);
+            }
+            Profile::Matern12 => {
+                for x in v.iter_mut() {
+                    *x = -x.sqrt();
+                }
+                gpm_special::exp_in_place(v);
+            }
+            Profile::Matern32 => matern(v, 3.0, 0.0),
+            Profile::Matern52 => matern(v, 5.0, 1.0 / 3.0),
+            Profile::Identity => {}
+        }
     }
-    fn matern32(r2: f64) -> f64 {
-        let a = (3.0 * r2).sqrt();
-        (1.0 + a) * (-a).exp()
+}
+
+/// `(1 + a + b·a²)·e^(−a)` with `a = √(c·r²)` in place: the Matérn 3/2 (`b = 0`) and 5/2
+/// (`b = 1/3`) profiles, in chunks that keep `a` beside its exponential.
+#[inline(always)]
+fn matern(v: &mut [f64], c: f64, b: f64) {
+    let mut e = [0.0; 64];
+    for chunk in v.chunks_mut(64) {
+        let e = &mut e[..chunk.len()];
+        for (a, ei) in chunk.iter_mut().zip(e.iter_mut()) {
+            *a = (c * *a).sqrt();
+            *ei = -*a;
+        }
+        gpm_special::exp_in_place(e);
+        for (a, ei) in chunk.iter_mut().zip(e.iter()) {
+            *a = (1.0 + *a + b * *a * *a) * ei;
+        }
     }
-    fn matern52(r2: f64) -> f64 {
-        let a = (5.0 * r2).sqrt();
-        (1.0 + a + a * a / 3.0) * (-a).exp()
-    }
+}
+
+/// A stationary kernel's lengthscale and its profile in the scaled squared distance (`None`
+/// for the other kernels).
+fn stationary_profile(k: &BoundKernel) -> Option<(&BoundLengthscale, Profile)> {
     match k {
-        BoundKernel::SqExp(l) => Some((l, sqexp)),
-        BoundKernel::Matern12(l) => Some((l, matern12)),
-        BoundKernel::Matern32(l) => Some((l, matern32)),
-        BoundKernel::Matern52(l) => Some((l, matern52)),
+        BoundKernel::SqExp(l) => Some((l, Profile::SqExp)),
+        BoundKernel::Matern12(l) => Some((l, Profile::Matern12)),
+        BoundKernel::Matern32(l) => Some((l, Profile::Matern32)),
+        BoundKernel::Matern52(l) => Some((l, Profile::Matern52)),
         _ => None,
     }
 }
@@ -179,7 +239,7 @@ pub fn kernel_matrix(
     let (n, m, dims) = (x.nrows(), z.nrows(), x.ncols());
     if let Some((l, f)) = stationary_profile(k) {
         let ls = lengthscales(l, dims, h)?;
-        return Ok(stationary_matrix(x, z, &ls, &f));
+        return Ok(stationary_matrix(x, z, &ls, f));
     }
     Ok(match k {
         BoundKernel::SqExp(_)
@@ -252,7 +312,7 @@ pub fn uses_scalar_distances(k: &BoundKernel) -> bool {
 /// pass over the `D` coordinates at each evaluation (30 of them for the breast-cancer data).
 pub fn squared_distances(x: &DMatrix<f64>) -> DMatrix<f64> {
     let ones = vec![1.0; x.ncols()];
-    stationary_matrix(x, x, &ones, &|r2| r2)
+    stationary_matrix(x, x, &ones, Profile::Identity)
 }
 
 /// The training covariance `k(x_i, x_j)` at values `h`, with the squared distances of `x` kept
@@ -269,10 +329,15 @@ pub fn training_matrix(
         let inv = 1.0 / (ls * ls);
         let n = d2.nrows();
         let mut out = DMatrix::zeros(n, n);
+        // The upper triangle column by column (contiguous, so the profile vectorises), then
+        // mirrored: half the exponentials, and a matrix symmetric to the bit.
         for j in 0..n {
-            for i in 0..=j {
-                out[(i, j)] = f(d2[(i, j)] * inv);
+            let col = &mut out.column_mut(j);
+            let col = &mut col.as_mut_slice()[..=j];
+            for (o, d) in col.iter_mut().zip(d2.column(j).iter()) {
+                *o = d * inv;
             }
+            f.apply(col);
         }
         for j in 0..n {
             for i in j + 1..n {

@@ -10,8 +10,10 @@
 use std::f64::consts::{LN_2, PI};
 
 mod concave_sum;
+mod exp_slice;
 mod poisson_power;
 pub use concave_sum::{log_sum_concave, Lattice};
+pub use exp_slice::exp_in_place;
 pub use poisson_power::poisson_power_moment;
 
 /// `σ(x) = 1/(1 + e^(−x))`, never evaluating `e^y` for `y > 0` (no overflow, no `inf/inf`).

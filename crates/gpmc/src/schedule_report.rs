@@ -82,6 +82,15 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
                 k.slice.describe(),
                 how(k.given_values)
             );
+            if !k.interweave.is_empty() {
+                let _ = write!(
+                    extra,
+                    "; after the draw, {} again with the standardised values L⁻¹(f − μ₀) held \
+                     instead (the non-centred move), the same way, then the auxiliaries drawn \
+                     again",
+                    hyper_names(c, &k.hypers)
+                );
+            }
         }
         if let Some(d) = s.dense_updates.iter().find(|d| d.block == b) {
             let _ = write!(

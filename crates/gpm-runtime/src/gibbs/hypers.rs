@@ -421,6 +421,9 @@ impl super::Sampler<'_> {
             &state.hypers.clone(),
             state.latents.clone(),
         );
+        // At the current values `f` does not move: the likelihood there needs no kernel matrix
+        // and no factorisation (one of the move's 6-7 evaluations per sweep on a GP classifier).
+        let current = self.hyper_values(state);
         // `f = μ₀ + L_θ z` and its prior at values `hv`.
         let moved =
             |hv: &HyperValues| -> Result<(crate::gaussian::GpBlock, DVector<f64>), RuntimeError> {
@@ -433,10 +436,16 @@ impl super::Sampler<'_> {
         type Last = (HyperValues, crate::gaussian::GpBlock, DVector<f64>);
         let last: std::cell::RefCell<Option<Last>> = Default::default();
         let log_lik = |hv: &HyperValues| -> Result<f64, RuntimeError> {
-            let (gp, f) = moved(hv)?;
+            let moved_to = if *hv == current {
+                None
+            } else {
+                Some(moved(hv)?)
+            };
             let mut at = latents.clone();
-            for i in 0..rows {
-                at[latent][column * rows + i] = f[i];
+            if let Some((_, f)) = &moved_to {
+                for i in 0..rows {
+                    at[latent][column * rows + i] = f[i];
+                }
             }
             let pv: Vec<Vec<f64>> = self.prep.preds.iter().map(|p| p.eval(&at)).collect();
             let mut stack = Vec::with_capacity(64);
@@ -453,11 +462,18 @@ impl super::Sampler<'_> {
                     total += tape.eval(&vals, &mut stack);
                 }
             }
-            *last.borrow_mut() = Some((hv.clone(), gp, f));
+            if let Some((gp, f)) = moved_to {
+                *last.borrow_mut() = Some((hv.clone(), gp, f));
+            }
             Ok(total)
         };
         self.slice_update(&sk.hypers, sk.joint, state, &log_lik, rng);
         let hv = self.hyper_values(state);
+        if hv == current {
+            // Not moved (a bracket shrunk to the current point): f, its prior and the
+            // auxiliaries stand as they are.
+            return Ok(());
+        }
         let (gp, f) = match last.into_inner() {
             Some((at, gp, f)) if at == hv => (gp, f),
             _ => moved(&hv)?,
