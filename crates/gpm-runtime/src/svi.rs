@@ -138,7 +138,7 @@ struct Setup<'a> {
 
 impl Setup<'_> {
     /// A logistic-softmax factor on the batch: per observation, its class subsample, the local
-    /// coordinate steps to their fixed point (`q(λ)` and `q(n)` depend on each other), its ELBO
+    /// coordinate step (closed form, `λ` integrated out: [`crate::cavi::softmax_local`]), its ELBO
     /// terms, and the weighted curvature `w E[ω]` and linear term `w (y − γ)/2` of each sampled
     /// class's block. Returns the sum of the ELBO terms.
     #[allow(clippy::too_many_arguments)]
@@ -183,14 +183,7 @@ impl Setup<'_> {
                 obs.mu[k] = marg[blocks[k]].0[j];
                 obs.var[k] = marg[blocks[k]].1[j];
             }
-            obs.alpha = 1.0;
-            for _ in 0..200 {
-                let before = obs.alpha;
-                crate::cavi::softmax_local(label, &mut obs);
-                if (obs.alpha - before).abs() <= 1e-12 * obs.alpha {
-                    break;
-                }
-            }
+            crate::cavi::softmax_local(label, &mut obs);
             local += crate::cavi::softmax_elbo(label, &obs);
             for k in 0..classes {
                 let w = obs.weight[k];
