@@ -61,7 +61,22 @@ pub fn table(rows: &[(String, Summary)], sig_figs: usize, max_rows: usize) -> St
             format!("{:.3}", s.rhat),
         ]);
     }
-    let widths: Vec<usize> = (0..head.len())
+    let mut out = aligned(&cells);
+    if rows.len() > max_rows {
+        let _ = writeln!(
+            out,
+            "... and {} more (`gpmc summary DIR --all`, or summary.json)",
+            rows.len() - max_rows
+        );
+    }
+    out
+}
+
+/// Rows of cells as text: the first column left-aligned, the others right-aligned, each as wide
+/// as its widest cell.
+fn aligned(cells: &[Vec<String>]) -> String {
+    let columns = cells.first().map_or(0, |r| r.len());
+    let widths: Vec<usize> = (0..columns)
         .map(|k| {
             cells
                 .iter()
@@ -71,7 +86,7 @@ pub fn table(rows: &[(String, Summary)], sig_figs: usize, max_rows: usize) -> St
         })
         .collect();
     let mut out = String::new();
-    for r in &cells {
+    for r in cells {
         let line: Vec<String> = r
             .iter()
             .enumerate()
@@ -85,12 +100,60 @@ pub fn table(rows: &[(String, Summary)], sig_figs: usize, max_rows: usize) -> St
             .collect();
         let _ = writeln!(out, "{}", line.join("  "));
     }
-    if rows.len() > max_rows {
-        let _ = writeln!(
-            out,
-            "... and {} more (`gpmc summary DIR --all`, or summary.json)",
-            rows.len() - max_rows
+    out
+}
+
+/// The Rao-Blackwellised means of a Gibbs run's `summary.json` (docs/inference.md) beside the
+/// plain averages of the draws `rows`: each entry's mean and MCSE both ways and the ratio of the
+/// MCSEs (how many times fewer draws the Rao-Blackwellised mean needs, squared). Empty when
+/// the run has none.
+fn rao_blackwell_table(
+    summary: &serde_json::Value,
+    rows: &[(String, Summary)],
+    sig_figs: usize,
+    max_rows: usize,
+) -> String {
+    let Some(rb) = summary["rao_blackwell"]
+        .as_array()
+        .filter(|a| !a.is_empty())
+    else {
+        return String::new();
+    };
+    let f = |v: f64| sig(v, sig_figs);
+    let mut cells: Vec<Vec<String>> = vec![[
+        "variable",
+        "rb_mean",
+        "rb_mcse",
+        "draws_mean",
+        "draws_mcse",
+        "mcse_ratio",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect()];
+    for r in rb.iter().take(max_rows) {
+        let name = r["name"].as_str().unwrap_or("?");
+        let (mean, mcse) = (
+            r["mean"].as_f64().unwrap_or(f64::NAN),
+            r["mcse_mean"].as_f64().unwrap_or(f64::NAN),
         );
+        let plain = rows.iter().find(|(n, _)| n == name).map(|(_, s)| s);
+        let (dm, dmcse) = plain.map_or((f64::NAN, f64::NAN), |s| (s.mean, s.mcse_mean));
+        cells.push(vec![
+            name.to_string(),
+            f(mean),
+            f(mcse),
+            f(dm),
+            f(dmcse),
+            format!("{:.2}", dmcse / mcse),
+        ]);
+    }
+    let mut out = String::from(
+        "Rao-Blackwellised means (averages of each draw's conditional mean given the auxiliaries):\n",
+    );
+    out += &aligned(&cells);
+    if rb.len() > max_rows {
+        let _ = writeln!(out, "... and {} more", rb.len() - max_rows);
     }
     out
 }
@@ -389,6 +452,7 @@ pub fn summarize_dir(dir: &Path, options: &Options) -> Result<String, SummaryErr
         }
     );
     out += &table(&rows, options.sig_figs, max_rows);
+    out += &rao_blackwell_table(&summary, &rows, options.sig_figs, max_rows);
     Ok(out)
 }
 

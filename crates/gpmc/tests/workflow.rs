@@ -607,6 +607,23 @@ fn summary_re_summarises_a_run() {
     }
     assert!(text.contains("4 chains × 1000 draws"), "{text}");
     assert!(!text.contains("log_lik.1"));
+    // The Rao-Blackwellised means follow, as summary.json has them.
+    let (_, rb_part) = text
+        .split_once("Rao-Blackwellised means")
+        .expect("a Rao-Blackwellised table");
+    for r in summary["rao_blackwell"].as_array().unwrap().iter().take(20) {
+        let name = r["name"].as_str().unwrap();
+        let line = rb_part
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} not in {rb_part}"));
+        let mean: f64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let want = r["mean"].as_f64().unwrap();
+        assert!(
+            (mean - want).abs() <= 1e-5 * want.abs().max(1e-3),
+            "{name}: {mean} vs {want}"
+        );
+    }
     let o = gpmc(&dir, &["summary", "out", "--pointwise", "--all"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("log_lik.12 "));
     let o = gpmc(
