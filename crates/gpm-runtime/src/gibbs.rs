@@ -614,8 +614,12 @@ impl<'a> Sampler<'a> {
                         pv = self.predictors(state);
                     }
                 }
-                GibbsStep::LevelShift { factor, block } => {
-                    self.level_shift(factor.0, block, state, rng)?;
+                GibbsStep::LevelShift {
+                    factor,
+                    block,
+                    redraw,
+                } => {
+                    self.level_shift(factor.0, block, redraw, state, rng)?;
                     pv = self.predictors(state);
                 }
                 GibbsStep::KernelGroup { group } => {

@@ -180,11 +180,15 @@ fn level_shifts(
             }
         });
         if let (true, Some(at)) = (alone, at) {
+            // Last in the sweep, with the next sweep opening on the draw of every auxiliary:
+            // nothing reads the factor's auxiliaries before they are drawn afresh.
+            let redraw = at + 1 != gibbs.len() || gibbs.first() != Some(&GibbsStep::Auxiliaries);
             gibbs.insert(
                 at + 1,
                 GibbsStep::LevelShift {
                     factor: FactorId(f),
                     block: b.id,
+                    redraw,
                 },
             );
         }

@@ -49,13 +49,18 @@ pub enum GibbsStep {
     /// A translation move of a logistic-softmax factor's latent matrix (a generalised Gibbs
     /// step, Liu & Sabatti 2000): `F → F + δ·1` with `δ` slice-sampled from `p(F + δ·1 | y)`,
     /// the auxiliaries integrated out (the GP priors are quadratic in `δ`), then the factor's
-    /// auxiliaries redrawn given the moved `F`. The common level of `F` across classes is what
-    /// the logistic-softmax pins down least, and the blocked sweep moves it slowest.
+    /// auxiliaries redrawn given the moved `F` — unless the sweep's next reader of them is the
+    /// next sweep's [`GibbsStep::Auxiliaries`], which draws them afresh without reading the old
+    /// ones (the two sweeps are then the same kernel on `F`). The common level of `F` across
+    /// classes is what the logistic-softmax pins down least, and the blocked sweep moves it
+    /// slowest.
     LevelShift {
         /// The categorical factor.
         factor: crate::ids::FactorId,
         /// The block of its latent matrix (one full GP per column).
         block: BlockId,
+        /// Whether the move redraws the factor's auxiliaries itself.
+        redraw: bool,
     },
     /// The generic update of the blocks read by factors with no augmentation: `steps`
     /// elliptical slice sampling steps over all of them jointly (their Gaussian parts are

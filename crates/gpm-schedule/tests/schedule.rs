@@ -442,6 +442,13 @@ fn a_softmax_matrix_read_by_its_factor_alone_gets_a_level_move() {
             ..
         }
     ));
+    // Last in a sweep that opens on the auxiliaries' draw: no redraw of its own.
+    assert_eq!(at + 1, alone.gibbs.len());
+    assert_eq!(alone.gibbs[0], GibbsStep::Auxiliaries);
+    assert!(matches!(
+        alone.gibbs[at],
+        GibbsStep::LevelShift { redraw: false, .. }
+    ));
     let (_, shared) = schedule(&format!(
         "{head} model {{ y ~ categorical_logistic_softmax(F); for i in 1..N {{ z[i] ~ normal(F[i, 1], 1.0); }} }}"
     ));

@@ -146,10 +146,19 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
             hyper_names(c, &s.likelihood_hypers)
         ),
         GibbsStep::Auxiliaries => format!("draw the auxiliaries: {}", auxiliaries(s, c)),
-        GibbsStep::LevelShift { factor, block } => format!(
-            "move the common level of {}: F + δ with δ slice-sampled from the posterior (factor #{}'s auxiliaries integrated out), then redraw its λ, n, ω",
+        GibbsStep::LevelShift {
+            factor,
+            block,
+            redraw,
+        } => format!(
+            "move the common level of {}: F + δ with δ slice-sampled from the posterior (factor #{}'s auxiliaries integrated out), then {}",
             block_name(s, c, *block),
-            factor.0 + 1
+            factor.0 + 1,
+            if *redraw {
+                "redraw its λ, n, ω"
+            } else {
+                "leave its λ, n, ω to the next sweep's first step, which draws them afresh"
+            }
         ),
         GibbsStep::Elliptical {
             blocks,

@@ -30,11 +30,12 @@ const WIDTH: f64 = 1.0;
 const MAX_STEPS: usize = 50;
 
 impl Sampler<'_> {
-    /// The move, then the factor's auxiliaries redrawn.
+    /// The move, then (`redraw`) the factor's auxiliaries redrawn.
     pub(super) fn level_shift(
         &self,
         f: usize,
         block: gpm_schedule::BlockId,
+        redraw: bool,
         state: &mut State,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
@@ -98,6 +99,9 @@ impl Sampler<'_> {
         };
         let delta = crate::slice::step(rng, 0.0, &mut log_post, WIDTH, MAX_STEPS);
         state.latents[li].add_scalar_mut(delta);
+        if !redraw {
+            return Ok(());
+        }
         let pv = self.predictors(state);
         let fp = &self.schedule.factors[f];
         self.sample_categorical_aux(f, fp, labels, classes, state, &pv, rng)
