@@ -231,8 +231,9 @@ def run_nuts_full_bayes(spec, draws, warmup):
     mcmc = MCMC(NUTS(numpyro_full_bayes_model(spec)), num_warmup=warmup, num_samples=draws,
                 num_chains=CHAINS, chain_method="parallel", progress_bar=False)
     mcmc.run(jax.random.PRNGKey(1), extra_fields=("num_steps",))
+    # As in `run_nuts`: stop the clock once the draws exist.
+    samples = jax.block_until_ready(mcmc.get_samples(group_by_chain=True))
     wall = time.time() - t
-    samples = mcmc.get_samples(group_by_chain=True)
     s = np.asarray(samples[spec["latent"]])
     arr = s.reshape(s.shape[0], s.shape[1], -1)
     hyp = {h[0]: np.asarray(samples[h[0]]) for h in spec["hypers"]}
@@ -369,9 +370,11 @@ def run_nuts(spec, draws, warmup):
     mcmc = MCMC(NUTS(numpyro_model(spec)), num_warmup=warmup, num_samples=draws,
                 num_chains=CHAINS, chain_method="parallel", progress_bar=False)
     mcmc.run(jax.random.PRNGKey(1))
+    # JAX dispatches asynchronously: `run` can return before the chains have run, so the clock
+    # stops only once the draws exist (before this, NUTS's wall time was mostly its compilation).
+    samples = jax.block_until_ready(mcmc.get_samples(group_by_chain=True))
     wall = time.time() - t
     lats = spec["latent"] if isinstance(spec["latent"], list) else [spec["latent"]]
-    samples = mcmc.get_samples(group_by_chain=True)
     s = samples[lats[0]]
     arr = np.concatenate(
         [np.asarray(samples[v]).reshape(s.shape[0], s.shape[1], -1) for v in lats], -1)
@@ -459,7 +462,8 @@ def main():
             saved = json.load(fh)
         draws, warmup = (300, 200) if args.quick else (1000, 500)
         write_report(saved["models"], [tuple(p) for p in saved["pg"]], draws, warmup, saved.get("scaling", ""),
-                     saved.get("full_bayes", []), saved.get("full_bayes_sweep", ""))
+                     saved.get("full_bayes", []), saved.get("full_bayes_sweep", ""),
+                     saved.get("full_bayes_notes", ""))
         return
     import numpyro
 
@@ -491,6 +495,8 @@ def main():
             "pg": [list(p) for p in pg] if pg is not None else saved.get("pg", []),
             "scaling": scaling if scaling is not None else saved.get("scaling", ""),
             "full_bayes_sweep": sweep if sweep is not None else saved.get("full_bayes_sweep", ""),
+            # What a person recorded about rows a run did not reach (kept across runs).
+            "full_bayes_notes": saved.get("full_bayes_notes", ""),
         }
         with open(saved_path, "w") as fh:
             json.dump(out, fh, indent=1)
@@ -536,7 +542,7 @@ def main():
         out = save()
     out = save()
     write_report(out["models"], [tuple(p) for p in out["pg"]], draws, warmup, out["scaling"],
-                 out["full_bayes"], out.get("full_bayes_sweep", ""))
+                 out["full_bayes"], out.get("full_bayes_sweep", ""), out.get("full_bayes_notes", ""))
 
 
 def versions():
@@ -553,7 +559,7 @@ def versions():
     return v
 
 
-def full_bayes_section(rows, draws, warmup, sweep=""):
+def full_bayes_section(rows, draws, warmup, sweep="", notes=""):
     """The report's full-Bayes part: hyperparameters sampled by both tools."""
     if not rows:
         return []
@@ -588,7 +594,8 @@ def full_bayes_section(rows, draws, warmup, sweep=""):
     if missing:
         lines += [
             "",
-            f"Not in this run (stopped before NUTS finished them): {', '.join(missing)}.",
+            f"Not measured in this run: {', '.join(missing)}."
+            + (f" {notes}" if notes else ""),
         ]
     lines += [
         "",
@@ -621,7 +628,8 @@ def full_bayes_section(rows, draws, warmup, sweep=""):
     return lines
 
 
-def write_report(results, pg, draws, warmup, scaling="", full_bayes=(), full_bayes_sweep=""):
+def write_report(results, pg, draws, warmup, scaling="", full_bayes=(), full_bayes_sweep="",
+                 full_bayes_notes=""):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -697,7 +705,7 @@ def write_report(results, pg, draws, warmup, scaling="", full_bayes=(), full_bay
         "![median ESS per second](benchmarks_ess.svg)",
         "",
     ]
-    lines += full_bayes_section(full_bayes, draws, warmup, full_bayes_sweep)
+    lines += full_bayes_section(full_bayes, draws, warmup, full_bayes_sweep, full_bayes_notes)
     lines += [
         "",
         "## Pólya-Gamma throughput (one core, draws per second; median of 3 interleaved rounds)",

@@ -344,10 +344,12 @@ pub fn training_matrix(
         let mut out = DMatrix::zeros(n, n);
         // The upper triangle column by column (contiguous, so the profile vectorises), then
         // mirrored: half the exponentials, and a matrix symmetric to the bit.
+        let (d2, k) = (d2.as_slice(), out.as_mut_slice());
         for j in 0..n {
-            let col = &mut out.column_mut(j);
-            let col = &mut col.as_mut_slice()[..=j];
-            for (o, d) in col.iter_mut().zip(d2.column(j).iter()) {
+            // Column j's rows 0..=j, as plain slices (nalgebra's strided iterators do not
+            // vectorise).
+            let col = &mut k[j * n..j * n + j + 1];
+            for (o, d) in col.iter_mut().zip(&d2[j * n..j * n + j + 1]) {
                 *o = d * inv;
             }
             f.apply(col);
