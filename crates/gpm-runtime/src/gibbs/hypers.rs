@@ -75,9 +75,25 @@ impl super::Sampler<'_> {
     ) {
         let mut hv = self.hyper_values(state);
         let mut evaluations = 0u64;
-        // log prior + log-Jacobian + log_gp at `u` for hyperparameter `h`, set into `hv`.
-        let term = |h: &SlicedHyper, u: f64, hv: &mut HyperValues| -> f64 {
-            let theta = h.transform.to_theta(u);
+        // Each hyperparameter's current value and its unconstrained image. The current point
+        // maps back to the current value exactly, not through `to_theta(to_u(θ))` (one ulp
+        // off as often as not), so that `log_gp` can recognise it (the non-centred move's
+        // current point costs nothing) and a move that stays leaves the value as it was.
+        let start: Vec<(f64, f64)> = hs
+            .iter()
+            .map(|h| (h.transform.to_u(h.get(state)), h.get(state)))
+            .collect();
+        let theta_at = |k: usize, u: f64| -> f64 {
+            if u == start[k].0 {
+                start[k].1
+            } else {
+                hs[k].transform.to_theta(u)
+            }
+        };
+        // log prior + log-Jacobian + log_gp at `u` for hyperparameter `k`, set into `hv`.
+        let term = |k: usize, u: f64, hv: &mut HyperValues| -> f64 {
+            let h = &hs[k];
+            let theta = theta_at(k, u);
             let lp = crate::slice::log_prior(&h.prior, theta);
             h.set_in(hv, theta);
             lp + h.transform.log_jacobian(u)
@@ -101,17 +117,17 @@ impl super::Sampler<'_> {
             SliceScheme::Coordinatewise { .. } => None,
         };
         if let Some((reference, c)) = reference.filter(|(r, _)| r.dim() == hs.len()) {
-            let u0: Vec<f64> = hs.iter().map(|h| h.transform.to_u(h.get(state))).collect();
+            let u0: Vec<f64> = start.iter().map(|s| s.0).collect();
             let mut logp = |u: &[f64]| -> f64 {
                 let mut base = 0.0;
-                for (h, &ui) in hs.iter().zip(u) {
-                    base += term(h, ui, &mut hv);
+                for (k, &uk) in u.iter().enumerate() {
+                    base += term(k, uk, &mut hv);
                 }
                 finish(base, &hv)
             };
             let (u, _) = crate::reference_ess::step(rng, &u0, &mut logp, &reference, c);
-            for (h, ui) in hs.iter().zip(u) {
-                h.set(state, h.transform.to_theta(ui));
+            for (k, (h, uk)) in hs.iter().zip(u).enumerate() {
+                h.set(state, theta_at(k, uk));
             }
         } else {
             // Before warm-up sets a reference (or by the schedule's choice): one at a time.
@@ -119,14 +135,13 @@ impl super::Sampler<'_> {
                 SliceScheme::Coordinatewise { width, max_steps } => (width, max_steps),
                 SliceScheme::ReferenceElliptical { .. } => (1.0, 10),
             };
-            for h in hs {
-                let u0 = h.transform.to_u(h.get(state));
+            for (k, h) in hs.iter().enumerate() {
                 let mut logp = |u: f64| -> f64 {
-                    let base = term(h, u, &mut hv);
+                    let base = term(k, u, &mut hv);
                     finish(base, &hv)
                 };
-                let u = crate::slice::step(rng, u0, &mut logp, width, max_steps);
-                let theta = h.transform.to_theta(u);
+                let u = crate::slice::step(rng, start[k].0, &mut logp, width, max_steps);
+                let theta = theta_at(k, u);
                 h.set(state, theta);
                 h.set_in(&mut hv, theta);
             }
