@@ -338,8 +338,9 @@ fn check_test(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, Dat
         let n = match n {
             Dim::Const(n) => *n,
             Dim::Var(v) => match raw.get(v) {
-                Some(Raw::Num(x)) => *x as usize,
-                _ => continue, // reported by the checks: the size is missing
+                // A size beyond what memory holds is reported by the checks, not allocated.
+                Some(Raw::Num(x)) if *x >= 0.0 && *x <= MAX_SIZE => *x as usize,
+                _ => continue, // reported by the checks: the size is missing or out of range
             },
         };
         // A value the declaration accepts, so that the checks pass; replaced by NaN below.
@@ -542,6 +543,22 @@ fn check(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataErro
                         None,
                     )));
                 }
+                // Every row's length first: `nc` comes from the data and may be anything
+                // (a size of 3·10⁵⁸ once reached the allocation below: a fuzzer's find).
+                if let Some((i, len)) = rows.iter().enumerate().find_map(|(i, row)| match row {
+                    Raw::Array(cells) if cells.len() != nc => Some((i, cells.len())),
+                    _ => None,
+                }) {
+                    return Err(with_span(err(
+                        &d.name,
+                        format!(
+                            "row {} of `{}` has {len} columns but the declaration says {nc}",
+                            i + 1,
+                            d.name,
+                        ),
+                        None,
+                    )));
+                }
                 let mut m = DMatrix::zeros(nr, nc);
                 for (i, row) in rows.iter().enumerate() {
                     let Raw::Array(cells) = row else {
@@ -660,6 +677,9 @@ fn infer_sizes(model: &Model, raw: &mut BTreeMap<String, Raw>) {
 pub const MAX_MAGNITUDE: f64 = 1e150;
 
 /// Whether the scalar datum `name` is the size of a data or latent vector or matrix.
+/// The largest size (`N`, `D`) a data file may give: 10⁹ entries of a vector are 8 GB.
+const MAX_SIZE: f64 = 1e9;
+
 fn is_size(model: &Model, name: &str) -> bool {
     let names = |s: &Shape| match s {
         Shape::Vector(Dim::Var(v)) => v == name,
@@ -707,6 +727,20 @@ fn check_values(
             return Err(err(
                 &d.name,
                 format!("the size `{}` is negative ({x})", d.name),
+                None,
+            ));
+        }
+        if d.elem == Elem::Int
+            && d.shape == Shape::Scalar
+            && *x > MAX_SIZE
+            && is_size(model, &d.name)
+        {
+            return Err(err(
+                &d.name,
+                format!(
+                    "the size `{}` is {x}, more than gpmc handles ({MAX_SIZE:e})",
+                    d.name
+                ),
                 None,
             ));
         }

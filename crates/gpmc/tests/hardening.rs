@@ -388,6 +388,9 @@ fn bad_data_is_named() {
     let mut big = d.clone();
     big["X"][0][0] = serde_json::json!(1e300);
     let zero = serde_json::json!({"N": 0, "D": 2, "X": [], "y": []});
+    // The data fuzzer's find (a capacity-overflow panic before the fix): a size of 3·10⁵⁸.
+    let huge_size =
+        r#"{"D":29999999999999999999999999999999999999999999999999999999999,"X":[[3]],"y":[1]}"#;
     let binary: Vec<u8> = (0..=255u8).cycle().take(1024).collect();
     for (tag, file, content, says) in [
         ("gap", "d.csv", gap.into_bytes(), "`X.2` is missing"),
@@ -405,6 +408,12 @@ fn bad_data_is_named() {
             "d.json",
             zero.to_string().into_bytes(),
             "the size `N` is 0",
+        ),
+        (
+            "huge size",
+            "d.json",
+            huge_size.as_bytes().to_vec(),
+            "the size `D` is",
         ),
     ] {
         let (code, stderr) = infer_with_data(tag, file, &content);
