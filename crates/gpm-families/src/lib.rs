@@ -73,6 +73,15 @@ pub trait MixingLaw: Send + Sync + std::fmt::Debug {
     fn any_real_tilt(&self) -> bool {
         false
     }
+    /// Whether the blocked Gibbs sweep `f | ω`, `ω | f` mixes slowly under this augmentation:
+    /// the auxiliary pins `f` down about as tightly as the data do (binary and count data
+    /// through Pólya-Gamma variables), so the sweep moves `f` in small steps. A sweep then adds
+    /// elliptical slice steps on the marginal posterior of the GP blocks such a factor reads
+    /// (`gpm_schedule::marginal_elliptical`). Under the scale mixtures of the robust
+    /// regressions the sweep mixes well and the steps only cost (measured: docs/inference.md).
+    fn slow_blocked_mixing(&self) -> bool {
+        false
+    }
     /// Whether [`MixingLaw::tilted`] has a closed form for this law (decided when the schedule
     /// is built, so that CAVI is refused up front rather than failing at run time).
     fn has_tilted(&self) -> bool {

@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 mod elliptical;
 mod from_q;
 mod level_shift;
+mod marginal_elliptical;
 mod pointwise;
 mod start;
 pub use pointwise::Pointwise;
@@ -620,6 +621,16 @@ impl<'a> Sampler<'a> {
                     redraw,
                 } => {
                     self.level_shift(factor.0, block, redraw, state, rng)?;
+                    pv = self.predictors(state);
+                }
+                GibbsStep::MarginalElliptical {
+                    block,
+                    ref factors,
+                    steps,
+                    redraw,
+                } => {
+                    let factors: Vec<usize> = factors.iter().map(|f| f.0).collect();
+                    self.marginal_elliptical(block, &factors, steps, redraw, state, rng)?;
                     pv = self.predictors(state);
                 }
                 GibbsStep::KernelGroup { group } => {

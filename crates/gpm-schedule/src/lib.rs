@@ -15,6 +15,7 @@ pub mod blocks;
 pub mod gradient;
 pub mod hypers;
 pub mod ids;
+pub mod marginal_elliptical;
 pub mod prior;
 pub mod slice_scheme;
 pub mod steps;
@@ -180,15 +181,14 @@ fn level_shifts(
             }
         });
         if let (true, Some(at)) = (alone, at) {
-            // Last in the sweep, with the next sweep opening on the draw of every auxiliary:
-            // nothing reads the factor's auxiliaries before they are drawn afresh.
-            let redraw = at + 1 != gibbs.len() || gibbs.first() != Some(&GibbsStep::Auxiliaries);
+            // Whether it redraws the factor's auxiliaries itself: `set_redraws`, once every
+            // move is in place.
             gibbs.insert(
                 at + 1,
                 GibbsStep::LevelShift {
                     factor: FactorId(f),
                     block: b.id,
-                    redraw,
+                    redraw: true,
                 },
             );
         }
@@ -328,6 +328,11 @@ pub struct FactorProgram {
     /// The original log-density: what inference follows (the log joint, likelihood
     /// hyperparameters' slices, the generic update, particle flow).
     pub log_density: Option<Tape>,
+    /// [`Self::log_density`] less its terms free of the predictors (`lgamma(y + 1)`, `log σ`
+    /// with σ fixed …), which cancel in every ratio an elliptical slice step takes: the
+    /// likelihood it evaluates at each proposal, for the generic update and the marginal
+    /// elliptical steps alike.
+    pub log_density_in_predictors: Option<Tape>,
     /// An observation's density `log p(y_i | θ)` where it differs from [`Self::log_density`]
     /// (a robust statement's loss is not a density): what prediction scores.
     pub observation: Option<Tape>,
@@ -365,9 +370,6 @@ pub struct GenericProgram {
     pub reason: String,
     /// The predictors it reads.
     pub predictors: Vec<PredictorId>,
-    /// Its log-density up to terms free of the predictors (what elliptical slice sampling
-    /// evaluates: only differences matter).
-    pub kernel: Tape,
     /// Its variational update, or why there is none.
     pub variational: Result<GenericVariational, String>,
 }
@@ -629,6 +631,7 @@ fn compile_factor(
             curvature: vec![],
             collapsed: vec![],
             log_density: None,
+            log_density_in_predictors: None,
             observation: None,
             replicate: None,
             cavi: None,
@@ -759,20 +762,19 @@ fn compile_factor(
     // Each predictor's ∂ℓ/∂η, taken once: particle flow's gradient and the generic update's ℓ'.
     let derivatives =
         gradient::Derivatives::new(&original, &syms, &slots, &f.predictors, &predictors);
+    // The terms free of the predictors cancel in every ratio elliptical slice sampling takes
+    // (`lgamma(y + 1)`, `log β`): the likelihood it evaluates at each proposal keeps only the
+    // others.
+    let in_predictors = tape(&match &original {
+        T::Add(v) => T::add(v.iter().filter(|t| t.has_predictor()).cloned().collect()),
+        other => other.clone(),
+    })?;
     let generic = match &plan.generic {
         Some(reason) => {
             let variational = generic_variational(f, &derivatives);
-            // The terms free of the predictors cancel in every ratio elliptical slice
-            // sampling takes (`lgamma(y + 1)`, `log β`): the likelihood it evaluates at each
-            // proposal keeps only the others.
-            let kernel = match &original {
-                T::Add(v) => T::add(v.iter().filter(|t| t.has_predictor()).cloned().collect()),
-                other => other.clone(),
-            };
             Some(GenericProgram {
                 reason: reason.clone(),
                 predictors: predictors.clone(),
-                kernel: tape(&kernel)?,
                 variational,
             })
         }
@@ -806,6 +808,7 @@ fn compile_factor(
         curvature,
         collapsed: coll,
         log_density: Some(tape(&original)?),
+        log_density_in_predictors: Some(in_predictors),
         observation: f
             .observation
             .as_ref()
@@ -854,6 +857,8 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
         !hypers.is_empty(),
     );
     level_shifts(model, &factors, &blocks, &mut gibbs);
+    marginal_elliptical::marginal_ellipticals(model, &factors, &blocks, &mut gibbs);
+    marginal_elliptical::set_redraws(&mut gibbs);
     let cavi = steps::cavi(&blocks);
     let gpf = steps::gpf(&blocks, &factors);
     let binder = prior::Binder {

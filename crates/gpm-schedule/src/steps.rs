@@ -62,6 +62,21 @@ pub enum GibbsStep {
         /// Whether the move redraws the factor's auxiliaries itself.
         redraw: bool,
     },
+    /// Elliptical slice steps on a full GP block's marginal posterior: its GP prior times its
+    /// factors' original log-densities, the auxiliaries integrated out
+    /// ([`crate::marginal_elliptical`]); then, if `redraw`, every auxiliary drawn again given
+    /// the moved block (else the next sweep's first step draws them before anything reads
+    /// them).
+    MarginalElliptical {
+        /// The block (all its columns at once).
+        block: BlockId,
+        /// The factors that read it, whose log-densities are the ellipse's likelihood.
+        factors: Vec<crate::ids::FactorId>,
+        /// Steps per sweep.
+        steps: usize,
+        /// Whether the step redraws the auxiliaries itself.
+        redraw: bool,
+    },
     /// The generic update of the blocks read by factors with no augmentation: `steps`
     /// elliptical slice sampling steps over all of them jointly (their Gaussian parts are
     /// independent given the auxiliaries, so the ellipse is their product), each block's own

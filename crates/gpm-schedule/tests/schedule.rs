@@ -1,9 +1,10 @@
 //! The schedule itself: blocks, step order and every hyperparameter's update, decided from the
 //! model alone (no data), for the structures the runtime distinguishes.
 
+use gpm_schedule::marginal_elliptical::MARGINAL_ELLIPTICAL_STEPS;
 use gpm_schedule::{
-    build, start_value, BlockId, BlockKind, GibbsStep, GibbsUpdate, HyperId, LatentId, Schedule,
-    StartRule, VariationalUpdate,
+    build, start_value, BlockId, BlockKind, FactorId, GibbsStep, GibbsUpdate, HyperId, LatentId,
+    Schedule, StartRule, VariationalUpdate,
 };
 
 fn schedule(src: &str) -> (gpm_ir::Model, Schedule) {
@@ -119,6 +120,12 @@ fn gp_classifier_draws_auxiliaries_then_the_gp() {
             GibbsStep::Block {
                 block: BlockId(0),
                 collapsed: false
+            },
+            GibbsStep::MarginalElliptical {
+                block: BlockId(0),
+                factors: vec![FactorId(0)],
+                steps: MARGINAL_ELLIPTICAL_STEPS,
+                redraw: false
             }
         ]
     );
@@ -194,6 +201,14 @@ fn every_kind_of_hyperparameter_update() {
             GibbsStep::Block {
                 block: BlockId(1),
                 collapsed: false
+            },
+            // g's factors: the Gaussian and the Pólya-Gamma-augmented Poisson; w's draw reads
+            // the auxiliaries next, so the steps redraw them.
+            GibbsStep::MarginalElliptical {
+                block: BlockId(1),
+                factors: vec![FactorId(1), FactorId(2)],
+                steps: MARGINAL_ELLIPTICAL_STEPS,
+                redraw: true
             },
             GibbsStep::Block {
                 block: BlockId(2),
@@ -442,12 +457,17 @@ fn a_softmax_matrix_read_by_its_factor_alone_gets_a_level_move() {
             ..
         }
     ));
-    // Last in a sweep that opens on the auxiliaries' draw: no redraw of its own.
-    assert_eq!(at + 1, alone.gibbs.len());
+    // Followed only by the marginal elliptical steps (which do not read the auxiliaries
+    // either) in a sweep that opens on the auxiliaries' draw: no redraw of its own.
+    assert_eq!(at + 2, alone.gibbs.len());
     assert_eq!(alone.gibbs[0], GibbsStep::Auxiliaries);
     assert!(matches!(
         alone.gibbs[at],
         GibbsStep::LevelShift { redraw: false, .. }
+    ));
+    assert!(matches!(
+        alone.gibbs[at + 1],
+        GibbsStep::MarginalElliptical { redraw: false, .. }
     ));
     let (_, shared) = schedule(&format!(
         "{head} model {{ y ~ categorical_logistic_softmax(F); for i in 1..N {{ z[i] ~ normal(F[i, 1], 1.0); }} }}"
@@ -470,4 +490,65 @@ fn a_softmax_matrix_read_by_its_factor_alone_gets_a_level_move() {
         .gibbs
         .iter()
         .any(|s| matches!(s, GibbsStep::LevelShift { .. })));
+}
+
+/// Marginal elliptical steps follow the draw of a full GP block whose factors' augmentation
+/// mixes slowly under blocked Gibbs (Pólya-Gamma: logistic, Poisson, logistic-softmax), and no
+/// other: not under a scale mixture (Student-t), not a Gaussian likelihood, not a block read by
+/// a collapsed predictor. They redraw the auxiliaries unless the sweep's next reader of them is
+/// the next sweep's opening draw.
+#[test]
+fn marginal_elliptical_steps_follow_slowly_mixing_gp_blocks_only() {
+    let steps = |lik: &str, extra: &str| {
+        let (_, s) = schedule(&format!(
+            "data {{ N : int; x : vector[N]; y : int[N] in {{-1, 1}}; c : int[N] in 0..; z : vector[N]; }}
+             latent {{ f : vector[N] ~ gp(x, sqexp(1.0)); {extra} }}
+             model {{ {lik} }}"
+        ));
+        s.gibbs
+    };
+    let marginal = |g: &[GibbsStep]| {
+        g.iter()
+            .filter_map(|s| match s {
+                GibbsStep::MarginalElliptical {
+                    factors,
+                    steps,
+                    redraw,
+                    ..
+                } => Some((factors.len(), *steps, *redraw)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let logistic = steps("y ~ bernoulli_logit(f);", "");
+    assert_eq!(
+        marginal(&logistic),
+        vec![(1, MARGINAL_ELLIPTICAL_STEPS, false)],
+        "{logistic:?}"
+    );
+    assert!(matches!(
+        logistic.last(),
+        Some(GibbsStep::MarginalElliptical { .. })
+    ));
+    assert_eq!(
+        marginal(&steps("c ~ poisson(3.0 * logistic(f));", "")).len(),
+        1
+    );
+    assert!(marginal(&steps("z ~ student_t(4.0, f, 0.5);", "")).is_empty());
+    assert!(marginal(&steps("z ~ normal(f, 0.5);", "")).is_empty());
+    // A second block drawn after the first reads the auxiliaries: the steps redraw them.
+    let two = steps(
+        "y ~ bernoulli_logit(f); for i in 1..N { z[i] ~ student_t(4.0, g[i], 0.5); }",
+        "g : vector[N] ~ gp(x, sqexp(1.0));",
+    );
+    let at = two
+        .iter()
+        .position(|s| matches!(s, GibbsStep::MarginalElliptical { .. }))
+        .expect("steps after f's draw");
+    assert!(at + 1 < two.len(), "{two:?}");
+    assert_eq!(
+        marginal(&two),
+        vec![(1, MARGINAL_ELLIPTICAL_STEPS, true)],
+        "{two:?}"
+    );
 }

@@ -160,6 +160,26 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
                 "leave its λ, n, ω to the next sweep's first step, which draws them afresh"
             }
         ),
+        GibbsStep::MarginalElliptical {
+            block,
+            factors,
+            steps,
+            redraw,
+        } => format!(
+            "{steps} elliptical slice sampling steps on {} under its GP prior and the log-density of factor{} {} as written (auxiliaries integrated out), then {}",
+            block_name(s, c, *block),
+            if factors.len() > 1 { "s" } else { "" },
+            factors
+                .iter()
+                .map(|f| format!("#{}", f.0 + 1))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if *redraw {
+                "redraw every auxiliary given it"
+            } else {
+                "leave the auxiliaries to the next sweep's first step, which draws them afresh"
+            }
+        ),
         GibbsStep::Elliptical {
             blocks,
             factors,

@@ -16,6 +16,17 @@ struct Case {
     loglik: fn(y: f64, b: f64) -> f64,
 }
 
+/// 4 chains × 3 000 draws after 200 warm-up sweeps.
+fn four_chains_of_3000(seed: u64) -> GibbsConfig {
+    GibbsConfig {
+        chains: 4,
+        warmup: 200,
+        draws: 3000,
+        thin: 1,
+        seed,
+    }
+}
+
 fn sig(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
@@ -815,13 +826,7 @@ fn normal_prior_scale_matches_quadrature() {
     let c = gpmc::check("shrink.gpm", src).unwrap();
     let json = serde_json::json!({"N": n, "D": d, "X": x, "y": y});
     let data = gpmc::data::from_json_value(&c.model, &json).unwrap();
-    let config = GibbsConfig {
-        chains: 4,
-        warmup: 200,
-        draws: 3000,
-        thin: 1,
-        seed: 4,
-    };
+    let config = four_chains_of_3000(4);
     let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
     let how = &r.hypers.iter().find(|h| h.0 == "s").unwrap().2;
     assert!(
@@ -884,4 +889,66 @@ fn rao_blackwellised_gp_means_are_the_closed_form() {
             want[i]
         );
     }
+}
+
+/// The marginal elliptical steps (`GibbsStep::MarginalElliptical`) on a GP classifier of two
+/// points, against quadrature on a 2-D grid of `N(f | 0, K) σ(y₁f₁) σ(y₂f₂)`: the schedule's
+/// sweep (Pólya-Gamma block draw, then the steps) and a chain of the steps alone (each followed
+/// by the auxiliaries' redraw) must both match the posterior means and sds of `f₁` and `f₂`.
+#[test]
+fn marginal_elliptical_steps_match_grid_quadrature() {
+    use gpm_schedule::GibbsStep;
+    let src = "data { N : int; x : vector[N]; y : int[N] in {-1, 1}; }
+               latent { f : vector[N] ~ gp(x, 2.0 * sqexp(0.8)); }
+               model { y ~ bernoulli_logit(f); }";
+    let (x, y) = ([0.0, 0.6], [1.0, -1.0]);
+    // Reference: a 601 × 601 grid over ±6 prior sds.
+    let (k11, k12) = (2.0, 2.0 * (-0.36f64 / (2.0 * 0.64)).exp());
+    let det = k11 * k11 - k12 * k12;
+    let (n, half) = (601usize, 6.0 * 2f64.sqrt());
+    let h = 2.0 * half / (n - 1) as f64;
+    let (mut z, mut m1, mut m2, mut s1, mut s2) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for a in 0..n {
+        for b in 0..n {
+            let (f1, f2) = (-half + a as f64 * h, -half + b as f64 * h);
+            let quad = (k11 * f1 * f1 - 2.0 * k12 * f1 * f2 + k11 * f2 * f2) / det;
+            let w = (-0.5 * quad).exp() * sig(y[0] * f1) * sig(y[1] * f2);
+            z += w;
+            m1 += w * f1;
+            m2 += w * f2;
+            s1 += w * f1 * f1;
+            s2 += w * f2 * f2;
+        }
+    }
+    let (m1, m2) = (m1 / z, m2 / z);
+    let (sd1, sd2) = ((s1 / z - m1 * m1).sqrt(), (s2 / z - m2 * m2).sqrt());
+    let mut c = gpmc::check("gpc.gpm", src).unwrap();
+    let json = serde_json::json!({"N": 2, "x": x, "y": y});
+    let data = gpmc::data::from_json_value(&c.model, &json).unwrap();
+    let config = four_chains_of_3000(21);
+    let step = c
+        .schedule
+        .as_ref()
+        .unwrap()
+        .gibbs
+        .iter()
+        .find(|s| matches!(s, GibbsStep::MarginalElliptical { .. }))
+        .cloned()
+        .expect("the GP classifier's sweep has marginal elliptical steps");
+    let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
+    assert_matches(&r, "sweep", "f.1", m1, sd1);
+    assert_matches(&r, "sweep", "f.2", m2, sd2);
+    // The steps alone, one per sweep, each redrawing the auxiliaries.
+    let GibbsStep::MarginalElliptical { block, factors, .. } = step else {
+        unreachable!()
+    };
+    c.schedule.as_mut().unwrap().gibbs = vec![GibbsStep::MarginalElliptical {
+        block,
+        factors,
+        steps: 1,
+        redraw: true,
+    }];
+    let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
+    assert_matches(&r, "steps alone", "f.1", m1, sd1);
+    assert_matches(&r, "steps alone", "f.2", m2, sd2);
 }

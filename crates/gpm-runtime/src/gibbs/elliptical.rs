@@ -26,32 +26,37 @@ pub(super) struct BlockGaussian<'a> {
 /// (only reached when the log-likelihood is not finite at the current value).
 const MAX_SHRINKS: usize = 200;
 
-impl super::Sampler<'_> {
-    /// The generic factors' log-likelihood at the current latents, up to a constant.
-    fn generic_log_lik(&self, factors: &[usize], state: &State) -> f64 {
-        let pv = self.predictors(state);
-        let mut stack = Vec::with_capacity(64);
-        let mut total = 0.0;
-        for &f in factors {
-            let fp = &self.schedule.factors[f];
-            let tape = &fp
-                .generic
-                .as_ref()
-                .expect("a factor with the generic update has a generic program")
-                .kernel;
-            let mut vals = vec![0.0; fp.slots.len()];
-            for i in 0..self.prep.factors[f].n {
-                self.fill(f, i, &pv, state, &mut vals);
-                total += tape.eval(&vals, &mut stack);
-            }
+/// One elliptical slice step's search over the angle (Murray, Adams & MacKay 2010, Fig. 2):
+/// `at(cos θ, sin θ)` moves to the ellipse's point at `θ` and returns its log-likelihood and
+/// whatever the caller keeps of it; the first point above the slice level is returned, `None`
+/// when the bracket shrank to nothing (the caller then restores the current point, angle 0).
+pub(super) fn ellipse_step<T>(
+    rng: &mut ChaCha8Rng,
+    log_lik: f64,
+    at: &mut dyn FnMut(f64, f64) -> (f64, T),
+) -> Option<(f64, T)> {
+    let log_y = log_lik + rng.gen::<f64>().ln();
+    let mut theta: f64 = rng.gen_range(0.0..std::f64::consts::TAU);
+    let (mut lo, mut hi) = (theta - std::f64::consts::TAU, theta);
+    for _ in 0..MAX_SHRINKS {
+        let (ll, kept) = at(theta.cos(), theta.sin());
+        if ll > log_y {
+            return Some((ll, kept));
         }
-        if total.is_nan() {
-            f64::NEG_INFINITY
+        if theta < 0.0 {
+            lo = theta;
         } else {
-            total
+            hi = theta;
         }
+        if hi - lo < 1e-12 {
+            return None;
+        }
+        theta = rng.gen_range(lo..hi);
     }
+    None
+}
 
+impl super::Sampler<'_> {
     /// `steps` elliptical slice steps over the blocks jointly: the ellipse's Gaussian is the
     /// product of the blocks' Gaussian parts (independent given the auxiliaries: the schedule
     /// groups only blocks no augmented factor couples), its likelihood the generic `factors`.
@@ -70,7 +75,7 @@ impl super::Sampler<'_> {
             .collect::<Result<Vec<_>, _>>()?;
         let means: Vec<&DVector<f64>> = ellipses.iter().map(|e| e.mean()).collect();
         let mut z: Vec<DVector<f64>> = parts.iter().map(|g| g.coords.get(&state.latents)).collect();
-        let mut log_lik = self.generic_log_lik(factors, state);
+        let mut log_lik = self.marginal_log_lik(factors, state);
         let set = |state: &mut State, values: &[DVector<f64>]| {
             for (g, v) in parts.iter().zip(values) {
                 g.coords.set(&mut state.latents, v);
@@ -79,39 +84,26 @@ impl super::Sampler<'_> {
         for _ in 0..steps {
             // ν ~ N(0, Σ): a draw of each block's Gaussian part, centred.
             let nu: Vec<DVector<f64>> = ellipses.iter().map(|e| e.centred_draw(rng)).collect();
-            let log_y = log_lik + rng.gen::<f64>().ln();
-            let mut theta: f64 = rng.gen_range(0.0..std::f64::consts::TAU);
-            let (mut lo, mut hi) = (theta - std::f64::consts::TAU, theta);
-            let mut accepted = false;
-            for _ in 0..MAX_SHRINKS {
-                let (c, s) = (theta.cos(), theta.sin());
+            let moved = ellipse_step(rng, log_lik, &mut |c, s| {
                 let proposal: Vec<DVector<f64>> = (0..parts.len())
                     .map(|k| means[k] + (&z[k] - means[k]) * c + &nu[k] * s)
                     .collect();
                 set(state, &proposal);
-                let ll = self.generic_log_lik(factors, state);
-                if ll > log_y {
+                let ll = self.marginal_log_lik(factors, state);
+                (ll, proposal)
+            });
+            match moved {
+                Some((ll, proposal)) => {
                     z = proposal;
                     log_lik = ll;
-                    accepted = true;
-                    break;
                 }
-                if theta < 0.0 {
-                    lo = theta;
-                } else {
-                    hi = theta;
-                }
-                if hi - lo < 1e-12 {
-                    break;
-                }
-                theta = rng.gen_range(lo..hi);
-            }
-            if !accepted {
-                set(state, &z);
-                if !log_lik.is_finite() {
-                    return Err(RuntimeError::Numerical(
-                        "the generic update found no point of finite likelihood on the ellipse: the log-density of a factor without augmentation is not finite at the current latents".into(),
-                    ));
+                None => {
+                    set(state, &z);
+                    if !log_lik.is_finite() {
+                        return Err(RuntimeError::Numerical(
+                            "the generic update found no point of finite likelihood on the ellipse: the log-density of a factor without augmentation is not finite at the current latents".into(),
+                        ));
+                    }
                 }
             }
         }

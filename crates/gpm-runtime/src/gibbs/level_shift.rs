@@ -87,15 +87,9 @@ impl Sampler<'_> {
             )));
         }
         let mut log_post = |delta: f64| -> f64 {
-            let mut ll = 0.0;
-            for (i, &y) in labels.iter().enumerate() {
-                let mut norm = 0.0;
-                for k in 0..classes {
-                    norm += gpm_special::logistic(z[k * n + i] + delta);
-                }
-                ll += gpm_special::log_logistic(z[y * n + i] + delta) - norm.ln();
-            }
-            ll - delta * lin - 0.5 * delta * delta * quad
+            super::marginal_elliptical::categorical_log_lik(z.as_slice(), labels, classes, delta)
+                - delta * lin
+                - 0.5 * delta * delta * quad
         };
         let delta = crate::slice::step(rng, 0.0, &mut log_post, WIDTH, MAX_STEPS);
         state.latents[li].add_scalar_mut(delta);

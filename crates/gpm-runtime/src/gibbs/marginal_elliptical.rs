@@ -1,0 +1,173 @@
+//! Elliptical slice steps on a full GP block's marginal posterior
+//! ([`gpm_schedule::GibbsStep::MarginalElliptical`]): the ellipse's Gaussian is the block's GP
+//! prior `N(μ₀, K)` (each column its own), its likelihood the factors' log-densities as written
+//! — the auxiliaries integrated out. Each step leaves `p(f | y, rest)` invariant (Murray, Adams
+//! & MacKay 2010); the auxiliaries are redrawn after the steps when the schedule says so, which
+//! restores the joint posterior of `(f, ω)`.
+//!
+//! The prior's Cholesky factor is the chain's (made by the block's draw or its kernel update),
+//! so the steps' directions `ν = L z` for all steps come from one triangular matrix product and
+//! a step costs a few `O(N)` likelihood evaluations.
+
+use super::{Sampler, State};
+use crate::prepared::Block;
+use crate::RuntimeError;
+use nalgebra::{DMatrix, DVector};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// One column of the block: where its values live, its prior mean, and the steps' directions.
+struct Column {
+    latent: usize,
+    offset: usize,
+    mean: f64,
+    /// `L z` for each step, `rows × steps`.
+    directions: DMatrix<f64>,
+}
+
+/// The logistic-softmax log-likelihood `Σ_i log σ(f_{i,y_i} + δ) − log Σ_c σ(f_ic + δ)` of the
+/// latent matrix `z` (column-major, one column per class) moved by `δ` — the factor's density
+/// with its auxiliaries integrated out (thesis eq. 7.2).
+pub(super) fn categorical_log_lik(z: &[f64], labels: &[usize], classes: usize, delta: f64) -> f64 {
+    let n = labels.len();
+    let mut ll = 0.0;
+    for (i, &y) in labels.iter().enumerate() {
+        let mut norm = 0.0;
+        for k in 0..classes {
+            norm += gpm_special::logistic(z[k * n + i] + delta);
+        }
+        ll += gpm_special::log_logistic(z[y * n + i] + delta) - norm.ln();
+    }
+    ll
+}
+
+impl Sampler<'_> {
+    /// `Σ` over `factors` of their log-densities at the current latents, the auxiliaries
+    /// integrated out, up to terms free of the latents; `−∞` where not finite. The likelihood
+    /// of every elliptical slice step: the generic update's and the marginal steps'.
+    pub(super) fn marginal_log_lik(&self, factors: &[usize], state: &State) -> f64 {
+        let pv = self.predictors(state);
+        let mut stack = Vec::with_capacity(64);
+        let mut total = 0.0;
+        for &f in factors {
+            if let Some((labels, classes)) = &self.labels[f] {
+                let Some(c) = &self.schedule.factors[f].categorical else {
+                    return f64::NEG_INFINITY;
+                };
+                let z = state.latents[c.latent_id.0].as_slice();
+                total += categorical_log_lik(z, labels, *classes, 0.0);
+                continue;
+            }
+            let fp = &self.schedule.factors[f];
+            let Some(tape) = fp.log_density_in_predictors.as_ref() else {
+                return f64::NEG_INFINITY;
+            };
+            let mut vals = vec![0.0; fp.slots.len()];
+            for i in 0..self.prep.factors[f].n {
+                self.fill(f, i, &pv, state, &mut vals);
+                total += tape.eval(&vals, &mut stack);
+            }
+        }
+        if total.is_nan() {
+            f64::NEG_INFINITY
+        } else {
+            total
+        }
+    }
+
+    /// `steps` elliptical slice steps on the block's marginal posterior, then (`redraw`) every
+    /// auxiliary drawn given the moved block.
+    pub(super) fn marginal_elliptical(
+        &self,
+        block: gpm_schedule::BlockId,
+        factors: &[usize],
+        steps: usize,
+        redraw: bool,
+        state: &mut State,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        let mut columns = Vec::new();
+        for bi in self.prep.spec_blocks[block.0].clone() {
+            let Block::Gp { latent, column, gp } = &self.prep.blocks[bi] else {
+                return Err(RuntimeError::Inconsistent(
+                    "a marginal elliptical step of a block that is not a full GP".into(),
+                ));
+            };
+            let prior = state.gp_priors[bi].as_ref().unwrap_or(gp);
+            let rows = prior.len();
+            // Standard normals column by column, step by step: the same draws whatever the
+            // thread count.
+            let z = DMatrix::from_fn(rows, steps, |_, _| {
+                rng.sample::<f64, _>(rand_distr::StandardNormal)
+            });
+            columns.push(Column {
+                latent: *latent,
+                offset: column * rows,
+                mean: prior.mean,
+                directions: crate::linalg::lower_times(prior.chol.l_dirty(), &z),
+            });
+        }
+        // Each column's current value less its prior mean: the point on the ellipse at angle 0.
+        let mut current: Vec<DVector<f64>> = columns
+            .iter()
+            .map(|c| {
+                let rows = c.directions.nrows();
+                DVector::from_fn(rows, |i, _| state.latents[c.latent][c.offset + i] - c.mean)
+            })
+            .collect();
+        // The current values themselves, restored exactly when a step stays.
+        let mut values = current.clone();
+        for (c, v) in columns.iter().zip(values.iter_mut()) {
+            for i in 0..v.len() {
+                v[i] = state.latents[c.latent][c.offset + i];
+            }
+        }
+        let set = |state: &mut State, cos: f64, sin: f64, s: usize, at: &[DVector<f64>]| {
+            for (c, x) in columns.iter().zip(at) {
+                let out = &mut state.latents[c.latent];
+                for i in 0..x.len() {
+                    out[c.offset + i] = c.mean + x[i] * cos + c.directions[(i, s)] * sin;
+                }
+            }
+        };
+        let restore = |state: &mut State, values: &[DVector<f64>]| {
+            for (c, v) in columns.iter().zip(values) {
+                state.latents[c.latent]
+                    .rows_mut(c.offset, v.len())
+                    .copy_from(v);
+            }
+        };
+        let mut log_lik = self.marginal_log_lik(factors, state);
+        for s in 0..steps {
+            let moved = super::elliptical::ellipse_step(rng, log_lik, &mut |cos, sin| {
+                set(state, cos, sin, s, &current);
+                (self.marginal_log_lik(factors, state), ())
+            });
+            if let Some((ll, ())) = moved {
+                log_lik = ll;
+                for ((c, x), v) in columns
+                    .iter()
+                    .zip(current.iter_mut())
+                    .zip(values.iter_mut())
+                {
+                    for i in 0..x.len() {
+                        v[i] = state.latents[c.latent][c.offset + i];
+                        x[i] = v[i] - c.mean;
+                    }
+                }
+            } else {
+                restore(state, &values);
+                if !log_lik.is_finite() {
+                    return Err(RuntimeError::Numerical(
+                        "a marginal elliptical step found no point of finite likelihood: the factors' log-density is not finite at the current latents".into(),
+                    ));
+                }
+            }
+        }
+        if redraw {
+            let pv = self.predictors(state);
+            self.sample_aux(state, &pv, rng)?;
+        }
+        Ok(())
+    }
+}

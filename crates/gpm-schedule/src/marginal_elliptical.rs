@@ -1,0 +1,125 @@
+//! Where a Gibbs sweep adds elliptical slice steps on a GP block's *marginal* posterior
+//! ([`GibbsStep::MarginalElliptical`]): the block's GP prior times its factors' original
+//! log-densities, the auxiliaries integrated out.
+//!
+//! Why: the blocked sweep `f | ω`, `ω | f` moves slowly where `f` and `ω` are strongly coupled
+//! (GP classification: minimum bulk ESS per draw ~0.1). Elliptical slice sampling (Murray, Adams
+//! & MacKay 2010) moves `f` along directions drawn from the prior, which the sweep moves least,
+//! and with the prior's Cholesky factor already at hand a step costs one `O(N²)` product and a
+//! few `O(N)` likelihood evaluations, against the sweep's `O(N³)` factorisation. Each step
+//! leaves `p(f | y, rest)` invariant; the auxiliaries are then stale, so the step redraws them
+//! unless nothing reads them before the next sweep's first step draws them afresh.
+
+use crate::blocks::{BlockKind, BlockSpec};
+use crate::hypers::factors_reading;
+use crate::ids::FactorId;
+use crate::steps::GibbsStep;
+use crate::FactorProgram;
+use gpm_ir::Model;
+
+/// Elliptical slice steps per sweep (measured: docs/inference.md, "Marginal elliptical steps").
+pub const MARGINAL_ELLIPTICAL_STEPS: usize = 10;
+
+/// After each full GP block drawn on its own (not in a kernel group, not by the generic update,
+/// not in the collapsed phase) whose factors all have a log-density the runtime can evaluate and
+/// one of which is augmented: `MARGINAL_ELLIPTICAL_STEPS` elliptical slice steps on its
+/// marginal posterior, placed after the block's draw (and after its level move, if any).
+pub(crate) fn marginal_ellipticals(
+    model: &Model,
+    factors: &[FactorProgram],
+    blocks: &[BlockSpec],
+    gibbs: &mut Vec<GibbsStep>,
+) {
+    for b in blocks {
+        if b.kind != BlockKind::FullGp || !b.elliptical.is_empty() || b.collapsed {
+            continue;
+        }
+        let mut reading: Vec<FactorId> = Vec::new();
+        for &l in &b.latents {
+            for f in factors_reading(model, factors, l) {
+                if !reading.contains(&f) {
+                    reading.push(f);
+                }
+            }
+        }
+        // A categorical factor reads its latent matrix directly, not through a predictor.
+        for (f, fp) in factors.iter().enumerate() {
+            let reads = fp
+                .categorical
+                .as_ref()
+                .is_some_and(|c| b.latents.contains(&c.latent_id));
+            if reads && !reading.contains(&FactorId(f)) {
+                reading.push(FactorId(f));
+            }
+        }
+        reading.sort();
+        let evaluable = reading.iter().all(|f| {
+            let fp = &factors[f.0];
+            let categorical_of_block = fp
+                .categorical
+                .as_ref()
+                .is_some_and(|c| b.latents.contains(&c.latent_id));
+            fp.collapsed.is_empty()
+                && (categorical_of_block
+                    || (fp.categorical.is_none() && fp.log_density_in_predictors.is_some()))
+        });
+        // Only where the blocked sweep mixes slowly (`MixingLaw::slow_blocked_mixing`, and the
+        // logistic-softmax's Pólya-Gamma chain): a Gaussian factor's block is drawn from its
+        // marginal exactly already, and under the scale mixtures the steps only cost.
+        let slow = reading.iter().any(|f| {
+            let fp = &factors[f.0];
+            fp.categorical.is_some()
+                || fp.aux.iter().any(|a| {
+                    matches!(&a.kind, crate::AuxKind::Law { law, .. } if law.slow_blocked_mixing())
+                })
+        });
+        if !evaluable || !slow || reading.is_empty() {
+            continue;
+        }
+        let Some(mut at) = gibbs.iter().position(|s| {
+            *s == GibbsStep::Block {
+                block: b.id,
+                collapsed: false,
+            }
+        }) else {
+            continue;
+        };
+        while matches!(gibbs.get(at + 1), Some(GibbsStep::LevelShift { block, .. }) if *block == b.id)
+        {
+            at += 1;
+        }
+        gibbs.insert(
+            at + 1,
+            GibbsStep::MarginalElliptical {
+                block: b.id,
+                factors: reading,
+                steps: MARGINAL_ELLIPTICAL_STEPS,
+                redraw: true,
+            },
+        );
+    }
+}
+
+/// A move that leaves the marginal posterior of its latents invariant without reading the
+/// auxiliaries (a level move, a marginal elliptical step) must have them redrawn before anything
+/// reads them: by itself, by a later marginal elliptical step (which redraws every auxiliary),
+/// or by the next sweep's opening draw of every auxiliary (which does not read the old ones, so
+/// the sweeps are the same kernel) when only such moves follow it.
+pub(crate) fn set_redraws(gibbs: &mut [GibbsStep]) {
+    // Walking back from the end: whether the auxiliaries are drawn afresh before any reader.
+    let mut covered = gibbs.first() == Some(&GibbsStep::Auxiliaries);
+    for step in gibbs.iter_mut().rev() {
+        match step {
+            GibbsStep::LevelShift { redraw, .. } => {
+                // It redraws its own factor's auxiliaries only: the others stay as covered as
+                // they were.
+                *redraw = !covered;
+            }
+            GibbsStep::MarginalElliptical { redraw, .. } => {
+                *redraw = !covered;
+                covered = true;
+            }
+            _ => covered = false,
+        }
+    }
+}
