@@ -154,12 +154,14 @@ pub struct Curvature {
 
 /// After the uncollapsed draw of each logistic-softmax factor's latent matrix, a translation
 /// move of it ([`GibbsStep::LevelShift`]) — where the matrix is one full GP block drawn on its
-/// own (not in a kernel group, not by the generic update) and no other factor reads it, so that
+/// own or with its kernel's hyperparameters (not by the generic update, not as a coupled
+/// group's lead) and no other factor reads it, so that
 /// `p(F | y)` is the GP prior times this factor alone.
 fn level_shifts(
     model: &Model,
     factors: &[FactorProgram],
     blocks: &[blocks::BlockSpec],
+    groups: &[KernelGroup],
     gibbs: &mut Vec<GibbsStep>,
 ) {
     for (f, fp) in factors.iter().enumerate() {
@@ -174,12 +176,7 @@ fn level_shifts(
             && hypers::factors_reading(model, factors, c.latent_id)
                 .iter()
                 .all(|r| r.0 == f);
-        let at = gibbs.iter().position(|s| {
-            *s == GibbsStep::Block {
-                block: b.id,
-                collapsed: false,
-            }
-        });
+        let at = steps::drawn_at(gibbs, groups, b.id);
         if let (true, Some(at)) = (alone, at) {
             // Whether it redraws the factor's auxiliaries itself: `set_redraws`, once every
             // move is in place.
@@ -856,8 +853,8 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
         !plan.likelihood.is_empty(),
         !hypers.is_empty(),
     );
-    level_shifts(model, &factors, &blocks, &mut gibbs);
-    marginal_elliptical::marginal_ellipticals(model, &factors, &blocks, &mut gibbs);
+    level_shifts(model, &factors, &blocks, &plan.groups, &mut gibbs);
+    marginal_elliptical::marginal_ellipticals(model, &factors, &blocks, &plan.groups, &mut gibbs);
     marginal_elliptical::set_redraws(&mut gibbs);
     let cavi = steps::cavi(&blocks);
     let gpf = steps::gpf(&blocks, &factors);

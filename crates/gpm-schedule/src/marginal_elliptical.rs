@@ -11,7 +11,7 @@
 //! unless nothing reads them before the next sweep's first step draws them afresh.
 
 use crate::blocks::{BlockKind, BlockSpec};
-use crate::hypers::factors_reading;
+use crate::hypers::{factors_reading, KernelGroup};
 use crate::ids::FactorId;
 use crate::steps::GibbsStep;
 use crate::FactorProgram;
@@ -20,14 +20,15 @@ use gpm_ir::Model;
 /// Elliptical slice steps per sweep (measured: docs/inference.md, "Marginal elliptical steps").
 pub const MARGINAL_ELLIPTICAL_STEPS: usize = 10;
 
-/// After each full GP block drawn on its own (not in a kernel group, not by the generic update,
-/// not in the collapsed phase) whose factors all have a log-density the runtime can evaluate and
+/// After each full GP block drawn on its own or with its kernel group's hyperparameters (not as
+/// a coupled group's lead, not by the generic update, not in the collapsed phase) whose factors all have a log-density the runtime can evaluate and
 /// one of which is augmented: `MARGINAL_ELLIPTICAL_STEPS` elliptical slice steps on its
 /// marginal posterior, placed after the block's draw (and after its level move, if any).
 pub(crate) fn marginal_ellipticals(
     model: &Model,
     factors: &[FactorProgram],
     blocks: &[BlockSpec],
+    groups: &[KernelGroup],
     gibbs: &mut Vec<GibbsStep>,
 ) {
     for b in blocks {
@@ -76,12 +77,7 @@ pub(crate) fn marginal_ellipticals(
         if !evaluable || !slow || reading.is_empty() {
             continue;
         }
-        let Some(mut at) = gibbs.iter().position(|s| {
-            *s == GibbsStep::Block {
-                block: b.id,
-                collapsed: false,
-            }
-        }) else {
+        let Some(mut at) = crate::steps::drawn_at(gibbs, groups, b.id) else {
             continue;
         };
         while matches!(gibbs.get(at + 1), Some(GibbsStep::LevelShift { block, .. }) if *block == b.id)

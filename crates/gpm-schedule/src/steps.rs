@@ -130,6 +130,22 @@ fn elliptical_group(
     (members, factors)
 }
 
+/// Where a sweep draws block `b` outside the collapsed phase: its own step, or the step of the
+/// integrated kernel group it belongs to (which draws θ with the blocks integrated out, then
+/// every block). The moves that follow a block's draw go right after it.
+pub(crate) fn drawn_at(gibbs: &[GibbsStep], groups: &[KernelGroup], b: BlockId) -> Option<usize> {
+    gibbs.iter().position(|s| match s {
+        GibbsStep::Block {
+            block,
+            collapsed: false,
+        } => *block == b,
+        GibbsStep::KernelGroup { group } => {
+            groups[*group].integrated && groups[*group].blocks.contains(&b)
+        }
+        _ => false,
+    })
+}
+
 /// One step of a CAVI iteration.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "step", rename_all = "snake_case")]

@@ -469,6 +469,27 @@ fn a_softmax_matrix_read_by_its_factor_alone_gets_a_level_move() {
         alone.gibbs[at + 1],
         GibbsStep::MarginalElliptical { redraw: false, .. }
     ));
+    // With its kernel's hyperparameters sampled, F is drawn by its kernel group's step (θ with
+    // F integrated out, then F): the moves follow that step.
+    let (_, sampled) = schedule(
+        "data { N : int; D : int; C : int; X : matrix[N, D]; y : int[N] in 1..C; }
+         hyper { l : real in 0.. ~ gamma(4.0, 2.0); v : real in 0.. ~ gamma(2.0, 2.0); }
+         latent { F : matrix[N, C] ~ gp(X, v * sqexp(l)); }
+         model { y ~ categorical_logistic_softmax(F); }",
+    );
+    assert!(
+        matches!(
+            sampled.gibbs.as_slice(),
+            [
+                GibbsStep::Auxiliaries,
+                GibbsStep::KernelGroup { .. },
+                GibbsStep::LevelShift { redraw: false, .. },
+                GibbsStep::MarginalElliptical { redraw: false, .. },
+            ]
+        ),
+        "{:?}",
+        sampled.gibbs
+    );
     let (_, shared) = schedule(&format!(
         "{head} model {{ y ~ categorical_logistic_softmax(F); for i in 1..N {{ z[i] ~ normal(F[i, 1], 1.0); }} }}"
     ));
