@@ -97,6 +97,36 @@ impl GaussianBlock for GpBlock {
     }
 }
 
+/// A GP prior borrowed (the model's fixed one) or shared (the chain's own, made by a kernel
+/// update): the sweep's draw reads it in place.
+macro_rules! gp_block_by_reference {
+    ($t:ty) => {
+        impl GaussianBlock for $t {
+            fn sample(
+                &self,
+                np: &NaturalParams,
+                rng: &mut ChaCha8Rng,
+            ) -> Result<BlockDraw, RuntimeError> {
+                GaussianBlock::sample(&**self, np, rng)
+            }
+            fn moments(&self, np: &NaturalParams) -> Result<Moments, RuntimeError> {
+                GaussianBlock::moments(&**self, np)
+            }
+            fn log_marginal(&self, np: &NaturalParams) -> Result<f64, RuntimeError> {
+                GaussianBlock::log_marginal(&**self, np)
+            }
+            fn ellipse<'a>(
+                &'a self,
+                np: &NaturalParams,
+            ) -> Result<Box<dyn Ellipse + 'a>, RuntimeError> {
+                GaussianBlock::ellipse(&**self, np)
+            }
+        }
+    };
+}
+gp_block_by_reference!(&GpBlock);
+gp_block_by_reference!(std::sync::Arc<GpBlock>);
+
 impl GaussianBlock for DenseBlock {
     /// `np` holds one pseudo-observation per row of the block's design.
     fn sample(&self, np: &NaturalParams, rng: &mut ChaCha8Rng) -> Result<BlockDraw, RuntimeError> {

@@ -122,9 +122,15 @@ pub fn gp_log_marginal_factored(
 /// The Cholesky factor of `B = I + S K S`.
 fn b_factor(k: &DMatrix<f64>, s: &DVector<f64>) -> Result<Cholesky<f64, Dyn>, RuntimeError> {
     let n = k.nrows();
-    let mut b = DMatrix::from_fn(n, n, |i, j| s[i] * k[(i, j)] * s[j]);
-    for i in 0..n {
-        b[(i, i)] += 1.0;
+    // The factorisation reads the lower triangle only (and zeroes the upper one): only it is
+    // scaled.
+    let mut b = k.clone();
+    for (j, col) in b.as_mut_slice().chunks_exact_mut(n.max(1)).enumerate() {
+        let sj = s[j];
+        for (x, si) in col[j..].iter_mut().zip(s.iter().skip(j)) {
+            *x *= si * sj;
+        }
+        col[j] += 1.0;
     }
     crate::linalg::cholesky(b).ok_or_else(|| {
         RuntimeError::Numerical(
@@ -197,11 +203,7 @@ impl GpBlock {
     /// `log N(f | μ₀, K)` up to `−(n/2) log 2π`: `−½‖L⁻¹(f − μ₀)‖² − Σ log L_ii`.
     pub fn log_prior(&self, f: &DVector<f64>) -> Result<f64, RuntimeError> {
         let d = f.map(|v| v - self.mean);
-        let v = self
-            .chol
-            .l_dirty()
-            .solve_lower_triangular(&d)
-            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        let v = crate::linalg::solve_lower_vec(self.chol.l_dirty(), &d);
         let half_log_det: f64 = self.chol.l_dirty().diagonal().iter().map(|x| x.ln()).sum();
         Ok(-(0.5 * v.norm_squared() + half_log_det))
     }
@@ -265,7 +267,7 @@ impl GpBlock {
         let n = self.len();
         let (s, bp) = self.curvature(a, b)?;
         let lb = self.b_matrix(a, &s)?;
-        let f0 = self.chol.l_dirty() * std_normal_vec(n, rng);
+        let f0 = crate::linalg::lower_times_vec(self.chol.l_dirty(), &std_normal_vec(n, rng));
         let z = std_normal_vec(n, rng);
         let rhs = DMatrix::from_fn(n, 2, |i, j| {
             let centre = bp[i] / s[i];
@@ -275,11 +277,11 @@ impl GpBlock {
                 centre
             }
         });
-        let mut w = lb.solve(&rhs);
+        let mut w = crate::linalg::cholesky_solve(lb.l_dirty(), rhs);
         for j in 0..2 {
             w.column_mut(j).component_mul_assign(&s);
         }
-        let kw = &self.k * w;
+        let kw = crate::linalg::matmul(&self.k, &w);
         let mut f = f0 + kw.column(0);
         f.add_scalar_mut(self.mean);
         let mut mean = kw.column(1).into_owned();
@@ -351,11 +353,11 @@ impl GpEllipse<'_> {
     /// matrix-inversion-free form; `O(N²)` per draw).
     pub fn centred_draw<R: Rng + ?Sized>(&self, rng: &mut R) -> DVector<f64> {
         let n = self.s.len();
-        let f0 = self.gp.chol.l_dirty() * std_normal_vec(n, rng);
+        let f0 = crate::linalg::lower_times_vec(self.gp.chol.l_dirty(), &std_normal_vec(n, rng));
         let z = std_normal_vec(n, rng);
         let v = DVector::from_fn(n, |i, _| -self.s[i] * f0[i] - z[i]);
-        let w = self.lb.solve(&v).component_mul(&self.s);
-        f0 + &self.gp.k * w
+        let w = crate::linalg::cholesky_solve_vec(self.lb.l_dirty(), &v).component_mul(&self.s);
+        f0 + crate::linalg::matvec(&self.gp.k, &w)
     }
 }
 

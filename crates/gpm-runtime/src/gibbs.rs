@@ -100,7 +100,7 @@ pub struct State {
     pub vectors: Vec<Vec<f64>>,
     /// Per block: the GP prior at this chain's current kernel hyperparameters, for blocks
     /// whose kernel is sampled (`None`: the prepared prior).
-    pub gp_priors: Vec<Option<crate::gaussian::GpBlock>>,
+    pub gp_priors: Vec<Option<std::sync::Arc<crate::gaussian::GpBlock>>>,
     /// Per block: the whitened inducing coordinates `v` of a sparse block (`None` otherwise).
     pub sparse_v: Vec<Option<DVector<f64>>>,
     /// Per sparse block whose kernel is sampled: its prior and features `(Φ, k̃)` at the
@@ -886,9 +886,11 @@ impl<'a> Sampler<'a> {
                     self.slice_kernel(sk, state, &np.a, &np.b, rng)?;
                 }
                 let block: Box<dyn GaussianBlock + 's> = match b {
-                    Block::Gp { gp, .. } => {
-                        Box::new(state.gp_priors[bi].clone().unwrap_or_else(|| gp.clone()))
-                    }
+                    // The chain's own prior shared, the fixed one borrowed: no O(N²) copy.
+                    Block::Gp { gp, .. } => match &state.gp_priors[bi] {
+                        Some(own) => Box::new(own.clone()),
+                        None => Box::new(gp),
+                    },
                     Block::Sparse { sp, .. } => match &state.sparse_priors[bi] {
                         Some(own) => Box::new(own.clone()),
                         None => {
@@ -1029,17 +1031,16 @@ impl<'a> Sampler<'a> {
         for (bi, b) in self.prep.blocks.iter().enumerate() {
             match b {
                 Block::Gp { latent, column, gp } => {
-                    let gp = state.gp_priors[bi].as_ref().unwrap_or(gp);
+                    let gp = state.gp_priors[bi].as_deref().unwrap_or(gp);
                     let rows = gp.len();
                     let d = DVector::from_fn(rows, |i, _| {
                         state.latents[*latent][column * rows + i] - gp.mean
                     });
-                    if let Some(v) = gp.chol.l_dirty().solve_lower_triangular(&d) {
-                        // −½ log|K| matters once K changes from draw to draw.
-                        let half_log_det: f64 =
-                            gp.chol.l_dirty().diagonal().iter().map(|x| x.ln()).sum();
-                        lp -= 0.5 * v.norm_squared() + half_log_det;
-                    }
+                    let v = crate::linalg::solve_lower_vec(gp.chol.l_dirty(), &d);
+                    // −½ log|K| matters once K changes from draw to draw.
+                    let half_log_det: f64 =
+                        gp.chol.l_dirty().diagonal().iter().map(|x| x.ln()).sum();
+                    lp -= 0.5 * v.norm_squared() + half_log_det;
                 }
                 Block::Sparse {
                     latent, column, sp, ..
@@ -1092,24 +1093,15 @@ impl<'a> Sampler<'a> {
         for (f, fp) in self.schedule.factors.iter().enumerate() {
             if let Some((labels, classes)) = &self.labels[f] {
                 let c = fp.categorical.as_ref().unwrap();
-                let li = c.latent_id.0;
-                let n = labels.len();
-                let z = &state.latents[li];
-                for i in 0..n {
-                    let sig = gpm_special::logistic;
-                    let denom: f64 = (0..*classes).map(|k| sig(z[k * n + i])).sum();
-                    total += sig(z[labels[i] * n + i]).ln() - denom.ln();
-                }
+                let z = state.latents[c.latent_id.0].as_slice();
+                total += marginal_elliptical::categorical_log_lik(z, labels, *classes, 0.0);
                 continue;
             }
             let Some(tape) = &fp.log_density else {
                 continue;
             };
-            let mut vals = vec![0.0; fp.slots.len()];
-            for i in 0..self.prep.factors[f].n {
-                self.fill(f, i, pv, state, &mut vals);
-                total += tape.eval(&vals, &mut stack);
-            }
+            total +=
+                self.prep.factors[f].tape_sum(tape, pv, &state.aux[f], &state.hypers, &mut stack);
         }
         total
     }

@@ -4,7 +4,7 @@
 //! nalgebra's `Cholesky`, so the rest of the runtime keeps one matrix type. Sequential (no
 //! thread pool): chains already run in parallel, and a fixed seed must reproduce a run.
 
-use nalgebra::{Cholesky, DMatrix, Dyn};
+use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 
 /// Below this size nalgebra's own factorisation is as fast (no packing overhead).
 const BLOCKED_FROM: usize = 48;
@@ -21,17 +21,30 @@ pub fn cholesky(a: DMatrix<f64>) -> Option<Cholesky<f64, Dyn>> {
         // `unpack` zeroes the upper triangle, so `l_dirty()` is the clean factor either way.
         return Cholesky::new(a).map(|c| Cholesky::pack_dirty(c.unpack()));
     }
-    let view = faer::MatRef::from_column_major_slice(a.as_slice(), n, n);
-    let llt = view.llt(faer::Side::Lower).ok()?;
-    let l = llt.L();
+    // Factored in place in the matrix's own buffer (faer's `llt()` would allocate a copy,
+    // zero it, copy the lower triangle in and out again: three more O(N²) passes per sweep).
     let mut out = a;
-    for j in 0..n {
-        for i in 0..j {
-            out[(i, j)] = 0.0;
-        }
-        for i in j..n {
-            out[(i, j)] = l[(i, j)];
-        }
+    {
+        use faer::dyn_stack::{MemBuffer, MemStack};
+        use faer::linalg::cholesky::llt::factor;
+        let par = faer::Par::Seq;
+        let mut mem = MemBuffer::new(factor::cholesky_in_place_scratch::<f64>(
+            n,
+            par,
+            Default::default(),
+        ));
+        let view = faer::MatMut::from_column_major_slice_mut(out.as_mut_slice(), n, n);
+        factor::cholesky_in_place(
+            view,
+            Default::default(),
+            par,
+            MemStack::new(&mut mem),
+            Default::default(),
+        )
+        .ok()?;
+    }
+    for (j, col) in out.as_mut_slice().chunks_exact_mut(n).enumerate() {
+        col[..j].fill(0.0);
     }
     // faer stops at a non-positive pivot; a NaN entry can slip through as a NaN factor.
     if (0..n).any(|i| !(out[(i, i)] > 0.0 && out[(i, i)].is_finite())) {
@@ -60,6 +73,52 @@ pub fn solve_lower(l: &DMatrix<f64>, rhs: DMatrix<f64>) -> DMatrix<f64> {
     let dst = faer::MatMut::from_column_major_slice_mut(out.as_mut_slice(), n, k);
     faer::linalg::triangular_solve::solve_lower_triangular_in_place(tri, dst, faer::Par::Seq);
     out
+}
+
+/// `A⁻¹ B = L⁻ᵀ L⁻¹ B` for `A = L Lᵀ` with `L` lower-triangular (blocked, both solves in
+/// place): the O(N²) solves of a Gibbs draw, where nalgebra's column-by-column solve costs
+/// several times more.
+pub fn cholesky_solve(l: &DMatrix<f64>, rhs: DMatrix<f64>) -> DMatrix<f64> {
+    let (n, k) = (rhs.nrows(), rhs.ncols());
+    assert_eq!(l.nrows(), n, "cholesky_solve: L and B have different rows");
+    let mut out = rhs;
+    let tri = faer::MatRef::from_column_major_slice(l.as_slice(), n, n);
+    let mut dst = faer::MatMut::from_column_major_slice_mut(out.as_mut_slice(), n, k);
+    faer::linalg::triangular_solve::solve_lower_triangular_in_place(
+        tri,
+        dst.as_mut(),
+        faer::Par::Seq,
+    );
+    faer::linalg::triangular_solve::solve_upper_triangular_in_place(
+        tri.transpose(),
+        dst,
+        faer::Par::Seq,
+    );
+    out
+}
+
+/// `L⁻¹ v` for a lower-triangular `L` and one right-hand side ([`solve_lower`]).
+pub fn solve_lower_vec(l: &DMatrix<f64>, v: &DVector<f64>) -> DVector<f64> {
+    let x = solve_lower(l, DMatrix::from_column_slice(v.len(), 1, v.as_slice()));
+    DVector::from_column_slice(x.as_slice())
+}
+
+/// `A⁻¹ v` from `A`'s Cholesky factor ([`cholesky_solve`]).
+pub fn cholesky_solve_vec(l: &DMatrix<f64>, v: &DVector<f64>) -> DVector<f64> {
+    let x = cholesky_solve(l, DMatrix::from_column_slice(v.len(), 1, v.as_slice()));
+    DVector::from_column_slice(x.as_slice())
+}
+
+/// `L v` for a lower-triangular `L` ([`lower_times`]).
+pub fn lower_times_vec(l: &DMatrix<f64>, v: &DVector<f64>) -> DVector<f64> {
+    let x = lower_times(l, &DMatrix::from_column_slice(v.len(), 1, v.as_slice()));
+    DVector::from_column_slice(x.as_slice())
+}
+
+/// `A v` ([`matmul`]).
+pub fn matvec(a: &DMatrix<f64>, v: &DVector<f64>) -> DVector<f64> {
+    let x = matmul(a, &DMatrix::from_column_slice(v.len(), 1, v.as_slice()));
+    DVector::from_column_slice(x.as_slice())
 }
 
 /// The product `A B` (blocked, vectorised).
@@ -111,6 +170,12 @@ mod tests {
                 (-((i as f64 - j as f64) / 7.0).powi(2)).exp() + if i == j { 0.5 } else { 0.0 }
             });
             let ours = cholesky(a.clone()).unwrap().l_dirty().clone();
+            // Only the lower triangle is read (b_factor scales no more than that).
+            let mut upper_garbage = a.clone();
+            for j in 1..n {
+                upper_garbage[(0, j)] = 1e9 + j as f64;
+            }
+            assert_eq!(cholesky(upper_garbage).unwrap().l_dirty(), &ours, "n = {n}");
             let theirs = Cholesky::new(a.clone()).unwrap().l();
             let err = (&ours - &theirs).amax();
             assert!(err < 1e-12, "n = {n}: {err}");
@@ -126,6 +191,8 @@ mod tests {
             let b = DMatrix::from_fn(n, 3, |i, j| (i * 7 + j) as f64 / 10.0);
             let x = solve_lower(&l, b.clone());
             assert!((&l * &x - &b).amax() < 1e-9, "n = {n}: L X ≠ B");
+            let x = cholesky_solve(&l, b.clone());
+            assert!((&a * &x - &b).amax() < 1e-9, "n = {n}: A X ≠ B");
             assert!((matmul(&a, &b) - &a * &b).amax() < 1e-9);
             let mut dirty = li.clone();
             dirty[(0, n - 1)] = 7.0; // the upper triangle must not be read

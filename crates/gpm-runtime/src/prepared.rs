@@ -182,6 +182,44 @@ pub struct PFactor {
 }
 
 impl PFactor {
+    /// `Σ_i tape(observation i)` with predictor `p` at `preds[p]`, auxiliary `j` at `aux[j]`
+    /// and the hyperparameters at `hypers`: the tape evaluated a chunk of observations at a
+    /// time ([`gpm_schedule::tape::Tape::eval_chunk`]), summed in observation order. The one
+    /// sum of a factor's log-density over its observations (Gibbs's log joint, the slice moves,
+    /// the elliptical steps).
+    pub fn tape_sum(
+        &self,
+        tape: &gpm_schedule::Tape,
+        preds: &[Vec<f64>],
+        aux: &[Vec<f64>],
+        hypers: &[f64],
+        stack: &mut Vec<f64>,
+    ) -> f64 {
+        use gpm_schedule::tape::{Lane, CHUNK};
+        let mut out = [0.0; CHUNK];
+        let mut lanes = Vec::with_capacity(self.slots.len());
+        let mut total = 0.0;
+        let mut start = 0;
+        while start < self.n {
+            let end = (start + CHUNK).min(self.n);
+            lanes.clear();
+            lanes.extend(self.slots.iter().map(|slot| match slot {
+                Slot::Pred(p) => Lane::Each(&preds[*p][start..end]),
+                Slot::Vector(x) => Lane::Each(&x[start..end]),
+                Slot::Const(c) => Lane::All(*c),
+                Slot::Aux(j) => Lane::Each(&aux[*j][start..end]),
+                Slot::Hyper(k) => Lane::All(hypers[*k]),
+            }));
+            let out = &mut out[..end - start];
+            tape.eval_chunk(&lanes, out, stack);
+            for v in out.iter() {
+                total += v;
+            }
+            start = end;
+        }
+        total
+    }
+
     /// Observation `i`'s slot values — the one per-observation evaluator shared by Gibbs, CAVI,
     /// SVI and prediction: predictor `p` is `pred(p)` (a draw, or a mean under `q`), auxiliary `j`
     /// is `aux(j)` (a draw, or an expectation), hyperparameter `k` is `hypers[k]`.

@@ -157,6 +157,8 @@ impl super::Sampler<'_> {
     ) -> Result<(), RuntimeError> {
         let priors = self.shared_priors(sh, &self.hyper_values(state))?;
         for (sl, gp) in sh.latents.iter().zip(priors) {
+            // One prior shared by the columns that have it.
+            let gp = std::sync::Arc::new(gp);
             for &(bi, _, _) in &sl.blocks {
                 state.gp_priors[bi] = Some(gp.clone());
             }
@@ -281,11 +283,13 @@ impl super::Sampler<'_> {
                         .log_density
                         .as_ref()
                         .expect("the schedule slices only factors with a log-density");
-                    let mut vals = vec![0.0; fp.slots.len()];
-                    for i in 0..self.prep.factors[f].n {
-                        self.fill(f, i, pv, state, &mut vals);
-                        total += tape.eval(&vals, &mut stack);
-                    }
+                    total += self.prep.factors[f].tape_sum(
+                        tape,
+                        pv,
+                        &state.aux[f],
+                        &state.hypers,
+                        &mut stack,
+                    );
                 }
                 if total.is_nan() {
                     f64::NEG_INFINITY
@@ -392,7 +396,7 @@ impl super::Sampler<'_> {
         let hv = self.hyper_values(state);
         let mean = hv.eval(&sk.mean)?;
         let last = last.into_inner();
-        state.gp_priors[sk.block] = Some(match last {
+        state.gp_priors[sk.block] = Some(std::sync::Arc::new(match last {
             Some((at, k, lb)) if at == hv => {
                 let gp = crate::gaussian::GpBlock::new(k, mean)?;
                 match lb {
@@ -401,7 +405,7 @@ impl super::Sampler<'_> {
                 }
             }
             _ => crate::gaussian::GpBlock::new(sk.training(&sk.kernel, &hv)?, mean)?,
-        });
+        }));
         Ok(())
     }
 
@@ -422,7 +426,7 @@ impl super::Sampler<'_> {
             ));
         };
         let (latent, column, rows) = (*latent, *column, gp.len());
-        let prior = state.gp_priors[sk.block].as_ref().unwrap_or(gp);
+        let prior = state.gp_priors[sk.block].as_deref().unwrap_or(gp);
         let centred = DVector::from_fn(rows, |i, _| {
             state.latents[latent][column * rows + i] - prior.mean
         });
@@ -470,12 +474,7 @@ impl super::Sampler<'_> {
                 let tape = fp.log_density.as_ref().ok_or_else(|| {
                     RuntimeError::Inconsistent("an interwoven factor without a log-density".into())
                 })?;
-                let mut vals = vec![0.0; fp.slots.len()];
-                let aux = &aux[fi];
-                for i in 0..self.prep.factors[fi].n {
-                    self.prep.factors[fi].fill(i, |p| pv[p][i], |j| aux[j][i], hypers, &mut vals);
-                    total += tape.eval(&vals, &mut stack);
-                }
+                total += self.prep.factors[fi].tape_sum(tape, &pv, &aux[fi], hypers, &mut stack);
             }
             if let Some((gp, f)) = moved_to {
                 *last.borrow_mut() = Some((hv.clone(), gp, f));
@@ -496,7 +495,7 @@ impl super::Sampler<'_> {
         for i in 0..rows {
             state.latents[latent][column * rows + i] = f[i];
         }
-        state.gp_priors[sk.block] = Some(gp);
+        state.gp_priors[sk.block] = Some(std::sync::Arc::new(gp));
         let pv = self.predictors(state);
         self.sample_aux(state, &pv, rng)
     }

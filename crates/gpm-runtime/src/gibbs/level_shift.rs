@@ -61,7 +61,7 @@ impl Sampler<'_> {
                 ));
             };
             latent = Some(*li);
-            let prior = state.gp_priors[bi].as_ref().unwrap_or(gp);
+            let prior = state.gp_priors[bi].as_deref().unwrap_or(gp);
             let l = prior.chol.l_dirty();
             let solve = |v: DVector<f64>| {
                 l.solve_lower_triangular(&v)

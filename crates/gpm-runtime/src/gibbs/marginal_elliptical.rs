@@ -47,7 +47,7 @@ impl Sampler<'_> {
     /// of every elliptical slice step: the generic update's and the marginal steps'.
     pub(super) fn marginal_log_lik(&self, factors: &[usize], state: &State) -> f64 {
         let pv = self.predictors(state);
-        let mut stack = Vec::with_capacity(64);
+        let mut stack = Vec::new();
         let mut total = 0.0;
         for &f in factors {
             if let Some((labels, classes)) = &self.labels[f] {
@@ -62,11 +62,8 @@ impl Sampler<'_> {
             let Some(tape) = fp.log_density_in_predictors.as_ref() else {
                 return f64::NEG_INFINITY;
             };
-            let mut vals = vec![0.0; fp.slots.len()];
-            for i in 0..self.prep.factors[f].n {
-                self.fill(f, i, &pv, state, &mut vals);
-                total += tape.eval(&vals, &mut stack);
-            }
+            total +=
+                self.prep.factors[f].tape_sum(tape, &pv, &state.aux[f], &state.hypers, &mut stack);
         }
         if total.is_nan() {
             f64::NEG_INFINITY
@@ -93,7 +90,7 @@ impl Sampler<'_> {
                     "a marginal elliptical step of a block that is not a full GP".into(),
                 ));
             };
-            let prior = state.gp_priors[bi].as_ref().unwrap_or(gp);
+            let prior = state.gp_priors[bi].as_deref().unwrap_or(gp);
             let rows = prior.len();
             // Standard normals column by column, step by step: the same draws whatever the
             // thread count.
