@@ -33,10 +33,21 @@ pub(super) fn categorical_log_lik(z: &[f64], labels: &[usize], classes: usize, d
     let mut ll = 0.0;
     for (i, &y) in labels.iter().enumerate() {
         let mut norm = 0.0;
+        let mut own = 0.0;
         for k in 0..classes {
-            norm += gpm_special::logistic(z[k * n + i] + delta);
+            let s = gpm_special::logistic(z[k * n + i] + delta);
+            norm += s;
+            if k == y {
+                own = s;
+            }
         }
-        ll += gpm_special::log_logistic(z[y * n + i] + delta) - norm.ln();
+        // log σ_y − log Σ_c σ_c as one logarithm of the σ's already made (a third of this
+        // function's exponentials and logarithms); in log space where σ_y underflows.
+        ll += if own > 1e-300 {
+            (own / norm).ln()
+        } else {
+            gpm_special::log_logistic(z[y * n + i] + delta) - norm.ln()
+        };
     }
     ll
 }
