@@ -71,27 +71,21 @@ fn invert_cdf_pdf(phi: &dyn Fn(Complex64) -> Complex64, t: f64) -> (f64, f64) {
     (u * avg[0], u * avg[1])
 }
 
-/// Draw `X` with Laplace transform `phi` (of a distribution on (0, ∞)), given a guess of its
-/// mean and standard deviation to bracket the root of `F(x) = u`.
+/// Draw `X` with Laplace transform `phi` (of a distribution on (0, ∞)), given its mean and
+/// standard deviation: `F(x) = u` solved by Newton steps from the moment-matched Gamma's
+/// quantile (Wilson-Hilferty), bisection once a step leaves the bracket, the bracket's upper end
+/// found by doubling only when no point above the root has been seen. Each step costs one
+/// pass over the inversion nodes for `F` and `f` together; the Gamma start saves the steps from
+/// the mean and the separate bracketing evaluations the solve used to begin with.
 pub fn sample_by_inversion(
     phi: &dyn Fn(Complex64) -> Complex64,
     u: f64,
     mean: f64,
     sd: f64,
 ) -> f64 {
-    let cdf = |x: f64| invert(&|s: Complex64| phi(s) / s, x).clamp(0.0, 1.0);
-    // Bracket: grow the upper end until F(hi) > u.
-    let mut lo = 0.0;
-    let mut hi = (mean + 4.0 * sd).max(1e-8);
-    while cdf(hi) < u {
-        lo = hi;
-        hi *= 2.0;
-        if hi > 1e12 {
-            break;
-        }
-    }
-    let mut x = mean.clamp(lo + 1e-12 * hi, hi);
-    // The inverted CDF is accurate to ~1e-8, so asking for more only costs bisection steps.
+    let (mut lo, mut hi) = (0.0, f64::INFINITY);
+    let mut x = gamma_quantile_guess(u, mean, sd);
+    // The inverted CDF is accurate to ~1e-8, so asking for more only costs steps.
     for _ in 0..100 {
         let (big_f, small_f) = invert_cdf_pdf(phi, x);
         let fx = big_f.clamp(0.0, 1.0) - u;
@@ -105,14 +99,34 @@ pub fn sample_by_inversion(
         }
         let d = small_f.max(0.0);
         let newton = x - fx / d;
-        x = if d > 0.0 && newton > lo && newton < hi {
+        // With no upper end seen yet, a step may at most quadruple `x` (a tiny density far
+        // left of the root would throw it out of range).
+        let cap = if hi.is_finite() { hi } else { 4.0 * x };
+        x = if d > 0.0 && newton > lo && newton < cap {
             newton
-        } else {
+        } else if hi.is_finite() {
             0.5 * (lo + hi)
+        } else {
+            // Below the root with no upper end yet (or a flat density): grow.
+            2.0 * x
         };
-        if hi - lo < 1e-10 * hi {
+        if hi - lo < 1e-10 * hi || x > 1e12 {
             break;
         }
     }
     x
+}
+
+/// The `u`-quantile of the Gamma with this mean and sd by Wilson & Hilferty's cube-root normal
+/// approximation (a starting point only: the mean where it is not positive and finite).
+fn gamma_quantile_guess(u: f64, mean: f64, sd: f64) -> f64 {
+    let k = (mean / sd).powi(2);
+    let z = std::f64::consts::SQRT_2 * statrs::function::erf::erf_inv(2.0 * u - 1.0);
+    let c = 1.0 / (9.0 * k);
+    let g = mean * (1.0 - c + z * c.sqrt()).powi(3);
+    if g.is_finite() && g > 1e-6 * mean {
+        g
+    } else {
+        mean.max(1e-12)
+    }
 }

@@ -450,6 +450,45 @@ fn by_inversion<R: Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> f64 {
 mod tests {
     use super::*;
 
+    /// Shapes below 1 (CDF inversion): the draws' distribution is the inverted CDF (KS at
+    /// α = 0.001) and their mean and variance the closed forms.
+    #[test]
+    fn shapes_below_one_follow_their_cdf_and_moments() {
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for &(b, c) in &[(0.5, 0.0), (0.5, 1.3), (0.5, 6.0), (0.2, 0.4), (0.9, 3.0)] {
+            let n = 4000;
+            let mut x: Vec<f64> = (0..n).map(|_| sample_exact(&mut rng, b, c)).collect();
+            let m = x.iter().sum::<f64>() / n as f64;
+            let v = x.iter().map(|t| (t - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+            let (m0, v0) = (mean(b, c), variance(b, c));
+            assert!(
+                (m - m0).abs() < 4.0 * (v0 / n as f64).sqrt(),
+                "b={b} c={c}: mean {m} vs {m0}"
+            );
+            assert!(
+                (v / v0 - 1.0).abs() < 0.15,
+                "b={b} c={c}: variance {v} vs {v0}"
+            );
+            x.sort_by(f64::total_cmp);
+            let lc = (0.5 * c).cosh().ln();
+            let c2 = c * c;
+            let phi = |s: num_complex::Complex64| {
+                let w = (s / 2.0 + c2 / 4.0).sqrt();
+                let lcosh = w + (1.0 + (-2.0 * w).exp()).ln() - std::f64::consts::LN_2;
+                (b * (lc - lcosh)).exp()
+            };
+            let mut d: f64 = 0.0;
+            for (i, &xi) in x.iter().enumerate() {
+                let f = crate::inversion::invert(&|s| phi(s) / s, xi).clamp(0.0, 1.0);
+                d = d
+                    .max((f - i as f64 / n as f64).abs())
+                    .max((f - (i + 1) as f64 / n as f64).abs());
+            }
+            assert!(d < 1.95 / (n as f64).sqrt(), "b={b} c={c}: KS distance {d}");
+        }
+    }
+
     #[test]
     fn gamma_envelope_bounds_the_series_density() {
         // f(x|h) by the (converged) left series must lie under both envelopes where they apply.
