@@ -1,8 +1,9 @@
 //! Sampling a positive random variable from its Laplace transform: the CDF
 //! `F(x) = L⁻¹{φ(s)/s}(x)` by the Euler algorithm of Abate & Whitt (1995, "Numerical inversion
 //! of Laplace transforms of probability distributions"), and `F(X) = U` solved by bisection
-//! safeguarded Newton steps (Ridout 2009). Discretisation error ≈ e^(−A) with A = 18.4,
-//! truncation handled by Euler summation of the alternating tail (n = 15, m = 11 terms).
+//! safeguarded Newton steps from a Gamma quantile (Ridout 2009). Discretisation error ≈ e^(−A)
+//! with A = 18.4, truncation handled by Euler summation of the alternating tail (n = 15,
+//! m = 11 terms).
 
 use num_complex::Complex64;
 
