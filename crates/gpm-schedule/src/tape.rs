@@ -159,6 +159,12 @@ impl Tape {
                 }
                 Op::Add(m) | Op::Mul(m) => {
                     let add = matches!(op, Op::Add(_));
+                    if m == 0 {
+                        // An empty sum or product: `eval`'s fold gives the identity.
+                        stack[row(sp)].fill(if add { -0.0 } else { 1.0 });
+                        sp += 1;
+                        continue;
+                    }
                     let at = sp - m;
                     let (dst, rest) = stack[at * CHUNK..sp * CHUNK].split_at_mut(CHUNK);
                     // `eval` folds from the sum's (product's) identity in order: so here.
@@ -299,8 +305,8 @@ mod tests {
                 Just(SxFunc::NormalCdf),
             ];
             prop_oneof![
-                prop::collection::vec(inner.clone(), 1..4).prop_map(T::Add),
-                prop::collection::vec(inner.clone(), 1..4).prop_map(T::Mul),
+                prop::collection::vec(inner.clone(), 0..4).prop_map(T::Add),
+                prop::collection::vec(inner.clone(), 0..4).prop_map(T::Mul),
                 inner
                     .clone()
                     .prop_map(|a| T::Pow(Box::new(a), Box::new(T::Num(2.0)))),
