@@ -293,13 +293,7 @@ impl Predictive for GpAtTest<'_> {
             // k** − ‖L_B⁻¹ S K*ᵀ‖² with S = A^½, B = I + SKS (GPML eqs. 3.21, 3.24, §3.4).
             Belief::Variational(BlockPosterior::Gp { a, b }) => {
                 let s = DVector::from_iterator(n, a.iter().map(|v| v.max(1e-12).sqrt()));
-                let mut bm = DMatrix::from_fn(n, n, |i, j| s[i] * gp.k[(i, j)] * s[j]);
-                for i in 0..n {
-                    bm[(i, i)] += 1.0;
-                }
-                let lb = crate::linalg::cholesky(bm).ok_or_else(|| {
-                    RuntimeError::Numerical("I + S K S is not positive definite".into())
-                })?;
+                let lb = crate::gaussian::b_factor(&gp.k, &s)?;
                 // m − μ₀ = Σ(b − aμ₀), Σ = K − KSB⁻¹SK; then K⁻¹(m − μ₀) = b' − S B⁻¹ S K b'.
                 let bp = DVector::from_fn(n, |i, _| b[i] - a[i] * gp.mean);
                 let kb = &gp.k * &bp;

@@ -120,7 +120,10 @@ pub fn gp_log_marginal_factored(
 }
 
 /// The Cholesky factor of `B = I + S K S`.
-fn b_factor(k: &DMatrix<f64>, s: &DVector<f64>) -> Result<Cholesky<f64, Dyn>, RuntimeError> {
+pub(crate) fn b_factor(
+    k: &DMatrix<f64>,
+    s: &DVector<f64>,
+) -> Result<Cholesky<f64, Dyn>, RuntimeError> {
     let n = k.nrows();
     // The factorisation reads the lower triangle only (and zeroes the upper one): only it is
     // scaled.
@@ -244,6 +247,19 @@ impl GpBlock {
         Ok((s, bp))
     }
 
+    /// `Σ v = K v − K S B⁻¹ S K v` (`Σ = (K⁻¹ + S²)⁻¹`, `B = I + SKS` factored as `lb`): the
+    /// conditional's mean shift, shared by the elliptical update and CAVI.
+    fn sigma_times(
+        &self,
+        lb: &Cholesky<f64, Dyn>,
+        s: &DVector<f64>,
+        v: &DVector<f64>,
+    ) -> DVector<f64> {
+        let kv = crate::linalg::matvec(&self.k, v);
+        let w = crate::linalg::cholesky_solve_vec(lb.l_dirty(), &kv.component_mul(s));
+        &kv - crate::linalg::matvec(&self.k, &w.component_mul(s))
+    }
+
     /// One exact draw from the conditional `N(Σ(K⁻¹μ₀ + b), Σ)`, `Σ = (K⁻¹ + diag a)⁻¹`.
     pub fn sample<R: Rng + ?Sized>(
         &self,
@@ -294,9 +310,7 @@ impl GpBlock {
     pub fn ellipse(&self, a: &[f64], b: &[f64]) -> Result<GpEllipse<'_>, RuntimeError> {
         let (s, bp) = self.curvature(a, b)?;
         let lb = self.b_matrix(a, &s)?;
-        // m − μ₀ = Σ b' = K b' − K S B⁻¹ S K b'.
-        let kb = &self.k * &bp;
-        let mut mean = &kb - &self.k * lb.solve(&kb.component_mul(&s)).component_mul(&s);
+        let mut mean = self.sigma_times(&lb, &s, &bp);
         mean.add_scalar_mut(self.mean);
         Ok(GpEllipse {
             gp: self,
@@ -311,9 +325,7 @@ impl GpBlock {
         let n = self.len();
         let (s, bp) = self.curvature(a, b)?;
         let lb = self.b_matrix(a, &s)?;
-        // d = Σ b' = K b' − K S B⁻¹ S K b'
-        let kb = &self.k * &bp;
-        let d = &kb - &self.k * lb.solve(&kb.component_mul(&s)).component_mul(&s);
+        let d = self.sigma_times(&lb, &s, &bp);
         // One triangular inverse R = L_B⁻¹ serves both: diag Σ = diag K − ‖R S K e_i‖² (R S K by
         // a matrix product, much faster than a second triangular solve with N right-hand
         // sides), and, in KL = ½ [tr(K⁻¹Σ) + dᵀK⁻¹d − N + log|K| − log|Σ|], tr(K⁻¹Σ) = tr(B⁻¹)
@@ -325,11 +337,7 @@ impl GpBlock {
             (self.k[(i, i)] - v.column(i).norm_squared()).max(0.0)
         });
         let tr_binv = lbinv.norm_squared();
-        let kd = self
-            .chol
-            .l_dirty()
-            .solve_lower_triangular(&d)
-            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        let kd = crate::linalg::solve_lower_vec(self.chol.l_dirty(), &d);
         let logdet_b = 2.0 * lb.l_dirty().diagonal().iter().map(|x| x.ln()).sum::<f64>();
         let kl = 0.5 * (tr_binv + kd.norm_squared() - n as f64 + logdet_b);
         let mut mean = d;

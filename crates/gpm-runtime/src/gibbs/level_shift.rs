@@ -63,16 +63,12 @@ impl Sampler<'_> {
             latent = Some(*li);
             let prior = state.gp_priors[bi].as_deref().unwrap_or(gp);
             let l = prior.chol.l_dirty();
-            let solve = |v: DVector<f64>| {
-                l.solve_lower_triangular(&v)
-                    .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))
-            };
             let rows = prior.len();
-            let u = solve(DVector::from_element(rows, 1.0))?;
+            let u = crate::linalg::solve_lower_vec(l, &DVector::from_element(rows, 1.0));
             let centred = DVector::from_fn(rows, |i, _| {
                 state.latents[*li][column * rows + i] - prior.mean
             });
-            let v = solve(centred)?;
+            let v = crate::linalg::solve_lower_vec(l, &centred);
             quad += u.dot(&u);
             lin += u.dot(&v);
         }
