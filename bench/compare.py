@@ -19,6 +19,7 @@ import datetime
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -34,6 +35,7 @@ CHAINS = 2  # the machine has 2 cores: both tools run 2 chains in parallel
 # gpmc's warm-up with sampled hyperparameters: long enough for the joint hyperparameter move's
 # adaptation windows (25, 75, then to the end) to see the posterior.
 FULL_BAYES_WARMUP = 300
+FULL_BAYES_SEED = 20261124  # the subsample of the N = 200 problem
 
 
 def sqexp(X, variance, lengthscale):
@@ -223,6 +225,40 @@ def run_gpmc_full_bayes(name, spec, draws, warmup):
     return arr, hyp, wall
 
 
+def run_nuts_full_bayes_budgeted(name, draws, warmup, budget):
+    """`run_nuts_full_bayes` in a child process stopped after `budget` seconds (full-Bayes NUTS
+    factors `K(θ)` at every gradient: on the Student-t GP it ran 80 minutes without finishing).
+    Returns its result, or None when it did not finish in time."""
+    out = os.path.join(OUT, name, "nuts.npz")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    if os.path.exists(out):
+        os.remove(out)
+    cmd = [sys.executable, os.path.abspath(__file__), "--nuts-worker", name, "--worker-draws", str(draws),
+           "--worker-warmup", str(warmup), "--worker-out", out]
+    proc = subprocess.Popen(cmd, start_new_session=True)
+    try:
+        proc.wait(timeout=budget)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return None
+    if proc.returncode != 0:
+        raise RuntimeError(f"the NUTS worker for {name} failed ({proc.returncode})")
+    z = np.load(out)
+    hyp = {k[len("hyper_"):]: z[k] for k in z.files if k.startswith("hyper_")}
+    return z["latent"], hyp, float(z["wall"]), float(z["steps"])
+
+
+def nuts_worker(name, draws, warmup, out):
+    """The child of `run_nuts_full_bayes_budgeted`: one full-Bayes NUTS run saved to `out`."""
+    import numpyro
+
+    numpyro.set_host_device_count(CHAINS)
+    spec = full_bayes_datasets(np.random.default_rng(FULL_BAYES_SEED))[name]
+    arr, hyp, wall, steps = run_nuts_full_bayes(spec, draws, warmup)
+    np.savez(out, latent=arr, wall=wall, steps=steps, **{f"hyper_{k}": v for k, v in hyp.items()})
+
+
 def run_nuts_full_bayes(spec, draws, warmup):
     import jax
     from numpyro.infer import MCMC, NUTS
@@ -242,13 +278,17 @@ def run_nuts_full_bayes(spec, draws, warmup):
     return arr, hyp, wall, steps
 
 
-def compare_full_bayes(name, spec, draws, gpmc_warmup, nuts_warmup):
+def compare_full_bayes(name, spec, draws, gpmc_warmup, nuts_warmup, nuts_budget):
     """One full-Bayes row: min bulk ESS over *all* parameters (latents and hyperparameters),
-    ESS/s of each tool, R̂, and agreement of every hyperparameter's posterior."""
+    ESS/s of each tool, R̂, and agreement of every hyperparameter's posterior. NUTS gets
+    `nuts_budget` seconds; a run that does not finish gives gpmc's side and a bound."""
     import arviz as az
 
     g, gh, gw = run_gpmc_full_bayes(name, spec, draws, gpmc_warmup)
-    n, nh, nw, steps = run_nuts_full_bayes(spec, draws, nuts_warmup)
+    nuts = run_nuts_full_bayes_budgeted(name, draws, nuts_warmup, nuts_budget)
+    if nuts is None:
+        return unfinished_full_bayes(name, spec, g, gh, gw, draws, nuts_budget)
+    n, nh, nw, steps = nuts
     ge, gm = ess_mcse(g)
     ne, nm = ess_mcse(n)
     z = (g.mean((0, 1)) - n.mean((0, 1))) / np.sqrt(gm ** 2 + nm ** 2)
@@ -276,6 +316,31 @@ def compare_full_bayes(name, spec, draws, gpmc_warmup, nuts_warmup):
         z_max=float(np.abs(z).max()), sd_ratio_med=float(np.median(sdr)), hypers=hyp,
     )
     r["ratio_min"] = (g_all / gw) / (n_all / nw)
+    print(json.dumps(r), flush=True)
+    return r
+
+
+def unfinished_full_bayes(name, spec, g, gh, gw, draws, budget):
+    """A full-Bayes row whose NUTS run did not finish in `budget` seconds: gpmc's ESS and R̂, and
+    a lower bound on the ratio crediting NUTS with a minimum ESS of twice its draws (NUTS's ESS
+    can exceed the draws, rarely by more) had it finished at the budget's end."""
+    import arviz as az
+
+    ge, _ = ess_mcse(g)
+    hyp = []
+    for h in spec["hypers"]:
+        a = gh[h[0]]
+        e, _ = ess_mcse(a[:, :, None])
+        hyp.append(dict(name=h[0], gpmc_mean=float(a.mean()), gpmc_sd=float(a.std()), gpmc_ess=float(e[0]),
+                        gpmc_rhat=float(az.rhat(az.convert_to_dataset(a[:, :, None]))["x"].values[0])))
+    g_all = min([float(ge.min())] + [x["gpmc_ess"] for x in hyp])
+    g_rhat = max([float(az.rhat(az.convert_to_dataset(g))["x"].values.max())] + [x["gpmc_rhat"] for x in hyp])
+    credited = 2 * CHAINS * draws
+    r = dict(
+        model=name, shape=f"{spec['X'].shape[0]} × {spec['X'].shape[1]}", coords=g.shape[2] + len(hyp),
+        gpmc_seconds=gw, nuts_unfinished_after=float(budget), gpmc_ess_min=g_all, gpmc_rhat=g_rhat,
+        nuts_ess_credited=credited, ratio_min_bound=(g_all / gw) / (credited / budget), hypers=hyp,
+    )
     print(json.dumps(r), flush=True)
     return r
 
@@ -448,8 +513,17 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--report-only", action="store_true", help="rewrite the report from bench/out/results.json")
     ap.add_argument("--pg-only", action="store_true", help="measure the Pólya-Gamma throughput again, keep the rest of bench/out/results.json")
+    ap.add_argument("--nuts-budget", type=float, default=1200.0,
+                    help="seconds a full-Bayes NUTS run may take before it is stopped and the row reports a bound")
+    ap.add_argument("--nuts-worker", help=argparse.SUPPRESS)
+    ap.add_argument("--worker-draws", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--worker-warmup", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--worker-out", help=argparse.SUPPRESS)
     ap.add_argument("--only", help="comma-separated models (and of pg, scaling, sweep) to run again; the rest is kept from bench/out/results.json")
     args = ap.parse_args()
+    if args.nuts_worker:
+        nuts_worker(args.nuts_worker, args.worker_draws, args.worker_warmup, args.worker_out)
+        return
     if args.pg_only:
         with open(os.path.join(OUT, "results.json")) as fh:
             saved = json.load(fh)
@@ -534,11 +608,11 @@ def main():
     if only is None or "sweep" in only:
         save(sweep=full_bayes_sweep_table(args.quick))
     # The full-Bayes rows last, the longest (N = 569) at the very end.
-    for name, spec in full_bayes_datasets(np.random.default_rng(20261124)).items():
+    for name, spec in full_bayes_datasets(np.random.default_rng(FULL_BAYES_SEED)).items():
         if only is not None and name not in only:
             continue
         print(f"== {name} (full Bayes)", flush=True)
-        full_bayes.append(compare_full_bayes(name, spec, draws, FULL_BAYES_WARMUP, warmup))
+        full_bayes.append(compare_full_bayes(name, spec, draws, FULL_BAYES_WARMUP, warmup, args.nuts_budget))
         out = save()
     out = save()
     write_report(out["models"], [tuple(p) for p in out["pg"]], draws, warmup, out["scaling"],
@@ -577,6 +651,13 @@ def full_bayes_section(rows, draws, warmup, sweep="", notes=""):
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     for r in rows:
+        if "nuts_unfinished_after" in r:
+            lines.append(
+                f"| {r['model']} | {r.get('shape', '')} | {r['gpmc_seconds']:.1f} | unfinished after "
+                f"{r['nuts_unfinished_after']:.0f} | {r['gpmc_ess_min']:.0f} | — | **≥ {r['ratio_min_bound']:.3g}×** | "
+                f"{r['gpmc_rhat']:.3f} / — | — |"
+            )
+            continue
         lines.append(
             f"| {r['model']} | {r.get('shape', '')} | {r['gpmc_seconds']:.1f} | {r['nuts_seconds']:.1f} ({r['nuts_steps']:.0f}) | "
             f"{r['gpmc_ess_min']:.0f} | {r['nuts_ess_min']:.0f} | **{r['ratio_min']:.3g}×** | "
@@ -584,13 +665,24 @@ def full_bayes_section(rows, draws, warmup, sweep="", notes=""):
         )
     measured = {r["model"] for r in rows}
     missing = [n for n in FULL_BAYES_MODELS if n not in measured]
-    wins = [r["model"] for r in rows if r["ratio_min"] > 1]
+    wins = [r["model"] for r in rows if r.get("ratio_min", r.get("ratio_min_bound", 0)) > 1]
+    unfinished = [r for r in rows if "nuts_unfinished_after" in r]
     lines += [
         "",
         f"gpmc reaches the higher minimum ESS per second on {len(wins)} of {len(rows)} rows"
         + (f" ({', '.join(wins)})" if wins else "")
         + "; the issue's goal is 10× NUTS on GP classification and the robust regressions.",
     ]
+    if unfinished:
+        lines += [
+            "",
+            "NUTS is given a budget per row (`--nuts-budget`); where it had not finished, it was "
+            "stopped, and the ratio is a lower bound that credits NUTS with a minimum ESS of twice "
+            f"its draws ({2 * CHAINS * draws}) reached at the budget's end — more than any finished "
+            "row's NUTS minimum here. Posterior agreement is not checked on those rows: "
+            + ", ".join(f"{r['model']} (NUTS stopped after {r['nuts_unfinished_after']:.0f} s)" for r in unfinished)
+            + ".",
+        ]
     if missing:
         lines += [
             "",
@@ -607,6 +699,12 @@ def full_bayes_section(rows, draws, warmup, sweep="", notes=""):
     ]
     for r in rows:
         for h in r["hypers"]:
+            if "nuts_mean" not in h:
+                lines.append(
+                    f"| {r['model']} | {h['name']} | {h['gpmc_mean']:.3f} ± {h['gpmc_sd']:.3f} | — | — | — | "
+                    f"{h['gpmc_ess']:.0f} / — |"
+                )
+                continue
             lines.append(
                 f"| {r['model']} | {h['name']} | {h['gpmc_mean']:.3f} ± {h['gpmc_sd']:.3f} | "
                 f"{h['nuts_mean']:.3f} ± {h['nuts_sd']:.3f} | {h['z']:.2f} | "
@@ -704,7 +802,13 @@ def write_report(results, pg, draws, warmup, scaling="", full_bayes=(), full_bay
         "with 10 elliptical slice steps on the GP's marginal posterior (docs/inference.md): min "
         "bulk ESS 177 → 453 on GP classification, 264 → 885 on the Poisson GP, 213 → 429 on the "
         "multi-class GP at 1.1-1.7× the min-ESS per second; under the scale mixtures (Student-t, "
-        "Laplace, heteroscedastic) they did not pay for themselves. The sweep itself lost a fifth "
+        "Laplace, heteroscedastic) they did not pay for themselves. Since 2026-11-26 the steps of "
+        "a one-column GP under a fixed prior follow the ellipses of a Gaussian fitted to its "
+        "posterior during warm-up (generalised elliptical slice sampling, exact for any fixed "
+        "reference): min bulk ESS 453-494 → 694-941 on GP classification and 885-991 → "
+        "1417-1450 on the Poisson GP (seeds 2 and 3), about 2× their min-ESS per second; the "
+        "multi-class GP keeps the prior's ellipses (per-class fits miss the classes' shared "
+        "level: 420 → 213-341). The sweep itself lost a fifth "
         "of its time on 2026-11-24 (tapes run 64 observations at a time, the draw's O(N²) solves "
         "and products through faer, no copy of `K` per sweep): GP classification 6.1 → 4.6 s, "
         "Poisson 1.6 → 1.1 s. (3) The heteroscedastic models spent about 80 % of a sweep (`perf`) "

@@ -320,6 +320,18 @@ impl GpBlock {
         })
     }
 
+    /// The conditional's covariance `Σ = (K⁻¹ + diag a)⁻¹ = K − (L_B⁻¹ S K)ᵀ(L_B⁻¹ S K)`, whole
+    /// (the reference of the adapted marginal elliptical steps, made a few times per warm-up).
+    pub fn conditional_covariance(&self, a: &[f64]) -> Result<DMatrix<f64>, RuntimeError> {
+        let n = self.len();
+        let (s, _) = self.curvature(a, &vec![0.0; n])?;
+        let lb = self.b_matrix(a, &s)?;
+        let sk = DMatrix::from_fn(n, n, |i, j| s[i] * self.k[(i, j)]);
+        let w = crate::linalg::solve_lower(lb.l_dirty(), sk);
+        let wtw = crate::linalg::matmul(&w.transpose(), &w);
+        Ok(&self.k - wtw)
+    }
+
     /// Posterior moments and `KL(q ‖ p)` for CAVI.
     pub fn moments(&self, a: &[f64], b: &[f64]) -> Result<Moments, RuntimeError> {
         let n = self.len();

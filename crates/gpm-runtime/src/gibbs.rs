@@ -22,6 +22,8 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+mod ellipse_reference;
+pub use ellipse_reference::Reference as EllipseReference;
 mod elliptical;
 mod from_q;
 mod level_shift;
@@ -122,6 +124,12 @@ pub struct State {
     /// update, a sparse GP, a block no factor reads); its Rao-Blackwellised mean is then not
     /// reported.
     pub without_mean: Vec<bool>,
+    /// Per block: the fitted Gaussian whose ellipses its marginal elliptical steps follow
+    /// ([`gpm_schedule::EllipseReference::Adapted`]; `None`: the GP prior's, as before the
+    /// first fit).
+    pub ellipse_references: Vec<Option<std::sync::Arc<ellipse_reference::Reference>>>,
+    /// Per block, during warm-up: the current window of its reference's fit.
+    ellipse_windows: Vec<Option<ellipse_reference::Window>>,
 }
 
 /// A sparse GP column's prior at a chain's own kernel hyperparameters, with its features at
@@ -569,6 +577,8 @@ impl<'a> Sampler<'a> {
                 })
                 .collect(),
             adaptations: vec![Default::default(); self.joint_moves().count()],
+            ellipse_references: vec![None; self.prep.blocks.len()],
+            ellipse_windows: vec![None; self.prep.blocks.len()],
             hyper_evaluations: 0,
         }
     }
@@ -587,8 +597,8 @@ impl<'a> Sampler<'a> {
     }
 
     /// Warm-up sweep `sweep` (from 1) of `warmup`: a sweep, then the adaptation the schedule
-    /// asks for (the Gaussian references of the joint hyperparameter moves). Sweeps after
-    /// warm-up use the references as they are, unchanged.
+    /// asks for (the Gaussian references of the joint hyperparameter moves and of the marginal
+    /// elliptical steps). Sweeps after warm-up use the references as they are, unchanged.
     pub fn warmup_sweep(
         &self,
         state: &mut State,
@@ -596,8 +606,10 @@ impl<'a> Sampler<'a> {
         sweep: usize,
         warmup: usize,
     ) -> Result<(), RuntimeError> {
+        self.open_ellipse_windows(state, sweep);
         self.sweep(state, rng)?;
         self.adapt(state, sweep, warmup);
+        self.adapt_ellipses(state, sweep, warmup);
         Ok(())
     }
 
@@ -628,6 +640,7 @@ impl<'a> Sampler<'a> {
                     ref factors,
                     steps,
                     redraw,
+                    ..
                 } => {
                     let factors: Vec<usize> = factors.iter().map(|f| f.0).collect();
                     self.marginal_elliptical(block, &factors, steps, redraw, state, rng)?;
@@ -847,7 +860,12 @@ impl<'a> Sampler<'a> {
         }
         g.coords.set(&mut state.latents, &drawn.values);
         match &drawn.mean {
-            Some(m) => g.coords.set(&mut state.conditional_means, m),
+            Some(m) => {
+                g.coords.set(&mut state.conditional_means, m);
+                if let Some(w) = &mut state.ellipse_windows[bi] {
+                    w.record(&g.np.a, m.as_slice());
+                }
+            }
             None => {
                 for l in g.coords.latents() {
                     state.without_mean[l] = true;

@@ -31,6 +31,7 @@ pub use hypers::{
     VariationalUpdate,
 };
 pub use ids::{BlockId, FactorId, HyperId, LatentId, PredictorId};
+pub use marginal_elliptical::EllipseReference;
 pub use prior::{BoundKernel, BoundLengthscale, BoundPrior};
 pub use slice_scheme::SliceScheme;
 use std::collections::BTreeSet;
@@ -854,7 +855,14 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
         !hypers.is_empty(),
     );
     level_shifts(model, &factors, &blocks, &plan.groups, &mut gibbs);
-    marginal_elliptical::marginal_ellipticals(model, &factors, &blocks, &plan.groups, &mut gibbs);
+    marginal_elliptical::marginal_ellipticals(
+        model,
+        &factors,
+        &blocks,
+        &plan.kernels,
+        &plan.groups,
+        &mut gibbs,
+    );
     marginal_elliptical::set_redraws(&mut gibbs);
     let cavi = steps::cavi(&blocks);
     let gpf = steps::gpf(&blocks, &factors);

@@ -3,8 +3,8 @@
 
 use gpm_schedule::marginal_elliptical::MARGINAL_ELLIPTICAL_STEPS;
 use gpm_schedule::{
-    build, start_value, BlockId, BlockKind, FactorId, GibbsStep, GibbsUpdate, HyperId, LatentId,
-    Schedule, StartRule, VariationalUpdate,
+    build, start_value, BlockId, BlockKind, EllipseReference, FactorId, GibbsStep, GibbsUpdate,
+    HyperId, LatentId, Schedule, StartRule, VariationalUpdate,
 };
 
 fn schedule(src: &str) -> (gpm_ir::Model, Schedule) {
@@ -125,7 +125,8 @@ fn gp_classifier_draws_auxiliaries_then_the_gp() {
                 block: BlockId(0),
                 factors: vec![FactorId(0)],
                 steps: MARGINAL_ELLIPTICAL_STEPS,
-                redraw: false
+                redraw: false,
+                reference: EllipseReference::adapted(),
             }
         ]
     );
@@ -208,7 +209,9 @@ fn every_kind_of_hyperparameter_update() {
                 block: BlockId(1),
                 factors: vec![FactorId(1), FactorId(2)],
                 steps: MARGINAL_ELLIPTICAL_STEPS,
-                redraw: true
+                redraw: true,
+                // g's kernel is sampled: a fitted reference would stand still while K(θ) moves.
+                reference: EllipseReference::Prior,
             },
             GibbsStep::Block {
                 block: BlockId(2),
@@ -571,5 +574,42 @@ fn marginal_elliptical_steps_follow_slowly_mixing_gp_blocks_only() {
         marginal(&two),
         vec![(1, MARGINAL_ELLIPTICAL_STEPS, true)],
         "{two:?}"
+    );
+    // The reference: fitted where the block is one column under a fixed prior; the prior's
+    // under a sampled kernel and for the columns of a matrix latent.
+    let reference = |src: &str| {
+        let (_, s) = schedule(src);
+        s.gibbs
+            .iter()
+            .find_map(|st| match st {
+                GibbsStep::MarginalElliptical { reference, .. } => Some(*reference),
+                _ => None,
+            })
+            .expect("marginal elliptical steps")
+    };
+    assert_eq!(
+        reference(
+            "data { N : int; x : vector[N]; y : int[N] in {-1, 1}; }
+             latent { f : vector[N] ~ gp(x, sqexp(1.0)); }
+             model { y ~ bernoulli_logit(f); }"
+        ),
+        EllipseReference::adapted()
+    );
+    assert_eq!(
+        reference(
+            "data { N : int; x : vector[N]; y : int[N] in {-1, 1}; }
+             hyper { l : real in 0.. ~ gamma(2.0, 1.0); }
+             latent { f : vector[N] ~ gp(x, sqexp(l)); }
+             model { y ~ bernoulli_logit(f); }"
+        ),
+        EllipseReference::Prior
+    );
+    assert_eq!(
+        reference(
+            "data { N : int; C : int; x : vector[N]; y : int[N] in 1..C; }
+             latent { F : matrix[N, C] ~ gp(x, sqexp(1.0)); }
+             model { y ~ categorical_logistic_softmax(F); }"
+        ),
+        EllipseReference::Prior
     );
 }

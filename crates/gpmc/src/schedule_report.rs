@@ -165,9 +165,11 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
             factors,
             steps,
             redraw,
+            reference,
         } => format!(
-            "{steps} elliptical slice sampling steps on {} under its GP prior and the log-density of factor{} {} as written (auxiliaries integrated out), then {}",
+            "{steps} elliptical slice sampling steps on {} along {}, with its GP prior and the log-density of factor{} {} as written (auxiliaries integrated out), then {}",
             block_name(s, c, *block),
+            reference.describe(),
             if factors.len() > 1 { "s" } else { "" },
             factors
                 .iter()

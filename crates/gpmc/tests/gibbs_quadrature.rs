@@ -891,6 +891,47 @@ fn rao_blackwellised_gp_means_are_the_closed_form() {
     }
 }
 
+/// The inputs and labels of the two-point GP classifier `f ~ gp(x, 2 sqexp(0.8))`.
+const TWO_POINTS: ([f64; 2], [f64; 2]) = ([0.0, 0.6], [1.0, -1.0]);
+
+/// The two-point GP classifier, checked, with its data.
+fn two_point_model() -> (gpmc::Checked, gpm_runtime::data::Data) {
+    let src = "data { N : int; x : vector[N]; y : int[N] in {-1, 1}; }
+               latent { f : vector[N] ~ gp(x, 2.0 * sqexp(0.8)); }
+               model { y ~ bernoulli_logit(f); }";
+    let (x, y) = TWO_POINTS;
+    let c = gpmc::check("gpc.gpm", src).unwrap();
+    let json = serde_json::json!({"N": 2, "x": x, "y": y});
+    let data = gpmc::data::from_json_value(&c.model, &json).unwrap();
+    (c, data)
+}
+
+/// Its posterior means and sds of `f₁`, `f₂` by quadrature of `N(f | 0, K) σ(y₁f₁) σ(y₂f₂)` on a
+/// 601 × 601 grid over ±6 prior sds.
+fn two_point_posterior() -> (f64, f64, f64, f64) {
+    let (x, y) = TWO_POINTS;
+    let r2 = (x[1] - x[0]) * (x[1] - x[0]);
+    let (k11, k12) = (2.0, 2.0 * (-r2 / (2.0 * 0.64)).exp());
+    let det = k11 * k11 - k12 * k12;
+    let (n, half) = (601usize, 6.0 * 2f64.sqrt());
+    let h = 2.0 * half / (n - 1) as f64;
+    let mut moments = [0.0; 5];
+    for a in 0..n {
+        for b in 0..n {
+            let (f1, f2) = (-half + a as f64 * h, -half + b as f64 * h);
+            let quad = (k11 * f1 * f1 - 2.0 * k12 * f1 * f2 + k11 * f2 * f2) / det;
+            let w = (-0.5 * quad).exp() * sig(y[0] * f1) * sig(y[1] * f2);
+            for (m, v) in moments.iter_mut().zip([1.0, f1, f2, f1 * f1, f2 * f2]) {
+                *m += w * v;
+            }
+        }
+    }
+    let (m1, m2) = (moments[1] / moments[0], moments[2] / moments[0]);
+    let sd1 = (moments[3] / moments[0] - m1 * m1).sqrt();
+    let sd2 = (moments[4] / moments[0] - m2 * m2).sqrt();
+    (m1, m2, sd1, sd2)
+}
+
 /// The marginal elliptical steps (`GibbsStep::MarginalElliptical`) on a GP classifier of two
 /// points, against quadrature on a 2-D grid of `N(f | 0, K) σ(y₁f₁) σ(y₂f₂)`: the schedule's
 /// sweep (Pólya-Gamma block draw, then the steps) and a chain of the steps alone (each followed
@@ -898,33 +939,8 @@ fn rao_blackwellised_gp_means_are_the_closed_form() {
 #[test]
 fn marginal_elliptical_steps_match_grid_quadrature() {
     use gpm_schedule::GibbsStep;
-    let src = "data { N : int; x : vector[N]; y : int[N] in {-1, 1}; }
-               latent { f : vector[N] ~ gp(x, 2.0 * sqexp(0.8)); }
-               model { y ~ bernoulli_logit(f); }";
-    let (x, y) = ([0.0, 0.6], [1.0, -1.0]);
-    // Reference: a 601 × 601 grid over ±6 prior sds.
-    let (k11, k12) = (2.0, 2.0 * (-0.36f64 / (2.0 * 0.64)).exp());
-    let det = k11 * k11 - k12 * k12;
-    let (n, half) = (601usize, 6.0 * 2f64.sqrt());
-    let h = 2.0 * half / (n - 1) as f64;
-    let (mut z, mut m1, mut m2, mut s1, mut s2) = (0.0, 0.0, 0.0, 0.0, 0.0);
-    for a in 0..n {
-        for b in 0..n {
-            let (f1, f2) = (-half + a as f64 * h, -half + b as f64 * h);
-            let quad = (k11 * f1 * f1 - 2.0 * k12 * f1 * f2 + k11 * f2 * f2) / det;
-            let w = (-0.5 * quad).exp() * sig(y[0] * f1) * sig(y[1] * f2);
-            z += w;
-            m1 += w * f1;
-            m2 += w * f2;
-            s1 += w * f1 * f1;
-            s2 += w * f2 * f2;
-        }
-    }
-    let (m1, m2) = (m1 / z, m2 / z);
-    let (sd1, sd2) = ((s1 / z - m1 * m1).sqrt(), (s2 / z - m2 * m2).sqrt());
-    let mut c = gpmc::check("gpc.gpm", src).unwrap();
-    let json = serde_json::json!({"N": 2, "x": x, "y": y});
-    let data = gpmc::data::from_json_value(&c.model, &json).unwrap();
+    let (mut c, data) = two_point_model();
+    let (m1, m2, sd1, sd2) = two_point_posterior();
     let config = four_chains_of_3000(21);
     let step = c
         .schedule
@@ -942,13 +958,103 @@ fn marginal_elliptical_steps_match_grid_quadrature() {
     let GibbsStep::MarginalElliptical { block, factors, .. } = step else {
         unreachable!()
     };
+    // Under the prior: the steps alone draw no block, so no reference is ever fitted.
     c.schedule.as_mut().unwrap().gibbs = vec![GibbsStep::MarginalElliptical {
         block,
         factors,
         steps: 1,
         redraw: true,
+        reference: gpm_schedule::EllipseReference::Prior,
     }];
     let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
     assert_matches(&r, "steps alone", "f.1", m1, sd1);
     assert_matches(&r, "steps alone", "f.2", m2, sd2);
+}
+
+/// The marginal elliptical steps along a fitted reference (`EllipseReference::Adapted`,
+/// generalised elliptical slice sampling) are exact whatever the reference: on the two-point GP
+/// classifier of the test above, a chain of the steps alone (one per sweep, the auxiliaries
+/// redrawn) about a Gaussian placed off the posterior on purpose — mean (0.8, −0.3) against the
+/// posterior's (0.22, −0.22), sds 0.7 and 1.3 against 1.12, correlated the other way — must
+/// match the grid's posterior means and second moments. (Sliced without the
+/// prior-over-reference ratio the chain samples the reference times the likelihood instead:
+/// mean of f₁ 1.07 ± 0.002, and the test fails.)
+#[test]
+fn referenced_elliptical_steps_are_exact_for_any_reference() {
+    use gpm_schedule::{EllipseReference, GibbsStep};
+    use rand::SeedableRng;
+    let (mut c, data) = two_point_model();
+    let (m1, m2, sd1, sd2) = two_point_posterior();
+
+    let schedule = c.schedule.as_mut().unwrap();
+    let Some(GibbsStep::MarginalElliptical {
+        block,
+        factors,
+        reference,
+        ..
+    }) = schedule
+        .gibbs
+        .iter()
+        .find(|s| matches!(s, GibbsStep::MarginalElliptical { .. }))
+        .cloned()
+    else {
+        panic!("the GP classifier's sweep has marginal elliptical steps")
+    };
+    assert!(
+        matches!(reference, EllipseReference::Adapted { .. }),
+        "a fixed-prior GP classifier's steps follow a fitted reference: {reference:?}"
+    );
+    schedule.gibbs = vec![GibbsStep::MarginalElliptical {
+        block,
+        factors,
+        steps: 1,
+        redraw: true,
+        reference,
+    }];
+    let (hv, _) = gpmc::infer::hyper_values(&c);
+    let sampler =
+        gpm_runtime::gibbs::Sampler::new(c.schedule.as_ref().unwrap(), &data, &hv).unwrap();
+    let mut state = sampler.init();
+    state.ellipse_references[0] = Some(std::sync::Arc::new(gpm_runtime::gibbs::EllipseReference {
+        mean: nalgebra::DVector::from_vec(vec![0.8, -0.3]),
+        factor: nalgebra::DMatrix::from_row_slice(2, 2, &[0.7, 0.0, -0.6, 1.15]),
+    }));
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let (batches, per) = (200usize, 1000usize);
+    let mut batch = vec![[0.0f64; 4]; batches];
+    for _ in 0..500 {
+        sampler.sweep(&mut state, &mut rng).unwrap();
+    }
+    for b in batch.iter_mut() {
+        for _ in 0..per {
+            sampler.sweep(&mut state, &mut rng).unwrap();
+            let f = &state.latents[0];
+            for (acc, v) in b.iter_mut().zip([f[0], f[1], f[0] * f[0], f[1] * f[1]]) {
+                *acc += v / per as f64;
+            }
+        }
+    }
+    // Batch means: each moment's estimate and its Monte Carlo standard error.
+    let est = |k: usize| -> (f64, f64) {
+        let mean = batch.iter().map(|b| b[k]).sum::<f64>() / batches as f64;
+        let var = batch.iter().map(|b| (b[k] - mean).powi(2)).sum::<f64>() / (batches - 1) as f64;
+        (mean, (var / batches as f64).sqrt())
+    };
+    for (k, (name, want)) in [("f1", m1), ("f2", m2)].into_iter().enumerate() {
+        let (got, se) = est(k);
+        eprintln!("{name}: mean {got:.4} ± {se:.4} vs quadrature {want:.4}");
+        assert!(
+            ((got - want) / se).abs() < 4.5,
+            "{name}: {got} vs {want} (se {se})"
+        );
+    }
+    for (k, (name, m, sd)) in [("f1", m1, sd1), ("f2", m2, sd2)].into_iter().enumerate() {
+        let (second, se) = est(k + 2);
+        let want = sd * sd + m * m;
+        eprintln!("{name}: E[f²] {second:.4} ± {se:.4} vs quadrature {want:.4}");
+        assert!(
+            ((second - want) / se).abs() < 4.5,
+            "{name}: E[f²] {second} vs {want} (se {se})"
+        );
+    }
 }

@@ -94,14 +94,16 @@ impl Sampler<'_> {
         state: &mut State,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
+        let blocks = self.prep.spec_blocks[block.0].clone();
+        if blocks
+            .clone()
+            .all(|bi| state.ellipse_references[bi].is_some())
+        {
+            return self.referenced_elliptical(blocks, factors, steps, redraw, state, rng);
+        }
         let mut columns = Vec::new();
-        for bi in self.prep.spec_blocks[block.0].clone() {
-            let Block::Gp { latent, column, gp } = &self.prep.blocks[bi] else {
-                return Err(RuntimeError::Inconsistent(
-                    "a marginal elliptical step of a block that is not a full GP".into(),
-                ));
-            };
-            let prior = state.gp_priors[bi].as_deref().unwrap_or(gp);
+        for bi in blocks {
+            let (latent, column, prior) = self.gp_column(bi, state)?;
             let rows = prior.len();
             // Standard normals column by column, step by step: the same draws whatever the
             // thread count.
@@ -109,7 +111,7 @@ impl Sampler<'_> {
                 rng.sample::<f64, _>(rand_distr::StandardNormal)
             });
             columns.push(Column {
-                latent: *latent,
+                latent,
                 offset: column * rows,
                 mean: prior.mean,
                 directions: crate::linalg::lower_times(prior.chol.l_dirty(), &z),
@@ -165,17 +167,208 @@ impl Sampler<'_> {
                 }
             } else {
                 restore(state, &values);
-                if !log_lik.is_finite() {
-                    return Err(RuntimeError::Numerical(
-                        "a marginal elliptical step found no point of finite likelihood: the factors' log-density is not finite at the current latents".into(),
-                    ));
-                }
+                stayed(log_lik)?;
             }
         }
+        self.after_steps(redraw, state, rng)
+    }
+
+    /// Block `bi`'s latent, column and the chain's current GP prior of it.
+    fn gp_column<'s>(
+        &'s self,
+        bi: usize,
+        state: &'s State,
+    ) -> Result<(usize, usize, &'s crate::gaussian::GpBlock), RuntimeError> {
+        let Block::Gp { latent, column, gp } = &self.prep.blocks[bi] else {
+            return Err(RuntimeError::Inconsistent(
+                "a marginal elliptical step of a block that is not a full GP".into(),
+            ));
+        };
+        Ok((
+            *latent,
+            *column,
+            state.gp_priors[bi].as_deref().unwrap_or(gp),
+        ))
+    }
+
+    /// After the steps: every auxiliary drawn given the moved block, if the schedule says so.
+    fn after_steps(
+        &self,
+        redraw: bool,
+        state: &mut State,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
         if redraw {
             let pv = self.predictors(state);
             self.sample_aux(state, &pv, rng)?;
         }
         Ok(())
+    }
+}
+
+/// A step whose bracket shrank to the current point: fine, unless the current point itself has
+/// no finite likelihood (then no step ever moves).
+fn stayed(log_lik: f64) -> Result<(), RuntimeError> {
+    if log_lik.is_finite() {
+        Ok(())
+    } else {
+        Err(RuntimeError::Numerical(
+            "a marginal elliptical step found no point of finite likelihood: the factors' log-density is not finite at the current latents".into(),
+        ))
+    }
+}
+
+/// One column under a fitted reference `N(m, R = L_R L_Rᵀ)`, the step's directions `ν_s = L_R z_s`
+/// and what the sliced likelihood needs along the ellipse `f = m + (f₀ − m) cos θ + ν_s sin θ`:
+/// with `L` the prior's factor, `L⁻¹(f − μ₀) = r + p₀ cos θ + P_s sin θ` and `L_R⁻¹(f − m) =
+/// w₀ cos θ + z_s sin θ`, so each angle costs `O(N)`.
+struct RefColumn {
+    latent: usize,
+    offset: usize,
+    /// `m`.
+    centre: DVector<f64>,
+    /// `z_s`, `rows × steps`.
+    z: DMatrix<f64>,
+    /// `ν_s = L_R z_s`.
+    directions: DMatrix<f64>,
+    /// `P_s = L⁻¹ ν_s`.
+    whitened: DMatrix<f64>,
+    /// `r = L⁻¹(m − μ₀)`.
+    r: DVector<f64>,
+    /// `p₀ = L⁻¹(f₀ − m)` at the current point.
+    p0: DVector<f64>,
+    /// `w₀ = L_R⁻¹(f₀ − m)` at the current point.
+    w0: DVector<f64>,
+    /// `f₀ − m`.
+    d0: DVector<f64>,
+}
+
+impl RefColumn {
+    /// `log N(f | μ₀, K) − log N(f | m, R)` at angle `(cos, sin)` of step `s`, up to a constant:
+    /// `−½‖r + p₀ cos + P_s sin‖² + ½‖w₀ cos + z_s sin‖²`.
+    fn log_ratio(&self, cos: f64, sin: f64, s: usize) -> f64 {
+        let (p, z) = (self.whitened.column(s), self.z.column(s));
+        let mut total = 0.0;
+        for i in 0..self.r.len() {
+            let prior = self.r[i] + self.p0[i] * cos + p[i] * sin;
+            let reference = self.w0[i] * cos + z[i] * sin;
+            total += reference * reference - prior * prior;
+        }
+        0.5 * total
+    }
+
+    /// Move the current point to the accepted angle.
+    fn accept(&mut self, cos: f64, sin: f64, s: usize) {
+        let (p, z, nu) = (
+            self.whitened.column(s),
+            self.z.column(s),
+            self.directions.column(s),
+        );
+        for i in 0..self.r.len() {
+            self.p0[i] = self.p0[i] * cos + p[i] * sin;
+            self.w0[i] = self.w0[i] * cos + z[i] * sin;
+            self.d0[i] = self.d0[i] * cos + nu[i] * sin;
+        }
+    }
+}
+
+impl Sampler<'_> {
+    /// The marginal elliptical steps along the columns' fitted references
+    /// ([`super::ellipse_reference`]): generalised elliptical slice sampling, the sliced
+    /// likelihood the factors' log-density times `N(f | μ₀, K) / N(f | m, R)`.
+    fn referenced_elliptical(
+        &self,
+        blocks: std::ops::Range<usize>,
+        factors: &[usize],
+        steps: usize,
+        redraw: bool,
+        state: &mut State,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        let mut columns = Vec::new();
+        for bi in blocks {
+            let (latent, column, prior) = self.gp_column(bi, state)?;
+            let reference = state.ellipse_references[bi]
+                .clone()
+                .expect("checked by the caller");
+            let rows = prior.len();
+            let offset = column * rows;
+            // Standard normals column by column, step by step, as under the prior.
+            let z = DMatrix::from_fn(rows, steps, |_, _| {
+                rng.sample::<f64, _>(rand_distr::StandardNormal)
+            });
+            let l = prior.chol.l_dirty();
+            let directions = crate::linalg::lower_times(&reference.factor, &z);
+            let whitened = crate::linalg::solve_lower(l, directions.clone());
+            let centre = reference.mean.clone();
+            let d0 = DVector::from_fn(rows, |i, _| state.latents[latent][offset + i] - centre[i]);
+            let mut shift = centre.clone();
+            shift.add_scalar_mut(-prior.mean);
+            columns.push(RefColumn {
+                latent,
+                offset,
+                r: crate::linalg::solve_lower_vec(l, &shift),
+                p0: crate::linalg::solve_lower_vec(l, &d0),
+                w0: crate::linalg::solve_lower_vec(&reference.factor, &d0),
+                d0,
+                centre,
+                z,
+                directions,
+                whitened,
+            });
+        }
+        let set = |state: &mut State, columns: &[RefColumn], cos: f64, sin: f64, s: usize| {
+            for c in columns {
+                let out = &mut state.latents[c.latent];
+                for i in 0..c.d0.len() {
+                    out[c.offset + i] = c.centre[i] + c.d0[i] * cos + c.directions[(i, s)] * sin;
+                }
+            }
+        };
+        // The current values, restored exactly when a step stays.
+        let values: Vec<DVector<f64>> = columns
+            .iter()
+            .map(|c| {
+                state.latents[c.latent]
+                    .rows(c.offset, c.d0.len())
+                    .into_owned()
+            })
+            .collect();
+        let mut values = values;
+        let ratio = |columns: &[RefColumn], cos: f64, sin: f64, s: usize| -> f64 {
+            columns.iter().map(|c| c.log_ratio(cos, sin, s)).sum()
+        };
+        // Angle 0 of any step: the current point.
+        let mut log_lik = self.marginal_log_lik(factors, state) + ratio(&columns, 1.0, 0.0, 0);
+        for s in 0..steps {
+            let moved = super::elliptical::ellipse_step(rng, log_lik, &mut |cos, sin| {
+                set(state, &columns, cos, sin, s);
+                let ll = self.marginal_log_lik(factors, state);
+                let total = if ll.is_finite() {
+                    ll + ratio(&columns, cos, sin, s)
+                } else {
+                    f64::NEG_INFINITY
+                };
+                (total, (cos, sin))
+            });
+            match moved {
+                Some((ll, (cos, sin))) => {
+                    log_lik = ll;
+                    for (c, v) in columns.iter_mut().zip(values.iter_mut()) {
+                        c.accept(cos, sin, s);
+                        v.copy_from(&state.latents[c.latent].rows(c.offset, v.len()));
+                    }
+                }
+                None => {
+                    for (c, v) in columns.iter().zip(&values) {
+                        state.latents[c.latent]
+                            .rows_mut(c.offset, v.len())
+                            .copy_from(v);
+                    }
+                    stayed(log_lik)?;
+                }
+            }
+        }
+        self.after_steps(redraw, state, rng)
     }
 }
