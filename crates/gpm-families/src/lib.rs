@@ -82,6 +82,12 @@ pub trait MixingLaw: Send + Sync + std::fmt::Debug {
     fn slow_blocked_mixing(&self) -> bool {
         false
     }
+    /// Whether the blocked sweep, though not slow, gains from marginal elliptical steps along a
+    /// Gaussian fitted to the block's posterior (`gpm_schedule::EllipseReference::Adapted`) —
+    /// only where such a fit is made; under the prior's ellipses the steps only cost here.
+    fn gains_from_fitted_steps(&self) -> bool {
+        false
+    }
     /// Whether [`MixingLaw::tilted`] has a closed form for this law (decided when the schedule
     /// is built, so that CAVI is refused up front rather than failing at run time).
     fn has_tilted(&self) -> bool {

@@ -153,7 +153,15 @@ pub(crate) fn marginal_ellipticals(
                     matches!(&a.kind, crate::AuxKind::Law { law, .. } if law.slow_blocked_mixing())
                 })
         });
-        if !evaluable || !slow || reading.is_empty() {
+        // Or where they pay along a fitted reference only (the Student-t's Gamma scale mixture),
+        // and one is fitted.
+        let reference = reference_for(b, kernels, groups);
+        let fitted_pays = reading.iter().any(|f| {
+            factors[f.0].aux.iter().any(|a| {
+                matches!(&a.kind, crate::AuxKind::Law { law, .. } if law.gains_from_fitted_steps())
+            })
+        }) && matches!(reference, EllipseReference::Adapted { .. });
+        if !evaluable || !(slow || fitted_pays) || reading.is_empty() {
             continue;
         }
         let Some(mut at) = crate::steps::drawn_at(gibbs, groups, b.id) else {
@@ -170,7 +178,7 @@ pub(crate) fn marginal_ellipticals(
                 factors: reading,
                 steps: MARGINAL_ELLIPTICAL_STEPS,
                 redraw: true,
-                reference: reference_for(b, kernels, groups),
+                reference,
             },
         );
     }

@@ -558,11 +558,24 @@ fn marginal_elliptical_steps_follow_slowly_mixing_gp_blocks_only() {
         marginal(&steps("c ~ poisson(3.0 * logistic(f));", "")).len(),
         1
     );
-    assert!(marginal(&steps("z ~ student_t(4.0, f, 0.5);", "")).is_empty());
+    // The Student-t's Gamma scale mixture: steps only along a fitted reference, so only under a
+    // fixed prior; the Laplace's Lévy mixture and a Gaussian factor: none.
+    assert_eq!(
+        marginal(&steps("z ~ student_t(4.0, f, 0.5);", "")),
+        vec![(1, MARGINAL_ELLIPTICAL_STEPS, false)]
+    );
+    let (_, sampled) = schedule(
+        "data { N : int; x : vector[N]; z : vector[N]; }
+         hyper { l : real in 0.. ~ gamma(2.0, 1.0); }
+         latent { f : vector[N] ~ gp(x, sqexp(l)); }
+         model { z ~ student_t(4.0, f, 0.5); }",
+    );
+    assert!(marginal(&sampled.gibbs).is_empty(), "{:?}", sampled.gibbs);
+    assert!(marginal(&steps("z ~ laplace(f, 0.5);", "")).is_empty());
     assert!(marginal(&steps("z ~ normal(f, 0.5);", "")).is_empty());
     // A second block drawn after the first reads the auxiliaries: the steps redraw them.
     let two = steps(
-        "y ~ bernoulli_logit(f); for i in 1..N { z[i] ~ student_t(4.0, g[i], 0.5); }",
+        "y ~ bernoulli_logit(f); for i in 1..N { z[i] ~ normal(g[i], 0.5); }",
         "g : vector[N] ~ gp(x, sqexp(1.0));",
     );
     let at = two

@@ -326,7 +326,7 @@ impl Sampler<'_> {
             }
         };
         // The current values, restored exactly when a step stays.
-        let values: Vec<DVector<f64>> = columns
+        let mut values: Vec<DVector<f64>> = columns
             .iter()
             .map(|c| {
                 state.latents[c.latent]
@@ -334,7 +334,6 @@ impl Sampler<'_> {
                     .into_owned()
             })
             .collect();
-        let mut values = values;
         let ratio = |columns: &[RefColumn], cos: f64, sin: f64, s: usize| -> f64 {
             columns.iter().map(|c| c.log_ratio(cos, sin, s)).sum()
         };
