@@ -119,7 +119,8 @@ def time_to_within(points, final, tol=0.01):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
+    # bench/run hands both scripts the same options; those of compare.py (--only, --nuts-budget) are not ours.
+    args, _ = ap.parse_known_args()
     n, ntest = (5000, 2000) if args.quick else (20000, 5000)
     rng = np.random.default_rng(20261123)
     x, y = synthetic(n, rng)
