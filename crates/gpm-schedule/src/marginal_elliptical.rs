@@ -146,21 +146,22 @@ pub(crate) fn marginal_ellipticals(
         // Only where the blocked sweep mixes slowly (`MixingLaw::slow_blocked_mixing`, and the
         // logistic-softmax's Pólya-Gamma chain): a Gaussian factor's block is drawn from its
         // marginal exactly already, and under the scale mixtures the steps only cost.
-        let slow = reading.iter().any(|f| {
-            let fp = &factors[f.0];
-            fp.categorical.is_some()
-                || fp.aux.iter().any(|a| {
-                    matches!(&a.kind, crate::AuxKind::Law { law, .. } if law.slow_blocked_mixing())
-                })
-        });
+        // Whether some auxiliary of a factor reading the block has a mixing law with `property`.
+        let some_law = |property: fn(&dyn gpm_families::MixingLaw) -> bool| {
+            reading.iter().any(|f| {
+                factors[f.0]
+                    .aux
+                    .iter()
+                    .any(|a| matches!(&a.kind, crate::AuxKind::Law { law, .. } if property(*law)))
+            })
+        };
+        let slow = reading.iter().any(|f| factors[f.0].categorical.is_some())
+            || some_law(|law| law.slow_blocked_mixing());
         // Or where they pay along a fitted reference only (the Student-t's Gamma scale mixture),
         // and one is fitted.
         let reference = reference_for(b, kernels, groups);
-        let fitted_pays = reading.iter().any(|f| {
-            factors[f.0].aux.iter().any(|a| {
-                matches!(&a.kind, crate::AuxKind::Law { law, .. } if law.gains_from_fitted_steps())
-            })
-        }) && matches!(reference, EllipseReference::Adapted { .. });
+        let fitted_pays = matches!(reference, EllipseReference::Adapted { .. })
+            && some_law(|law| law.gains_from_fitted_steps());
         if !evaluable || !(slow || fitted_pays) || reading.is_empty() {
             continue;
         }

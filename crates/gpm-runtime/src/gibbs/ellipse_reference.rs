@@ -126,21 +126,22 @@ impl super::Sampler<'_> {
                 let crate::prepared::Block::Gp { gp, .. } = &self.prep.blocks[bi] else {
                     continue;
                 };
-                if end {
-                    if let Some(w) = state.ellipse_windows[bi].take() {
-                        if !w.is_empty() {
-                            let prior = state.gp_priors[bi].as_deref().unwrap_or(gp);
-                            // A fit that cannot be factored leaves the reference as it was (the
-                            // prior's, before the first): the steps stay exact either way.
-                            if let Ok(r) = Reference::fit(prior, &w, inflation) {
-                                state.ellipse_references[bi] = Some(std::sync::Arc::new(r));
-                            }
-                        }
-                        state.ellipse_windows[bi] = Some(Window::new(gp.len()));
+                if !(end || sweep >= warmup) {
+                    continue;
+                }
+                let Some(w) = state.ellipse_windows[bi].take() else {
+                    continue;
+                };
+                if end && !w.is_empty() {
+                    let prior = state.gp_priors[bi].as_deref().unwrap_or(gp);
+                    // A fit that cannot be factored leaves the reference as it was (the prior's,
+                    // before the first): the steps stay exact either way.
+                    if let Ok(r) = Reference::fit(prior, &w, inflation) {
+                        state.ellipse_references[bi] = Some(std::sync::Arc::new(r));
                     }
                 }
-                if sweep >= warmup {
-                    state.ellipse_windows[bi] = None;
+                if sweep < warmup {
+                    state.ellipse_windows[bi] = Some(Window::new(gp.len()));
                 }
             }
         }

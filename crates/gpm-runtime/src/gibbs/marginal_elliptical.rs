@@ -225,8 +225,8 @@ fn stayed(log_lik: f64) -> Result<(), RuntimeError> {
 struct RefColumn {
     latent: usize,
     offset: usize,
-    /// `m`.
-    centre: DVector<f64>,
+    /// `N(m, R)`.
+    reference: std::sync::Arc<super::EllipseReference>,
     /// `z_s`, `rows × steps`.
     z: DMatrix<f64>,
     /// `ν_s = L_R z_s`.
@@ -300,7 +300,7 @@ impl Sampler<'_> {
             let l = prior.chol.l_dirty();
             let directions = crate::linalg::lower_times(&reference.factor, &z);
             let whitened = crate::linalg::solve_lower(l, directions.clone());
-            let centre = reference.mean.clone();
+            let centre = &reference.mean;
             let d0 = DVector::from_fn(rows, |i, _| state.latents[latent][offset + i] - centre[i]);
             let mut shift = centre.clone();
             shift.add_scalar_mut(-prior.mean);
@@ -311,7 +311,7 @@ impl Sampler<'_> {
                 p0: crate::linalg::solve_lower_vec(l, &d0),
                 w0: crate::linalg::solve_lower_vec(&reference.factor, &d0),
                 d0,
-                centre,
+                reference,
                 z,
                 directions,
                 whitened,
@@ -321,7 +321,8 @@ impl Sampler<'_> {
             for c in columns {
                 let out = &mut state.latents[c.latent];
                 for i in 0..c.d0.len() {
-                    out[c.offset + i] = c.centre[i] + c.d0[i] * cos + c.directions[(i, s)] * sin;
+                    out[c.offset + i] =
+                        c.reference.mean[i] + c.d0[i] * cos + c.directions[(i, s)] * sin;
                 }
             }
         };
