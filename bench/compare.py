@@ -282,8 +282,6 @@ def compare_full_bayes(name, spec, draws, gpmc_warmup, nuts_warmup, nuts_budget)
     """One full-Bayes row: min bulk ESS over *all* parameters (latents and hyperparameters),
     ESS/s of each tool, R̂, and agreement of every hyperparameter's posterior. NUTS gets
     `nuts_budget` seconds; a run that does not finish gives gpmc's side and a bound."""
-    import arviz as az
-
     g, gh, gw = run_gpmc_full_bayes(name, spec, draws, gpmc_warmup)
     nuts = run_nuts_full_bayes_budgeted(name, draws, nuts_warmup, nuts_budget)
     if nuts is None:
@@ -295,19 +293,14 @@ def compare_full_bayes(name, spec, draws, gpmc_warmup, nuts_warmup, nuts_budget)
     sdr = g.std((0, 1)) / n.std((0, 1))
     hyp = []
     for h in spec["hypers"]:
-        a, b = gh[h[0]], nh[h[0]]
-        (ea, ma), (eb, mb) = [(float(e[0]), float(m[0])) for e, m in (ess_mcse(x[:, :, None]) for x in (a, b))]
-        ra, rb = [float(az.rhat(az.convert_to_dataset(x[:, :, None]))["x"].values[0]) for x in (a, b)]
+        a, b = hyper_summary(gh[h[0]]), hyper_summary(nh[h[0]])
         hyp.append(dict(
-            name=h[0], gpmc_mean=float(a.mean()), nuts_mean=float(b.mean()),
-            gpmc_sd=float(a.std()), nuts_sd=float(b.std()),
-            z=float((a.mean() - b.mean()) / np.hypot(ma, mb)),
-            gpmc_ess=ea, nuts_ess=eb, gpmc_rhat=ra, nuts_rhat=rb,
+            name=h[0], gpmc_mean=a["mean"], nuts_mean=b["mean"], gpmc_sd=a["sd"], nuts_sd=b["sd"],
+            z=float((a["mean"] - b["mean"]) / np.hypot(a["mcse"], b["mcse"])),
+            gpmc_ess=a["ess"], nuts_ess=b["ess"], gpmc_rhat=a["rhat"], nuts_rhat=b["rhat"],
         ))
-    g_all = min([float(ge.min())] + [x["gpmc_ess"] for x in hyp])
-    n_all = min([float(ne.min())] + [x["nuts_ess"] for x in hyp])
-    g_rhat = max([float(az.rhat(az.convert_to_dataset(g))["x"].values.max())] + [x["gpmc_rhat"] for x in hyp])
-    n_rhat = max([float(az.rhat(az.convert_to_dataset(n))["x"].values.max())] + [x["nuts_rhat"] for x in hyp])
+    g_all, g_rhat = over_all(g, ge, hyp, "gpmc")
+    n_all, n_rhat = over_all(n, ne, hyp, "nuts")
     r = dict(
         model=name, shape=f"{spec['X'].shape[0]} × {spec['X'].shape[1]}",
         coords=g.shape[2] + len(hyp), gpmc_seconds=gw, nuts_seconds=nw,
@@ -320,21 +313,36 @@ def compare_full_bayes(name, spec, draws, gpmc_warmup, nuts_warmup, nuts_budget)
     return r
 
 
+def hyper_summary(x):
+    """One tool's draws of a scalar hyperparameter (chains × draws): mean, sd, bulk ESS, its
+    Monte Carlo standard error, R̂."""
+    import arviz as az
+
+    e, m = ess_mcse(x[:, :, None])
+    return dict(mean=float(x.mean()), sd=float(x.std()), ess=float(e[0]), mcse=float(m[0]),
+                rhat=float(az.rhat(az.convert_to_dataset(x[:, :, None]))["x"].values[0]))
+
+
+def over_all(latents, latent_ess, hyp, tool):
+    """One tool's minimum bulk ESS and maximum R̂ over all parameters: the latents (their ESS
+    given) and the hyperparameters' rows `hyp` (keys prefixed by `tool`)."""
+    import arviz as az
+
+    ess = min([float(latent_ess.min())] + [x[f"{tool}_ess"] for x in hyp])
+    rhat = max([float(az.rhat(az.convert_to_dataset(latents))["x"].values.max())] + [x[f"{tool}_rhat"] for x in hyp])
+    return ess, rhat
+
+
 def unfinished_full_bayes(name, spec, g, gh, gw, draws, budget):
     """A full-Bayes row whose NUTS run did not finish in `budget` seconds: gpmc's ESS and R̂, and
     a lower bound on the ratio crediting NUTS with a minimum ESS of twice its draws (NUTS's ESS
     can exceed the draws, rarely by more) had it finished at the budget's end."""
-    import arviz as az
-
     ge, _ = ess_mcse(g)
     hyp = []
     for h in spec["hypers"]:
-        a = gh[h[0]]
-        e, _ = ess_mcse(a[:, :, None])
-        hyp.append(dict(name=h[0], gpmc_mean=float(a.mean()), gpmc_sd=float(a.std()), gpmc_ess=float(e[0]),
-                        gpmc_rhat=float(az.rhat(az.convert_to_dataset(a[:, :, None]))["x"].values[0])))
-    g_all = min([float(ge.min())] + [x["gpmc_ess"] for x in hyp])
-    g_rhat = max([float(az.rhat(az.convert_to_dataset(g))["x"].values.max())] + [x["gpmc_rhat"] for x in hyp])
+        a = hyper_summary(gh[h[0]])
+        hyp.append(dict(name=h[0], gpmc_mean=a["mean"], gpmc_sd=a["sd"], gpmc_ess=a["ess"], gpmc_rhat=a["rhat"]))
+    g_all, g_rhat = over_all(g, ge, hyp, "gpmc")
     credited = 2 * CHAINS * draws
     r = dict(
         model=name, shape=f"{spec['X'].shape[0]} × {spec['X'].shape[1]}", coords=g.shape[2] + len(hyp),
