@@ -1,0 +1,286 @@
+//! Indexing: `f[i]`, `u[g[i]]`, `X[i]`, `F[i, k]`, and a data matrix times a latent vector.
+
+use super::*;
+
+impl Lowerer {
+    pub(super) fn index_node(
+        &mut self,
+        base: &ast::Expr,
+        ix: &[ast::Expr],
+        span: Span,
+        ctx: &ObsCtx,
+        param_only: bool,
+    ) -> Option<Node> {
+        let ExprKind::Var(v) = &base.kind else {
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_index",
+                    "only named vectors and matrices can be indexed",
+                    span,
+                    "cannot index this",
+                )
+                .help("see docs/language.md"),
+            );
+            return None;
+        };
+        let Some((binding, _)) = self.names.get(v).cloned() else {
+            self.unknown_name(v, base.span);
+            return None;
+        };
+        if param_only {
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_parameter",
+                    "indexing is not allowed in a parameter expression",
+                    span,
+                    "not a parameter",
+                )
+                .help("see docs/language.md"),
+            );
+            return None;
+        }
+        let Some(i) = ctx.var.clone() else {
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_index",
+                    "indexing outside a `for` loop",
+                    span,
+                    "no observation index here",
+                )
+                .help("vectorised statements use whole vectors: `y ~ bernoulli_logit(f)`; or write a loop `for i in 1..N { ... }`"),
+            );
+            return None;
+        };
+        // `eta[i]` of a `let` predictor: the predictor at this observation.
+        if let (Binding::LetPredictor(a, len), [ix0]) = (&binding, ix) {
+            if self.is_loop_var(ix0, ctx) {
+                self.check_len(len, &ctx.n, v, span)?;
+                return Some(Node::Lat(Affine { span, ..a.clone() }));
+            }
+        }
+        let shape = match &binding {
+            Binding::Data => self.model.datum(v).map(|d| d.shape.clone()),
+            Binding::Latent => self.model.latent(v).map(|d| d.shape.clone()),
+            _ => None,
+        };
+        let Some(shape) = shape else {
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_index",
+                    format!("`{v}` cannot be indexed"),
+                    base.span,
+                    "not a vector or matrix",
+                )
+                .help("index data and latent vectors; `let` predictors are used whole in vectorised statements"),
+            );
+            return None;
+        };
+        let rank = match shape {
+            Shape::Scalar => 0,
+            Shape::Vector(_) => 1,
+            Shape::Matrix(..) => 2,
+        };
+        if ix.len() > rank {
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_index",
+                    format!(
+                        "`{v}` has {rank} dimension{} but is indexed with {}",
+                        if rank == 1 { "" } else { "s" },
+                        ix.len()
+                    ),
+                    span,
+                    "too many indices",
+                )
+                .help("see docs/language.md"),
+            );
+            return None;
+        }
+        match (&binding, &shape, ix) {
+            // y[i]: a datum at this observation.
+            (Binding::Data, Shape::Vector(n), [a]) if self.is_loop_var(a, ctx) => {
+                self.check_len(n, &ctx.n, v, span)?;
+                Some(Node::Value(Sx::sym(SymRole::Data, v)))
+            }
+            // X[i]: a row of covariates.
+            (Binding::Data, Shape::Matrix(n, _), [a]) if self.is_loop_var(a, ctx) => {
+                self.check_len(n, &ctx.n, v, span)?;
+                Some(Node::DataRow(v.clone()))
+            }
+            // X[i, 2]: one covariate.
+            (Binding::Data, Shape::Matrix(n, cols), [a, b]) if self.is_loop_var(a, ctx) => {
+                self.check_len(n, &ctx.n, v, span)?;
+                let c = self.constant(b, "a column index")?;
+                let in_range = c.fract() == 0.0
+                    && c >= 1.0
+                    && match cols {
+                        Dim::Const(k) => c <= *k as f64,
+                        Dim::Var(_) => true,
+                    };
+                if !in_range {
+                    self.err(
+                        SemanticError::new(
+                            "gpm::bad_index",
+                            format!("column {c} of `{v}` does not exist (columns are 1..{cols})"),
+                            b.span,
+                            "out of range",
+                        )
+                        .help("columns count from 1"),
+                    );
+                    return None;
+                }
+                Some(Node::Value(Sx::sym(
+                    SymRole::Data,
+                    &crate::sx::data_column_symbol(v, c as usize),
+                )))
+            }
+            // f[i]
+            (Binding::Latent, Shape::Vector(n), [a]) if self.is_loop_var(a, ctx) => {
+                self.check_len(n, &ctx.n, v, span)?;
+                Some(Node::Lat(Affine {
+                    terms: vec![Term {
+                        latent: v.clone(),
+                        coef: 1.0,
+                        scale_by: None,
+                        design: Design::Identity,
+                    }],
+                    offset: 0.0,
+                    span,
+                    name: Some(v.clone()),
+                }))
+            }
+            // u[g[i]]: a random effect by group.
+            (Binding::Latent, Shape::Vector(groups), [g]) => {
+                let ExprKind::Index(gb, gi) = &g.kind else {
+                    return self.bad_latent_index(v, span, &i);
+                };
+                let (ExprKind::Var(gname), [gi0]) = (&gb.kind, gi.as_slice()) else {
+                    return self.bad_latent_index(v, span, &i);
+                };
+                let ok = self.model.datum(gname).is_some_and(|d| {
+                    d.elem == Elem::Int && d.shape == Shape::Vector(ctx.n.clone())
+                }) && self.is_loop_var(gi0, ctx);
+                if !ok {
+                    return self.bad_latent_index(v, span, &i);
+                }
+                let _ = groups;
+                Some(Node::Lat(Affine {
+                    terms: vec![Term {
+                        latent: v.clone(),
+                        coef: 1.0,
+                        scale_by: None,
+                        design: Design::Gather {
+                            index: gname.clone(),
+                        },
+                    }],
+                    offset: 0.0,
+                    span,
+                    name: None,
+                }))
+            }
+            // F[i, k] with k a constant class.
+            (Binding::Latent, Shape::Matrix(n, cols), [a, b]) if self.is_loop_var(a, ctx) => {
+                self.check_len(n, &ctx.n, v, span)?;
+                let k = self.constant(b, "a column index of a latent matrix")?;
+                let in_range = match cols {
+                    Dim::Const(c) => k >= 1.0 && k <= *c as f64,
+                    Dim::Var(_) => k >= 1.0,
+                };
+                if k.fract() != 0.0 || !in_range {
+                    self.err(
+                        SemanticError::new(
+                            "gpm::bad_index",
+                            format!("column {k} of `{v}` does not exist (columns are 1..{cols})"),
+                            b.span,
+                            "out of range",
+                        )
+                        .help("see docs/language.md"),
+                    );
+                    return None;
+                }
+                Some(Node::Lat(Affine {
+                    terms: vec![Term {
+                        latent: v.clone(),
+                        coef: 1.0,
+                        scale_by: None,
+                        design: Design::Column {
+                            column: k as usize - 1,
+                        },
+                    }],
+                    offset: 0.0,
+                    span,
+                    name: None,
+                }))
+            }
+            _ => {
+                if matches!(binding, Binding::Latent) {
+                    return self.bad_latent_index(v, span, &i);
+                }
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_index",
+                        format!("`{v}` must be indexed by the observation `{i}` here"),
+                        span,
+                        "unsupported index",
+                    )
+                    .help(format!("write `{v}[{i}]`")),
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn bad_latent_index(&mut self, v: &str, span: Span, i: &str) -> Option<Node> {
+        self.err(
+            SemanticError::new(
+                "gpm::bad_index",
+                format!("unsupported index into the latent `{v}`"),
+                span,
+                "unsupported index",
+            )
+.help("see docs/language.md")
+            .help(format!(
+                "latents are read as `{v}[{i}]`, `{v}[group[{i}]]` (random effects) or `{v}[{i}, k]`"
+            )),
+        );
+        None
+    }
+
+    /// `X * w`: check that the columns of `X` match the length of `w`.
+    pub(super) fn matrix_term(&mut self, x: &str, w: &str, wspan: Span, span: Span) -> Option<Node> {
+        let cols = match &self.model.datum(x)?.shape {
+            Shape::Matrix(_, c) => c.clone(),
+            _ => return None,
+        };
+        let len = match &self.model.latent(w)?.shape {
+            Shape::Vector(n) => n.clone(),
+            _ => return None,
+        };
+        if cols != len {
+            self.err(
+                SemanticError::new(
+                    "gpm::shape_mismatch",
+                    format!("`{x}` has {cols} columns but `{w}` has {len} entries"),
+                    span,
+                    "matrix-vector product of mismatched sizes",
+                )
+                .help("the data matrix needs one column per entry of the latent vector")
+                .also(wspan, format!("length {len}")),
+            );
+            return None;
+        }
+        Some(Node::Lat(Affine {
+            terms: vec![Term {
+                latent: w.to_string(),
+                coef: 1.0,
+                scale_by: None,
+                design: Design::Matrix {
+                    data: x.to_string(),
+                },
+            }],
+            offset: 0.0,
+            span,
+            name: None,
+        }))
+    }
+}

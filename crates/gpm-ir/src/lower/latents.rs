@@ -1,0 +1,292 @@
+//! The `latent` block: Gaussian priors (GP or independent normals) and their parameters.
+
+use super::*;
+
+impl Lowerer {
+    pub(super) fn latent_decl(&mut self, z: &ast::LatentDecl) {
+        let shape = match &z.ty.kind {
+            TypeKind::Real => Some(Shape::Scalar),
+            TypeKind::Vector(n) => self.dim(n).map(Shape::Vector),
+            TypeKind::Matrix(r, c) => {
+                let r = self.dim(r);
+                let c = self.dim(c);
+                r.zip(c).map(|(r, c)| Shape::Matrix(r, c))
+            }
+            _ => {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_latent_type",
+                        "a latent block is a `real`, a `vector[n]` or a `matrix[n, k]`",
+                        z.ty.span,
+                        "not allowed here",
+                    )
+                    .help("latents are real-valued and Gaussian"),
+                );
+                None
+            }
+        };
+        let prior = match z.prior.func.name.as_str() {
+            "gp" => self.gp_prior(&z.prior, shape.as_ref(), &z.name.name),
+            "normal" => {
+                let args = self.check_args(&z.prior, &["mean", "scale"]);
+                args.and_then(|a| {
+                    let mean = self.param(&a[0], "the mean of a latent block");
+                    let scale = self.param(&a[1], "the scale of a latent block");
+                    if let Some(Sx::Num(s)) = &scale {
+                        if *s <= 0.0 {
+                            self.err(
+                                SemanticError::new(
+                                    "gpm::bad_parameter",
+                                    "the scale of a normal prior must be positive",
+                                    a[1].span,
+                                    "must be > 0",
+                                )
+                                .help("see docs/language.md"),
+                            );
+                            return None;
+                        }
+                    }
+                    Some(LatentPrior::Normal {
+                        mean: mean?,
+                        scale: scale?,
+                    })
+                })
+            }
+            other => {
+                let help = did_you_mean(other, ["gp", "normal"].into_iter());
+                self.err(
+                    SemanticError::new(
+                        "gpm::unknown_distribution",
+                        format!("unknown latent prior `{other}`"),
+                        z.prior.func.span,
+                        "not a Gaussian prior",
+                    )
+                    .help("see docs/language.md")
+                    .help(help.unwrap_or_else(|| {
+                        "latent blocks are Gaussian: `gp(X, kernel)` or `normal(mean, scale)`"
+                            .into()
+                    })),
+                );
+                None
+            }
+        };
+        if !self.declare(&z.name, Binding::Latent) {
+            return;
+        }
+        if let (Some(shape), Some(prior)) = (shape, prior) {
+            self.model.latents.push(Latent {
+                name: z.name.name.clone(),
+                shape,
+                prior,
+                span: z.span,
+            });
+        }
+    }
+
+    pub(super) fn gp_prior(
+        &mut self,
+        c: &ast::Call,
+        shape: Option<&Shape>,
+        name: &str,
+    ) -> Option<LatentPrior> {
+        let positional: Vec<&ast::Arg> = c.args.iter().filter(|a| a.name.is_none()).collect();
+        if positional.len() != 2 {
+            self.wrong_arity(c, 2, 2);
+            return None;
+        }
+        let mut mean = Sx::num(0.0);
+        let mut inducing = None;
+        let mut inducing_points: Option<(String, Span)> = None;
+        for a in c.args.iter().filter(|a| a.name.is_some()) {
+            let n = a.name.as_ref().unwrap();
+            match n.name.as_str() {
+                "mean" => mean = self.param(&a.value, "the mean of a GP")?,
+                "inducing" if matches!(&a.value.kind, ExprKind::Var(v) if self.model.datum(v).is_some_and(|d| !matches!(d.shape, Shape::Scalar))) =>
+                {
+                    let ExprKind::Var(z) = &a.value.kind else {
+                        unreachable!()
+                    };
+                    inducing_points = Some((z.clone(), a.value.span));
+                }
+                "inducing" => {
+                    let v = self.constant(&a.value, "the number of inducing points")?;
+                    if v < 1.0 || v.fract() != 0.0 {
+                        self.err(
+                            SemanticError::new(
+                                "gpm::bad_parameter",
+                                "the number of inducing points is a positive integer",
+                                a.value.span,
+                                "not a positive integer",
+                            )
+                            .help("see docs/language.md"),
+                        );
+                        return None;
+                    }
+                    inducing = Some(Inducing::Count(v as usize));
+                }
+                other => {
+                    self.err(
+                        SemanticError::new(
+                            "gpm::unknown_argument",
+                            format!("`gp` has no argument `{other}`"),
+                            n.span,
+                            "unknown argument",
+                        )
+                        .help("`gp(X, kernel, mean = m, inducing = M)`"),
+                    );
+                    return None;
+                }
+            }
+        }
+        let inputs_e = &positional[0].value;
+        let ExprKind::Var(inputs) = &inputs_e.kind else {
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_gp_inputs",
+                    "the inputs of a GP must be a data matrix or vector",
+                    inputs_e.span,
+                    "not a datum",
+                )
+                .help("declare the inputs as `X : matrix[N, D];` and write `gp(X, ...)`"),
+            );
+            return None;
+        };
+        let Some(d) = self.model.datum(inputs).cloned() else {
+            if self.names.contains_key(inputs) {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_gp_inputs",
+                        format!("the inputs `{inputs}` of a GP must be data"),
+                        inputs_e.span,
+                        "not a datum",
+                    )
+                    .help("see docs/language.md"),
+                );
+            } else {
+                self.unknown_name(inputs, inputs_e.span);
+            }
+            return None;
+        };
+        let (rows, dims) = match &d.shape {
+            Shape::Matrix(r, c) => (r.clone(), c.clone()),
+            Shape::Vector(r) => (r.clone(), Dim::Const(1)),
+            Shape::Scalar => {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_gp_inputs",
+                        format!("the inputs `{inputs}` of a GP are a scalar"),
+                        inputs_e.span,
+                        "need one input per observation",
+                    )
+                    .help("see docs/language.md"),
+                );
+                return None;
+            }
+        };
+        let len = match shape {
+            Some(Shape::Vector(n)) | Some(Shape::Matrix(n, _)) => Some(n.clone()),
+            Some(Shape::Scalar) => {
+                self.err(
+                    SemanticError::new(
+                        "gpm::shape_mismatch",
+                        format!("`{name}` is a scalar but has a GP prior"),
+                        c.span,
+                        "a GP needs a vector",
+                    )
+                    .help("see docs/language.md"),
+                );
+                return None;
+            }
+            None => None,
+        };
+        if let Some(len) = len {
+            if len != rows {
+                self.err(
+                    SemanticError::new(
+                        "gpm::shape_mismatch",
+                        format!(
+                            "`{name}` has {len} entries but its inputs `{inputs}` have {rows} rows"
+                        ),
+                        inputs_e.span,
+                        format!("{rows} rows"),
+                    )
+                    .help("a GP latent has one value per input row"),
+                );
+                return None;
+            }
+        }
+        if let Some((z, span)) = inducing_points {
+            let zd = self.model.datum(&z).cloned()?;
+            let zdims = match &zd.shape {
+                Shape::Matrix(_, c) => c.clone(),
+                _ => Dim::Const(1),
+            };
+            if zdims != dims {
+                self.err(
+                    SemanticError::new(
+                        "gpm::shape_mismatch",
+                        format!(
+                            "the inducing inputs `{z}` have {zdims} columns but the inputs `{inputs}` have {dims}"
+                        ),
+                        span,
+                        format!("{zdims} columns"),
+                    )
+                    .help("inducing inputs live in the input space: one row per inducing point"),
+                );
+                return None;
+            }
+            inducing = Some(Inducing::Points(z));
+        }
+        let kernel = self.kernel(&positional[1].value, &dims)?;
+        Some(LatentPrior::Gp {
+            inputs: inputs.clone(),
+            kernel,
+            mean,
+            inducing,
+        })
+    }
+
+    /// A scalar parameter: constants, scalar hyperparameters and arithmetic/math on them.
+    pub(super) fn param(&mut self, e: &ast::Expr, what: &str) -> Option<Sx> {
+        let ctx = ObsCtx {
+            n: Dim::Const(1),
+            var: None,
+        };
+        match self.node(e, &ctx, true)? {
+            Node::Value(sx) if !sx.has_role(SymRole::Data) => Some(sx),
+            _ => {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_parameter",
+                        format!("{what} must be built from constants and scalar hyperparameters"),
+                        e.span,
+                        "not a parameter",
+                    )
+                    .help("declare it in the `hyper` block"),
+                );
+                None
+            }
+        }
+    }
+
+    /// A parameter that must be positive: a literal is checked here, a hyperparameter by its
+    /// declaration and at run time.
+    pub(super) fn positive_param(&mut self, e: &ast::Expr, what: &str) -> Option<Sx> {
+        let p = self.param(e, what)?;
+        if let Sx::Num(v) = p {
+            if v <= 0.0 {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_parameter",
+                        format!("{what} must be positive, not {v}"),
+                        e.span,
+                        "must be > 0",
+                    )
+                    .help("kernel variances, lengthscales and periods are positive"),
+                );
+                return None;
+            }
+        }
+        Some(p)
+    }
+}

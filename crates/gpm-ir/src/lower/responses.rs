@@ -1,0 +1,365 @@
+//! Sampling statements `y ~ dist(...)`: the response, its kind against the distribution, the library density as a formula, robust losses.
+
+use super::*;
+
+impl Lowerer {
+    /// The response of a `~` statement: a datum, whole (vectorised) or at `[i]` (in a loop).
+    pub(super) fn response(&mut self, lhs: &ast::Expr, lp: Option<(&str, &Dim)>) -> Option<(DataVar, Dim)> {
+        let (name, span) = match (&lhs.kind, lp) {
+            (ExprKind::Var(v), None) => (v.clone(), lhs.span),
+            (ExprKind::Index(b, ix), Some((i, _))) => match (&b.kind, ix.as_slice()) {
+                (ExprKind::Var(v), [a]) if matches!(&a.kind, ExprKind::Var(j) if j == i) => {
+                    (v.clone(), b.span)
+                }
+                _ => {
+                    self.err(
+                        SemanticError::new(
+                            "gpm::bad_response",
+                            "the left of `~` in a loop must be a datum at the loop index",
+                            lhs.span,
+                            "not `y[i]`",
+                        )
+                        .help(format!("write `y[{i}] ~ ...`")),
+                    );
+                    return None;
+                }
+            },
+            (ExprKind::Index(..), None) => {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_index",
+                        "indexing outside a `for` loop",
+                        lhs.span,
+                        "no observation index here",
+                    )
+                    .help("write `y ~ ...` (vectorised) or loop with `for i in 1..N`"),
+                );
+                return None;
+            }
+            _ => {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_response",
+                        "the left of `~` must be observed data",
+                        lhs.span,
+                        "not a datum",
+                    )
+                    .help("likelihood statements read `y ~ distribution(...)` with `y` in the data block"),
+                );
+                return None;
+            }
+        };
+        let Some(d) = self.model.datum(&name).cloned() else {
+            if self.names.contains_key(&name) {
+                let what = match self.names.get(&name).map(|b| &b.0) {
+                    Some(Binding::Latent) => {
+                        "a latent variable: latents get their prior in the `latent` block"
+                    }
+                    Some(Binding::Hyper) => {
+                        "a hyperparameter: give it a prior in the `hyper` block"
+                    }
+                    _ => "not observed data",
+                };
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_response",
+                        format!("`{name}` is {what}"),
+                        span,
+                        "not observed data",
+                    )
+                    .help("the left of `~` in the model block is a datum"),
+                );
+            } else {
+                self.unknown_name(&name, span);
+            }
+            return None;
+        };
+        let n = match (&d.shape, lp) {
+            (Shape::Vector(n), None) => n.clone(),
+            (Shape::Vector(n), Some((_, ln))) => {
+                if n != ln {
+                    self.err(SemanticError::new(
+                        "gpm::shape_mismatch",
+                        format!("`{name}` has {n} entries but the loop runs to {ln}"),
+                        span,
+                        format!("length {n}"),
+                    )
+.help("loop over the observations of the response: `for i in 1..N` with `y : vector[N]`"));
+                    return None;
+                }
+                n.clone()
+            }
+            _ => {
+                self.err(
+                    SemanticError::new(
+                        "gpm::shape_mismatch",
+                        format!("the response `{name}` must be a vector of observations"),
+                        span,
+                        format!("a {}", d.shape),
+                    )
+                    .help("declare it as `vector[N]` or `int[N]`"),
+                );
+                return None;
+            }
+        };
+        Some((d, n))
+    }
+
+    pub(super) fn check_response_kind(
+        &mut self,
+        d: &DataVar,
+        kind: ResponseKind,
+        dist: &ast::Call,
+    ) -> Option<()> {
+        let name = &d.name;
+        let bad = |l: &mut Self, msg: String, help: &str| {
+            l.err(
+                SemanticError::new(
+                    "gpm::bad_response",
+                    msg,
+                    dist.func.span,
+                    "this distribution",
+                )
+                .also(d.span, "declared here")
+                .help(help.to_string()),
+            );
+            None
+        };
+        match kind {
+            ResponseKind::Real => Some(()),
+            ResponseKind::Binary => {
+                if d.elem != Elem::Int {
+                    return bad(
+                        self,
+                        format!(
+                            "`{}` needs integer labels but `{name}` is real",
+                            dist.func.name
+                        ),
+                        "declare `y : int[N] in {0, 1};` or `in {-1, 1}`",
+                    );
+                }
+                match &d.constraint {
+                    ValueSet::Set(s) if s == &[0, 1] || s == &[-1, 1] => Some(()),
+                    ValueSet::Set(_) => bad(
+                        self,
+                        format!("`{}` takes labels in {{0, 1}} or {{-1, 1}}", dist.func.name),
+                        "change the label set, or recode the labels",
+                    ),
+                    _ => bad(
+                        self,
+                        format!("declare which labels `{name}` uses: `{{0, 1}}` or `{{-1, 1}}`"),
+                        "add `in {0, 1}` or `in {-1, 1}` to the declaration of the labels",
+                    ),
+                }
+            }
+            ResponseKind::Count => {
+                if d.elem != Elem::Int {
+                    return bad(
+                        self,
+                        format!("`{}` needs counts but `{name}` is real", dist.func.name),
+                        "declare `y : int[N] in 0..;`",
+                    );
+                }
+                Some(())
+            }
+            ResponseKind::Category => {
+                if d.elem != Elem::Int {
+                    return bad(
+                        self,
+                        format!(
+                            "`{}` needs class labels but `{name}` is real",
+                            dist.func.name
+                        ),
+                        "declare `y : int[N] in 1..C;`",
+                    );
+                }
+                Some(())
+            }
+        }
+    }
+
+    pub(super) fn sample(
+        &mut self,
+        lhs: &ast::Expr,
+        dist: &ast::Call,
+        modifier: Option<&ast::Call>,
+        span: Span,
+        lp: Option<(&str, &Dim)>,
+    ) {
+        let Some(info) = library::distribution(&dist.func.name) else {
+            let names = library::DISTRIBUTIONS.iter().map(|d| d.name);
+            let help = did_you_mean(&dist.func.name, names).unwrap_or_else(|| {
+                format!(
+                    "likelihoods: {}; or write any density with `target += ...`",
+                    library::DISTRIBUTIONS
+                        .iter()
+                        .map(|d| d.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            });
+            self.err(
+                SemanticError::new(
+                    "gpm::unknown_distribution",
+                    format!("unknown distribution `{}`", dist.func.name),
+                    dist.func.span,
+                    "not in the library",
+                )
+                .help(help),
+            );
+            return;
+        };
+        let Some((d, n)) = self.response(lhs, lp) else {
+            return;
+        };
+        if self.check_response_kind(&d, info.response, dist).is_none() {
+            return;
+        }
+        let Some(args) = self.check_args(dist, info.params) else {
+            return;
+        };
+        let ctx = ObsCtx {
+            n: n.clone(),
+            var: lp.map(|(i, _)| i.to_string()),
+        };
+        if info.response == ResponseKind::Category {
+            self.categorical_library(&d, &args[0], &ctx, span);
+            return;
+        }
+        let mut params = Vec::new();
+        for a in &args {
+            let Some(node) = self.node(a, &ctx, false) else {
+                return;
+            };
+            self.span_hint = a.span;
+            let Some(sx) = self.lift_node(node, &ctx) else {
+                return;
+            };
+            if sx
+                .symbols()
+                .iter()
+                .any(|(r, s)| *r == SymRole::Data && s == &d.name)
+            {
+                self.err(
+                    SemanticError::new(
+                        "gpm::response_in_parameter",
+                        format!(
+                            "the response `{}` appears in its own distribution's parameters",
+                            d.name
+                        ),
+                        a.span,
+                        "uses the response",
+                    )
+                    .help(
+                        "write the density as a formula with `target += ...` if this is intended",
+                    ),
+                );
+                return;
+            }
+            params.push(sx);
+        }
+        let labels = match &d.constraint {
+            ValueSet::Set(s) => Some(s.as_slice()),
+            _ => None,
+        };
+        let y = Sx::sym(SymRole::Data, &d.name);
+        let divergence = match modifier {
+            Some(m) => match self.robust_divergence(m, &ctx) {
+                Some(d) => Some(d),
+                None => return,
+            },
+            None => None,
+        };
+        let mut log_density = library::log_density(info.name, y, params.clone(), labels);
+        let mut observation = None;
+        if let (Some(divergence), Some(m)) = (divergence, modifier) {
+            match robust::robust_log_density(divergence, info.name, log_density.clone(), &params) {
+                Ok(l) => observation = Some(std::mem::replace(&mut log_density, l)),
+                Err(message) => {
+                    self.err(
+                        SemanticError::new("gpm::robust_unavailable", message, m.span, "here")
+                            .help(
+                                "write the robust loss with `target += ...`, or drop `robust(...)`",
+                            ),
+                    );
+                    return;
+                }
+            }
+        }
+        let source = match modifier {
+            Some(m) => format!("{} ~ {} {}", lhs, dist, m),
+            None => format!("{} ~ {}", lhs, dist),
+        };
+        let replicate = library::Family::of(info.name, labels).map(|family| Replicate {
+            family,
+            params: params.clone(),
+        });
+        self.push_factor(
+            FactorForm::LogDensity { log_density },
+            n,
+            span,
+            source,
+            Some(d.name.clone()),
+            Observed {
+                density: observation,
+                replicate,
+            },
+        );
+    }
+
+    /// The divergence of a `robust(beta = b)` or `robust(gamma = g)` modifier, its power a
+    /// positive constant.
+    pub(super) fn robust_divergence(&mut self, m: &ast::Call, ctx: &ObsCtx) -> Option<robust::Divergence> {
+        let bad = |this: &mut Self, message: String, span: Span| {
+            this.err(
+                SemanticError::new("gpm::bad_robust", message, span, "here").help(
+                    "write `y ~ normal(f, s) robust(beta = 0.2);` (the β-divergence) or `robust(gamma = 0.2)` (the γ-divergence), with a positive constant",
+                ),
+            );
+            None
+        };
+        if m.func.name != "robust" {
+            return bad(
+                self,
+                format!(
+                    "unknown modifier `{}` after a distribution (only `robust(...)`)",
+                    m.func.name
+                ),
+                m.func.span,
+            );
+        }
+        let [arg] = m.args.as_slice() else {
+            return bad(
+                self,
+                "`robust` takes one argument, `beta = …` or `gamma = …`".into(),
+                m.span,
+            );
+        };
+        let kind: fn(f64) -> robust::Divergence = match arg.name.as_ref().map(|n| n.name.as_str()) {
+            Some("beta") => robust::Divergence::Beta,
+            Some("gamma") => robust::Divergence::Gamma,
+            _ => {
+                return bad(
+                    self,
+                    "`robust` takes `beta = …` or `gamma = …`".into(),
+                    m.span,
+                )
+            }
+        };
+        let node = self.node(&arg.value, ctx, false)?;
+        let sx = self.lift_node(node, ctx)?;
+        match sx.eval(&|_, _| None) {
+            Some(b) if b > 0.0 && b.is_finite() => Some(kind(b)),
+            Some(b) => bad(
+                self,
+                format!("the divergence's power must be positive, not {b}"),
+                arg.value.span,
+            ),
+            None => bad(
+                self,
+                "the divergence's power must be a number (a constant expression)".into(),
+                arg.value.span,
+            ),
+        }
+    }
+}
