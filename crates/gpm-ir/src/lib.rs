@@ -25,9 +25,11 @@ mod lower;
 mod model;
 mod robust;
 mod sx;
+mod transformed;
 
 pub use diag::{SemanticError, SemanticErrors};
 pub use library::{Family, DISTRIBUTIONS, KERNELS, MATH_FUNCTIONS};
 pub use lower::lower;
 pub use model::*;
 pub use sx::{data_column_symbol, parse_data_column, Sx, SxFunc, SymRole};
+pub use transformed::{DataArray, DataExpr, DataOp, Reduction};

@@ -1,6 +1,7 @@
 //! The Model IR: what `gpm-augment`, `gpm-schedule` and the runtime consume.
 
 use crate::sx::Sx;
+pub use gpm_library::HyperPrior;
 use gpm_syntax::Span;
 use serde::Serialize;
 
@@ -90,6 +91,9 @@ pub struct DataVar {
     pub constraint: ValueSet,
     /// Declaration span.
     pub span: Span,
+    /// For transformed data (`let` in the data block): how the value is computed from the
+    /// data before it. `None`: given by the user.
+    pub derived: Option<crate::transformed::DataExpr>,
 }
 
 /// How a hyperparameter gets its value.
@@ -108,52 +112,8 @@ pub enum HyperKind {
     },
     /// Given a prior.
     Prior {
-        /// The prior.
-        prior: PriorDist,
-    },
-}
-
-/// A prior on a hyperparameter.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "family", rename_all = "snake_case")]
-pub enum PriorDist {
-    /// Gamma with shape and rate.
-    Gamma {
-        /// Shape α.
-        shape: f64,
-        /// Rate β.
-        rate: f64,
-    },
-    /// Inverse Gamma with shape and scale.
-    InvGamma {
-        /// Shape α.
-        shape: f64,
-        /// Scale β.
-        scale: f64,
-    },
-    /// Log-normal with location and scale of the log.
-    LogNormal {
-        /// Mean of the log.
-        mu: f64,
-        /// Standard deviation of the log.
-        sigma: f64,
-    },
-    /// Normal.
-    Normal {
-        /// Mean.
-        mu: f64,
-        /// Standard deviation.
-        sigma: f64,
-    },
-    /// Half-normal on `[0, ∞)`.
-    HalfNormal {
-        /// Scale.
-        sigma: f64,
-    },
-    /// Exponential with rate.
-    Exponential {
-        /// Rate.
-        rate: f64,
+        /// The prior, truncated to the declared range.
+        prior: HyperPrior,
     },
 }
 
@@ -164,8 +124,10 @@ pub struct Hyper {
     pub name: String,
     /// Scalar or vector (ARD lengthscales).
     pub shape: Shape,
-    /// Lower bound implied by the constraint (`in 0..` gives 0), if any.
+    /// Lower bound of the declared range (`in 0..` gives 0), if any.
     pub lower: Option<f64>,
+    /// Upper bound of the declared range (`in 0..1` gives 1), if any.
+    pub upper: Option<f64>,
     /// Fixed, learned or prior.
     pub kind: HyperKind,
     /// Declaration span.
@@ -381,6 +343,11 @@ pub enum Design {
     Matrix {
         /// The data matrix.
         data: String,
+    },
+    /// `latent[k]` with a constant `k`, the same entry at every observation (`beta[2] * x[i]`).
+    Entry {
+        /// The entry (0-based).
+        index: usize,
     },
     /// `latent[index[i]]` with a 1-based integer datum (random effects by group).
     Gather {

@@ -186,7 +186,7 @@ struct SlicedHyper {
     index: usize,
     /// For a vector (ARD) hyperparameter, the entry this update samples.
     entry: Option<usize>,
-    prior: gpm_ir::PriorDist,
+    prior: gpm_library::HyperPrior,
     transform: crate::slice::Transform,
     /// Factors that read it.
     factors: Vec<usize>,
@@ -1031,11 +1031,7 @@ impl<'a> Sampler<'a> {
         let mut lp = self.log_likelihood_at(state, pv);
         // Priors of the sampled hyperparameters (the others are constants).
         for hp in &self.schedule.hypers {
-            let prior = gpm_ir::PriorDist::Gamma {
-                shape: hp.shape,
-                rate: hp.rate,
-            };
-            lp += crate::slice::log_prior(&prior, state.hypers[hp.hyper.0]);
+            lp += crate::slice::log_prior(&hp.prior, state.hypers[hp.hyper.0]);
         }
         for h in self
             .sliced

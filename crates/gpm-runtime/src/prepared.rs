@@ -348,6 +348,19 @@ impl Prepared {
                             .collect(),
                     ),
                     Design::Column { column } => Read::Column(*column, n),
+                    // One entry at every observation: a gather with a constant index.
+                    Design::Entry { index } => {
+                        let len = latents[li].1;
+                        if *index >= len {
+                            return Err(RuntimeError::BadData(format!(
+                                "`{}[{}]` is read, but `{}` has {len} entries with these data",
+                                t.latent,
+                                index + 1,
+                                t.latent
+                            )));
+                        }
+                        Read::Gather(vec![*index; n])
+                    }
                 };
                 terms.push(PTerm {
                     latent: li,

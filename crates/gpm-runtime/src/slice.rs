@@ -3,59 +3,50 @@
 //! it a log-density on an unconstrained scale; [`Transform`] maps a bounded hyperparameter to
 //! that scale and supplies the log-Jacobian.
 
-use gpm_ir::PriorDist;
+use gpm_library::HyperPrior;
 use rand::Rng;
 
-/// Log-density of a hyperparameter prior up to a constant; `−∞` outside its support.
-pub fn log_prior(prior: &PriorDist, x: f64) -> f64 {
-    let positive = |v: f64| if x > 0.0 { v } else { f64::NEG_INFINITY };
-    match *prior {
-        PriorDist::Gamma { shape, rate } => positive((shape - 1.0) * x.ln() - rate * x),
-        PriorDist::InvGamma { shape, scale } => positive(-(shape + 1.0) * x.ln() - scale / x),
-        PriorDist::LogNormal { mu, sigma } => {
-            positive(-x.ln() - 0.5 * ((x.ln() - mu) / sigma).powi(2))
-        }
-        PriorDist::Normal { mu, sigma } => -0.5 * ((x - mu) / sigma).powi(2),
-        PriorDist::HalfNormal { sigma } => {
-            if x >= 0.0 {
-                -0.5 * (x / sigma).powi(2)
-            } else {
-                f64::NEG_INFINITY
-            }
-        }
-        PriorDist::Exponential { rate } => {
-            if x >= 0.0 {
-                -rate * x
-            } else {
-                f64::NEG_INFINITY
-            }
-        }
-    }
+/// Log-density of a hyperparameter prior up to a constant; `−∞` outside its support and its
+/// declared range (one implementation: the library's).
+pub fn log_prior(prior: &HyperPrior, x: f64) -> f64 {
+    prior.log_density(x)
 }
 
-/// The unconstrained scale of a hyperparameter: `θ = lower + eᵘ` when it has a lower bound (or
-/// a prior on the positive half-line), else `θ = u`.
+/// The unconstrained scale of a hyperparameter, from the range of its (truncated) prior:
+/// `θ = lower + eᵘ` with only a lower end, `θ = upper − eᵘ` with only an upper end,
+/// `θ = lower + (upper − lower)·σ(u)` with both, else `θ = u`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Transform {
     /// `θ = lower + eᵘ`, log-Jacobian `u`.
     Lower(f64),
+    /// `θ = upper − eᵘ`, log-Jacobian `u`.
+    Upper(f64),
+    /// `θ = lo + (hi − lo) σ(u)`, log-Jacobian `log(hi − lo) + log σ(u) + log σ(−u)`.
+    Interval(f64, f64),
     /// `θ = u`.
     Identity,
 }
 
 impl Transform {
-    /// The transform for a hyperparameter with this declared lower bound and prior.
-    pub fn for_hyper(lower: Option<f64>, prior: &PriorDist) -> Transform {
-        match (lower, prior) {
-            (Some(l), _) => Transform::Lower(l),
-            (None, PriorDist::Normal { .. }) => Transform::Identity,
-            (None, _) => Transform::Lower(0.0),
+    /// The transform for a hyperparameter with this prior (already truncated to the declared
+    /// range).
+    pub fn for_hyper(prior: &HyperPrior) -> Transform {
+        let (lo, hi) = (prior.lower(), prior.upper());
+        match (lo.is_finite(), hi.is_finite()) {
+            (true, true) => Transform::Interval(lo, hi),
+            (true, false) => Transform::Lower(lo),
+            (false, true) => Transform::Upper(hi),
+            (false, false) => Transform::Identity,
         }
     }
     /// `θ(u)`.
     pub fn to_theta(self, u: f64) -> f64 {
         match self {
             Transform::Lower(l) => l + u.exp(),
+            Transform::Upper(h) => h - u.exp(),
+            // σ(u) computed on the side where it does not lose digits to 1 − small.
+            Transform::Interval(lo, hi) if u >= 0.0 => hi - (hi - lo) * gpm_special::logistic(-u),
+            Transform::Interval(lo, hi) => lo + (hi - lo) * gpm_special::logistic(u),
             Transform::Identity => u,
         }
     }
@@ -63,13 +54,18 @@ impl Transform {
     pub fn to_u(self, theta: f64) -> f64 {
         match self {
             Transform::Lower(l) => (theta - l).ln(),
+            Transform::Upper(h) => (h - theta).ln(),
+            Transform::Interval(lo, hi) => ((theta - lo) / (hi - theta)).ln(),
             Transform::Identity => theta,
         }
     }
     /// `log |dθ/du|`.
     pub fn log_jacobian(self, u: f64) -> f64 {
         match self {
-            Transform::Lower(_) => u,
+            Transform::Lower(_) | Transform::Upper(_) => u,
+            Transform::Interval(lo, hi) => {
+                (hi - lo).ln() - gpm_special::softplus(-u) - gpm_special::softplus(u)
+            }
             Transform::Identity => 0.0,
         }
     }
@@ -122,33 +118,83 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
+    /// Slice-samples `prior` through its transform and returns the draws.
+    fn draws(prior: &HyperPrior, seed: u64, n: usize) -> Vec<f64> {
+        let t = Transform::for_hyper(prior);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut u = t.to_u(prior.start().0);
+        (0..n)
+            .map(|_| {
+                u = step(
+                    &mut rng,
+                    u,
+                    &mut |u| log_prior(prior, t.to_theta(u)) + t.log_jacobian(u),
+                    1.0,
+                    20,
+                );
+                t.to_theta(u)
+            })
+            .collect()
+    }
+
+    fn moments(xs: &[f64]) -> (f64, f64) {
+        let n = xs.len() as f64;
+        let m = xs.iter().sum::<f64>() / n;
+        (m, xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n)
+    }
+
     #[test]
     fn slice_sampling_a_gamma_on_the_log_scale_matches_its_moments() {
         // θ ~ Gamma(3, 2) sampled through u = log θ with the Jacobian: E θ = 1.5, Var θ = 0.75.
-        let prior = PriorDist::Gamma {
-            shape: 3.0,
-            rate: 2.0,
-        };
-        let t = Transform::for_hyper(Some(0.0), &prior);
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        let mut u = 0.0;
+        let prior = HyperPrior::new("gamma", vec![3.0, 2.0], (Some(0.0), None)).unwrap();
+        assert_eq!(Transform::for_hyper(&prior), Transform::Lower(0.0));
         let n = 40_000;
-        let mut xs = Vec::with_capacity(n);
-        for _ in 0..n {
-            u = step(
-                &mut rng,
-                u,
-                &mut |u| log_prior(&prior, t.to_theta(u)) + t.log_jacobian(u),
-                1.0,
-                20,
-            );
-            xs.push(t.to_theta(u));
-        }
-        let m = xs.iter().sum::<f64>() / n as f64;
-        let v = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n as f64;
+        let (m, v) = moments(&draws(&prior, 3, n));
         // Slice draws are nearly independent here; allow ~5 standard errors with an ESS of n/3.
         let se = (0.75 / (n as f64 / 3.0)).sqrt();
         assert!((m - 1.5).abs() < 5.0 * se, "mean {m}");
         assert!((v / 0.75 - 1.0).abs() < 0.05, "variance {v}");
+    }
+
+    #[test]
+    fn bounded_priors_through_the_logit_and_the_upper_transform() {
+        // Beta(2, 3) on [0, 1]: E = 0.4, Var = 0.04.
+        let beta = HyperPrior::new("beta", vec![2.0, 3.0], (Some(0.0), Some(1.0))).unwrap();
+        assert_eq!(Transform::for_hyper(&beta), Transform::Interval(0.0, 1.0));
+        let n = 40_000;
+        let xs = draws(&beta, 5, n);
+        assert!(xs.iter().all(|x| (0.0..=1.0).contains(x)));
+        let (m, v) = moments(&xs);
+        let se = (0.04 / (n as f64 / 3.0)).sqrt();
+        assert!((m - 0.4).abs() < 5.0 * se, "mean {m}");
+        assert!((v / 0.04 - 1.0).abs() < 0.05, "variance {v}");
+        // N(0, 1) truncated to (−∞, 0]: E = −√(2/π), Var = 1 − 2/π.
+        let neg = HyperPrior::new("normal", vec![0.0, 1.0], (None, Some(0.0))).unwrap();
+        assert_eq!(Transform::for_hyper(&neg), Transform::Upper(0.0));
+        let (m, v) = moments(&draws(&neg, 6, n));
+        let (m0, v0) = (
+            -(2.0 / std::f64::consts::PI).sqrt(),
+            1.0 - 2.0 / std::f64::consts::PI,
+        );
+        assert!(
+            (m - m0).abs() < 5.0 * (v0 / (n as f64 / 3.0)).sqrt(),
+            "mean {m}"
+        );
+        assert!((v / v0 - 1.0).abs() < 0.05, "variance {v}");
+    }
+
+    #[test]
+    fn interval_transform_round_trips_and_its_jacobian_is_the_derivative() {
+        let t = Transform::Interval(-1.0, 3.0);
+        for u in [-30.0, -2.0, 0.0, 0.7, 5.0, 30.0] {
+            let th = t.to_theta(u);
+            assert!((-1.0..=3.0).contains(&th));
+            if u.abs() < 10.0 {
+                assert!((t.to_u(th) - u).abs() < 1e-9);
+                let h = 1e-6;
+                let d = (t.to_theta(u + h) - t.to_theta(u - h)) / (2.0 * h);
+                assert!((d.ln() - t.log_jacobian(u)).abs() < 1e-6, "u = {u}");
+            }
+        }
     }
 }

@@ -6,7 +6,8 @@ use crate::blocks::BlockSpec;
 use crate::ids::{BlockId, FactorId, HyperId, LatentId};
 use crate::slice_scheme::SliceScheme;
 use crate::{FactorProgram, HyperProgram, Source};
-use gpm_ir::{Design, HyperKind, LatentPrior, Model, PriorDist, Shape};
+use gpm_ir::{Design, HyperKind, LatentPrior, Model, Shape};
+use gpm_library::PriorStart;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -22,6 +23,10 @@ pub enum StartRule {
     PriorMean,
     /// The prior's mode (an inverse Gamma with shape ≤ 1 has no mean).
     PriorMode,
+    /// The median of the prior truncated to the declared range (a half-Cauchy's scale).
+    PriorTruncatedMedian,
+    /// A point inside the declared range of a flat prior.
+    PriorFlat,
 }
 
 impl StartRule {
@@ -30,35 +35,36 @@ impl StartRule {
         match self {
             StartRule::Fixed => "fixed",
             StartRule::Init => "initial value",
-            StartRule::PriorMean => "prior mean",
-            StartRule::PriorMode => "prior mode; the prior has no mean",
+            StartRule::PriorMean => PriorStart::Mean.describe(),
+            StartRule::PriorMode => PriorStart::Mode.describe(),
+            StartRule::PriorTruncatedMedian => PriorStart::TruncatedMedian.describe(),
+            StartRule::PriorFlat => PriorStart::FlatRange.describe(),
         }
+    }
+    /// Whether the value comes from a prior (then CAVI and SVI hold it there).
+    pub fn from_prior(self) -> bool {
+        !matches!(self, StartRule::Fixed | StartRule::Init)
     }
 }
 
 /// The starting value of a hyperparameter and how it was chosen: the fixed value, `learn`'s
-/// initial value, or the prior's mean (its mode where the mean does not exist).
+/// initial value, or the prior's ([`gpm_library::HyperPrior::start`]: its mean, else its
+/// interior mode, else the median of the prior truncated to the range; inside the range for a
+/// flat prior).
 pub fn start_value(kind: &HyperKind) -> (f64, StartRule) {
     match kind {
         HyperKind::Fixed { value } => (*value, StartRule::Fixed),
         HyperKind::Learn { init } => (*init, StartRule::Init),
-        HyperKind::Prior { prior } => match *prior {
-            PriorDist::Gamma { shape, rate } => (shape / rate, StartRule::PriorMean),
-            // E[θ] = β/(α−1) exists only for α > 1; the mode β/(α+1) always does.
-            PriorDist::InvGamma { shape, scale } if shape > 1.0 => {
-                (scale / (shape - 1.0), StartRule::PriorMean)
-            }
-            PriorDist::InvGamma { shape, scale } => (scale / (shape + 1.0), StartRule::PriorMode),
-            PriorDist::LogNormal { mu, sigma } => {
-                ((mu + sigma * sigma / 2.0).exp(), StartRule::PriorMean)
-            }
-            PriorDist::Normal { mu, .. } => (mu, StartRule::PriorMean),
-            PriorDist::HalfNormal { sigma } => (
-                sigma * (2.0 / std::f64::consts::PI).sqrt(),
-                StartRule::PriorMean,
-            ),
-            PriorDist::Exponential { rate } => (1.0 / rate, StartRule::PriorMean),
-        },
+        HyperKind::Prior { prior } => {
+            let (v, how) = prior.start();
+            let rule = match how {
+                PriorStart::Mean => StartRule::PriorMean,
+                PriorStart::Mode => StartRule::PriorMode,
+                PriorStart::TruncatedMedian => StartRule::PriorTruncatedMedian,
+                PriorStart::FlatRange => StartRule::PriorFlat,
+            };
+            (v, rule)
+        }
     }
 }
 

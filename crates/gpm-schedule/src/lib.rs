@@ -481,6 +481,8 @@ pub struct HyperProgram {
     pub shape: f64,
     /// Prior rate.
     pub rate: f64,
+    /// The prior itself (its log-density enters the log joint).
+    pub prior: gpm_library::HyperPrior,
     /// Per factor (index into [`Schedule::factors`]): the `k` and `q` statistics per observation.
     pub stats: Vec<(usize, Tape, Tape)>,
 }
@@ -1180,10 +1182,11 @@ fn conjugate_hypers(
     let in_latents = latent_hypers(model);
     let mut out = Vec::new();
     for (hi, h) in model.hypers.iter().enumerate() {
-        let gpm_ir::HyperKind::Prior {
-            prior: gpm_ir::PriorDist::Gamma { shape, rate },
-        } = &h.kind
-        else {
+        let gpm_ir::HyperKind::Prior { prior } = &h.kind else {
+            continue;
+        };
+        // Only an untruncated Gamma prior has the closed-form Gamma conditional.
+        let Some((shape, rate)) = prior.conjugate_gamma() else {
             continue;
         };
         if in_latents.contains(&h.name) || h.shape != gpm_ir::Shape::Scalar {
@@ -1235,8 +1238,9 @@ fn conjugate_hypers(
             out.push(HyperProgram {
                 hyper: HyperId(hi),
                 name: h.name.clone(),
-                shape: *shape,
-                rate: *rate,
+                shape,
+                rate,
+                prior: prior.clone(),
                 stats,
             });
         }

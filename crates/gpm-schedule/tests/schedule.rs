@@ -30,68 +30,65 @@ fn hyper<'a>(m: &gpm_ir::Model, s: &'a Schedule, name: &str) -> &'a gpm_schedule
 
 #[test]
 fn start_values_are_prior_means_or_modes() {
-    use gpm_ir::{HyperKind, PriorDist};
-    let prior = |p| HyperKind::Prior { prior: p };
+    use gpm_ir::{HyperKind, HyperPrior};
+    let prior = |name: &str, p: Vec<f64>, range: (Option<f64>, Option<f64>)| HyperKind::Prior {
+        prior: HyperPrior::new(name, p, range).unwrap(),
+    };
+    let pos = (Some(0.0), None);
     let cases = [
         (
-            prior(PriorDist::Gamma {
-                shape: 2.0,
-                rate: 4.0,
-            }),
+            prior("gamma", vec![2.0, 4.0], pos),
             0.5,
             StartRule::PriorMean,
         ),
         (
-            prior(PriorDist::InvGamma {
-                shape: 3.0,
-                scale: 4.0,
-            }),
+            prior("inv_gamma", vec![3.0, 4.0], pos),
             2.0,
             StartRule::PriorMean,
         ),
         // No mean for shape ≤ 1: the mode β/(α+1).
         (
-            prior(PriorDist::InvGamma {
-                shape: 1.0,
-                scale: 4.0,
-            }),
+            prior("inv_gamma", vec![1.0, 4.0], pos),
             2.0,
             StartRule::PriorMode,
         ),
         (
-            prior(PriorDist::InvGamma {
-                shape: 0.5,
-                scale: 3.0,
-            }),
+            prior("inv_gamma", vec![0.5, 3.0], pos),
             2.0,
             StartRule::PriorMode,
         ),
         (
-            prior(PriorDist::LogNormal {
-                mu: 0.0,
-                sigma: 1.0,
-            }),
+            prior("lognormal", vec![0.0, 1.0], pos),
             0.5f64.exp(),
             StartRule::PriorMean,
         ),
         (
-            prior(PriorDist::Normal {
-                mu: -1.5,
-                sigma: 2.0,
-            }),
+            prior("normal", vec![-1.5, 2.0], (None, None)),
             -1.5,
             StartRule::PriorMean,
         ),
         (
-            prior(PriorDist::HalfNormal { sigma: 2.0 }),
+            prior("half_normal", vec![2.0], pos),
             2.0 * (2.0 / std::f64::consts::PI).sqrt(),
             StartRule::PriorMean,
         ),
         (
-            prior(PriorDist::Exponential { rate: 4.0 }),
+            prior("exponential", vec![4.0], pos),
             0.25,
             StartRule::PriorMean,
         ),
+        // A half-Cauchy (Cauchy truncated to its positive half) starts at its median, the scale.
+        (
+            prior("cauchy", vec![0.0, 5.0], pos),
+            5.0,
+            StartRule::PriorTruncatedMedian,
+        ),
+        (
+            prior("uniform", vec![0.0, 1.0], (Some(0.0), Some(1.0))),
+            0.5,
+            StartRule::PriorMean,
+        ),
+        (prior("flat", vec![], pos), 1.0, StartRule::PriorFlat),
         (HyperKind::Fixed { value: 3.5 }, 3.5, StartRule::Fixed),
         (HyperKind::Learn { init: 0.7 }, 0.7, StartRule::Init),
     ];

@@ -51,6 +51,8 @@ pub struct Ident {
 pub struct Program {
     /// `data { ... }`: observed values, sizes and covariates.
     pub data: Vec<DataDecl>,
+    /// `let` declarations of the data block (transformed data), in order.
+    pub data_lets: Vec<DataLet>,
     /// `hyper { ... }`: hyperparameters (fixed, learned or with a prior).
     pub hypers: Vec<HyperDecl>,
     /// `latent { ... }`: Gaussian latent blocks.
@@ -132,6 +134,19 @@ pub struct DataDecl {
     pub ty: Type,
     /// Optional value constraint.
     pub constraint: Option<Constraint>,
+    /// The whole declaration.
+    pub span: Span,
+}
+
+/// `let name = expr;` in the data block: a datum computed from the data declared before it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DataLet {
+    /// Its name.
+    pub name: Ident,
+    /// Its value.
+    pub value: Expr,
+    /// How many data declarations precede it (it may read those and earlier lets).
+    pub after: usize,
     /// The whole declaration.
     pub span: Span,
 }
@@ -273,6 +288,8 @@ pub enum BinOp {
     Div,
     /// `^`
     Pow,
+    /// `==` (an indicator, 1 or 0: transformed data only)
+    Eq,
 }
 
 impl BinOp {
@@ -284,6 +301,7 @@ impl BinOp {
             BinOp::Mul => "*",
             BinOp::Div => "/",
             BinOp::Pow => "^",
+            BinOp::Eq => "==",
         }
     }
 }

@@ -16,6 +16,7 @@ fn pratt() -> &'static PrattParser<Rule> {
     static PRATT: OnceLock<PrattParser<Rule>> = OnceLock::new();
     PRATT.get_or_init(|| {
         PrattParser::new()
+            .op(Op::infix(Rule::eq, Assoc::Left))
             .op(Op::infix(Rule::add, Assoc::Left) | Op::infix(Rule::sub, Assoc::Left))
             .op(Op::infix(Rule::mul, Assoc::Left) | Op::infix(Rule::div, Assoc::Left))
             .op(Op::prefix(Rule::neg))
@@ -39,7 +40,12 @@ pub fn parse(src: &str) -> Result<Program, ParseError> {
             Rule::data_block => {
                 out.blocks.push((BlockKind::Data, kw_span));
                 for d in block.into_inner() {
-                    out.data.push(data_decl(d)?);
+                    if d.as_rule() == Rule::data_let {
+                        let after = out.data.len();
+                        out.data_lets.push(data_let(d, after)?);
+                    } else {
+                        out.data.push(data_decl(d)?);
+                    }
                 }
             }
             Rule::hyper_block => {
@@ -99,6 +105,19 @@ fn data_decl(p: Pair<Rule>) -> Result<DataDecl, ParseError> {
         name,
         ty,
         constraint,
+        span,
+    })
+}
+
+fn data_let(p: Pair<Rule>, after: usize) -> Result<DataLet, ParseError> {
+    let span = span_of(&p);
+    let mut it = p.into_inner().filter(|q| !is_keyword(q.as_rule()));
+    let name = ident(it.next().unwrap());
+    let value = expr(it.next().unwrap())?;
+    Ok(DataLet {
+        name,
+        value,
+        after,
         span,
     })
 }
@@ -363,7 +382,30 @@ fn pratt_expr_from(pairs: Vec<Pair<Rule>>) -> Result<Expr, ParseError> {
         .map_postfix(|lhs, op| {
             let lhs = lhs?;
             let span = lhs.span.join(span_of(&op));
-            let ix = op.into_inner().map(expr).collect::<Result<Vec<_>, _>>()?;
+            let inner: Vec<Pair<Rule>> = op.into_inner().collect();
+            if inner.first().is_some_and(|q| q.as_rule() == Rule::all_rows) {
+                // `X[, j]`: the column, as the library function `col(X, j)`.
+                let j = expr(inner[1].clone())?;
+                let func = Ident {
+                    name: "col".into(),
+                    span,
+                };
+                let args = vec![
+                    Arg {
+                        name: None,
+                        value: lhs,
+                    },
+                    Arg {
+                        name: None,
+                        value: j,
+                    },
+                ];
+                return Ok(Expr {
+                    kind: ExprKind::Call(Call { func, args, span }),
+                    span,
+                });
+            }
+            let ix = inner.into_iter().map(expr).collect::<Result<Vec<_>, _>>()?;
             Ok(Expr {
                 kind: ExprKind::Index(Box::new(lhs), ix),
                 span,
@@ -377,6 +419,7 @@ fn pratt_expr_from(pairs: Vec<Pair<Rule>>) -> Result<Expr, ParseError> {
                 Rule::mul => BinOp::Mul,
                 Rule::div => BinOp::Div,
                 Rule::pow => BinOp::Pow,
+                Rule::eq => BinOp::Eq,
                 r => unreachable!("grammar: unexpected infix {r:?}"),
             };
             Ok(Expr {
@@ -448,12 +491,12 @@ fn rule_name(r: &Rule) -> Option<&'static str> {
         Rule::range_constraint => "a range `lo..hi`",
         Rule::learn_spec | Rule::fixed_spec => "`= value` or `= learn(init)`",
         Rule::prior_spec => "`~ prior(...)`",
-        Rule::let_stmt => "`let`",
+        Rule::let_stmt | Rule::data_let => "`let`",
         Rule::for_stmt => "`for`",
         Rule::target_stmt => "`target +=`",
         Rule::factor_stmt => "`factor(...)`",
         Rule::sample_stmt => "a statement",
-        Rule::add | Rule::sub | Rule::mul | Rule::div | Rule::pow => "an operator",
+        Rule::add | Rule::sub | Rule::mul | Rule::div | Rule::pow | Rule::eq => "an operator",
         Rule::index => "`[`",
         Rule::neg => "`-`",
         Rule::arg => "an argument",

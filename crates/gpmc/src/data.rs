@@ -326,6 +326,81 @@ pub fn test_from_json_value(model: &Model, v: &serde_json::Value) -> Result<Data
     )
 }
 
+/// Transformed data (`let` in the data block): computes `d` from the data checked before it
+/// and puts the value among the raw values, where it is checked like a given one. A value
+/// given for it is an error (it would be silently replaced). For prediction (`test`), a `let`
+/// whose inputs are not all given (a transformed response left out) is left to the response
+/// rules, and one that reduces the data (`mean`, `sd`, `sum`) is refused: recomputed over the
+/// new data it would not be the value the model was fitted with.
+fn derive(
+    d: &gpm_ir::DataVar,
+    expr: &gpm_ir::DataExpr,
+    data: &Data,
+    raw: &mut BTreeMap<String, Raw>,
+    test: bool,
+) -> Result<(), DataError> {
+    use gpm_ir::DataArray;
+    let name = &d.name;
+    if !test && raw.contains_key(name) {
+        return Err(err(
+            name,
+            format!(
+                "`{name}` is computed by its `let` in the data block, but the data also give it"
+            ),
+            Some("remove it from the data (or rename the `let`)"),
+        ));
+    }
+    if test && !expr.reads().iter().all(|r| data.values.contains_key(r)) {
+        return Ok(());
+    }
+    if test && expr.has_reduction() {
+        return Err(err(
+            name,
+            format!("`{name}` reduces the data (mean, sd or sum); prediction would recompute it over the new inputs instead of the training data"),
+            Some("compute the training value once and write it as a number in the `let` (e.g. `x - 3.7` instead of `x - mean(x)`)"),
+        ));
+    }
+    let get = |n: &str| -> Option<DataArray> {
+        Some(match data.values.get(n)? {
+            Value::Scalar(v) => DataArray::Scalar(*v),
+            Value::Vector(v) => DataArray::Vector(v.clone()),
+            Value::Matrix(m) => DataArray::Matrix {
+                rows: m.nrows(),
+                cols: m.ncols(),
+                values: m.as_slice().to_vec(),
+            },
+        })
+    };
+    let value = expr.eval(&get).map_err(|why| {
+        err(
+            name,
+            format!("`{name}` cannot be computed: {why}"),
+            Some("check the shapes of the data its `let` reads"),
+        )
+    })?;
+    let (entries, r) = match value {
+        DataArray::Scalar(v) => (vec![v], Raw::Num(v)),
+        DataArray::Vector(v) => (v.clone(), Raw::Column(v)),
+        DataArray::Matrix { rows, cols, values } => (
+            values.clone(),
+            Raw::Matrix(DMatrix::from_column_slice(rows, cols, &values)),
+        ),
+    };
+    if let Some(k) = entries.iter().position(|v| !v.is_finite()) {
+        return Err(err(
+            name,
+            format!(
+                "`{name}` is {} at entry {} (its `let` gives no finite number there, e.g. the log of 0 or a division by 0)",
+                entries[k],
+                k + 1
+            ),
+            Some("fix the data it reads, or the `let`"),
+        ));
+    }
+    raw.insert(name.clone(), r);
+    Ok(())
+}
+
 /// Check test data, a response left out being "not observed" (NaN).
 fn check_test(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataError> {
     infer_sizes(model, &mut raw);
@@ -355,7 +430,7 @@ fn check_test(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, Dat
         raw.insert(name.clone(), Raw::Column(vec![valid; n]));
         unobserved.push((name.clone(), n));
     }
-    let mut data = check(model, raw)?;
+    let mut data = check_with(model, raw, true)?;
     for (name, n) in unobserved {
         data.values.insert(name, Value::Vector(vec![f64::NAN; n]));
     }
@@ -432,7 +507,16 @@ fn shape_text(s: &Shape) -> String {
     s.to_string()
 }
 
-fn check(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataError> {
+fn check(model: &Model, raw: BTreeMap<String, Raw>) -> Result<Data, DataError> {
+    check_with(model, raw, false)
+}
+
+/// [`check`]; `test`: the data are new inputs for prediction (see [`derive`]).
+fn check_with(
+    model: &Model,
+    mut raw: BTreeMap<String, Raw>,
+    test: bool,
+) -> Result<Data, DataError> {
     infer_sizes(model, &mut raw);
     let mut data = Data::default();
     for d in &model.data {
@@ -440,6 +524,9 @@ fn check(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataErro
             e.declared = Some(d.span);
             e
         };
+        if let Some(expr) = &d.derived {
+            derive(d, expr, &data, &mut raw, test).map_err(with_span)?;
+        }
         let Some(r) = raw.remove(&d.name) else {
             return Err(with_span(err(
                 &d.name,

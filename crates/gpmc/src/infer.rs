@@ -10,7 +10,7 @@ use gpm_runtime::draws::VarKind;
 use gpm_runtime::gibbs::{self, Chain, ChainTimes, GibbsConfig};
 use gpm_runtime::kernels::HyperValues;
 use gpm_runtime::rao_blackwell::WithMeans;
-use gpm_schedule::{GibbsUpdate, StartRule, VariationalUpdate};
+use gpm_schedule::{GibbsUpdate, VariationalUpdate};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -107,8 +107,8 @@ pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
         let id = gpm_schedule::HyperId(k);
         let (v, rule) = gpm_schedule::start_value(&h.kind);
         let how = match rule {
-            StartRule::Fixed | StartRule::Init => rule.describe().to_string(),
-            StartRule::PriorMean | StartRule::PriorMode => format!(
+            r if !r.from_prior() => rule.describe().to_string(),
+            _ => format!(
                 "{}, held fixed (CAVI and SVI do not integrate over hyperparameter priors)",
                 rule.describe()
             ),

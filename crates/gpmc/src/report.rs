@@ -65,22 +65,11 @@ pub fn kernel_text(k: &Kernel) -> String {
     }
 }
 
-fn prior_text(p: &PriorDist) -> String {
-    match p {
-        PriorDist::Gamma { shape, rate } => format!("gamma(shape {shape}, rate {rate})"),
-        PriorDist::InvGamma { shape, scale } => format!("inv_gamma(shape {shape}, scale {scale})"),
-        PriorDist::LogNormal { mu, sigma } => format!("lognormal({mu}, {sigma})"),
-        PriorDist::Normal { mu, sigma } => format!("normal({mu}, {sigma})"),
-        PriorDist::HalfNormal { sigma } => format!("half_normal({sigma})"),
-        PriorDist::Exponential { rate } => format!("exponential(rate {rate})"),
-    }
-}
-
 fn hyper_text(h: &Hyper) -> String {
     match &h.kind {
         HyperKind::Fixed { value } => format!("fixed at {value}"),
         HyperKind::Learn { init } => format!("learned (type-II ML), initial value {init}"),
-        HyperKind::Prior { prior } => format!("prior {}", prior_text(prior)),
+        HyperKind::Prior { prior } => format!("prior {prior}"),
     }
 }
 
@@ -126,6 +115,7 @@ fn term_text(t: &Term) -> String {
         Design::Matrix { data } => format!("{data}[i] · {}", t.latent),
         Design::Gather { index } => format!("{}[{index}[i]]", t.latent),
         Design::Column { column } => format!("{}[i, {}]", t.latent, column + 1),
+        Design::Entry { index } => format!("{}[{}]", t.latent, index + 1),
     };
     let read = match t.scale_by.as_deref().map(gpm_ir::parse_data_column) {
         Some((x, Some(c))) => format!("{x}[i, {}] · {read}", c + 1),
@@ -193,11 +183,21 @@ pub fn text(c: &Checked) -> String {
         let cons = value_set(&d.constraint)
             .map(|s| format!(" in {s}"))
             .unwrap_or_default();
-        let _ = writeln!(out, "  {:<14} {elem} {}{cons}", d.name, d.shape);
+        let derived = d
+            .derived
+            .as_ref()
+            .map(|e| format!(" = {e} (transformed data)"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  {:<14} {elem} {}{cons}{derived}", d.name, d.shape);
     }
     let _ = writeln!(out, "\nhyperparameters ({})", m.hypers.len());
     for h in &m.hypers {
-        let lower = h.lower.map(|l| format!(" ≥ {l}")).unwrap_or_default();
+        let lower = match (h.lower, h.upper) {
+            (Some(l), Some(u)) => format!(" in [{l}, {u}]"),
+            (Some(l), None) => format!(" ≥ {l}"),
+            (None, Some(u)) => format!(" ≤ {u}"),
+            (None, None) => String::new(),
+        };
         let _ = writeln!(
             out,
             "  {:<14} {}{lower}, {}",
@@ -311,11 +311,13 @@ pub fn json(c: &Checked) -> Value {
             "type": match d.elem { Elem::Int => "int", Elem::Real => "real" },
             "dims": dims(&d.shape),
             "constraint": value_set(&d.constraint),
+            "derived": d.derived.as_ref().map(|e| e.to_string()),
         })).collect::<Vec<_>>(),
         "hypers": m.hypers.iter().map(|h| json!({
             "name": h.name,
             "dims": dims(&h.shape),
             "lower": h.lower,
+            "upper": h.upper,
             "spec": h.kind,
             "description": hyper_text(h),
         })).collect::<Vec<_>>(),

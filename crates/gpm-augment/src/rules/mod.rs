@@ -109,7 +109,7 @@ fn collect(t: &T, out: &mut BTreeSet<(Role, String)>) {
 /// A plausible value for a symbol: data from their declared domain, hyperparameters near their
 /// declared values, predictors from N(0, 1.5²), auxiliaries positive.
 pub(crate) fn sample_value(model: &Model, role: Role, name: &str, rng: &mut impl Rng) -> f64 {
-    use gpm_ir::{Bound, HyperKind, PriorDist, ValueSet};
+    use gpm_ir::{Bound, HyperKind, ValueSet};
     let normal = |rng: &mut dyn rand::RngCore| -> f64 {
         let u1: f64 = rng.gen_range(1e-12..1.0);
         let u2: f64 = rng.gen();
@@ -123,16 +123,8 @@ pub(crate) fn sample_value(model: &Model, role: Role, name: &str, rng: &mut impl
                 // Around the declared value, keeping its sign.
                 value * rng.gen_range(0.5..2.0)
             }
-            Some(HyperKind::Prior { prior }) => match prior {
-                PriorDist::Gamma { shape, rate } => (shape / rate) * rng.gen_range(0.3..2.0),
-                PriorDist::InvGamma { shape, scale } => {
-                    (scale / shape.max(1.1)) * rng.gen_range(0.3..2.0)
-                }
-                PriorDist::LogNormal { mu, sigma } => (mu + sigma * normal(rng)).exp(),
-                PriorDist::Normal { mu, sigma } => mu + sigma * normal(rng),
-                PriorDist::HalfNormal { sigma } => sigma * normal(rng).abs() + 1e-3,
-                PriorDist::Exponential { rate } => rng.gen_range(0.2..2.0) / rate,
-            },
+            // The prior truncated to its range, between its 10 % and 90 % quantiles.
+            Some(HyperKind::Prior { prior }) => prior.quantile(rng.gen_range(0.1..0.9)),
             None => rng.gen_range(0.5..2.0),
         },
         Role::Data => {
@@ -416,16 +408,10 @@ pub fn recognize(model: &Model) -> Vec<Result<Plan, Refusal>> {
 fn signs_of(model: &Model) -> Signs {
     let mut s = Signs::default();
     for h in &model.hypers {
-        let positive_prior = matches!(
-            &h.kind,
-            gpm_ir::HyperKind::Prior {
-                prior: gpm_ir::PriorDist::Gamma { .. }
-                    | gpm_ir::PriorDist::InvGamma { .. }
-                    | gpm_ir::PriorDist::LogNormal { .. }
-                    | gpm_ir::PriorDist::HalfNormal { .. }
-                    | gpm_ir::PriorDist::Exponential { .. }
-            }
-        );
+        let positive_prior = match &h.kind {
+            gpm_ir::HyperKind::Prior { prior } => prior.lower() >= 0.0,
+            _ => false,
+        };
         if h.lower.is_some_and(|l| l >= 0.0) || positive_prior {
             s.positive_hypers.insert(h.name.clone());
         }

@@ -3,7 +3,13 @@
 use super::*;
 
 impl Lowerer {
-    pub(super) fn categorical_library(&mut self, d: &DataVar, arg: &ast::Expr, ctx: &ObsCtx, span: Span) {
+    pub(super) fn categorical_library(
+        &mut self,
+        d: &DataVar,
+        arg: &ast::Expr,
+        ctx: &ObsCtx,
+        span: Span,
+    ) {
         // The argument is the latent matrix `F` (vectorised) or its row `F[i]` (in a loop).
         let name = match (&arg.kind, &ctx.var) {
             (ExprKind::Var(v), None) => Some(v.clone()),

@@ -20,6 +20,7 @@ impl Lowerer {
                 shape,
                 constraint,
                 span: d.span,
+                derived: None,
             });
         }
     }

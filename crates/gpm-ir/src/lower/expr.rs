@@ -37,7 +37,13 @@ impl Lowerer {
         None
     }
 
-    pub(super) fn var_node(&mut self, v: &str, span: Span, ctx: &ObsCtx, param_only: bool) -> Option<Node> {
+    pub(super) fn var_node(
+        &mut self,
+        v: &str,
+        span: Span,
+        ctx: &ObsCtx,
+        param_only: bool,
+    ) -> Option<Node> {
         let Some((binding, _)) = self.names.get(v).cloned() else {
             self.unknown_name(v, span);
             return None;
@@ -181,7 +187,12 @@ impl Lowerer {
         matches!((&e.kind, &ctx.var), (ExprKind::Var(v), Some(i)) if v == i)
     }
 
-    pub(super) fn call_node(&mut self, c: &ast::Call, ctx: &ObsCtx, param_only: bool) -> Option<Node> {
+    pub(super) fn call_node(
+        &mut self,
+        c: &ast::Call,
+        ctx: &ObsCtx,
+        param_only: bool,
+    ) -> Option<Node> {
         let name = c.func.name.as_str();
         let Some((_, arity)) = library::MATH_FUNCTIONS
             .iter()
@@ -261,8 +272,27 @@ impl Lowerer {
         Some(Node::Value(library::apply_math(name, sx)))
     }
 
-    pub(super) fn binary(&mut self, op: BinOp, a: Node, b: Node, e: &ast::Expr, ctx: &ObsCtx) -> Option<Node> {
+    pub(super) fn binary(
+        &mut self,
+        op: BinOp,
+        a: Node,
+        b: Node,
+        e: &ast::Expr,
+        ctx: &ObsCtx,
+    ) -> Option<Node> {
         use Node::*;
+        if op == BinOp::Eq {
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_transform",
+                    "`==` makes an indicator of data, computed once in the data block",
+                    e.span,
+                    "comparison in the model",
+                )
+                .help("write `let is_k = g == k;` in the data block and use `is_k[i]` here"),
+            );
+            return None;
+        }
         let num = |n: &Node| match n {
             Value(Sx::Num(v)) => Some(*v),
             _ => None,
@@ -386,6 +416,7 @@ impl Lowerer {
             BinOp::Mul => Sx::mul(sa, sb),
             BinOp::Div => Sx::div(sa, sb),
             BinOp::Pow => Sx::pow(sa, sb),
+            BinOp::Eq => unreachable!("refused above"),
         }))
     }
 }

@@ -1,6 +1,9 @@
-//! The `hyper` block: each hyperparameter's shape, declared range and value (fixed, `learn`, or a prior from `gpm_library`, truncated to the range).
+//! The `hyper` block: each hyperparameter's shape, declared range `in lo..hi` and value — fixed,
+//! `learn`ed, or a prior from the library (`gpm_library::HYPER_PRIORS`), truncated to the declared
+//! range as in Stan.
 
 use super::*;
+use gpm_library::{HyperPrior, PriorError, HYPER_PRIORS};
 
 impl Lowerer {
     pub(super) fn hyper_decl(&mut self, h: &ast::HyperDecl) {
@@ -20,82 +23,18 @@ impl Lowerer {
                 None
             }
         };
-        let lower = match self.value_set(&h.constraint, Elem::Real) {
-            // An upper bound would be silently ignored by learning and sampling: refuse it.
-            ValueSet::Range { hi: Some(_), .. } => {
-                self.err(
-                    SemanticError::new(
-                        "gpm::bad_constraint",
-                        "upper bounds on hyperparameters are not supported",
-                        h.constraint.as_ref().map_or(h.span, |c| c.span),
-                        "upper bound",
-                    )
-                    .help("write `in 0..` (a positive scale); bound it through its prior instead"),
-                );
-                None
-            }
-            ValueSet::Range {
-                lo: Some(Bound::Const(v)),
-                ..
-            } => Some(v),
-            ValueSet::Any | ValueSet::Range { lo: None, .. } => None,
-            _ => {
-                self.err(
-                    SemanticError::new(
-                        "gpm::bad_constraint",
-                        "a hyperparameter's constraint must be a numeric range like `in 0..`",
-                        h.constraint.as_ref().map_or(h.span, |c| c.span),
-                        "unsupported constraint",
-                    )
-                    .help("see docs/language.md"),
-                );
-                None
-            }
-        };
+        let (lower, upper) = self.hyper_range(h);
         let kind = match &h.spec {
             ast::HyperSpec::Fixed(e) => self
                 .constant(e, "a fixed hyperparameter")
                 .map(|value| HyperKind::Fixed { value }),
-            ast::HyperSpec::Learn(e) => match self.constant(e, "the initial value of `learn`") {
-                Some(init) if init > 0.0 => Some(HyperKind::Learn { init }),
-                Some(init) => {
-                    self.err(
-                        SemanticError::new(
-                            "gpm::bad_parameter",
-                            format!("`learn` starts at {init}, but learned hyperparameters are positive scales"),
-                            e.span,
-                            "must be > 0",
-                        )
-                        .help("type-II maximum likelihood optimises the logarithm: start at a positive value"),
-                    );
-                    None
-                }
-                None => None,
-            },
-            ast::HyperSpec::Prior(c) => self.hyper_prior(c).map(|prior| HyperKind::Prior { prior }),
+            ast::HyperSpec::Learn(e) => self.learn(h, e, upper),
+            ast::HyperSpec::Prior(c) => self
+                .hyper_prior(c, (lower, upper), h)
+                .map(|prior| HyperKind::Prior { prior }),
         };
-        if let (Some(lo), Some(HyperKind::Fixed { value: v } | HyperKind::Learn { init: v })) =
-            (lower, &kind)
-        {
-            if *v < lo {
-                let span = match &h.spec {
-                    ast::HyperSpec::Fixed(e) | ast::HyperSpec::Learn(e) => e.span,
-                    ast::HyperSpec::Prior(c) => c.span,
-                };
-                self.err(
-                    SemanticError::new(
-                        "gpm::constraint_violated",
-                        format!(
-                            "the value {v} of `{}` is below its lower bound {lo}",
-                            h.name.name
-                        ),
-                        span,
-                        "violates the constraint",
-                    )
-                    .help("choose a value inside the declared range")
-                    .also(h.constraint.as_ref().unwrap().span, "constraint"),
-                );
-            }
+        if let Some(HyperKind::Fixed { value: v } | HyperKind::Learn { init: v }) = &kind {
+            self.check_in_range(h, *v, lower, upper);
         }
         if !self.declare(&h.name, Binding::Hyper) {
             return;
@@ -105,81 +44,172 @@ impl Lowerer {
                 name: h.name.name.clone(),
                 shape,
                 lower,
+                upper,
                 kind,
                 span: h.span,
             });
         }
     }
 
-    pub(super) fn hyper_prior(&mut self, c: &ast::Call) -> Option<PriorDist> {
-        const PRIORS: &[(&str, &[&str])] = &[
-            ("gamma", &["shape", "rate"]),
-            ("inv_gamma", &["shape", "scale"]),
-            ("lognormal", &["mu", "sigma"]),
-            ("normal", &["mu", "sigma"]),
-            ("half_normal", &["sigma"]),
-            ("exponential", &["rate"]),
-        ];
-        let Some((name, params)) = PRIORS.iter().find(|(n, _)| *n == c.func.name) else {
-            let help = did_you_mean(&c.func.name, PRIORS.iter().map(|(n, _)| *n));
+    /// The declared range `in lo..hi` as constants.
+    fn hyper_range(&mut self, h: &ast::HyperDecl) -> (Option<f64>, Option<f64>) {
+        let constant = |b: &Option<Bound>| match b {
+            Some(Bound::Const(v)) => Ok(Some(*v)),
+            None => Ok(None),
+            Some(Bound::Var(_)) => Err(()),
+        };
+        match self.value_set(&h.constraint, Elem::Real) {
+            ValueSet::Any => (None, None),
+            ValueSet::Range { lo, hi } => match (constant(&lo), constant(&hi)) {
+                (Ok(lo), Ok(hi)) => (lo, hi),
+                _ => {
+                    self.err(
+                        SemanticError::new(
+                            "gpm::bad_constraint",
+                            "a hyperparameter's range bounds must be numbers",
+                            h.constraint.as_ref().map_or(h.span, |c| c.span),
+                            "bound is a datum",
+                        )
+                        .help("write numbers, e.g. `in 0..` or `in 0..1`"),
+                    );
+                    (None, None)
+                }
+            },
+            ValueSet::Set(_) => {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_constraint",
+                        "a hyperparameter's constraint must be a numeric range like `in 0..`",
+                        h.constraint.as_ref().map_or(h.span, |c| c.span),
+                        "unsupported constraint",
+                    )
+                    .help("write a range, e.g. `in 0..` or `in 0..1`"),
+                );
+                (None, None)
+            }
+        }
+    }
+
+    fn learn(
+        &mut self,
+        h: &ast::HyperDecl,
+        e: &ast::Expr,
+        upper: Option<f64>,
+    ) -> Option<HyperKind> {
+        let init = self.constant(e, "the initial value of `learn`")?;
+        if upper.is_some() {
+            // Type-II ML optimises log θ: nothing would keep it below the bound.
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_constraint",
+                    "a `learn`ed hyperparameter cannot have an upper bound",
+                    h.constraint.as_ref().map_or(h.span, |c| c.span),
+                    "upper bound",
+                )
+                .help(format!(
+                    "type-II maximum likelihood optimises the logarithm of a positive scale: write `in 0..`, or give `{}` a prior on its range (`~ uniform(lo, hi)`) to sample it there",
+                    h.name.name
+                )),
+            );
+            return None;
+        }
+        if init > 0.0 {
+            return Some(HyperKind::Learn { init });
+        }
+        self.err(
+            SemanticError::new(
+                "gpm::bad_parameter",
+                format!(
+                    "`learn` starts at {init}, but learned hyperparameters are positive scales"
+                ),
+                e.span,
+                "must be > 0",
+            )
+            .help("type-II maximum likelihood optimises the logarithm: start at a positive value"),
+        );
+        None
+    }
+
+    fn check_in_range(&mut self, h: &ast::HyperDecl, v: f64, lo: Option<f64>, hi: Option<f64>) {
+        let (side, bound) = match (lo, hi) {
+            (Some(lo), _) if v < lo => ("below its lower", lo),
+            (_, Some(hi)) if v > hi => ("above its upper", hi),
+            _ => return,
+        };
+        let span = match &h.spec {
+            ast::HyperSpec::Fixed(e) | ast::HyperSpec::Learn(e) => e.span,
+            ast::HyperSpec::Prior(c) => c.span,
+        };
+        self.err(
+            SemanticError::new(
+                "gpm::constraint_violated",
+                format!("the value {v} of `{}` is {side} bound {bound}", h.name.name),
+                span,
+                "violates the constraint",
+            )
+            .help("choose a value inside the declared range")
+            .also(h.constraint.as_ref().unwrap().span, "constraint"),
+        );
+    }
+
+    /// A library prior with constant parameters, truncated to the declared range.
+    fn hyper_prior(
+        &mut self,
+        c: &ast::Call,
+        range: (Option<f64>, Option<f64>),
+        h: &ast::HyperDecl,
+    ) -> Option<HyperPrior> {
+        let Some(law) = gpm_library::hyperprior::lookup(&c.func.name) else {
+            let names = HYPER_PRIORS.iter().map(|l| l.name());
+            let help = did_you_mean(&c.func.name, names.clone());
+            let all: Vec<&str> = names.collect();
             let mut e = SemanticError::new(
                 "gpm::unknown_distribution",
                 format!("unknown prior `{}` for a hyperparameter", c.func.name),
                 c.func.span,
                 "unknown prior",
-            )
-            .help("see docs/language.md");
+            );
             e.help = Some(help.unwrap_or_else(|| {
-                "hyperparameter priors: gamma, inv_gamma, lognormal, normal, half_normal, exponential"
-                    .into()
+                format!(
+                    "hyperparameter priors: {} (docs/language.md)",
+                    all.join(", ")
+                )
             }));
             self.err(e);
             return None;
         };
-        let args = self.check_args(c, params)?;
+        let names: Vec<&str> = law.params().iter().map(|p| p.name).collect();
+        let args = self.check_args(c, &names)?;
         let v: Vec<f64> = args
             .iter()
             .map(|a| self.constant(a, "a prior parameter"))
             .collect::<Option<_>>()?;
-        let positive = |l: &mut Self, k: usize| {
-            if v[k] <= 0.0 {
-                l.err(
-                    SemanticError::new(
-                        "gpm::bad_parameter",
-                        format!("the `{}` of `{name}` must be positive", params[k]),
-                        args[k].span,
-                        "must be > 0",
-                    )
-                    .help("scale, shape and rate parameters are positive"),
+        match HyperPrior::new(law.name(), v, range) {
+            Ok(p) => Some(p),
+            Err(PriorError::Param { index, message }) => {
+                self.err(
+                    SemanticError::new("gpm::bad_parameter", message, args[index].span, "invalid")
+                        .help("scale, shape, rate and degrees-of-freedom parameters are positive"),
                 );
+                None
             }
-        };
-        match *name {
-            "gamma" | "inv_gamma" | "lognormal" | "normal" => positive(self, 1),
-            _ => {}
+            Err(e @ (PriorError::Params(_) | PriorError::Unknown(_))) => {
+                self.err(
+                    SemanticError::new("gpm::bad_parameter", e.to_string(), c.span, "invalid")
+                        .help(format!("see docs/language.md for `{}`", law.name())),
+                );
+                None
+            }
+            Err(PriorError::NoMass(m)) => {
+                let mut e = SemanticError::new("gpm::prior_outside_range", m, c.span, "prior");
+                if let Some(k) = &h.constraint {
+                    e = e.also(k.span, "declared range");
+                }
+                self.err(e.help(
+                    "choose a prior whose support overlaps the declared range, or change the range",
+                ));
+                None
+            }
         }
-        if matches!(*name, "gamma" | "inv_gamma" | "half_normal" | "exponential") {
-            positive(self, 0);
-        }
-        Some(match *name {
-            "gamma" => PriorDist::Gamma {
-                shape: v[0],
-                rate: v[1],
-            },
-            "inv_gamma" => PriorDist::InvGamma {
-                shape: v[0],
-                scale: v[1],
-            },
-            "lognormal" => PriorDist::LogNormal {
-                mu: v[0],
-                sigma: v[1],
-            },
-            "normal" => PriorDist::Normal {
-                mu: v[0],
-                sigma: v[1],
-            },
-            "half_normal" => PriorDist::HalfNormal { sigma: v[0] },
-            _ => PriorDist::Exponential { rate: v[0] },
-        })
     }
 }

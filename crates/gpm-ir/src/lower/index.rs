@@ -151,6 +151,9 @@ impl Lowerer {
             }
             // u[g[i]]: a random effect by group.
             (Binding::Latent, Shape::Vector(groups), [g]) => {
+                if let ExprKind::Num { value, .. } = g.kind {
+                    return self.latent_entry(v, groups, value, g.span, span);
+                }
                 let ExprKind::Index(gb, gi) = &g.kind else {
                     return self.bad_latent_index(v, span, &i);
                 };
@@ -230,6 +233,48 @@ impl Lowerer {
         }
     }
 
+    /// `beta[k]`, a constant entry of a latent vector, read at every observation.
+    fn latent_entry(
+        &mut self,
+        v: &str,
+        len: &Dim,
+        k: f64,
+        kspan: Span,
+        span: Span,
+    ) -> Option<Node> {
+        let in_range = k >= 1.0
+            && k.fract() == 0.0
+            && match len {
+                Dim::Const(n) => k <= *n as f64,
+                Dim::Var(_) => true, // checked against the data when they are bound
+            };
+        if !in_range {
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_index",
+                    format!("entry {k} of `{v}` does not exist (entries are 1..{len})"),
+                    kspan,
+                    "out of range",
+                )
+                .help("entries count from 1"),
+            );
+            return None;
+        }
+        Some(Node::Lat(Affine {
+            terms: vec![Term {
+                latent: v.to_string(),
+                coef: 1.0,
+                scale_by: None,
+                design: Design::Entry {
+                    index: k as usize - 1,
+                },
+            }],
+            offset: 0.0,
+            span,
+            name: None,
+        }))
+    }
+
     pub(super) fn bad_latent_index(&mut self, v: &str, span: Span, i: &str) -> Option<Node> {
         self.err(
             SemanticError::new(
@@ -240,14 +285,20 @@ impl Lowerer {
             )
 .help("see docs/language.md")
             .help(format!(
-                "latents are read as `{v}[{i}]`, `{v}[group[{i}]]` (random effects) or `{v}[{i}, k]`"
+                "latents are read as `{v}[{i}]`, `{v}[k]` with a constant k, `{v}[group[{i}]]` (random effects) or `{v}[{i}, k]`"
             )),
         );
         None
     }
 
     /// `X * w`: check that the columns of `X` match the length of `w`.
-    pub(super) fn matrix_term(&mut self, x: &str, w: &str, wspan: Span, span: Span) -> Option<Node> {
+    pub(super) fn matrix_term(
+        &mut self,
+        x: &str,
+        w: &str,
+        wspan: Span,
+        span: Span,
+    ) -> Option<Node> {
         let cols = match &self.model.datum(x)?.shape {
             Shape::Matrix(_, c) => c.clone(),
             _ => return None,

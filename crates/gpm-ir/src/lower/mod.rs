@@ -17,26 +17,36 @@ use crate::sx::{Sx, SymRole};
 use gpm_syntax::{self as ast, BinOp, ExprKind, Span, Stmt, TypeKind};
 use std::collections::HashMap;
 
-mod sizes;
-mod data;
-mod args;
-mod hypers;
-mod latents;
-mod kernels;
-mod expr;
-mod index;
 mod affine;
-mod statements;
-mod responses;
+mod args;
 mod categorical;
+mod data;
+mod expr;
 mod factors;
+mod hypers;
+mod index;
+mod kernels;
+mod latents;
+mod responses;
+mod sizes;
+mod statements;
+mod transformed;
 
 /// Lower a parsed program to a [`Model`], or report every mistake found.
 pub fn lower(program: &ast::Program) -> Result<Model, SemanticErrors> {
     let mut l = Lowerer::default();
     l.blocks(program);
-    for d in &program.data {
+    // Data declarations and transformed data in the order written: a `let` reads only what
+    // precedes it.
+    let mut lets = program.data_lets.iter().peekable();
+    for (k, d) in program.data.iter().enumerate() {
+        while let Some(t) = lets.next_if(|t| t.after <= k) {
+            l.data_let(t);
+        }
         l.data_decl(d);
+    }
+    for t in lets {
+        l.data_let(t);
     }
     for h in &program.hypers {
         l.hyper_decl(h);

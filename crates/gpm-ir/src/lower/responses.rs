@@ -4,7 +4,11 @@ use super::*;
 
 impl Lowerer {
     /// The response of a `~` statement: a datum, whole (vectorised) or at `[i]` (in a loop).
-    pub(super) fn response(&mut self, lhs: &ast::Expr, lp: Option<(&str, &Dim)>) -> Option<(DataVar, Dim)> {
+    pub(super) fn response(
+        &mut self,
+        lhs: &ast::Expr,
+        lp: Option<(&str, &Dim)>,
+    ) -> Option<(DataVar, Dim)> {
         let (name, span) = match (&lhs.kind, lp) {
             (ExprKind::Var(v), None) => (v.clone(), lhs.span),
             (ExprKind::Index(b, ix), Some((i, _))) => match (&b.kind, ix.as_slice()) {
@@ -309,7 +313,11 @@ impl Lowerer {
 
     /// The divergence of a `robust(beta = b)` or `robust(gamma = g)` modifier, its power a
     /// positive constant.
-    pub(super) fn robust_divergence(&mut self, m: &ast::Call, ctx: &ObsCtx) -> Option<robust::Divergence> {
+    pub(super) fn robust_divergence(
+        &mut self,
+        m: &ast::Call,
+        ctx: &ObsCtx,
+    ) -> Option<robust::Divergence> {
         let bad = |this: &mut Self, message: String, span: Span| {
             this.err(
                 SemanticError::new("gpm::bad_robust", message, span, "here").help(

@@ -71,6 +71,7 @@ impl Lowerer {
                         BinOp::Mul => a * b,
                         BinOp::Div => a / b,
                         BinOp::Pow => a.powf(b),
+                        BinOp::Eq => f64::from(u8::from(a == b)),
                     }
                 }
                 ExprKind::Call(c) if c.args.len() == 1 => {

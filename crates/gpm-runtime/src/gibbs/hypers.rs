@@ -576,7 +576,7 @@ pub(super) fn bind_hypers(
                 index,
                 entry,
                 prior: prior.clone(),
-                transform: crate::slice::Transform::for_hyper(h.lower, prior),
+                transform: crate::slice::Transform::for_hyper(prior),
                 factors: factors.clone(),
             })
             .collect())

@@ -1,0 +1,41 @@
+//! `beta(alpha, beta)`: `p(x) ∝ x^(α−1) (1−x)^(β−1)` on `[0, 1]`.
+use super::{positive, HyperPriorLaw, ParamSpec};
+use statrs::distribution::{Beta as G, ContinuousCDF};
+
+/// The Beta law.
+#[derive(Debug)]
+pub struct Beta;
+
+fn law(p: &[f64]) -> G {
+    G::new(p[0], p[1]).expect("checked parameters")
+}
+
+impl HyperPriorLaw for Beta {
+    fn name(&self) -> &'static str {
+        "beta"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        const P: &[ParamSpec] = &[positive("alpha"), positive("beta")];
+        P
+    }
+    fn support(&self, _p: &[f64]) -> (f64, f64) {
+        (0.0, 1.0)
+    }
+    fn log_density(&self, p: &[f64], x: f64) -> f64 {
+        if !(0.0..=1.0).contains(&x) {
+            return f64::NEG_INFINITY;
+        }
+        // ln_1p keeps (1 − x) accurate near x = 0; at an end with exponent 0 the term is 0.
+        let term = |e: f64, l: f64| if e == 0.0 { 0.0 } else { e * l };
+        term(p[0] - 1.0, x.ln()) + term(p[1] - 1.0, (-x).ln_1p())
+    }
+    fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
+        Some(law(p).cdf(x.clamp(0.0, 1.0)))
+    }
+    fn quantile(&self, p: &[f64], u: f64) -> f64 {
+        law(p).inverse_cdf(u)
+    }
+    fn mean(&self, p: &[f64]) -> Option<f64> {
+        Some(p[0] / (p[0] + p[1]))
+    }
+}

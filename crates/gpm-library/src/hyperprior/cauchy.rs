@@ -1,0 +1,35 @@
+//! `cauchy(mu, sigma)`; on a range `0..` it is the half-Cauchy.
+use super::{positive, real, HyperPriorLaw, ParamSpec};
+
+/// The Cauchy law with location `μ` and scale `σ`.
+#[derive(Debug)]
+pub struct Cauchy;
+
+impl HyperPriorLaw for Cauchy {
+    fn name(&self) -> &'static str {
+        "cauchy"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        const P: &[ParamSpec] = &[real("mu"), positive("sigma")];
+        P
+    }
+    fn support(&self, _p: &[f64]) -> (f64, f64) {
+        (f64::NEG_INFINITY, f64::INFINITY)
+    }
+    fn log_density(&self, p: &[f64], x: f64) -> f64 {
+        let z = (x - p[0]) / p[1];
+        -(z * z).ln_1p()
+    }
+    fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
+        Some(0.5 + ((x - p[0]) / p[1]).atan() / std::f64::consts::PI)
+    }
+    fn quantile(&self, p: &[f64], u: f64) -> f64 {
+        p[0] + p[1] * (std::f64::consts::PI * (u - 0.5)).tan()
+    }
+    fn mean(&self, _p: &[f64]) -> Option<f64> {
+        None
+    }
+    fn mode(&self, p: &[f64]) -> Option<f64> {
+        Some(p[0])
+    }
+}

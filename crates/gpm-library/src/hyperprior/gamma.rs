@@ -1,0 +1,42 @@
+//! `gamma(shape, rate)`: `p(x) ∝ x^(α−1) e^(−βx)` on `(0, ∞)`.
+use super::{on_positive, positive, HyperPriorLaw, ParamSpec};
+use statrs::distribution::{ContinuousCDF, Gamma as G};
+
+/// The Gamma law with shape `α` and rate `β`.
+#[derive(Debug)]
+pub struct Gamma;
+
+fn law(p: &[f64]) -> G {
+    G::new(p[0], p[1]).expect("checked parameters")
+}
+
+impl HyperPriorLaw for Gamma {
+    fn name(&self) -> &'static str {
+        "gamma"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        const P: &[ParamSpec] = &[positive("shape"), positive("rate")];
+        P
+    }
+    fn support(&self, _p: &[f64]) -> (f64, f64) {
+        (0.0, f64::INFINITY)
+    }
+    fn log_density(&self, p: &[f64], x: f64) -> f64 {
+        on_positive(x, false, || (p[0] - 1.0) * x.ln() - p[1] * x)
+    }
+    fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
+        Some(law(p).cdf(x.max(0.0)))
+    }
+    fn quantile(&self, p: &[f64], u: f64) -> f64 {
+        law(p).inverse_cdf(u)
+    }
+    fn mean(&self, p: &[f64]) -> Option<f64> {
+        Some(p[0] / p[1])
+    }
+    fn mode(&self, p: &[f64]) -> Option<f64> {
+        (p[0] > 1.0).then(|| (p[0] - 1.0) / p[1])
+    }
+    fn conjugate_gamma(&self, p: &[f64]) -> Option<(f64, f64)> {
+        Some((p[0], p[1]))
+    }
+}

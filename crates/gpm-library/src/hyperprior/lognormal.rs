@@ -1,0 +1,41 @@
+//! `lognormal(mu, sigma)`: `log x ~ N(μ, σ²)`.
+use super::{on_positive, positive, real, HyperPriorLaw, ParamSpec};
+use statrs::distribution::{ContinuousCDF, LogNormal as G};
+
+/// The log-normal law.
+#[derive(Debug)]
+pub struct LogNormal;
+
+fn law(p: &[f64]) -> G {
+    G::new(p[0], p[1]).expect("checked parameters")
+}
+
+impl HyperPriorLaw for LogNormal {
+    fn name(&self) -> &'static str {
+        "lognormal"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        const P: &[ParamSpec] = &[real("mu"), positive("sigma")];
+        P
+    }
+    fn support(&self, _p: &[f64]) -> (f64, f64) {
+        (0.0, f64::INFINITY)
+    }
+    fn log_density(&self, p: &[f64], x: f64) -> f64 {
+        on_positive(x, false, || {
+            -x.ln() - 0.5 * ((x.ln() - p[0]) / p[1]).powi(2)
+        })
+    }
+    fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
+        Some(if x <= 0.0 { 0.0 } else { law(p).cdf(x) })
+    }
+    fn quantile(&self, p: &[f64], u: f64) -> f64 {
+        law(p).inverse_cdf(u)
+    }
+    fn mean(&self, p: &[f64]) -> Option<f64> {
+        Some((p[0] + p[1] * p[1] / 2.0).exp())
+    }
+    fn mode(&self, p: &[f64]) -> Option<f64> {
+        Some((p[0] - p[1] * p[1]).exp())
+    }
+}

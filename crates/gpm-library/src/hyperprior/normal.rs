@@ -1,0 +1,39 @@
+//! `normal(mu, sigma)`.
+use super::{positive, real, HyperPriorLaw, ParamSpec};
+use statrs::distribution::{ContinuousCDF, Normal as G};
+
+/// The normal law with mean `μ` and standard deviation `σ`.
+#[derive(Debug)]
+pub struct Normal;
+
+fn law(p: &[f64]) -> G {
+    G::new(p[0], p[1]).expect("checked parameters")
+}
+
+impl HyperPriorLaw for Normal {
+    fn name(&self) -> &'static str {
+        "normal"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        const P: &[ParamSpec] = &[real("mu"), positive("sigma")];
+        P
+    }
+    fn support(&self, _p: &[f64]) -> (f64, f64) {
+        (f64::NEG_INFINITY, f64::INFINITY)
+    }
+    fn log_density(&self, p: &[f64], x: f64) -> f64 {
+        -0.5 * ((x - p[0]) / p[1]).powi(2)
+    }
+    fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
+        Some(law(p).cdf(x))
+    }
+    fn quantile(&self, p: &[f64], u: f64) -> f64 {
+        law(p).inverse_cdf(u)
+    }
+    fn mean(&self, p: &[f64]) -> Option<f64> {
+        Some(p[0])
+    }
+    fn mode(&self, p: &[f64]) -> Option<f64> {
+        Some(p[0])
+    }
+}

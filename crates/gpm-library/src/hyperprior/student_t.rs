@@ -1,0 +1,40 @@
+//! `student_t(nu, mu, sigma)`: Stan's location-scale Student-t.
+use super::{positive, real, HyperPriorLaw, ParamSpec};
+use statrs::distribution::{ContinuousCDF, StudentsT as G};
+
+/// The Student-t law with `ν` degrees of freedom, location `μ`, scale `σ`.
+#[derive(Debug)]
+pub struct StudentT;
+
+fn law(p: &[f64]) -> G {
+    G::new(p[1], p[2], p[0]).expect("checked parameters")
+}
+
+impl HyperPriorLaw for StudentT {
+    fn name(&self) -> &'static str {
+        "student_t"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        const P: &[ParamSpec] = &[positive("nu"), real("mu"), positive("sigma")];
+        P
+    }
+    fn support(&self, _p: &[f64]) -> (f64, f64) {
+        (f64::NEG_INFINITY, f64::INFINITY)
+    }
+    fn log_density(&self, p: &[f64], x: f64) -> f64 {
+        let z = (x - p[1]) / p[2];
+        -0.5 * (p[0] + 1.0) * (z * z / p[0]).ln_1p()
+    }
+    fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
+        Some(law(p).cdf(x))
+    }
+    fn quantile(&self, p: &[f64], u: f64) -> f64 {
+        law(p).inverse_cdf(u)
+    }
+    fn mean(&self, p: &[f64]) -> Option<f64> {
+        (p[0] > 1.0).then_some(p[1])
+    }
+    fn mode(&self, p: &[f64]) -> Option<f64> {
+        Some(p[1])
+    }
+}

@@ -1,0 +1,80 @@
+//! What the tests comparing Gibbs with an independent reference share: the run settings and the
+//! assertion that draws match a reference mean and sd within Monte Carlo error.
+#![allow(dead_code)]
+
+use gpm_runtime::gibbs::GibbsConfig;
+
+/// 4 chains × 3 000 draws after 200 warm-up sweeps.
+pub fn four_chains_of_3000(seed: u64) -> GibbsConfig {
+    GibbsConfig {
+        chains: 4,
+        warmup: 200,
+        draws: 3000,
+        thin: 1,
+        seed,
+    }
+}
+
+/// The Gibbs draws of `name` match a reference mean and sd within Monte Carlo error (z from the
+/// MCSE; the sd's relative standard error is about √((κ − 1)/ESS)/2 with κ the draws' kurtosis:
+/// 1/√(2 ESS) for a Gaussian, up to three times that for the heavy-tailed posterior of a scale),
+/// and R̂ < 1.01.
+pub fn assert_matches(r: &gpmc::infer::InferResult, case: &str, name: &str, mean: f64, sd: f64) {
+    assert_matches_rhat(r, case, name, mean, sd, 1.01)
+}
+
+pub fn assert_matches_rhat(
+    r: &gpmc::infer::InferResult,
+    case: &str,
+    name: &str,
+    mean: f64,
+    sd: f64,
+    rhat_max: f64,
+) {
+    let column = r.summaries.iter().position(|(n, _)| n == name).unwrap();
+    let s = &r.summaries[column].1;
+    let draws: Vec<f64> = r
+        .chains
+        .iter()
+        .flat_map(|c| c.rows.iter().map(|row| row[column]))
+        .collect();
+    let moment =
+        |k: i32| draws.iter().map(|v| (v - s.mean).powi(k)).sum::<f64>() / draws.len() as f64;
+    let kurtosis = moment(4) / moment(2).powi(2);
+    let zm = (s.mean - mean) / s.mcse_mean;
+    let zs = (s.sd / sd - 1.0) / (0.5 * ((kurtosis - 1.0) / s.ess_bulk).sqrt());
+    eprintln!(
+        "{case} {name}: Gibbs {:.4} (sd {:.4}) vs quadrature {mean:.4} (sd {sd:.4}); z {zm:.2}, sd z {zs:.2} (kurtosis {kurtosis:.2}), ess {:.0}, rhat {:.4}",
+        s.mean, s.sd, s.ess_bulk, s.rhat
+    );
+    assert!(zm.abs() < 4.5 && zs.abs() < 4.5, "{case} {name}");
+    assert!(s.rhat < rhat_max, "{case} {name}: rhat {}", s.rhat);
+}
+
+/// Mean and sd of θ under `lognormal(0, prior_sd)` times `exp(log_evidence(θ))`, by the midpoint
+/// rule on `u = log θ` over `[lo, hi]` (where the prior is N(0, prior_sd²)).
+pub fn log_scale_posterior(
+    log_evidence: &dyn Fn(f64) -> f64,
+    prior_sd: f64,
+    (lo, hi, m): (f64, f64, usize),
+) -> (f64, f64) {
+    let h = (hi - lo) / m as f64;
+    let logp: Vec<(f64, f64)> = (0..m)
+        .map(|k| {
+            let u = lo + (k as f64 + 0.5) * h;
+            (
+                u.exp(),
+                -0.5 * (u / prior_sd).powi(2) + log_evidence(u.exp()),
+            )
+        })
+        .collect();
+    let mx = logp.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    let (mut z, mut m1, mut m2) = (0.0, 0.0, 0.0);
+    for &(theta, lp) in &logp {
+        let w = (lp - mx).exp();
+        z += w;
+        m1 += w * theta;
+        m2 += w * theta * theta;
+    }
+    (m1 / z, (m2 / z - (m1 / z).powi(2)).sqrt())
+}

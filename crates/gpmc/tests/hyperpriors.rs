@@ -1,0 +1,121 @@
+//! The library's hyperparameter priors in whole models, against quadrature of the exact
+//! marginal posterior: a half-Cauchy (Cauchy truncated to `0..`) on the group scale of eight
+//! schools, a `uniform(0, 1)` on `0..1` whose posterior piles up against the upper bound, and a
+//! Beta on the same range. Each hyperparameter is one-dimensional once the Gaussian latents are
+//! integrated out, so the reference is a fine grid on its range.
+
+mod common;
+use common::{assert_matches, four_chains_of_3000};
+use nalgebra::{Cholesky, DMatrix, DVector};
+
+/// `log N(y | 0, C)`, up to a constant.
+fn log_gaussian(y: &[f64], c: DMatrix<f64>) -> f64 {
+    let ch = Cholesky::new(c).expect("positive definite");
+    let a = ch
+        .l()
+        .solve_lower_triangular(&DVector::from_column_slice(y))
+        .unwrap();
+    -0.5 * a.norm_squared() - ch.l().diagonal().iter().map(|v| v.ln()).sum::<f64>()
+}
+
+/// Mean and sd of θ with log-density `logp` on `(lo, hi)` by the midpoint rule on `m` cells of
+/// `g(θ)` (`g = ln` for a scale on `(0, ∞)`, with its Jacobian added).
+fn grid_posterior(
+    logp: &dyn Fn(f64) -> f64,
+    lo: f64,
+    hi: f64,
+    m: usize,
+    log_scale: bool,
+) -> (f64, f64) {
+    let h = (hi - lo) / m as f64;
+    let pts: Vec<(f64, f64)> = (0..m)
+        .map(|k| {
+            let g = lo + (k as f64 + 0.5) * h;
+            if log_scale {
+                (g.exp(), logp(g.exp()) + g)
+            } else {
+                (g, logp(g))
+            }
+        })
+        .collect();
+    let mx = pts.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    let (mut z, mut m1, mut m2) = (0.0, 0.0, 0.0);
+    for &(t, lp) in &pts {
+        let w = (lp - mx).exp();
+        z += w;
+        m1 += w * t;
+        m2 += w * t * t;
+    }
+    (m1 / z, (m2 / z - (m1 / z).powi(2)).sqrt())
+}
+
+fn run(src: &str, data: serde_json::Value, seed: u64) -> gpmc::infer::InferResult {
+    let c = gpmc::check("m.gpm", src).unwrap();
+    let data = gpmc::data::from_json_value(&c.model, &data).unwrap();
+    gpmc::infer::run_gibbs(&c, &data, &four_chains_of_3000(seed), &|_, _| {}).unwrap()
+}
+
+/// Eight schools (Rubin 1981), centred: `theta_j = mu + eta_j`, `eta ~ normal(0, tau)`,
+/// `mu ~ normal(0, 5)`, `tau ~ cauchy(0, 5)` on `0..` (the half-Cauchy of Gelman 2006).
+/// Marginally `y ~ N(0, 25·11ᵀ + tau² I + diag(sigma²))`.
+#[test]
+fn eight_schools_half_cauchy_scale_matches_quadrature() {
+    let y = [28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0];
+    let sigma = [15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0];
+    let src = "data { J : int; y : vector[J]; sigma : vector[J] in 0..; }
+               hyper { tau : real in 0.. ~ cauchy(0, 5); }
+               latent { mu : real ~ normal(0, 5); eta : vector[J] ~ normal(0, tau); }
+               model { for j in 1..J { y[j] ~ normal(mu + eta[j], sigma[j]); } }";
+    let data = serde_json::json!({"J": 8, "y": y, "sigma": sigma});
+    let r = run(src, data, 11);
+    let logp = |tau: f64| {
+        let c = DMatrix::from_fn(8, 8, |i, k| {
+            25.0 + if i == k {
+                tau * tau + sigma[i] * sigma[i]
+            } else {
+                0.0
+            }
+        });
+        // Half-Cauchy(0, 5) density up to a constant.
+        log_gaussian(&y, c) - (1.0 + (tau / 5.0).powi(2)).ln()
+    };
+    let (mean, sd) = grid_posterior(&logp, (1e-4f64).ln(), (2000.0f64).ln(), 20_000, true);
+    assert_matches(&r, "eight schools", "tau", mean, sd);
+}
+
+/// A noise scale with `uniform(0, 1)` on `0..1` where the data's spread (about 1.6) puts the
+/// posterior against the upper bound; and the same with `beta(2, 2)`. The mean `b ~ normal(0, 2)`
+/// integrates out: `y ~ N(0, 4·11ᵀ + s² I)`.
+#[test]
+fn bounded_noise_scale_matches_quadrature() {
+    let y = [
+        1.9, -0.8, 2.7, 0.3, -1.6, 1.2, 3.1, -0.2, 0.9, -2.1, 2.2, 0.4,
+    ];
+    let n = y.len();
+    let log_evidence = |s: f64| {
+        log_gaussian(
+            &y,
+            DMatrix::from_fn(n, n, |i, k| 4.0 + if i == k { s * s } else { 0.0 }),
+        )
+    };
+    for (prior, log_prior, seed) in [
+        ("uniform(0, 1)", (|_: f64| 0.0) as fn(f64) -> f64, 3),
+        ("beta(2, 2)", |s: f64| s.ln() + (1.0 - s).ln(), 4),
+    ] {
+        let src = format!(
+            "data {{ N : int; y : vector[N]; }}
+             hyper {{ s : real in 0..1 ~ {prior}; }}
+             latent {{ b : real ~ normal(0, 2); }}
+             model {{ y ~ normal(b, s); }}"
+        );
+        let r = run(&src, serde_json::json!({"N": n, "y": y}), seed);
+        let (mean, sd) =
+            grid_posterior(&|s| log_evidence(s) + log_prior(s), 0.0, 1.0, 20_000, false);
+        if prior.starts_with("uniform") {
+            assert!(mean > 0.85, "the posterior piles up near 1: mean {mean}");
+        }
+        let draws = r.chains.iter().flat_map(|c| c.rows.iter()).count();
+        assert!(draws > 0);
+        assert_matches(&r, prior, "s", mean, sd);
+    }
+}
