@@ -681,8 +681,26 @@ fn posterior_file(
 }
 
 fn read_model(path: &std::path::Path) -> Result<(String, String), ExitCode> {
+    use std::io::Read;
     let name = path.display().to_string();
-    match std::fs::read_to_string(path) {
+    // Read at most one byte past the size limit: a larger file gets the limit's diagnostic
+    // without being read whole (a 1.3 GB mutated model aborted the fuzz suite).
+    let limit = gpm_syntax::limits::MAX_SOURCE_BYTES as u64 + 1;
+    let read = std::fs::File::open(path).and_then(|f| {
+        let mut bytes = Vec::new();
+        f.take(limit).read_to_end(&mut bytes)?;
+        match String::from_utf8(bytes) {
+            Ok(s) => Ok(s),
+            Err(e) if e.as_bytes().len() as u64 >= limit => {
+                Ok(String::from_utf8_lossy(e.as_bytes()).into_owned())
+            }
+            Err(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            )),
+        }
+    });
+    match read {
         Ok(s) => Ok((name, s)),
         Err(e) => {
             eprintln!("error: cannot read `{name}`: {e}");
