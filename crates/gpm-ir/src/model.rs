@@ -241,6 +241,11 @@ pub enum LatentPrior {
         /// Sparse approximation (Titsias 2009 / Hensman 2013), if requested.
         inducing: Option<Inducing>,
     },
+    /// The improper flat prior `flat()` (Stan's default for a parameter with no prior): zero
+    /// prior precision. Accepted where every coordinate's conditional is Gaussian given the
+    /// auxiliaries (the schedule refuses the generic update and the particle flow for it) and
+    /// the data inform every coordinate (the runtime refuses a singular conditional).
+    Flat,
     /// Independent normals: `normal(mean, scale)`; hierarchical when `scale` has a prior.
     Normal {
         /// Mean.
@@ -305,6 +310,7 @@ impl LatentPrior {
         let (mut out, params): (Vec<String>, Vec<&Param>) = match self {
             LatentPrior::Gp { kernel, mean, .. } => (kernel.hypers(), vec![mean]),
             LatentPrior::Normal { mean, scale } => (Vec::new(), vec![mean, scale]),
+            LatentPrior::Flat => (Vec::new(), vec![]),
         };
         for p in params {
             for (role, n) in p.symbols() {
@@ -450,6 +456,12 @@ pub struct Factor {
     /// `y ~ dist(...)` statement with its parameters. `None` for a density formula, whose
     /// distribution is not known, and for the categorical factor, drawn from its own form.
     pub replicate: Option<Replicate>,
+    /// For a heavy-tailed latent prior (`w : vector[D] ~ student_t(nu, 0, s)`, `cauchy`,
+    /// `laplace`): the latent whose prior this factor is. The latent itself takes a flat prior
+    /// and this factor, one observation per coordinate, the prior's density — so the same
+    /// recognizers augment it (a Gaussian scale mixture) as they would a likelihood. Such a
+    /// factor is not an observation: no `log_lik`, `y_rep` or prediction. `None`: a likelihood.
+    pub prior_of: Option<String>,
     /// The statement as written, for messages.
     pub source: String,
     /// The statement's span.

@@ -407,9 +407,14 @@ impl DenseBlock {
         let mut p = DMatrix::zeros(d, d);
         let mut h = DVector::zeros(d);
         for j in 0..d {
+            // A flat prior (sd = ∞) adds nothing: 1/∞ = 0.
             let s2 = self.prior_sd[j] * self.prior_sd[j];
             p[(j, j)] = 1.0 / s2;
-            h[j] = self.prior_mean[j] / s2;
+            h[j] = if s2.is_infinite() {
+                0.0
+            } else {
+                self.prior_mean[j] / s2
+            };
         }
         // Φᵀ diag(a) Φ and Φᵀ b, skipping the zeros of sparse designs (random effects).
         for i in 0..n {
@@ -422,8 +427,32 @@ impl DenseBlock {
                 }
             }
         }
-        let (chol, _) = cholesky_jitter(&p, "posterior precision of a weight block")?;
+        let (chol, jitter) = cholesky_jitter(&p, "posterior precision of a weight block")?;
+        self.check_flat_identified(&p, &chol, jitter)?;
         Ok((chol, h))
+    }
+
+    /// Under a flat prior the conditional is proper only if the data inform every flat
+    /// coordinate: its Cholesky pivot `L_jj²` (its conditional precision given the coordinates
+    /// before it) must not vanish against its own precision `P_jj`. Jitter, which would make
+    /// an improper posterior look proper, is refused outright.
+    fn check_flat_identified(
+        &self,
+        p: &DMatrix<f64>,
+        chol: &Cholesky<f64, Dyn>,
+        jitter: f64,
+    ) -> Result<(), RuntimeError> {
+        let l = chol.l_dirty();
+        let flat = (0..p.nrows()).filter(|&j| self.prior_sd[j].is_infinite());
+        for j in flat {
+            if jitter > 0.0 || !(l[(j, j)] * l[(j, j)] > 1e-12 * p[(j, j)]) {
+                return Err(RuntimeError::BadData(format!(
+                    "coefficient {} of a block with a flat prior is not informed by the data (a zero column of its design, or one that repeats a combination of others), so its posterior is improper; give that latent a proper prior (e.g. `normal(0, 10)`) or drop the coefficient",
+                    j + 1
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// `log ∫ N(θ | μ, diag(sd²)) exp(Σᵢ bᵢ(Φθ)ᵢ − ½ aᵢ(Φθ)ᵢ²) dθ`, up to a constant free of the
@@ -439,6 +468,10 @@ impl DenseBlock {
         let prior: f64 = (0..self.prior_mean.len())
             .map(|j| {
                 let sd = self.prior_sd[j];
+                // A flat coordinate's normaliser is an improper constant: dropped.
+                if sd.is_infinite() {
+                    return 0.0;
+                }
                 0.5 * (self.prior_mean[j] / sd).powi(2) + sd.ln()
             })
             .sum();
@@ -492,6 +525,10 @@ impl DenseBlock {
                 .sum::<f64>();
         for j in 0..d {
             let s2 = self.prior_sd[j] * self.prior_sd[j];
+            // Under a flat prior only q's entropy remains (the KL up to an improper constant).
+            if s2.is_infinite() {
+                continue;
+            }
             let dm = mean[j] - self.prior_mean[j];
             kl += (cov[(j, j)] + dm * dm) / s2 + s2.ln();
         }

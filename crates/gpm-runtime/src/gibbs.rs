@@ -1088,6 +1088,10 @@ impl<'a> Sampler<'a> {
                     };
                     for (li, off, len) in parts {
                         for j in 0..*len {
+                            // A flat prior's log-density is an improper constant.
+                            if prior_sd[off + j].is_infinite() {
+                                continue;
+                            }
                             let z =
                                 (state.latents[*li][j] - prior_mean[off + j]) / prior_sd[off + j];
                             // −log sd matters once the sd changes from draw to draw.

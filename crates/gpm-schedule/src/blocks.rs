@@ -88,7 +88,8 @@ pub(crate) fn blocks(model: &Model, collapsed: &BTreeSet<LatentId>) -> Vec<Block
                 collapsed: collapsed.contains(&LatentId(li)),
                 elliptical: vec![],
             }),
-            LatentPrior::Normal { .. } => normal.push(LatentId(li)),
+            // A flat prior is a normal one of zero precision: the same dense block.
+            LatentPrior::Normal { .. } | LatentPrior::Flat => normal.push(LatentId(li)),
         }
     }
     let (head, tail): (Vec<LatentId>, Vec<LatentId>) =

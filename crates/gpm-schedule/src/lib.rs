@@ -312,6 +312,10 @@ pub struct FactorProgram {
     pub factor: usize,
     /// Its number of observations.
     pub n: gpm_ir::Dim,
+    /// Whether it is a latent's heavy-tailed prior written as a factor (`gpm_ir::Factor::
+    /// prior_of`): inference follows it like any factor, but it observes nothing, so it has no
+    /// `log_lik`, `y_rep` or prediction.
+    pub is_prior: bool,
     /// What each slot holds.
     pub slots: Vec<Source>,
     /// The slots that read the factor's response (overwritten with each label in turn to get
@@ -459,6 +463,13 @@ fn elliptical_blocks(
                 }
                 if b.collapsed {
                     return Err(refuse(format!("it has no augmentation and reads `{}`, which another factor samples from a collapsed conditional; write the two factors with separate latents", t.latent)));
+                }
+                if let Some(flat) = b
+                    .latents
+                    .iter()
+                    .find(|l| model.latents[l.0].prior == gpm_ir::LatentPrior::Flat)
+                {
+                    return Err(refuse(format!("it has no augmentation and reads the block of `{}`, whose prior is flat: the generic update moves along the prior's ellipses, which an improper prior does not have; give `{}` a proper prior (e.g. `normal(0, 10)`)", model.latents[flat.0].name, model.latents[flat.0].name)));
                 }
                 if !b.elliptical.contains(&FactorId(fi)) {
                     b.elliptical.push(FactorId(fi));
@@ -625,6 +636,7 @@ fn compile_factor(
         return Ok(FactorProgram {
             factor: k,
             n: f.n.clone(),
+            is_prior: false,
             slots: vec![],
             response_slots: vec![],
             aux: vec![],
@@ -802,6 +814,7 @@ fn compile_factor(
     Ok(FactorProgram {
         factor: k,
         n: f.n.clone(),
+        is_prior: f.prior_of.is_some(),
         slots,
         response_slots,
         aux,
@@ -867,7 +880,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
     );
     marginal_elliptical::set_redraws(&mut gibbs);
     let cavi = steps::cavi(&blocks);
-    let gpf = steps::gpf(&blocks, &factors);
+    let gpf = steps::gpf(model, &blocks, &factors);
     let binder = prior::Binder {
         hypers: &model.hypers,
     };

@@ -216,6 +216,12 @@ impl Binder<'_> {
                 mean: self.param(mean)?,
                 scale: self.param(scale)?,
             },
+            // Zero prior precision: an infinite scale, which the dense block's precision form
+            // (`1/sd² = 0`) and its marginal (an improper constant dropped) take as it is.
+            LatentPrior::Flat => BoundPrior::Normal {
+                mean: self.param(&gpm_ir::Sx::Num(0.0))?,
+                scale: self.param(&gpm_ir::Sx::Num(f64::INFINITY))?,
+            },
         })
     }
 }

@@ -255,9 +255,20 @@ pub enum GpfStep {
 /// The particle-flow iteration, or why the model cannot take it: every factor needs a compiled
 /// gradient and every block a full prior to whiten with.
 pub(crate) fn gpf(
+    model: &gpm_ir::Model,
     blocks: &[BlockSpec],
     factors: &[crate::FactorProgram],
 ) -> Result<Vec<GpfStep>, String> {
+    if let Some(z) = model
+        .latents
+        .iter()
+        .find(|z| z.prior == gpm_ir::LatentPrior::Flat)
+    {
+        return Err(format!(
+            "`{}` has a flat prior: the flow whitens every latent by its prior, which an improper prior cannot do (give it a proper prior, or use Gibbs / CAVI)",
+            z.name
+        ));
+    }
     if let Some((f, why)) = factors
         .iter()
         .find_map(|f| f.gradient.as_ref().err().map(|w| (f.factor, w)))

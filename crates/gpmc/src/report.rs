@@ -73,7 +73,21 @@ fn hyper_text(h: &Hyper) -> String {
     }
 }
 
-fn latent_text(z: &Latent) -> String {
+fn latent_text(m: &gpm_ir::Model, z: &Latent) -> String {
+    if let Some(f) = m
+        .factors
+        .iter()
+        .find(|f| f.prior_of.as_ref() == Some(&z.name))
+    {
+        return format!(
+            "{} — a flat prior times its density as factor #{} (a Gaussian scale mixture: see the factor)",
+            f.source
+                .trim_end_matches(" (prior)")
+                .split_once(" ~ ")
+                .map_or(f.source.as_str(), |(_, d)| d),
+            m.factors.iter().position(|g| std::ptr::eq(g, f)).unwrap_or(0) + 1
+        );
+    }
     match &z.prior {
         LatentPrior::Gp {
             inputs,
@@ -105,6 +119,7 @@ fn latent_text(z: &Latent) -> String {
         LatentPrior::Normal { mean, scale } => {
             format!("independent normal(mean {mean}, sd {scale})")
         }
+        LatentPrior::Flat => "flat (improper: zero prior precision)".into(),
     }
 }
 
@@ -159,6 +174,12 @@ fn factor_formula(f: &Factor) -> String {
 
 /// The statement as the user wrote it (whitespace folded), or the IR's rendering of it.
 fn source_text(c: &Checked, f: &Factor) -> String {
+    if let Some(z) = &f.prior_of {
+        return format!(
+            "{} — the prior of `{z}` as a factor, one observation per coordinate (not an observation: no log_lik, y_rep or prediction)",
+            f.source
+        );
+    }
     c.source
         .get(f.span.start..f.span.end)
         .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
@@ -208,7 +229,7 @@ pub fn text(c: &Checked) -> String {
     }
     let _ = writeln!(out, "\nlatent Gaussian blocks ({})", m.latents.len());
     for z in &m.latents {
-        let _ = writeln!(out, "  {:<14} {} ~ {}", z.name, z.shape, latent_text(z));
+        let _ = writeln!(out, "  {:<14} {} ~ {}", z.name, z.shape, latent_text(m, z));
     }
     let _ = writeln!(out, "\nlinear predictors ({})", m.predictors.len());
     for p in &m.predictors {
@@ -325,7 +346,7 @@ pub fn json(c: &Checked) -> Value {
             "name": z.name,
             "dims": dims(&z.shape),
             "prior": z.prior,
-            "description": latent_text(z),
+            "description": latent_text(m, z),
         })).collect::<Vec<_>>(),
         "predictors": m.predictors.iter().map(|p| json!({
             "name": p.name,

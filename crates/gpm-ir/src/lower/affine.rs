@@ -19,14 +19,70 @@ impl Lowerer {
             .name
             .as_ref()
             .is_none_or(|n| self.model.latent(n).is_some());
+        // Terms already scaled by one covariate take the product (`beta[3] * x[i] * z[i]`).
+        let first = a.terms.first().map(|t| &t.scale_by);
         real && unnamed
             && a.offset == 0.0
             && a.terms.iter().all(|t| {
-                t.scale_by.is_none()
+                Some(&t.scale_by) == first
                     && self.model.latents.iter().any(|z| {
-                        z.name == t.latent && matches!(z.prior, LatentPrior::Normal { .. })
+                        z.name == t.latent
+                            && matches!(z.prior, LatentPrior::Normal { .. } | LatentPrior::Flat)
                     })
             })
+    }
+
+    /// Scale an affine node's terms by covariate `d` (per observation); terms already scaled by
+    /// `e` are scaled by the product `e·d`, a transformed datum made here (named `e*d`, which
+    /// no declaration can take) so that the product stays in the predictor's design.
+    pub(super) fn scale_by_covariate(&mut self, mut x: Affine, d: &str) -> Affine {
+        let by = match x.terms.first().and_then(|t| t.scale_by.clone()) {
+            None => d.to_string(),
+            Some(e) => self.covariate_product(&e, d),
+        };
+        for t in &mut x.terms {
+            t.scale_by = Some(by.clone());
+        }
+        x.name = None;
+        x
+    }
+
+    fn covariate_product(&mut self, e: &str, d: &str) -> String {
+        let name = format!("{e}*{d}");
+        if self.model.datum(&name).is_some() {
+            return name;
+        }
+        let operand = |s: &str| match crate::sx::parse_data_column(s) {
+            (m, Some(column)) => crate::DataExpr::Column {
+                name: m.to_string(),
+                column,
+            },
+            (m, None) => crate::DataExpr::Data {
+                name: m.to_string(),
+            },
+        };
+        let shape = |s: &str| {
+            let (m, col) = crate::sx::parse_data_column(s);
+            match (self.model.datum(m).map(|v| v.shape.clone()), col) {
+                (Some(Shape::Matrix(r, _)), Some(_)) => Some(Shape::Vector(r)),
+                (s, _) => s,
+            }
+        };
+        let shape = shape(e).or_else(|| shape(d)).unwrap_or(Shape::Scalar);
+        let expr = crate::DataExpr::Binary {
+            op: BinOp::Mul,
+            left: Box::new(operand(e)),
+            right: Box::new(operand(d)),
+        };
+        self.model.data.push(DataVar {
+            name: name.clone(),
+            elem: Elem::Real,
+            shape,
+            constraint: ValueSet::Any,
+            span: self.span_hint,
+            derived: Some(expr),
+        });
+        name
     }
 
     /// Turn a node into a scalar formula, lifting an affine node into a predictor symbol.

@@ -149,6 +149,7 @@ impl Lowerer {
             hypers: vec![],
             observation: None,
             replicate: None,
+            prior_of: None,
             source: format!("{} ~ categorical_logistic_softmax({})", d.name, z.name),
             span,
         });

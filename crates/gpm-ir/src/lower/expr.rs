@@ -349,12 +349,8 @@ impl Lowerer {
             | (BinOp::Mul, Lat(x), Value(Sx::Sym(SymRole::Data, d)))
                 if self.scalable(x, d) =>
             {
-                let mut x = x.clone();
-                for t in &mut x.terms {
-                    t.scale_by = Some(d.clone());
-                }
-                x.name = None;
-                return Some(Lat(x));
+                let (x, d) = (x.clone(), d.clone());
+                return Some(Lat(self.scale_by_covariate(x, &d)));
             }
             _ => {}
         }

@@ -115,6 +115,7 @@ impl Lowerer {
             hypers,
             observation: observed.density,
             replicate: observed.replicate,
+            prior_of: None,
             source,
             span,
         });

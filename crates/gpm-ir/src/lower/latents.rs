@@ -3,6 +3,27 @@
 use super::*;
 
 impl Lowerer {
+    /// `flat()`: no arguments, on a scalar or vector latent.
+    fn flat_latent(&mut self, z: &ast::LatentDecl, shape: Option<&Shape>) -> Option<LatentPrior> {
+        if !z.prior.args.is_empty() {
+            self.wrong_arity(&z.prior, 0, 0);
+            return None;
+        }
+        if let Some(Shape::Matrix(..)) = shape {
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_latent_type",
+                    "a flat prior is for a scalar or a vector of coefficients",
+                    z.ty.span,
+                    "a matrix",
+                )
+                .help("give a matrix latent a `gp` prior, or write one vector per column"),
+            );
+            return None;
+        }
+        Some(LatentPrior::Flat)
+    }
+
     pub(super) fn latent_decl(&mut self, z: &ast::LatentDecl) {
         let shape = match &z.ty.kind {
             TypeKind::Real => Some(Shape::Scalar),
@@ -25,6 +46,7 @@ impl Lowerer {
                 None
             }
         };
+        let mut heavy = None;
         let prior = match z.prior.func.name.as_str() {
             "gp" => self.gp_prior(&z.prior, shape.as_ref(), &z.name.name),
             "normal" => {
@@ -52,8 +74,16 @@ impl Lowerer {
                     })
                 })
             }
+            "flat" => self.flat_latent(z, shape.as_ref()),
+            "student_t" | "cauchy" | "laplace" | "double_exponential" => {
+                heavy = self.heavy_tailed_latent(z, shape.as_ref());
+                heavy.as_ref().map(|_| LatentPrior::Flat)
+            }
             other => {
-                let help = did_you_mean(other, ["gp", "normal"].into_iter());
+                let help = did_you_mean(
+                    other,
+                    ["gp", "normal", "flat", "student_t", "cauchy", "laplace"].into_iter(),
+                );
                 self.err(
                     SemanticError::new(
                         "gpm::unknown_distribution",
@@ -63,7 +93,7 @@ impl Lowerer {
                     )
                     .help("see docs/language.md")
                     .help(help.unwrap_or_else(|| {
-                        "latent blocks are Gaussian: `gp(X, kernel)` or `normal(mean, scale)`"
+                        "latent priors: `gp(X, kernel)`, `normal(mean, scale)`, the improper `flat()`, and the Gaussian scale mixtures `student_t(nu, mu, sigma)`, `cauchy(mu, sigma)`, `laplace(mu, b)`"
                             .into()
                     })),
                 );
@@ -80,6 +110,9 @@ impl Lowerer {
                 prior,
                 span: z.span,
             });
+            if let Some((density, params)) = heavy {
+                self.prior_factor(z, density, params);
+            }
         }
     }
 

@@ -23,6 +23,7 @@ mod categorical;
 mod data;
 mod expr;
 mod factors;
+mod heavy_tailed;
 mod hypers;
 mod index;
 mod kernels;

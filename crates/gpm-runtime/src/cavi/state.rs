@@ -109,9 +109,11 @@ impl<'a> CaviState<'a> {
                     prior_mean,
                     prior_sd,
                 } => {
+                    // q starts at the prior; a flat coordinate at N(0, 1) (it has no prior moments).
+                    let var0 = prior_sd.map(|s| if s.is_finite() { s * s } else { 1.0 });
                     scatter_dense(parts, prior_mean, &mut mean);
-                    scatter_dense(parts, &prior_sd.map(|s| s * s), &mut var);
-                    dense_cov[bi] = Some(DMatrix::from_diagonal(&prior_sd.map(|s| s * s)));
+                    scatter_dense(parts, &var0, &mut var);
+                    dense_cov[bi] = Some(DMatrix::from_diagonal(&var0));
                     posteriors.push(BlockPosterior::Dense {
                         mean: DVector::zeros(prior_sd.len()),
                         cov: DMatrix::zeros(prior_sd.len(), prior_sd.len()),

@@ -44,9 +44,11 @@ impl<'a> Sampler<'a> {
         self.pointwise
     }
 
-    /// Every factor with its number of observations.
+    /// Every factor that observes data (not a latent's prior factor) with its number of
+    /// observations.
     pub(super) fn observed(&self) -> Vec<(usize, usize)> {
         (0..self.schedule.factors.len())
+            .filter(|&f| !self.schedule.factors[f].is_prior)
             .map(|f| match &self.labels[f] {
                 Some((labels, _)) => (f, labels.len()),
                 None => (f, self.prep.factors[f].n),

@@ -66,7 +66,10 @@ impl<'a> Sampler<'a> {
                     prior_mean,
                     prior_sd,
                 } => {
-                    let theta = prior_mean + prior_sd.component_mul(&z(prior_mean.len()));
+                    // A flat coordinate has no prior to draw from: it starts from N(0, 1), about
+                    // Stan's uniform(−2, 2) on the unconstrained scale.
+                    let sd = prior_sd.map(|s| if s.is_finite() { s } else { 1.0 });
+                    let theta = prior_mean + sd.component_mul(&z(prior_mean.len()));
                     scatter_dense(parts, &theta, &mut state.latents);
                 }
                 Block::Sparse { .. } => {}

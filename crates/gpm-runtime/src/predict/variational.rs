@@ -281,8 +281,10 @@ pub(super) fn predict(
             label_probabilities.push(probs);
             continue;
         }
-        // An observation's density (a robust factor's loss is not one).
-        let Some(tape) = fp.observation.as_ref().or(fp.log_density.as_ref()) else {
+        // An observation's density (a robust factor's loss is not one); a latent's prior
+        // factor observes nothing.
+        let tape = fp.observation.as_ref().or(fp.log_density.as_ref());
+        let Some(tape) = tape.filter(|_| !fp.is_prior) else {
             log_predictive.push(vec![]);
             label_probabilities.push(None);
             continue;
