@@ -248,6 +248,16 @@ pub struct DenseScaleUpdate {
     pub given_values: bool,
     /// How they are slice sampled together.
     pub slice: SliceScheme,
+    /// The factors whose original log-densities a second, non-centred move of the same
+    /// hyperparameters evaluates after the block's generic update (empty: no such move). With
+    /// the standardised values `z = (θ − m)/s` held, the hyperparameters are slice sampled from
+    /// `p(h) Π p(y | θ = m_h + s_h z)` with the auxiliaries integrated out, `θ` moved with
+    /// them, then the auxiliaries drawn again: an interweaving (Yu & Meng 2011) of the centred
+    /// move given `θ` — which alone is a funnel: a scale given its weights — with the
+    /// non-centred one. Chosen for a block with the generic update (`given_values`) whose
+    /// every reading factor has a pointwise log-density and is neither categorical nor
+    /// collapsed.
+    pub interweave: Vec<FactorId>,
 }
 
 /// Hyperparameters with priors read only by the priors of several full GP blocks (a kernel
@@ -429,11 +439,7 @@ pub(crate) fn plan(
     );
     for k in &mut kernels {
         let b = &blocks[k.block.0];
-        if k.given_values
-            || b.kind != crate::BlockKind::FullGp
-            || b.per_column
-            || b.latents.len() != 1
-        {
+        if b.kind != crate::BlockKind::FullGp || b.per_column || b.latents.len() != 1 {
             continue;
         }
         let reading = factors_reading(model, factors, b.latents[0]);
@@ -443,6 +449,28 @@ pub(crate) fn plan(
         });
         if evaluable && !reading.is_empty() {
             k.interweave = reading;
+        }
+    }
+    for d in &mut dense {
+        let b = &blocks[d.block.0];
+        if !d.given_values {
+            continue;
+        }
+        let mut reading: Vec<FactorId> = Vec::new();
+        for &li in &b.latents {
+            for f in factors_reading(model, factors, li) {
+                if !reading.contains(&f) {
+                    reading.push(f);
+                }
+            }
+        }
+        let evaluable = reading.iter().all(|f| {
+            let fp = &factors[f.0];
+            fp.log_density.is_some() && fp.categorical.is_none() && fp.collapsed.is_empty()
+        });
+        if evaluable && !reading.is_empty() {
+            reading.sort();
+            d.interweave = reading;
         }
     }
     for g in &mut groups {
@@ -521,6 +549,7 @@ fn gibbs_update(
                         hypers: vec![id],
                         given_values,
                         slice: SliceScheme::for_marginal_update(),
+                        interweave: vec![],
                     }),
                 }
                 if given_values {

@@ -100,6 +100,15 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
                 d.slice.describe(),
                 how(d.given_values)
             );
+            if !d.interweave.is_empty() {
+                let _ = write!(
+                    extra,
+                    "; after the update, {} again with the standardised values (θ − m)/s held \
+                     instead (the non-centred move, interwoven against the funnel), the same \
+                     way, then the auxiliaries drawn again",
+                    hyper_names(c, &d.hypers)
+                );
+            }
         }
         extra
     };

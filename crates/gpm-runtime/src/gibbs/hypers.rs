@@ -516,7 +516,8 @@ impl super::Sampler<'_> {
                 ));
             };
             let (mv, sv) = (hv.eval(mean)?, hv.eval(scale)?);
-            if !(sv > 0.0 && sv.is_finite() && mv.is_finite()) {
+            // A flat prior's scale is infinite by construction (zero precision).
+            if !(sv > 0.0 && mv.is_finite()) || sv.is_nan() {
                 return Err(RuntimeError::Numerical(format!(
                     "the prior scale of `{}` is {sv}",
                     self.schedule.latents[li].name
@@ -651,6 +652,7 @@ pub(super) fn bind_hypers(
                     slot: kernels.len() + shared.len() + i,
                     scheme: d.slice,
                 },
+                interweave: d.interweave.iter().map(|f| f.0).collect(),
             })
         })
         .collect::<Result<Vec<_>, RuntimeError>>()?;

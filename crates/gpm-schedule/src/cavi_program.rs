@@ -1,0 +1,233 @@
+//! Closed-form CAVI of a factor: the local updates of its auxiliaries (a mixing law's tilted
+//! moments, or a CAS-proved φ's), compiled to tapes, and why a plan has none.
+
+use crate::*;
+use gpm_augment::{Family, Plan, Poly, Role, T};
+
+/// The factor's CAVI program, or (inner `Err`) why the plan has none.
+pub(crate) fn cavi_program(
+    plan: &Plan,
+    slot_of: tape::SlotOf,
+    pred: PredOf,
+) -> Result<Result<CaviProgram, String>, String> {
+    let is_count = |a: &gpm_augment::AuxVar| a.conditional.is_count();
+    if plan.aux.iter().filter(|a| is_count(a)).count() > 1 {
+        return Ok(Err("more than one count variable in one factor".into()));
+    }
+    let mut poisson = None;
+    let mut rate_preds = Vec::new();
+    // A Gamma variable scaling the count's rate is handled with the count, not as a mixture.
+    let mut scale_index = None;
+    for (index, a) in plan.aux.iter().enumerate() {
+        let (kappa_tree, law) = match &a.prior_family {
+            Family::Poisson { rate } => {
+                let scale = plan
+                    .aux
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| rate.mentions(Role::Aux, Some(&b.name)))
+                    .collect::<Vec<_>>();
+                match scale.as_slice() {
+                    [] => (rate.clone(), CountLaw::Poisson),
+                    [(ti, t)] => {
+                        let tau = T::sym(Role::Aux, &t.name);
+                        // τ must be a factor of the rate: κτ.
+                        let linear = matches!(rate, T::Mul(v) if v.contains(&tau)
+                            && v.iter().filter(|u| u.mentions(Role::Aux, Some(&t.name))).count() == 1);
+                        let Family::Gamma { shape, rate: beta } = &t.prior_family else {
+                            return Ok(Err(format!(
+                                "the Poisson rate of `{}` reads the {} variable `{}`",
+                                a.name,
+                                t.prior_family.name(),
+                                t.name
+                            )));
+                        };
+                        if !linear {
+                            return Ok(Err(format!(
+                                "the Poisson rate of `{}` is not linear in `{}`",
+                                a.name, t.name
+                            )));
+                        }
+                        scale_index = Some(*ti);
+                        (
+                            rate.replace(&tau, &T::Num(1.0)),
+                            CountLaw::GammaScaled {
+                                index: *ti,
+                                slot: slot_of(Role::Aux, &t.name).ok_or("aux slot")?,
+                                shape: Tape::compile(shape, slot_of)?,
+                                rate: Tape::compile(beta, slot_of)?,
+                            },
+                        )
+                    }
+                    _ => {
+                        return Ok(Err(format!(
+                            "the Poisson rate of `{}` reads several auxiliary variables",
+                            a.name
+                        )))
+                    }
+                }
+            }
+            Family::NegativeBinomial { shape, p } => {
+                if p.has_predictor() || shape.has_predictor() {
+                    return Ok(Err(format!(
+                        "the negative-binomial law of `{}` reads a predictor",
+                        a.name
+                    )));
+                }
+                (
+                    T::mul(vec![
+                        p.clone(),
+                        T::pow(T::sub(T::Num(1.0), p.clone()), T::Num(-1.0)),
+                    ]),
+                    CountLaw::NegativeBinomial {
+                        shape: Tape::compile(shape, slot_of)?,
+                    },
+                )
+            }
+            _ => continue,
+        };
+        let Some(kappa) = Poly::of(&kappa_tree, 2) else {
+            return Ok(Err(
+                "the count's rate is not a polynomial of degree ≤ 2 in the predictors".into(),
+            ));
+        };
+        rate_preds = kappa.lin.keys().cloned().collect();
+        for (a, b) in kappa.quad.keys() {
+            rate_preds.push(a.clone());
+            rate_preds.push(b.clone());
+        }
+        poisson = Some(CaviPoisson {
+            index,
+            slot: slot_of(Role::Aux, &a.name).ok_or("aux slot")?,
+            kappa: poly_tapes(&kappa, slot_of, pred)?,
+            law,
+        });
+    }
+    rate_preds.sort();
+    rate_preds.dedup();
+    // The double bound applies when the collapsed predictors are exactly those of the rate and
+    // appear nowhere else (the augmented polynomial and log C are then free of them).
+    let collapsed: Vec<String> = plan.collapsed.iter().map(|c| c.0.clone()).collect();
+    if !collapsed.iter().all(|c| rate_preds.contains(c))
+        || !rate_preds.iter().all(|p| collapsed.contains(p))
+    {
+        return Ok(Err(
+            "the collapsed predictors are not exactly those of the Poisson rate".into(),
+        ));
+    }
+    let aug = plan.augmented.to_tree();
+    // Continuous auxiliaries set to values; the Poisson count stays a symbol (its slot).
+    let at = |values: &[(&str, f64)]| -> T {
+        let mut t = aug.clone();
+        for a in plan.aux.iter().filter(|a| !is_count(a)) {
+            let v = values
+                .iter()
+                .find(|(n, _)| *n == a.name)
+                .map_or(0.0, |x| x.1);
+            t = t.replace(&T::sym(Role::Aux, &a.name), &T::Num(v));
+        }
+        t
+    };
+    let zero = at(&[]);
+    let Some(p0) = Poly::of(&zero, 2) else {
+        return Ok(Err("the augmented polynomial is not of degree ≤ 2".into()));
+    };
+    let reads = |p: &Poly| {
+        p.lin.keys().any(|k| collapsed.contains(k))
+            || p.quad
+                .keys()
+                .any(|(a, b)| collapsed.contains(a) || collapsed.contains(b))
+    };
+    if reads(&p0) || collapsed.iter().any(|c| tree_reads(&plan.log_c, c)) {
+        return Ok(Err(
+            "a collapsed predictor is read outside the Poisson rate".into(),
+        ));
+    }
+    let mut aux = Vec::new();
+    for (index, a) in plan.aux.iter().enumerate() {
+        if is_count(a) || scale_index == Some(index) {
+            continue;
+        }
+        let s_tree = T::sub(zero.clone(), at(&[(a.name.as_str(), 1.0)]));
+        let Some(s) = Poly::of(&s_tree, 2) else {
+            return Ok(Err(
+                "the tilt of an auxiliary variable is not of degree ≤ 2".into(),
+            ));
+        };
+        if reads(&s) {
+            return Ok(Err("an auxiliary's tilt reads a collapsed predictor".into()));
+        }
+        let family = match (a.prior_family.law(), &a.prior_family) {
+            (Some((law, params)), _) if law.has_tilted() => CaviFamily::Law {
+                law,
+                params: params
+                    .into_iter()
+                    .map(|t| Tape::compile(t, slot_of))
+                    .collect::<Result<_, _>>()?,
+            },
+            (None, Family::TiltedLaplace { phi, .. }) => {
+                CaviFamily::Tilted(tilted(phi, Tape::constant(0.0), slot_of)?)
+            }
+            (_, other) => {
+                return Ok(Err(format!(
+                    "no closed-form expectation for the {} variable `{}`",
+                    other.name(),
+                    a.name
+                )))
+            }
+        };
+        aux.push(CaviAux {
+            index,
+            slot: slot_of(Role::Aux, &a.name).ok_or("aux slot")?,
+            family,
+            s: poly_tapes(&s, slot_of, pred)?,
+        });
+    }
+    Ok(Ok(CaviProgram {
+        log_c: Tape::compile(&plan.log_c, slot_of)?,
+        p0: poly_tapes(&p0, slot_of, pred)?,
+        aux,
+        poisson,
+        double_bound: collapsed
+            .iter()
+            .map(|c| pred(c))
+            .collect::<Result<_, _>>()?,
+    }))
+}
+
+/// Whether an expression reads the predictor `name`.
+fn tree_reads(t: &T, name: &str) -> bool {
+    let mut syms = Vec::new();
+    collect(t, &mut syms);
+    syms.iter().any(|(r, n)| *r == Role::Predictor && n == name)
+}
+
+/// `φ = exp(−ψ)` as CAS expressions with its parameters bound to slots.
+pub(crate) fn tilted(phi: &T, c2: Tape, slot_of: tape::SlotOf) -> Result<Tilted, String> {
+    // φ was built as exp(−ψ): take ψ back out.
+    let psi_tree = match phi {
+        T::Call(gpm_ir::SxFunc::Exp, v) => T::neg(v[0].clone()),
+        other => T::neg(T::log(other.clone())),
+    };
+    let psi = gpm_cas::parse(&psi_tree.to_sexpr()).map_err(|e| e.to_string())?;
+    let dpsi = gpm_cas::derivative(&psi, "r");
+    let mut syms = Vec::new();
+    collect(&psi_tree, &mut syms);
+    let mut names = vec!["r".to_string()];
+    let mut params = Vec::new();
+    for (r, n) in syms {
+        if r == Role::Aux && n == "r" {
+            continue;
+        }
+        params.push(slot_of(r, &n).ok_or_else(|| format!("no slot for `{n}` in φ"))?);
+        names.push(n);
+    }
+    let vars: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+    let bind = |e: &gpm_cas::Expr| gpm_cas::SlotExpr::bind(e, &vars).map_err(|e| e.to_string());
+    Ok(Tilted {
+        psi: bind(&psi)?,
+        dpsi: bind(&dpsi)?,
+        c2,
+        params,
+    })
+}

@@ -1,0 +1,120 @@
+//! A Gibbs run as text: CmdStan chain CSVs, `summary.json` and the summary table.
+
+use super::*;
+
+/// One chain as a CSV in the CmdStan layout (comment header, column names, one row per draw),
+/// which `arviz.from_cmdstan` reads.
+pub fn chain_csv(c: &Checked, chain: &Chain, k: usize, config: &GibbsConfig) -> String {
+    draws_csv(c, chain, k, config, GIBBS_ALGORITHM)
+}
+
+/// Draws as a CSV in the CmdStan layout, `algorithm` saying how they were made.
+pub fn draws_csv(
+    c: &Checked,
+    chain: &Chain,
+    k: usize,
+    config: &GibbsConfig,
+    algorithm: &str,
+) -> String {
+    let columns = column_names(c, &chain.layout);
+    let head = chain_head(c, algorithm, config, k, &columns);
+    crate::cmdstan::csv(&head, &chain.rows, &chain.times())
+}
+
+/// The comment header of chain `k` (0-based) of a run with these settings.
+pub(super) fn chain_head<'a>(
+    c: &'a Checked,
+    algorithm: &'a str,
+    config: &GibbsConfig,
+    k: usize,
+    columns: &'a [String],
+) -> crate::cmdstan::Head<'a> {
+    crate::cmdstan::Head {
+        model: &c.name,
+        algorithm,
+        num_warmup: config.warmup,
+        thin: config.thin,
+        id: k + 1,
+        seed: config.seed,
+        columns,
+    }
+}
+
+/// `summary.json`.
+pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde_json::Value {
+    json!({
+        "model": c.name,
+        "method": "gibbs",
+        "chains": r.times.len(),
+        "warmup": config.warmup,
+        "draws": r.draws,
+        "draws_requested": config.draws,
+        "interrupted": r.interrupted,
+        "thin": config.thin,
+        "seed": config.seed,
+        "hyperparameters": r.hypers.iter().map(|(n, v, how)| json!({"name": n, "value": v, "set_by": how})).collect::<Vec<_>>(),
+        "gp_jitter": r.jitter,
+        "augmentations": c.plans.iter().map(|p| json!({"factor": p.factor, "form": p.form, "certified_max_rel_error": p.certificate.max_rel_error})).collect::<Vec<_>>(),
+        "timing_seconds": {
+            "warmup": r.times.iter().map(|t| t.warmup_seconds).collect::<Vec<_>>(),
+            "sampling": r.times.iter().map(|t| t.sampling_seconds).collect::<Vec<_>>(),
+        },
+        "variables": r.summaries.iter().map(|(n, s)| json!({
+            "name": n, "mean": s.mean, "sd": s.sd, "q5": s.q5, "q50": s.q50, "q95": s.q95,
+            "mcse_mean": s.mcse_mean, "mad": s.mad, "ess_bulk": s.ess_bulk, "ess_tail": s.ess_tail, "rhat": s.rhat,
+        })).collect::<Vec<_>>(),
+        // The average of each latent's conditional mean over the draws, beside the plain
+        // average above (docs/inference.md, "Rao-Blackwellised means").
+        "rao_blackwell": r.rao_blackwell.iter().map(|(n, e)| json!({
+            "name": n, "mean": e.mean, "mcse_mean": e.mcse,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The table printed after a run (at most `max_rows` variables, then a count).
+pub fn summary_table(r: &InferResult, max_rows: usize) -> String {
+    let mut s = crate::summary::table(&r.summaries, 4, max_rows);
+    let worst = r
+        .summaries
+        .iter()
+        .map(|(_, x)| x.rhat)
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    let min_ess = r
+        .summaries
+        .iter()
+        .map(|(_, x)| x.ess_bulk)
+        .filter(|v| v.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    // Each chain's own elapsed time, summed: the CPU time of the chains when each has a core
+    // (more chains than cores overstate it).
+    let secs: f64 = r
+        .times
+        .iter()
+        .map(|t| t.warmup_seconds + t.sampling_seconds)
+        .sum();
+    let _ = writeln!(
+        s,
+        "max R-hat {worst:.3}; min bulk ESS {min_ess:.0}; {secs:.2} chain-seconds (warm-up and sampling, summed over {} chains; {:.0} min-ESS per chain-second)",
+        r.times.len(),
+        min_ess / secs.max(1e-9)
+    );
+    // The thresholds of Vehtari et al. (2021): R̂ below 1.01 and bulk ESS above 100 per chain
+    // (400 over four) before the draws are trusted.
+    let need = 100.0 * r.times.len() as f64;
+    if worst > 1.01 || min_ess < need {
+        let bad: Vec<&str> = r
+            .summaries
+            .iter()
+            .filter(|(_, x)| x.rhat > 1.01 || x.ess_bulk < need)
+            .take(5)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let _ = writeln!(
+            s,
+            "warning: the chains have not mixed well enough (R-hat > 1.01 or bulk ESS < {need:.0}), e.g. {}; run more draws or check the model",
+            bad.join(", ")
+        );
+    }
+    s
+}
