@@ -266,6 +266,54 @@ pub struct Prepared {
     /// Per block of the schedule ([`gpm_schedule::BlockSpec`]): its runtime blocks in
     /// [`Prepared::blocks`] (a matrix GP has one per column; empty for test data).
     pub spec_blocks: Vec<std::ops::Range<usize>>,
+    /// Per latent with a `normal` prior that reads data (`normal(0, s * sqrt(spd))`): each
+    /// datum's value at each coordinate, in the order of the prior's `data` (empty otherwise).
+    pub prior_data: Vec<Vec<Vec<f64>>>,
+}
+
+/// A `normal` prior's mean and sd at each of a latent's `len` coordinates: the tapes read the
+/// hyperparameters and, from slot `data_slot` on, each datum of `columns` at the coordinate.
+pub fn normal_prior_at(
+    hv: &HyperValues,
+    (mean, scale): (&gpm_schedule::Tape, &gpm_schedule::Tape),
+    data_slot: usize,
+    columns: &[Vec<f64>],
+    len: usize,
+) -> Result<(Vec<f64>, Vec<f64>), RuntimeError> {
+    if columns.is_empty() {
+        let (m, s) = (hv.eval(mean)?, hv.eval(scale)?);
+        return Ok((vec![m; len], vec![s; len]));
+    }
+    let mut slots: Vec<f64> = hv.scalars.clone();
+    slots.resize(data_slot + columns.len(), f64::NAN);
+    let mut stack = Vec::new();
+    let (mut m, mut s) = (Vec::with_capacity(len), Vec::with_capacity(len));
+    for j in 0..len {
+        for (k, c) in columns.iter().enumerate() {
+            slots[data_slot + k] = c[j];
+        }
+        m.push(mean.eval(&slots, &mut stack));
+        s.push(scale.eval(&slots, &mut stack));
+    }
+    Ok((m, s))
+}
+
+/// The data a `normal` prior reads, one value per coordinate (a scalar datum repeated).
+fn prior_columns(data: &Data, names: &[String], len: usize) -> Result<Vec<Vec<f64>>, RuntimeError> {
+    names
+        .iter()
+        .map(|n| match (data.vector(n), data.scalar(n)) {
+            (Some(v), _) if v.len() == len => Ok(v.to_vec()),
+            (Some(v), _) => Err(RuntimeError::BadData(format!(
+                "a prior reads `{n}` at each of {len} coordinates, but it has {} values",
+                v.len()
+            ))),
+            (None, Some(x)) => Ok(vec![x; len]),
+            (None, None) => Err(RuntimeError::MissingData(format!(
+                "a prior reads `{n}`, which has no value"
+            ))),
+        })
+        .collect()
 }
 
 fn dim(d: &Dim, data: &Data) -> Result<usize, RuntimeError> {
@@ -316,6 +364,15 @@ impl Prepared {
             latent_dims.push(dims);
             latents.push((z.name.clone(), len, z.shape.clone()));
         }
+        let prior_data: Vec<Vec<Vec<f64>>> = schedule
+            .priors
+            .iter()
+            .zip(&latents)
+            .map(|(p, (_, len, _))| match p {
+                BoundPrior::Normal { data: names, .. } => prior_columns(data, names, *len),
+                _ => Ok(vec![]),
+            })
+            .collect::<Result<_, _>>()?;
         let latent_index = |name: &str| latents.iter().position(|(n, _, _)| n == name);
         // Predictors.
         let mut preds = Vec::new();
@@ -457,23 +514,41 @@ impl Prepared {
                     let (mut parts, mut pm, mut ps) = (Vec::new(), Vec::new(), Vec::new());
                     for l in &spec.latents {
                         let z = &schedule.latents[l.0];
-                        let BoundPrior::Normal { mean, scale } = &schedule.priors[l.0] else {
+                        let BoundPrior::Normal {
+                            mean,
+                            scale,
+                            data_slot,
+                            ..
+                        } = &schedule.priors[l.0]
+                        else {
                             return Err(RuntimeError::Inconsistent(format!(
                                 "the dense block holds `{}`, which has no normal prior",
                                 z.name
                             )));
                         };
-                        let (m, s) = (hypers.eval(mean)?, hypers.eval(scale)?);
-                        if !(s > 0.0) {
+                        let len = latents[l.0].1;
+                        let (m, s) = normal_prior_at(
+                            hypers,
+                            (mean, scale),
+                            *data_slot,
+                            &prior_data[l.0],
+                            len,
+                        )?;
+                        if let Some(bad) = s.iter().chain(&m).find(|v| v.is_nan()) {
                             return Err(RuntimeError::BadData(format!(
-                                "the prior scale of `{}` is {s}, not positive",
+                                "the prior of `{}` evaluates to {bad} at some coordinate",
                                 z.name
                             )));
                         }
-                        let len = latents[l.0].1;
+                        if let Some(bad) = s.iter().find(|v| !(**v > 0.0)) {
+                            return Err(RuntimeError::BadData(format!(
+                                "the prior scale of `{}` is {bad}, not positive",
+                                z.name
+                            )));
+                        }
                         parts.push((l.0, pm.len(), len));
-                        pm.extend(std::iter::repeat_n(m, len));
-                        ps.extend(std::iter::repeat_n(s, len));
+                        pm.extend(m);
+                        ps.extend(s);
                     }
                     blocks.push(Block::Dense {
                         parts,
@@ -546,6 +621,7 @@ impl Prepared {
             hypers,
             collapsed_latents,
             spec_blocks,
+            prior_data,
         })
     }
 

@@ -468,11 +468,17 @@ fn elliptical_blocks(
                 if b.collapsed {
                     return Err(refuse(format!("it has no augmentation and reads `{}`, which another factor samples from a collapsed conditional; write the two factors with separate latents", t.latent)));
                 }
-                if let Some(flat) = b
-                    .latents
-                    .iter()
-                    .find(|l| model.latents[l.0].prior == gpm_ir::LatentPrior::Flat)
-                {
+                // A flat latent needs an augmented (Gaussian-conditional) factor of its own for
+                // the ellipse — its heavy-tailed prior's factor, or an augmented likelihood;
+                // whether that informs every coordinate is checked when the block is factored.
+                let augmented_reader = |l: &LatentId| {
+                    hypers::factors_reading(model, factors, *l)
+                        .iter()
+                        .any(|f| factors[f.0].generic.is_none())
+                };
+                if let Some(flat) = b.latents.iter().find(|l| {
+                    model.latents[l.0].prior == gpm_ir::LatentPrior::Flat && !augmented_reader(l)
+                }) {
                     return Err(refuse(format!("it has no augmentation and reads the block of `{}`, whose prior is flat: the generic update moves along the prior's ellipses, which an improper prior does not have; give `{}` a proper prior (e.g. `normal(0, 10)`)", model.latents[flat.0].name, model.latents[flat.0].name)));
                 }
                 if !b.elliptical.contains(&FactorId(fi)) {

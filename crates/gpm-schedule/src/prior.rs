@@ -76,6 +76,12 @@ pub enum BoundPrior {
         mean: Tape,
         /// The standard deviation.
         scale: Tape,
+        /// The data the mean and scale read, one value per coordinate (a vector as long as the
+        /// latent, or a scalar): slot `n_hypers + k` of the tapes is datum `k` at the
+        /// coordinate (`w ~ normal(0, sdgp * sqrt(spd))`). Empty: constants and hypers only.
+        data: Vec<String>,
+        /// The first data slot (the number of hyperparameters).
+        data_slot: usize,
     },
 }
 
@@ -121,8 +127,14 @@ impl BoundPrior {
                 kernel.hypers(&mut out);
                 out.extend(mean.slots().map(HyperId));
             }
-            BoundPrior::Normal { mean, scale } => {
-                out.extend(mean.slots().chain(scale.slots()).map(HyperId));
+            BoundPrior::Normal {
+                mean,
+                scale,
+                data_slot,
+                ..
+            } => {
+                let hypers = |s: usize| (s < *data_slot).then_some(HyperId(s));
+                out.extend(mean.slots().chain(scale.slots()).filter_map(hypers));
             }
         }
         out.sort();
@@ -140,6 +152,18 @@ pub(crate) struct Binder<'a> {
 impl Binder<'_> {
     fn id(&self, name: &str) -> Option<HyperId> {
         self.hypers.iter().position(|h| h.name == name).map(HyperId)
+    }
+
+    /// A normal prior's mean or scale, which may also read data per coordinate: datum `k` of
+    /// `data` is slot `hypers.len() + k`.
+    pub fn param_with_data(&self, p: &Sx, data: &[String]) -> Result<Tape, String> {
+        let n = self.hypers.len();
+        Tape::compile(&T::from_sx(p), &|role, name| match role {
+            Role::Hyper => self.id(name).map(|h| h.0),
+            Role::Data => data.iter().position(|d| d == name).map(|k| n + k),
+            _ => None,
+        })
+        .map_err(|e| format!("{e} in the parameter `{p}`"))
     }
 
     /// A parameter expression (constants and scalar hyperparameters) as a tape.
@@ -212,15 +236,27 @@ impl Binder<'_> {
                 mean: self.param(mean)?,
                 inducing: inducing.clone(),
             },
-            LatentPrior::Normal { mean, scale } => BoundPrior::Normal {
-                mean: self.param(mean)?,
-                scale: self.param(scale)?,
-            },
+            LatentPrior::Normal { mean, scale } => {
+                let mut data: Vec<String> = Vec::new();
+                for (role, name) in mean.symbols().into_iter().chain(scale.symbols()) {
+                    if role == gpm_ir::SymRole::Data && !data.contains(&name) {
+                        data.push(name);
+                    }
+                }
+                BoundPrior::Normal {
+                    mean: self.param_with_data(mean, &data)?,
+                    scale: self.param_with_data(scale, &data)?,
+                    data,
+                    data_slot: self.hypers.len(),
+                }
+            }
             // Zero prior precision: an infinite scale, which the dense block's precision form
             // (`1/sd² = 0`) and its marginal (an improper constant dropped) take as it is.
             LatentPrior::Flat => BoundPrior::Normal {
                 mean: self.param(&gpm_ir::Sx::Num(0.0))?,
                 scale: self.param(&gpm_ir::Sx::Num(f64::INFINITY))?,
+                data: vec![],
+                data_slot: self.hypers.len(),
             },
         })
     }

@@ -116,3 +116,86 @@ fn a_prior_factor_observes_nothing() {
         q.elbo
     );
 }
+
+/// A brms-style approximate GP (Hilbert-space basis, Riutort-Mayol et al. 2023): weights with
+/// per-basis prior scales computed from data and hyperparameters,
+/// `w_j ~ normal(0, sdgp * sqrt(spd_j(lscale)))` with the basis' eigenvalues `lambda_j` a
+/// transformed datum. Both `sdgp` and `lscale` are sampled (the weights integrated out); the
+/// reference is 2-D quadrature over `(log sdgp, log lscale)` of
+/// `p(sdgp) p(lscale) N(y | 0, Φ diag(sdgp² spd(lscale)) Φᵀ + σ² I)`.
+#[test]
+fn per_coordinate_prior_scales_from_data_and_hyperparameters_match_quadrature() {
+    let (n, m, l_box) = (30usize, 8usize, 2.5f64);
+    let x: Vec<f64> = (0..n)
+        .map(|i| -1.0 + 2.0 * i as f64 / (n - 1) as f64)
+        .collect();
+    let y: Vec<f64> = x
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (2.0 * v).sin() + 0.3 * (((i * 7919) % 11) as f64 / 11.0 - 0.5))
+        .collect();
+    // Basis φ_j(x) = sqrt(1/L) sin(π j (x + L) / (2L)), eigenvalues (π j / (2L))².
+    let phi = |i: usize, j: usize| {
+        let j = (j + 1) as f64;
+        (1.0 / l_box).sqrt() * (std::f64::consts::PI * j * (x[i] + l_box) / (2.0 * l_box)).sin()
+    };
+    let design: Vec<Vec<f64>> = (0..n)
+        .map(|i| (0..m).map(|j| phi(i, j)).collect())
+        .collect();
+    let sqrt_lambda: Vec<f64> = (0..m)
+        .map(|j| std::f64::consts::PI * (j + 1) as f64 / (2.0 * l_box))
+        .collect();
+    let src = "data { N : int; M : int; B : matrix[N, M]; y : vector[N]; sqrt_lambda : vector[M];
+                      let lambda = sqrt_lambda ^ 2; }
+               hyper { sdgp : real in 0.. ~ lognormal(0, 0.5); lscale : real in 0.. ~ lognormal(-0.5, 0.5); }
+               latent { w : vector[M] ~ normal(0, sdgp * sqrt(sqrt(2 * 3.141592653589793) * lscale * exp(-0.5 * lscale^2 * lambda))); }
+               model { y ~ normal(B * w, 0.3); }";
+    let c = gpmc::check("m.gpm", src).unwrap_or_else(|e| panic!("{}", e.render()));
+    let json = serde_json::json!({"N": n, "M": m, "B": design, "y": y, "sqrt_lambda": sqrt_lambda});
+    let d = gpmc::data::from_json_value(&c.model, &json).unwrap();
+    let r = gpmc::infer::run_gibbs(&c, &d, &four_chains_of_3000(31), &|_, _| {}).unwrap();
+    let spd = |l: f64, j: usize| {
+        (2.0 * std::f64::consts::PI).sqrt() * l * (-0.5 * l * l * sqrt_lambda[j].powi(2)).exp()
+    };
+    let log_evidence = |s: f64, l: f64| {
+        let cov = nalgebra::DMatrix::from_fn(n, n, |a, b| {
+            (0..m)
+                .map(|j| design[a][j] * design[b][j] * s * s * spd(l, j))
+                .sum::<f64>()
+                + if a == b { 0.09 } else { 0.0 }
+        });
+        let ch = nalgebra::Cholesky::new(cov).unwrap();
+        let u = ch
+            .l()
+            .solve_lower_triangular(&nalgebra::DVector::from_column_slice(&y))
+            .unwrap();
+        -0.5 * u.norm_squared() - ch.l().diagonal().iter().map(|v| v.ln()).sum::<f64>()
+    };
+    // Lognormal priors: on the log scale N(μ, 0.5²), so the grid is uniform in log s, log l.
+    let (g, lo, hi) = (160, -3.0, 2.0);
+    let h = (hi - lo) / g as f64;
+    let mut pts = Vec::new();
+    for a in 0..g {
+        for b in 0..g {
+            let (us, ul) = (lo + (a as f64 + 0.5) * h, lo + (b as f64 + 0.5) * h);
+            let lp = -0.5 * (us / 0.5).powi(2) - 0.5 * ((ul + 0.5) / 0.5).powi(2)
+                + log_evidence(us.exp(), ul.exp());
+            pts.push((us.exp(), ul.exp(), lp));
+        }
+    }
+    let mx = pts.iter().map(|p| p.2).fold(f64::NEG_INFINITY, f64::max);
+    let mut mom = [[0.0; 3]; 2];
+    for (s, l, lp) in pts {
+        let w = (lp - mx).exp();
+        for (k, v) in [s, l].into_iter().enumerate() {
+            mom[k][0] += w;
+            mom[k][1] += w * v;
+            mom[k][2] += w * v * v;
+        }
+    }
+    for (k, name) in ["sdgp", "lscale"].into_iter().enumerate() {
+        let mean = mom[k][1] / mom[k][0];
+        let sd = (mom[k][2] / mom[k][0] - mean * mean).sqrt();
+        assert_matches(&r, "approximate GP", name, mean, sd);
+    }
+}

@@ -52,8 +52,10 @@ impl Lowerer {
             "normal" => {
                 let args = self.check_args(&z.prior, &["mean", "scale"]);
                 args.and_then(|a| {
-                    let mean = self.param(&a[0], "the mean of a latent block");
-                    let scale = self.param(&a[1], "the scale of a latent block");
+                    let mean =
+                        self.normal_param(&a[0], "the mean of a latent block", shape.as_ref());
+                    let scale =
+                        self.normal_param(&a[1], "the scale of a latent block", shape.as_ref());
                     if let Some(Sx::Num(s)) = &scale {
                         if *s <= 0.0 {
                             self.err(
@@ -280,6 +282,34 @@ impl Lowerer {
     }
 
     /// A scalar parameter: constants, scalar hyperparameters and arithmetic/math on them.
+    /// A `normal` prior's mean or scale: a parameter, or for a vector latent also an
+    /// expression of data vectors as long as the latent, read entry by entry
+    /// (`w : vector[M] ~ normal(0, sdgp * sqrt(spd))`, the brms approximate GP).
+    fn normal_param(&mut self, e: &ast::Expr, what: &str, shape: Option<&Shape>) -> Option<Sx> {
+        let Some(Shape::Vector(n)) = shape else {
+            return self.param(e, what);
+        };
+        let ctx = ObsCtx {
+            n: n.clone(),
+            var: None,
+        };
+        match self.node(e, &ctx, false)? {
+            Node::Value(sx) if !sx.has_role(SymRole::Predictor) => Some(sx),
+            _ => {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_parameter",
+                        format!("{what} must be built from constants, scalar hyperparameters and data vectors as long as the latent"),
+                        e.span,
+                        "not a parameter",
+                    )
+                    .help("compute per-coordinate values in the data block (`let spd = ...;`) and write e.g. `normal(0, s * sqrt(spd))`"),
+                );
+                None
+            }
+        }
+    }
+
     pub(super) fn param(&mut self, e: &ast::Expr, what: &str) -> Option<Sx> {
         let ctx = ObsCtx {
             n: Dim::Const(1),

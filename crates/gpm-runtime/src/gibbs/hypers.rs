@@ -510,22 +510,30 @@ impl super::Sampler<'_> {
         let dim: usize = parts.iter().map(|p| p.2).sum();
         let (mut m, mut sd) = (DVector::zeros(dim), DVector::zeros(dim));
         for &(li, off, len) in parts {
-            let gpm_schedule::BoundPrior::Normal { mean, scale } = &self.schedule.priors[li] else {
+            let gpm_schedule::BoundPrior::Normal {
+                mean,
+                scale,
+                data_slot,
+                ..
+            } = &self.schedule.priors[li]
+            else {
                 return Err(RuntimeError::Inconsistent(
                     "a dense block without a normal prior".into(),
                 ));
             };
-            let (mv, sv) = (hv.eval(mean)?, hv.eval(scale)?);
-            // A flat prior's scale is infinite by construction (zero precision).
-            if !(sv > 0.0 && mv.is_finite()) || sv.is_nan() {
-                return Err(RuntimeError::Numerical(format!(
-                    "the prior scale of `{}` is {sv}",
-                    self.schedule.latents[li].name
-                )));
-            }
+            let columns = &self.prep.prior_data[li];
+            let (mv, sv) =
+                crate::prepared::normal_prior_at(hv, (mean, scale), *data_slot, columns, len)?;
             for j in 0..len {
-                m[off + j] = mv;
-                sd[off + j] = sv;
+                // A flat prior's scale is infinite by construction (zero precision).
+                if !(sv[j] > 0.0 && mv[j].is_finite()) || sv[j].is_nan() {
+                    return Err(RuntimeError::Numerical(format!(
+                        "the prior scale of `{}` is {}",
+                        self.schedule.latents[li].name, sv[j]
+                    )));
+                }
+                m[off + j] = mv[j];
+                sd[off + j] = sv[j];
             }
         }
         Ok((m, sd))
