@@ -264,11 +264,14 @@ def predict(posterior, new_data, *, columns=None, seed=None):
     if "gpmc_source" not in attrs:
         raise TypeError("not the result of gpmc.Model.sample (no gpmc_source attribute)")
     model = Model(attrs["gpmc_source"], generic=bool(attrs.get("gpmc_generic", 0)))
+    # The data given at training; transformed data (`let`s) are computed again from them.
+    transformed = {n for n, kind, _ in model._compiled.declarations() if kind == "transformed"}
     train = {}
     for group in ("observed_data", "constant_data"):
         if group in posterior.groups():
             for k, v in posterior[group].data_vars.items():
-                train[k] = v.values
+                if k not in transformed:
+                    train[k] = v.values
     train = _data.normalise(train)
     rows, chains = _idata.parameter_rows(posterior)
     test = model._data(new_data, columns)

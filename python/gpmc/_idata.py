@@ -48,6 +48,13 @@ def build(compiled, columns, rows, data, attrs):
     """InferenceData of draws: ``rows`` is (chain, draw, column)."""
     import arviz as az
 
+    # The transformed data (`let`s of the data block), computed from the data given, join
+    # them: a transformed response is observed data, the others constant data.
+    from . import _data
+
+    data = dict(data)
+    for name, values, shape in compiled.transformed(_data.handover(data)):
+        data.setdefault(name, np.asarray(values).reshape(shape) if shape else values[0])
     declarations = compiled.declarations()
     decl = {name: dims for name, _kind, dims in declarations}
     kinds = {name: kind for name, kind, _dims in declarations}
@@ -87,7 +94,9 @@ def build(compiled, columns, rows, data, attrs):
             dims[base] = dims_of(base, len(v["shape"]))
     observed = {r: np.asarray(data[r]) for r in responses if r in data}
     constant = {
-        k: np.asarray(v) for k, v in data.items() if k not in observed and kinds.get(k) == "data"
+        k: np.asarray(v)
+        for k, v in data.items()
+        if k not in observed and kinds.get(k) in ("data", "transformed")
     }
     for k, v in list(observed.items()) + list(constant.items()):
         dims.setdefault(k, dims_of(k, np.ndim(v)))

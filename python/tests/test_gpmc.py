@@ -266,3 +266,37 @@ def test_draws_that_cannot_fit_in_memory_are_refused_before_sampling():
     with pytest.raises(gpmc.InferenceError, match="of memory"):
         gpmc.Model(REGRESSION).sample(regression_data(), draws=10**12, progress=False)
     assert time.time() - t0 < 10
+
+
+STAN_STYLE = """
+data {
+  N : int; earn : vector[N] in 0..; x : vector[N]; z : vector[N];
+  let log_earn = log(earn);
+  let x_c = x - 0.5;
+}
+hyper { lambda : real in 0.. ~ gamma(2, 2); }
+latent { b0 : real ~ flat(); beta : vector[2] ~ laplace(0, 1 / lambda); }
+model {
+  for i in 1..N { log_earn[i] ~ normal(b0 + beta[1] * x_c[i] + beta[2] * x_c[i] * z[i], 0.5); }
+}
+"""
+
+
+def test_transformed_data_flat_and_heavy_tailed_priors():
+    """A model written the Stan way (data `let`s, constant indices, flat and Laplace priors):
+    the transformed response is observed data, the other `let`s constant data, the prior
+    factor adds no log-likelihood, and prediction from the InferenceData recomputes the `let`s
+    from new inputs without their responses."""
+    rng = np.random.default_rng(4)
+    n = 40
+    x, z = rng.uniform(0, 1, n), (rng.uniform(0, 1, n) < 0.5).astype(float)
+    earn = np.exp(1.0 + 0.8 * (x - 0.5) + 0.5 * rng.normal(size=n))
+    idata = gpmc.Model(STAN_STYLE).sample({"N": n, "earn": earn, "x": x, "z": z}, draws=300)
+    assert list(idata.observed_data.data_vars) == ["log_earn"]
+    np.testing.assert_allclose(idata.observed_data["log_earn"].values, np.log(earn))
+    np.testing.assert_allclose(idata.constant_data["x_c"].values, x - 0.5)
+    assert idata.log_likelihood["log_earn"].shape[-1] == n
+    assert abs(float(idata.posterior["b0"].mean()) - np.log(earn).mean()) < 0.3
+    new = {"N": 3, "x": np.array([0.1, 0.5, 0.9]), "z": np.array([0.0, 1.0, 1.0])}
+    p = gpmc.predict(idata, new)
+    assert len(p) == 3 and np.isfinite(p.filter(like="_mean").values).all()

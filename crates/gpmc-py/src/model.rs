@@ -94,10 +94,15 @@ impl Compiled {
     /// Every declared variable: (name, kind, dimension names — `None` for a constant size).
     fn declarations(&self) -> Vec<(String, &'static str, Vec<Option<String>>)> {
         let m = &self.checked.model;
+        // Transformed data (`let`s of the data block) are computed, never given.
+        let kind = |d: &gpm_ir::DataVar| match d.derived {
+            Some(_) => "transformed",
+            None => "data",
+        };
         let data = m
             .data
             .iter()
-            .map(|d| (d.name.clone(), "data", shape_dims(&d.shape)));
+            .map(|d| (d.name.clone(), kind(d), shape_dims(&d.shape)));
         let hypers = m
             .hypers
             .iter()
@@ -107,6 +112,37 @@ impl Compiled {
             .iter()
             .map(|z| (z.name.clone(), "latent", shape_dims(&z.shape)));
         data.chain(hypers).chain(latents).collect()
+    }
+
+    /// The transformed data (`let`s of the data block) computed from `data`: (name, values in
+    /// row-major order, shape). Internal products of covariates (`x*z`) are left out.
+    fn transformed(
+        &self,
+        data: &Bound<'_, PyDict>,
+    ) -> PyResult<Vec<(String, Vec<f64>, Vec<usize>)>> {
+        let c = &self.checked;
+        let d = train_data(c, data)?;
+        let mut out = Vec::new();
+        for v in c.model.data.iter().filter(|v| v.derived.is_some()) {
+            if !v.name.chars().all(|ch| ch.is_alphanumeric() || ch == '_') {
+                continue;
+            }
+            match d.values.get(&v.name) {
+                Some(gpm_runtime::data::Value::Scalar(x)) => {
+                    out.push((v.name.clone(), vec![*x], vec![]))
+                }
+                Some(gpm_runtime::data::Value::Vector(x)) => {
+                    out.push((v.name.clone(), x.clone(), vec![x.len()]))
+                }
+                Some(gpm_runtime::data::Value::Matrix(m)) => out.push((
+                    v.name.clone(),
+                    m.transpose().as_slice().to_vec(),
+                    vec![m.nrows(), m.ncols()],
+                )),
+                None => {}
+            }
+        }
+        Ok(out)
     }
 
     /// Each likelihood factor's response datum (`None` for a density formula).

@@ -405,7 +405,19 @@ fn derive(
 fn check_test(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataError> {
     infer_sizes(model, &mut raw);
     let mut unobserved = Vec::new();
+    // A transformed response (`let log_earn = log(earn)`) left out leaves out the vectors it
+    // is computed from too: they are responses in all but name.
+    let mut names: Vec<&String> = Vec::new();
     for name in model.factors.iter().filter_map(|f| f.response.as_ref()) {
+        if let Some(expr) = model.datum(name).and_then(|d| d.derived.as_ref()) {
+            if !expr.reads().iter().all(|r| raw.contains_key(r)) {
+                let inputs = model.data.iter().filter(|d| expr.reads().contains(&d.name));
+                names.extend(inputs.filter(|d| d.derived.is_none()).map(|d| &d.name));
+            }
+        }
+        names.push(name);
+    }
+    for name in names {
         let Some(d) = model.datum(name) else { continue };
         let (Shape::Vector(n), false) = (&d.shape, raw.contains_key(name)) else {
             continue;
@@ -430,7 +442,8 @@ fn check_test(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, Dat
         raw.insert(name.clone(), Raw::Column(vec![valid; n]));
         unobserved.push((name.clone(), n));
     }
-    let mut data = check_with(model, raw, true)?;
+    let unobserved_names: Vec<String> = unobserved.iter().map(|u| u.0.clone()).collect();
+    let mut data = check_with(model, raw, Some(&unobserved_names))?;
     for (name, n) in unobserved {
         data.values.insert(name, Value::Vector(vec![f64::NAN; n]));
     }
@@ -508,15 +521,17 @@ fn shape_text(s: &Shape) -> String {
 }
 
 fn check(model: &Model, raw: BTreeMap<String, Raw>) -> Result<Data, DataError> {
-    check_with(model, raw, false)
+    check_with(model, raw, None)
 }
 
-/// [`check`]; `test`: the data are new inputs for prediction (see [`derive`]).
+/// [`check`]; `unobserved`: the data are new inputs for prediction and these responses were
+/// left out (placeholders stand for them; see [`derive`]).
 fn check_with(
     model: &Model,
     mut raw: BTreeMap<String, Raw>,
-    test: bool,
+    unobserved: Option<&[String]>,
 ) -> Result<Data, DataError> {
+    let test = unobserved.is_some();
     infer_sizes(model, &mut raw);
     let mut data = Data::default();
     for d in &model.data {
@@ -524,7 +539,8 @@ fn check_with(
             e.declared = Some(d.span);
             e
         };
-        if let Some(expr) = &d.derived {
+        let placeholder = unobserved.is_some_and(|u| u.contains(&d.name));
+        if let Some(expr) = d.derived.as_ref().filter(|_| !placeholder) {
             derive(d, expr, &data, &mut raw, test).map_err(with_span)?;
         }
         let Some(r) = raw.remove(&d.name) else {

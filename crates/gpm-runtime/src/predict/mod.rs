@@ -147,21 +147,39 @@ pub fn predict(
         test,
         labels,
     };
-    match posterior {
+    let mut p = match posterior {
         Posterior::Draws {
             chains,
             max_draws,
             seed,
-        } => draws::predict(&setting, hypers, chains, max_draws, seed),
+        } => draws::predict(&setting, hypers, chains, max_draws, seed)?,
         Posterior::Variational(post) => {
             if post.len() != tr.blocks.len() {
                 return Err(RuntimeError::Inconsistent(
                     "the variational posterior does not match the model's blocks".into(),
                 ));
             }
-            variational::predict(&setting, post)
+            variational::predict(&setting, post)?
         }
-    }
+    };
+    // A predictor only a latent's prior factor reads (`w ~ laplace(...)`: its coordinates)
+    // is not a quantity at the test points.
+    let reads = |fp: &gpm_schedule::FactorProgram, pi: usize| {
+        fp.slots
+            .iter()
+            .any(|s| matches!(s, gpm_schedule::Source::Predictor(q) if q.0 == pi))
+    };
+    let observed = |pi: usize| {
+        let factors = &schedule.factors;
+        !factors.iter().any(|fp| fp.is_prior && reads(fp, pi))
+            || factors.iter().any(|fp| !fp.is_prior && reads(fp, pi))
+    };
+    let mut k = 0;
+    p.predictors.retain(|_| {
+        k += 1;
+        observed(k - 1)
+    });
+    Ok(p)
 }
 
 /// What both ways of averaging over the posterior read: the schedule, the training and test
