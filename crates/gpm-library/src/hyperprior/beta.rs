@@ -6,10 +6,6 @@ use statrs::distribution::{Beta as G, ContinuousCDF};
 #[derive(Debug)]
 pub struct Beta;
 
-fn law(p: &[f64]) -> G {
-    G::new(p[0], p[1]).expect("checked parameters")
-}
-
 impl HyperPriorLaw for Beta {
     fn name(&self) -> &'static str {
         "beta"
@@ -29,11 +25,8 @@ impl HyperPriorLaw for Beta {
         let term = |e: f64, l: f64| if e == 0.0 { 0.0 } else { e * l };
         term(p[0] - 1.0, x.ln()) + term(p[1] - 1.0, (-x).ln_1p())
     }
-    fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
-        Some(law(p).cdf(x.clamp(0.0, 1.0)))
-    }
-    fn quantile(&self, p: &[f64], u: f64) -> f64 {
-        law(p).inverse_cdf(u)
+    fn statrs(&self, p: &[f64]) -> Option<Box<dyn ContinuousCDF<f64, f64>>> {
+        Some(Box::new(G::new(p[0], p[1]).ok()?))
     }
     fn mean(&self, p: &[f64]) -> Option<f64> {
         Some(p[0] / (p[0] + p[1]))

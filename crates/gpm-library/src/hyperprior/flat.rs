@@ -19,12 +19,6 @@ impl HyperPriorLaw for Flat {
     fn log_density(&self, _p: &[f64], _x: f64) -> f64 {
         0.0
     }
-    fn cdf(&self, _p: &[f64], _x: f64) -> Option<f64> {
-        None
-    }
-    fn quantile(&self, _p: &[f64], _u: f64) -> f64 {
-        f64::NAN
-    }
     fn mean(&self, _p: &[f64]) -> Option<f64> {
         None
     }

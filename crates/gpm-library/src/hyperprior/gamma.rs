@@ -6,10 +6,6 @@ use statrs::distribution::{ContinuousCDF, Gamma as G};
 #[derive(Debug)]
 pub struct Gamma;
 
-fn law(p: &[f64]) -> G {
-    G::new(p[0], p[1]).expect("checked parameters")
-}
-
 impl HyperPriorLaw for Gamma {
     fn name(&self) -> &'static str {
         "gamma"
@@ -24,11 +20,8 @@ impl HyperPriorLaw for Gamma {
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, false, || (p[0] - 1.0) * x.ln() - p[1] * x)
     }
-    fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
-        Some(law(p).cdf(x.max(0.0)))
-    }
-    fn quantile(&self, p: &[f64], u: f64) -> f64 {
-        law(p).inverse_cdf(u)
+    fn statrs(&self, p: &[f64]) -> Option<Box<dyn ContinuousCDF<f64, f64>>> {
+        Some(Box::new(G::new(p[0], p[1]).ok()?))
     }
     fn mean(&self, p: &[f64]) -> Option<f64> {
         Some(p[0] / p[1])

@@ -6,10 +6,6 @@ use statrs::distribution::{ContinuousCDF, InverseGamma as G};
 #[derive(Debug)]
 pub struct InvChiSquare;
 
-fn law(p: &[f64]) -> G {
-    G::new(p[0] / 2.0, 0.5).expect("checked parameters")
-}
-
 impl HyperPriorLaw for InvChiSquare {
     fn name(&self) -> &'static str {
         "inv_chi_square"
@@ -24,13 +20,15 @@ impl HyperPriorLaw for InvChiSquare {
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, false, || -(p[0] / 2.0 + 1.0) * x.ln() - 0.5 / x)
     }
-    fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
-        Some(if x <= 0.0 { 0.0 } else { law(p).cdf(x) })
+    fn statrs(&self, p: &[f64]) -> Option<Box<dyn ContinuousCDF<f64, f64>>> {
+        Some(Box::new(G::new(p[0] / 2.0, 0.5).ok()?))
     }
     fn quantile(&self, p: &[f64], u: f64) -> f64 {
         // X = β / Y with Y ~ Gamma(α, 1): Q_X(u) = β / Q_Y(1 − u) (statrs's own inverse of
         // the inverse Gamma bisects to a loose tolerance).
-        let y = statrs::distribution::Gamma::new(p[0] / 2.0, 1.0).expect("checked parameters");
+        let Ok(y) = statrs::distribution::Gamma::new(p[0] / 2.0, 1.0) else {
+            return f64::NAN;
+        };
         0.5 / y.inverse_cdf(1.0 - u)
     }
     fn mean(&self, p: &[f64]) -> Option<f64> {

@@ -6,11 +6,6 @@ use statrs::distribution::{ContinuousCDF, InverseGamma as G};
 #[derive(Debug)]
 pub struct InvGamma;
 
-fn law(p: &[f64]) -> G {
-    // statrs calls the scale β its "rate": the density is β^α/Γ(α) x^(−α−1) e^(−β/x).
-    G::new(p[0], p[1]).expect("checked parameters")
-}
-
 impl HyperPriorLaw for InvGamma {
     fn name(&self) -> &'static str {
         "inv_gamma"
@@ -25,13 +20,16 @@ impl HyperPriorLaw for InvGamma {
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, false, || -(p[0] + 1.0) * x.ln() - p[1] / x)
     }
-    fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
-        Some(if x <= 0.0 { 0.0 } else { law(p).cdf(x) })
+    fn statrs(&self, p: &[f64]) -> Option<Box<dyn ContinuousCDF<f64, f64>>> {
+        // statrs calls the scale β its "rate": the density is β^α/Γ(α) x^(−α−1) e^(−β/x).
+        Some(Box::new(G::new(p[0], p[1]).ok()?))
     }
     fn quantile(&self, p: &[f64], u: f64) -> f64 {
         // X = β / Y with Y ~ Gamma(α, 1): Q_X(u) = β / Q_Y(1 − u) (statrs's own inverse of
         // the inverse Gamma bisects to a loose tolerance).
-        let y = statrs::distribution::Gamma::new(p[0], 1.0).expect("checked parameters");
+        let Ok(y) = statrs::distribution::Gamma::new(p[0], 1.0) else {
+            return f64::NAN;
+        };
         p[1] / y.inverse_cdf(1.0 - u)
     }
     fn mean(&self, p: &[f64]) -> Option<f64> {

@@ -6,10 +6,6 @@ use statrs::distribution::{ContinuousCDF, LogNormal as G};
 #[derive(Debug)]
 pub struct LogNormal;
 
-fn law(p: &[f64]) -> G {
-    G::new(p[0], p[1]).expect("checked parameters")
-}
-
 impl HyperPriorLaw for LogNormal {
     fn name(&self) -> &'static str {
         "lognormal"
@@ -26,11 +22,8 @@ impl HyperPriorLaw for LogNormal {
             -x.ln() - 0.5 * ((x.ln() - p[0]) / p[1]).powi(2)
         })
     }
-    fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
-        Some(if x <= 0.0 { 0.0 } else { law(p).cdf(x) })
-    }
-    fn quantile(&self, p: &[f64], u: f64) -> f64 {
-        law(p).inverse_cdf(u)
+    fn statrs(&self, p: &[f64]) -> Option<Box<dyn ContinuousCDF<f64, f64>>> {
+        Some(Box::new(G::new(p[0], p[1]).ok()?))
     }
     fn mean(&self, p: &[f64]) -> Option<f64> {
         Some((p[0] + p[1] * p[1] / 2.0).exp())

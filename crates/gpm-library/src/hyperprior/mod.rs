@@ -19,6 +19,7 @@ mod uniform;
 mod value;
 mod weibull;
 
+use statrs::distribution::ContinuousCDF;
 pub use value::{HyperPrior, PriorError, PriorStart};
 
 /// What a parameter of a law must be.
@@ -70,10 +71,27 @@ pub trait HyperPriorLaw: Send + Sync + std::fmt::Debug {
     fn support(&self, p: &[f64]) -> (f64, f64);
     /// `log p(x)` up to a constant in `x`; `−∞` outside the support.
     fn log_density(&self, p: &[f64], x: f64) -> f64;
+    /// The law as a `statrs` distribution, where `statrs` has it: the distribution and quantile
+    /// functions then come from it.
+    fn statrs(&self, _p: &[f64]) -> Option<Box<dyn ContinuousCDF<f64, f64>>> {
+        None
+    }
     /// The distribution function, or `None` for an improper prior (`flat`).
-    fn cdf(&self, p: &[f64], x: f64) -> Option<f64>;
+    fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
+        let d = self.statrs(p)?;
+        let (lo, hi) = self.support(p);
+        Some(if x <= lo {
+            0.0
+        } else if x >= hi {
+            1.0
+        } else {
+            d.cdf(x)
+        })
+    }
     /// The quantile function at `u ∈ (0, 1)` (not called for an improper prior).
-    fn quantile(&self, p: &[f64], u: f64) -> f64;
+    fn quantile(&self, p: &[f64], u: f64) -> f64 {
+        self.statrs(p).map_or(f64::NAN, |d| d.inverse_cdf(u))
+    }
     /// The mean, where it exists.
     fn mean(&self, p: &[f64]) -> Option<f64>;
     /// The mode, where it is a single interior point.

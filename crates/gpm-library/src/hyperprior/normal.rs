@@ -6,10 +6,6 @@ use statrs::distribution::{ContinuousCDF, Normal as G};
 #[derive(Debug)]
 pub struct Normal;
 
-fn law(p: &[f64]) -> G {
-    G::new(p[0], p[1]).expect("checked parameters")
-}
-
 impl HyperPriorLaw for Normal {
     fn name(&self) -> &'static str {
         "normal"
@@ -24,11 +20,8 @@ impl HyperPriorLaw for Normal {
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         -0.5 * ((x - p[0]) / p[1]).powi(2)
     }
-    fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
-        Some(law(p).cdf(x))
-    }
-    fn quantile(&self, p: &[f64], u: f64) -> f64 {
-        law(p).inverse_cdf(u)
+    fn statrs(&self, p: &[f64]) -> Option<Box<dyn ContinuousCDF<f64, f64>>> {
+        Some(Box::new(G::new(p[0], p[1]).ok()?))
     }
     fn mean(&self, p: &[f64]) -> Option<f64> {
         Some(p[0])

@@ -6,10 +6,6 @@ use statrs::distribution::{ContinuousCDF, StudentsT as G};
 #[derive(Debug)]
 pub struct StudentT;
 
-fn law(p: &[f64]) -> G {
-    G::new(p[1], p[2], p[0]).expect("checked parameters")
-}
-
 impl HyperPriorLaw for StudentT {
     fn name(&self) -> &'static str {
         "student_t"
@@ -25,11 +21,8 @@ impl HyperPriorLaw for StudentT {
         let z = (x - p[1]) / p[2];
         -0.5 * (p[0] + 1.0) * (z * z / p[0]).ln_1p()
     }
-    fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
-        Some(law(p).cdf(x))
-    }
-    fn quantile(&self, p: &[f64], u: f64) -> f64 {
-        law(p).inverse_cdf(u)
+    fn statrs(&self, p: &[f64]) -> Option<Box<dyn ContinuousCDF<f64, f64>>> {
+        Some(Box::new(G::new(p[1], p[2], p[0]).ok()?))
     }
     fn mean(&self, p: &[f64]) -> Option<f64> {
         (p[0] > 1.0).then_some(p[1])
