@@ -337,10 +337,11 @@ fn derive(
     expr: &gpm_ir::DataExpr,
     data: &Data,
     raw: &mut BTreeMap<String, Raw>,
-    test: bool,
+    unobserved: Option<&[String]>,
 ) -> Result<(), DataError> {
     use gpm_ir::DataArray;
     let name = &d.name;
+    let test = unobserved.is_some();
     if !test && raw.contains_key(name) {
         return Err(err(
             name,
@@ -350,8 +351,30 @@ fn derive(
             Some("remove it from the data (or rename the `let`)"),
         ));
     }
-    if test && !expr.reads().iter().all(|r| data.values.contains_key(r)) {
-        return Ok(());
+    let reads = expr.reads();
+    if let Some(missing) = reads.iter().find(|r| !data.values.contains_key(*r)) {
+        // Reported here rather than as a missing `name`: the data to add are its inputs.
+        return Err(err(
+            name,
+            format!(
+                "`{name}` is computed by its `let` from `{missing}`, which the data do not give"
+            ),
+            Some("add the data it reads"),
+        ));
+    }
+    // New inputs with a response left out: a `let` reading that response would be computed
+    // from its placeholder.
+    if let Some(r) = reads
+        .iter()
+        .find(|r| unobserved.is_some_and(|u| u.contains(*r)))
+    {
+        return Err(err(
+            name,
+            format!("`{name}` is computed from the response `{r}`, which the new data leave out"),
+            Some(&format!(
+                "give `{r}` in the new data, or compute `{name}` from inputs only"
+            )),
+        ));
     }
     if test && expr.has_reduction() {
         return Err(err(
@@ -410,10 +433,11 @@ fn check_test(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, Dat
     let mut names: Vec<&String> = Vec::new();
     for name in model.factors.iter().filter_map(|f| f.response.as_ref()) {
         if let Some(expr) = model.datum(name).and_then(|d| d.derived.as_ref()) {
-            if !expr.reads().iter().all(|r| raw.contains_key(r)) {
-                let inputs = model.data.iter().filter(|d| expr.reads().contains(&d.name));
-                names.extend(inputs.filter(|d| d.derived.is_none()).map(|d| &d.name));
+            if expr.reads().iter().all(|r| raw.contains_key(r)) {
+                continue; // given through its inputs: computed and scored
             }
+            let inputs = model.data.iter().filter(|d| expr.reads().contains(&d.name));
+            names.extend(inputs.filter(|d| d.derived.is_none()).map(|d| &d.name));
         }
         names.push(name);
     }
@@ -531,7 +555,6 @@ fn check_with(
     mut raw: BTreeMap<String, Raw>,
     unobserved: Option<&[String]>,
 ) -> Result<Data, DataError> {
-    let test = unobserved.is_some();
     infer_sizes(model, &mut raw);
     let mut data = Data::default();
     for d in &model.data {
@@ -541,7 +564,7 @@ fn check_with(
         };
         let placeholder = unobserved.is_some_and(|u| u.contains(&d.name));
         if let Some(expr) = d.derived.as_ref().filter(|_| !placeholder) {
-            derive(d, expr, &data, &mut raw, test).map_err(with_span)?;
+            derive(d, expr, &data, &mut raw, unobserved).map_err(with_span)?;
         }
         let Some(r) = raw.remove(&d.name) else {
             return Err(with_span(err(

@@ -226,3 +226,37 @@ fn flat_priors_are_refused_where_the_posterior_is_improper() {
         "{why}"
     );
 }
+
+/// New inputs for prediction: a transformed response left out leaves out what it is computed
+/// from (NaN, not computed from placeholders); a `let` reading a left-out response, or one
+/// that reduces the data, is an error that says what to do.
+#[test]
+fn transformed_data_at_new_inputs() {
+    let src = "data { N : int; earn : vector[N] in 0..; x : vector[N];
+                      let log_earn = log(earn); let xc = x - mean(x); let x2 = x * 2; }
+               latent { b : real ~ normal(0, 1); }
+               model { for i in 1..N { log_earn[i] ~ normal(b * x2[i], 1.0); } }";
+    let c = gpmc::check("m.gpm", src).unwrap();
+    let new = serde_json::json!({"N": 2, "x": [1.0, 3.0]});
+    let e = gpmc::data::test_from_json_value(&c.model, &new)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`xc`") && e.contains("reduces the data"), "{e}");
+    let src = src.replace("let xc = x - mean(x);", "");
+    let c = gpmc::check("m.gpm", &src).unwrap();
+    let d = gpmc::data::test_from_json_value(&c.model, &new).unwrap();
+    assert_eq!(d.vector("x2").unwrap(), &[2.0, 6.0]);
+    assert!(d.vector("log_earn").unwrap().iter().all(|v| v.is_nan()));
+    let with_y = serde_json::json!({"N": 2, "x": [1.0, 3.0], "earn": [1.0, std::f64::consts::E]});
+    let d = gpmc::data::test_from_json_value(&c.model, &with_y).unwrap();
+    assert_eq!(d.vector("log_earn").unwrap(), &[0.0, 1.0]);
+    let src = "data { N : int; y : vector[N]; x : vector[N]; z : vector[N]; let y2 = y * 2; }
+               latent { b : real ~ normal(0, 1); }
+               model { for i in 1..N { y[i] ~ normal(b * x[i], 1.0); z[i] ~ normal(b * y2[i], 1.0); } }";
+    let c = gpmc::check("m.gpm", src).unwrap();
+    let new = serde_json::json!({"N": 2, "x": [1.0, 3.0], "z": [0.5, 0.7]});
+    let e = gpmc::data::test_from_json_value(&c.model, &new)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("response `y`"), "{e}");
+}
