@@ -360,6 +360,7 @@ pub fn json(c: &Checked) -> Value {
             "line": line_of(&c.source, f.span.start),
             "span": {"start": f.span.start, "end": f.span.end},
             "observations": f.n.to_string(),
+            "prior_of": f.prior_of,
             "predictors": f.predictors,
             "data": f.data,
             "response": f.response,
