@@ -99,14 +99,23 @@ fn arb_expr() -> impl Strategy<Value = String> {
         prop_oneof![
             (
                 inner.clone(),
-                prop_oneof![Just("+"), Just("-"), Just("*"), Just("/"), Just("^")],
+                prop_oneof![
+                    Just("+"),
+                    Just("-"),
+                    Just("*"),
+                    Just("/"),
+                    Just("^"),
+                    Just("==")
+                ],
                 inner.clone()
             )
                 .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
             inner.clone().prop_map(|a| format!("-({a})")),
             (ident(), proptest::collection::vec(inner.clone(), 1..3))
                 .prop_map(|(f, args)| format!("{f}({})", args.join(", "))),
-            (ident(), inner).prop_map(|(v, i)| format!("{v}[{i}]")),
+            (ident(), inner.clone()).prop_map(|(v, i)| format!("{v}[{i}]")),
+            // A column `X[, j]` reads as `col(X, j)`.
+            (ident(), inner).prop_map(|(v, j)| format!("{v}[, {j}]")),
         ]
     })
 }
@@ -121,6 +130,22 @@ proptest! {
         let twice = target_expr(&once).to_string();
         prop_assert_eq!(once, twice);
     }
+}
+
+#[test]
+fn data_lets_keep_their_place_among_the_declarations() {
+    let p = gpm_syntax::parse(
+        "data { N : int; x : vector[N]; let lx = log(x); X : matrix[N, 2]; let c = X[, 2] == 1; }",
+    )
+    .unwrap();
+    assert_eq!(p.data.len(), 3);
+    let lets: Vec<(&str, usize)> = p
+        .data_lets
+        .iter()
+        .map(|l| (l.name.name.as_str(), l.after))
+        .collect();
+    assert_eq!(lets, [("lx", 2), ("c", 3)]);
+    assert_eq!(p.data_lets[1].value.to_string(), "(col(X, 2) == 1)");
 }
 
 #[test]
