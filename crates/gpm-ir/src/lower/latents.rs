@@ -77,6 +77,18 @@ impl Lowerer {
                 })
             }
             "flat" => self.flat_latent(z, shape.as_ref()),
+            "horseshoe" => {
+                self.err(
+                    SemanticError::new(
+                        "gpm::unknown_distribution",
+                        "the horseshoe prior is not in the library yet",
+                        z.prior.func.span,
+                        "not yet",
+                    )
+                    .help("write a heavy-tailed shrinkage prior the recognizers augment: `cauchy(0, tau)` or `student_t(nu, 0, tau)` with `tau` a hyperparameter (`tau : real in 0.. ~ cauchy(0, 1);`), or the Bayesian lasso `laplace(0, b)`"),
+                );
+                None
+            }
             "student_t" | "cauchy" | "laplace" | "double_exponential" => {
                 heavy = self.heavy_tailed_latent(z, shape.as_ref());
                 heavy.as_ref().map(|_| LatentPrior::Flat)
