@@ -19,6 +19,7 @@ fn params(name: &str) -> Vec<f64> {
         "beta" => vec![2.0, 3.5],
         "weibull" => vec![1.7, 2.0],
         "inv_chi_square" => vec![5.0],
+        "half_cauchy" => vec![2.0],
         other => panic!("no test parameters for `{other}`"),
     }
 }
@@ -93,6 +94,15 @@ fn half_cauchy_is_cauchy_on_the_positive_half_line() {
     assert!((v - 5.0).abs() < 1e-9, "{v}");
     assert!(p.conjugate_gamma().is_none());
     assert_eq!(p.to_string(), "cauchy(mu 0, sigma 5) on [0, ∞)");
+    // PyMC's HalfCauchy is the same law: the same log-density up to a constant, start and
+    // quantiles, and no truncation of its own support.
+    let h = HyperPrior::new("half_cauchy", vec![5.0], (Some(0.0), None)).unwrap();
+    assert!(!h.is_truncated());
+    let (v, how) = h.start();
+    assert!((v - 5.0).abs() < 1e-12 && how == PriorStart::TruncatedMedian);
+    let d = |x: f64| h.log_density(x) - p.log_density(x);
+    assert!((d(0.3) - d(7.0)).abs() < 1e-12);
+    assert!((h.quantile(0.9) - p.quantile(0.9)).abs() < 1e-9);
 }
 
 #[test]

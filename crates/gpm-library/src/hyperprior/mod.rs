@@ -1,23 +1,10 @@
 //! Priors of hyperparameters: one file per family implementing [`HyperPriorLaw`], one line in
-//! [`HYPER_PRIORS`]. A [`HyperPrior`] is a law with its parameters, truncated to the declared
+//! `register!` (which declares the module and lists it in [`HYPER_PRIORS`]). A [`HyperPrior`] is a law with its parameters, truncated to the declared
 //! range of its hyperparameter as in Stan (`sigma : real in 0.. ~ cauchy(0, 5)` is a
 //! half-Cauchy): its log-density is the law's inside the range and `−∞` outside, which is the
 //! truncated density up to a constant because the range does not depend on anything sampled.
 
-mod beta;
-mod cauchy;
-mod exponential;
-mod flat;
-mod gamma;
-mod half_normal;
-mod inv_chi_square;
-mod inv_gamma;
-mod lognormal;
-mod normal;
-mod student_t;
-mod uniform;
 mod value;
-mod weibull;
 
 use statrs::distribution::ContinuousCDF;
 pub use value::{HyperPrior, PriorError, PriorStart};
@@ -105,22 +92,32 @@ pub trait HyperPriorLaw: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// Every hyperparameter prior of the language. Adding one: a file in this folder and a line here.
-pub static HYPER_PRIORS: &[&dyn HyperPriorLaw] = &[
-    &gamma::Gamma,
-    &inv_gamma::InvGamma,
-    &lognormal::LogNormal,
-    &normal::Normal,
-    &half_normal::HalfNormal,
-    &exponential::Exponential,
-    &student_t::StudentT,
-    &cauchy::Cauchy,
-    &uniform::Uniform,
-    &beta::Beta,
-    &weibull::Weibull,
-    &inv_chi_square::InvChiSquare,
-    &flat::Flat,
-];
+/// Declares each law's module and lists it in [`HYPER_PRIORS`]: one line per law.
+macro_rules! register {
+    ($($module:ident :: $law:ident),* $(,)?) => {
+        $(mod $module;)*
+        /// Every hyperparameter prior of the language. Adding one: a file in this folder and a
+        /// line in `register!` below.
+        pub static HYPER_PRIORS: &[&dyn HyperPriorLaw] = &[$(&$module::$law),*];
+    };
+}
+
+register! {
+    gamma::Gamma,
+    inv_gamma::InvGamma,
+    lognormal::LogNormal,
+    normal::Normal,
+    half_normal::HalfNormal,
+    exponential::Exponential,
+    student_t::StudentT,
+    cauchy::Cauchy,
+    uniform::Uniform,
+    beta::Beta,
+    weibull::Weibull,
+    inv_chi_square::InvChiSquare,
+    flat::Flat,
+    half_cauchy::HalfCauchy,
+}
 
 /// The law of this name.
 pub fn lookup(name: &str) -> Option<&'static dyn HyperPriorLaw> {

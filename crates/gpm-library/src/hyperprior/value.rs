@@ -38,7 +38,8 @@ pub enum PriorStart {
     Mean,
     /// The prior's mode (it has no mean).
     Mode,
-    /// The median of the prior truncated to the declared range.
+    /// The median of the prior truncated to the declared range (a truncated prior, or one
+    /// with neither a mean nor an interior mode).
     TruncatedMedian,
     /// A point inside the range of an improper flat prior.
     FlatRange,
@@ -50,7 +51,9 @@ impl PriorStart {
         match self {
             PriorStart::Mean => "prior mean",
             PriorStart::Mode => "prior mode; the prior has no mean",
-            PriorStart::TruncatedMedian => "median of the prior truncated to the declared range",
+            PriorStart::TruncatedMedian => {
+                "the prior's median (truncated to the declared range; it has no mean)"
+            }
             PriorStart::FlatRange => {
                 "a point inside the declared range (the prior is flat): its middle, 1 from a one-sided bound, or 0"
             }
