@@ -44,6 +44,11 @@ pub trait Ellipse {
     fn mean(&self) -> &DVector<f64>;
     /// A draw of `N(0, Σ)`.
     fn centred_draw(&self, rng: &mut ChaCha8Rng) -> DVector<f64>;
+    /// `log N(z | m, Σ)` up to a constant, where the ellipse can say (a dense block's): what a
+    /// step about another reference slices against.
+    fn log_density(&self, _z: &DVector<f64>) -> Option<f64> {
+        None
+    }
 }
 
 impl Ellipse for crate::gaussian::GpEllipse<'_> {
@@ -74,6 +79,13 @@ impl Ellipse for DenseEllipse {
             .transpose()
             .solve_upper_triangular(&z)
             .unwrap_or(z)
+    }
+    /// `−½ (z − m)ᵀ P (z − m) = −½ ‖Lᵀ(z − m)‖²` with `P = LLᵀ` the precision.
+    fn log_density(&self, z: &DVector<f64>) -> Option<f64> {
+        // `l()`, not `l_dirty()`: the product reads the whole factor, whose upper triangle the
+        // dirty form leaves unzeroed.
+        let r = z - &self.mean;
+        Some(-0.5 * (self.chol.l().transpose() * r).norm_squared())
     }
 }
 

@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 mod ellipse_reference;
 pub use ellipse_reference::Reference as EllipseReference;
 mod conditional;
+mod dense_reference;
 mod elliptical;
 mod from_q;
 mod interweave_dense;
@@ -133,6 +134,11 @@ pub struct State {
     pub ellipse_references: Vec<Option<std::sync::Arc<ellipse_reference::Reference>>>,
     /// Per block, during warm-up: the current window of its reference's fit.
     ellipse_windows: Vec<Option<ellipse_reference::Window>>,
+    /// Per dense block with a fitted generic update, during warm-up: the fit of its draws.
+    dense_fits: Vec<Option<dense_reference::DenseFit>>,
+    /// Per dense block with a fitted generic update: the reference its ellipses follow
+    /// (`None`: the block's conditional, as before the first fit).
+    pub dense_references: Vec<Option<std::sync::Arc<dense_reference::DenseReference>>>,
 }
 
 /// A sparse GP column's prior at a chain's own kernel hyperparameters, with its features at
@@ -585,6 +591,8 @@ impl<'a> Sampler<'a> {
             adaptations: vec![Default::default(); self.joint_moves().count()],
             ellipse_references: vec![None; self.prep.blocks.len()],
             ellipse_windows: vec![None; self.prep.blocks.len()],
+            dense_fits: vec![None; self.prep.blocks.len()],
+            dense_references: vec![None; self.prep.blocks.len()],
             hyper_evaluations: 0,
         }
     }
@@ -616,6 +624,7 @@ impl<'a> Sampler<'a> {
         self.sweep(state, rng)?;
         self.adapt(state, sweep, warmup);
         self.adapt_ellipses(state, sweep, warmup);
+        self.fit_dense_references(state, sweep, warmup);
         Ok(())
     }
 
@@ -660,9 +669,10 @@ impl<'a> Sampler<'a> {
                     ref blocks,
                     ref factors,
                     steps,
+                    fitted,
                 } => {
                     let factors: Vec<usize> = factors.iter().map(|f| f.0).collect();
-                    self.sample_elliptical(blocks, &factors, steps, state, &pv, rng)?;
+                    self.sample_elliptical(blocks, &factors, steps, fitted, state, &pv, rng)?;
                     pv = self.predictors(state);
                 }
                 GibbsStep::KernelGroupLead {
@@ -783,31 +793,37 @@ impl<'a> Sampler<'a> {
 
     /// The generic update: the blocks' Gaussian conditionals given the augmented factors (each
     /// after its own hyperparameters), then elliptical slice steps over all of them jointly.
+    #[allow(clippy::too_many_arguments)]
     fn sample_elliptical(
         &self,
         blocks: &[gpm_schedule::BlockId],
         factors: &[usize],
         steps: usize,
+        fitted: bool,
         state: &mut State,
         pv: &[Vec<f64>],
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
         let mut parts = Vec::new();
+        let mut references = Vec::new();
         for spec in blocks {
             for bi in self.prep.spec_blocks[spec.0].clone() {
                 let b = &self.prep.blocks[bi];
                 if let Some(g) = self.block_gaussian(bi, b, false, state, pv, rng)? {
                     parts.push(g);
+                    references.push(state.dense_references[bi].clone().filter(|_| fitted));
                 }
             }
         }
+        // Every block of the group follows its fitted reference, or none does.
+        let references: Option<Vec<_>> = references.into_iter().collect();
         // Elliptical slice sampling has no conditional mean to average.
         for g in &parts {
             for l in g.coords.latents() {
                 state.without_mean[l] = true;
             }
         }
-        self.elliptical(&parts, factors, steps, state, rng)?;
+        self.elliptical(&parts, references.as_deref(), factors, steps, state, rng)?;
         drop(parts);
         // The schedule's non-centred moves (`interweave`) of the blocks' scale and kernel
         // hyperparameters, now that the values have moved: the hyperparameters given the

@@ -90,6 +90,12 @@ pub enum GibbsStep {
         factors: Vec<crate::ids::FactorId>,
         /// Steps per sweep.
         steps: usize,
+        /// Whether the steps follow a Gaussian fitted to the blocks' warm-up draws instead of
+        /// their conditional's (generalised elliptical slice sampling, Nishihara, Murray &
+        /// Adams 2014): chosen when every block of the group is dense, whose conditional given
+        /// the augmented factors is often far wider than its posterior under the generic
+        /// factors (a heteroscedastic likelihood's weights).
+        fitted: bool,
     },
 }
 
@@ -202,10 +208,14 @@ pub(crate) fn gibbs(
                     if members[0] != b.id {
                         continue;
                     }
+                    let fitted = members
+                        .iter()
+                        .all(|m| blocks[m.0].kind == crate::BlockKind::Dense);
                     GibbsStep::Elliptical {
                         blocks: members,
                         factors,
                         steps: crate::blocks::ELLIPTICAL_STEPS,
+                        fitted,
                     }
                 }
                 (None, None) => GibbsStep::Block {

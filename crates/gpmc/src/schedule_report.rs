@@ -195,8 +195,9 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
             blocks,
             factors,
             steps,
+            fitted,
         } => format!(
-            "generic update of {} (factor{} {} with no augmentation): {steps} elliptical slice sampling steps{} on the log-density as written, the ellipse's Gaussian being the prior{}{}",
+            "generic update of {} (factor{} {} with no augmentation): {steps} elliptical slice sampling steps{} on the log-density as written, the ellipse's Gaussian being the prior{}{}{}",
             blocks
                 .iter()
                 .map(|b| block_name(s, c, *b))
@@ -214,7 +215,12 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
             } else {
                 ""
             },
-            blocks.iter().map(|b| own_hypers(*b)).collect::<String>()
+            blocks.iter().map(|b| own_hypers(*b)).collect::<String>(),
+            if *fitted {
+                "; from the second quarter of warm-up the ellipses are those of a Gaussian fitted to the block's draws (covariance doubled, refitted every 50 sweeps, frozen after warm-up), and each step slices the target over that Gaussian (generalised elliptical slice sampling: exact for any fixed reference)"
+            } else {
+                ""
+            }
         ),
         GibbsStep::ConjugateHypers => format!(
             "draw {} from their conjugate Gamma conditionals",

@@ -60,9 +60,14 @@ impl super::Sampler<'_> {
     /// `steps` elliptical slice steps over the blocks jointly: the ellipse's Gaussian is the
     /// product of the blocks' Gaussian parts (independent given the auxiliaries: the schedule
     /// groups only blocks no augmented factor couples), its likelihood the generic `factors`.
+    ///
+    /// With `references` (one per block: [`super::dense_reference`]) the ellipses are those of
+    /// the references `N(m, R)` and the sliced density is `L(z) N(z | μ, Σ) / N(z | m, R)`
+    /// (generalised elliptical slice sampling), the same target.
     pub(super) fn elliptical(
         &self,
         parts: &[BlockGaussian],
+        references: Option<&[std::sync::Arc<super::dense_reference::DenseReference>]>,
         factors: &[usize],
         steps: usize,
         state: &mut State,
@@ -73,23 +78,39 @@ impl super::Sampler<'_> {
             .iter()
             .map(|g| g.block.ellipse(&g.np))
             .collect::<Result<Vec<_>, _>>()?;
-        let means: Vec<&DVector<f64>> = ellipses.iter().map(|e| e.mean()).collect();
+        let means: Vec<&DVector<f64>> = match references {
+            Some(r) => r.iter().map(|r| r.mean()).collect(),
+            None => ellipses.iter().map(|e| e.mean()).collect(),
+        };
+        // log N(z | μ, Σ) − log N(z | m, R) over the blocks (0 without references).
+        let correction = |z: &[DVector<f64>]| -> f64 {
+            let Some(r) = references else { return 0.0 };
+            (0..z.len())
+                .map(|k| match ellipses[k].log_density(&z[k]) {
+                    Some(own) => own - r[k].log_density(&z[k]),
+                    None => f64::NEG_INFINITY,
+                })
+                .sum()
+        };
         let mut z: Vec<DVector<f64>> = parts.iter().map(|g| g.coords.get(&state.latents)).collect();
-        let mut log_lik = self.marginal_log_lik(factors, state);
+        let mut log_lik = self.marginal_log_lik(factors, state) + correction(&z);
         let set = |state: &mut State, values: &[DVector<f64>]| {
             for (g, v) in parts.iter().zip(values) {
                 g.coords.set(&mut state.latents, v);
             }
         };
         for _ in 0..steps {
-            // ν ~ N(0, Σ): a draw of each block's Gaussian part, centred.
-            let nu: Vec<DVector<f64>> = ellipses.iter().map(|e| e.centred_draw(rng)).collect();
+            // ν ~ N(0, Σ) (or N(0, R)): a draw of each block's Gaussian part, centred.
+            let nu: Vec<DVector<f64>> = match references {
+                Some(r) => r.iter().map(|r| r.centred_draw(rng)).collect(),
+                None => ellipses.iter().map(|e| e.centred_draw(rng)).collect(),
+            };
             let moved = ellipse_step(rng, log_lik, &mut |c, s| {
                 let proposal: Vec<DVector<f64>> = (0..parts.len())
                     .map(|k| means[k] + (&z[k] - means[k]) * c + &nu[k] * s)
                     .collect();
                 set(state, &proposal);
-                let ll = self.marginal_log_lik(factors, state);
+                let ll = self.marginal_log_lik(factors, state) + correction(&proposal);
                 (ll, proposal)
             });
             match moved {
