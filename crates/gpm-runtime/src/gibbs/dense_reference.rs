@@ -12,6 +12,10 @@
 use super::*;
 use nalgebra::{Cholesky, DMatrix};
 
+/// Largest block fitted: the fit and its factor hold two `d × d` matrices per chain beside the
+/// block's own precision (2 000: 64 MB per chain); a larger block keeps its conditional's
+/// ellipses.
+const MAX_FITTED_DIM: usize = 2000;
 /// Sweeps between refits during warm-up.
 const REFIT_EVERY: usize = 50;
 /// How much wider than the draws the reference is (variance factor): a reference narrower than
@@ -125,6 +129,9 @@ impl<'a> Sampler<'a> {
                 continue;
             };
             let dim = prior_mean.len();
+            if dim > MAX_FITTED_DIM {
+                continue;
+            }
             let theta = gather_dense(parts, dim, &state.latents);
             let fit = state.dense_fits[bi].get_or_insert_with(|| DenseFit::new(dim));
             fit.push(&theta);
