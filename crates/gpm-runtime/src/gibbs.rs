@@ -138,7 +138,7 @@ pub struct State {
     dense_fits: Vec<Option<dense_reference::DenseFit>>,
     /// Per dense block with a fitted generic update: the reference its ellipses follow
     /// (`None`: the block's conditional, as before the first fit).
-    pub dense_references: Vec<Option<std::sync::Arc<dense_reference::DenseReference>>>,
+    pub dense_references: Vec<Option<std::sync::Arc<crate::reference_ess::Reference>>>,
 }
 
 /// A sparse GP column's prior at a chain's own kernel hyperparameters, with its features at

@@ -48,6 +48,11 @@ impl Reference {
         for j in 0..d {
             cov[(j, j)] += 1e-3 * 5.0 / (nf + 5.0);
         }
+        Reference::from_mean_cov(mean, cov)
+    }
+
+    /// `N(mean, cov)`; `None` when `cov` does not factor or an entry is not finite.
+    pub fn from_mean_cov(mean: DVector<f64>, cov: DMatrix<f64>) -> Option<Reference> {
         let l = crate::linalg::cholesky(cov)?.l();
         (l.iter().all(|v| v.is_finite()) && mean.iter().all(|v| v.is_finite()))
             .then_some(Reference { mean, l })
@@ -58,8 +63,19 @@ impl Reference {
         self.mean.len()
     }
 
+    /// `m`.
+    pub fn mean(&self) -> &DVector<f64> {
+        &self.mean
+    }
+
+    /// A draw of `N(0, c²Σ)`: `c L ε`.
+    pub fn centred_draw<R: Rng + ?Sized>(&self, rng: &mut R, c: f64) -> DVector<f64> {
+        let eps = DVector::from_fn(self.dim(), |_, _| rng.sample::<f64, _>(StandardNormal));
+        (&self.l * eps) * c
+    }
+
     /// `log N(u | m, c²Σ)` up to a constant.
-    fn log_density(&self, u: &[f64], c: f64) -> f64 {
+    pub fn log_density(&self, u: &[f64], c: f64) -> f64 {
         let r = DVector::from_fn(self.dim(), |i, _| (u[i] - self.mean[i]) / c);
         match self.l.solve_lower_triangular(&r) {
             Some(w) => -0.5 * w.norm_squared(),
@@ -89,8 +105,7 @@ pub fn step<R: Rng + ?Sized>(
     };
     let level = log_l(logp, u0) + rng.gen::<f64>().ln();
     let mut evaluations = 1;
-    let eps = DVector::from_fn(d, |_, _| rng.sample::<f64, _>(StandardNormal));
-    let nu = (&reference.l * eps) * c;
+    let nu = reference.centred_draw(rng, c);
     let tau = std::f64::consts::TAU;
     let mut theta = rng.gen::<f64>() * tau;
     let (mut lo, mut hi) = (theta - tau, theta);

@@ -10,7 +10,8 @@
 //! exact kernel.
 
 use super::*;
-use nalgebra::{Cholesky, DMatrix};
+use crate::reference_ess::Reference;
+use nalgebra::DMatrix;
 
 /// Largest block fitted: the fit and its factor hold two `d × d` matrices per chain beside the
 /// block's own precision (2 000: 64 MB per chain); a larger block keeps its conditional's
@@ -21,34 +22,6 @@ const REFIT_EVERY: usize = 50;
 /// How much wider than the draws the reference is (variance factor): a reference narrower than
 /// the target in some direction costs more than one a little wider.
 const INFLATION: f64 = 2.0;
-
-/// The fitted reference `N(m, R)`, `R = L Lᵀ`.
-#[derive(Debug)]
-pub struct DenseReference {
-    mean: DVector<f64>,
-    /// `L`, zeros above the diagonal (the draws multiply by it).
-    l: DMatrix<f64>,
-}
-
-impl DenseReference {
-    pub(super) fn mean(&self) -> &DVector<f64> {
-        &self.mean
-    }
-    /// A draw of `N(0, R)`.
-    pub(super) fn centred_draw(&self, rng: &mut ChaCha8Rng) -> DVector<f64> {
-        use rand_distr::{Distribution, StandardNormal};
-        let e = DVector::from_fn(self.mean.len(), |_, _| StandardNormal.sample(rng));
-        &self.l * e
-    }
-    /// `log N(z | m, R)` up to a constant.
-    pub(super) fn log_density(&self, z: &DVector<f64>) -> f64 {
-        let r = z - &self.mean;
-        match self.l.solve_lower_triangular(&r) {
-            Some(u) => -0.5 * u.norm_squared(),
-            None => f64::NEG_INFINITY,
-        }
-    }
-}
 
 /// Running mean and sum of squared deviations of a block's draws (Welford).
 #[derive(Debug, Clone)]
@@ -73,8 +46,8 @@ impl DenseFit {
         let d2 = x - &self.mean;
         self.m2 += &d * d2.transpose();
     }
-    /// The reference, once there are at least twice as many draws as coordinates.
-    fn reference(&self) -> Option<DenseReference> {
+    /// The reference `N(m, R)`, once there are at least twice as many draws as coordinates.
+    fn reference(&self) -> Option<Reference> {
         let dim = self.mean.len();
         if self.n < (2 * dim).max(20) {
             return None;
@@ -88,10 +61,7 @@ impl DenseFit {
         for j in 0..dim {
             r[(j, j)] += 1e-9 * scale;
         }
-        Some(DenseReference {
-            mean: self.mean.clone(),
-            l: Cholesky::new(r)?.l(),
-        })
+        Reference::from_mean_cov(self.mean.clone(), r)
     }
 }
 

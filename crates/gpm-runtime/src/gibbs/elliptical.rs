@@ -67,7 +67,7 @@ impl super::Sampler<'_> {
     pub(super) fn elliptical(
         &self,
         parts: &[BlockGaussian],
-        references: Option<&[std::sync::Arc<super::dense_reference::DenseReference>]>,
+        references: Option<&[std::sync::Arc<crate::reference_ess::Reference>]>,
         factors: &[usize],
         steps: usize,
         state: &mut State,
@@ -87,7 +87,7 @@ impl super::Sampler<'_> {
             let Some(r) = references else { return 0.0 };
             (0..z.len())
                 .map(|k| match ellipses[k].log_density(&z[k]) {
-                    Some(own) => own - r[k].log_density(&z[k]),
+                    Some(own) => own - r[k].log_density(z[k].as_slice(), 1.0),
                     None => f64::NEG_INFINITY,
                 })
                 .sum()
@@ -102,7 +102,7 @@ impl super::Sampler<'_> {
         for _ in 0..steps {
             // ν ~ N(0, Σ) (or N(0, R)): a draw of each block's Gaussian part, centred.
             let nu: Vec<DVector<f64>> = match references {
-                Some(r) => r.iter().map(|r| r.centred_draw(rng)).collect(),
+                Some(r) => r.iter().map(|r| r.centred_draw(rng, 1.0)).collect(),
                 None => ellipses.iter().map(|e| e.centred_draw(rng)).collect(),
             };
             let moved = ellipse_step(rng, log_lik, &mut |c, s| {
