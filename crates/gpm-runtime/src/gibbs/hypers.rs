@@ -409,6 +409,30 @@ impl super::Sampler<'_> {
         Ok(())
     }
 
+    /// The original log-densities of the factors a non-centred move evaluates (its
+    /// `interweave`), summed over their observations, with the latents at `at`.
+    pub(super) fn interwoven_log_lik(
+        &self,
+        factors: &[usize],
+        at: &[DVector<f64>],
+        aux: &[Vec<Vec<f64>>],
+        hypers: &[f64],
+    ) -> Result<f64, RuntimeError> {
+        let pv: Vec<Vec<f64>> = self.prep.preds.iter().map(|p| p.eval(at)).collect();
+        let mut stack = Vec::with_capacity(64);
+        let mut total = 0.0;
+        for &fi in factors {
+            let tape = self.schedule.factors[fi]
+                .log_density
+                .as_ref()
+                .ok_or_else(|| {
+                    RuntimeError::Inconsistent("an interwoven factor without a log-density".into())
+                })?;
+            total += self.prep.factors[fi].tape_sum(tape, &pv, &aux[fi], hypers, &mut stack);
+        }
+        Ok(total)
+    }
+
     /// The non-centred move of a GP's kernel hyperparameters after its draw
     /// ([`gpm_schedule::GpKernelUpdate::interweave`]): with `z = L_θ⁻¹(f − μ₀)` held, θ from
     /// `p(θ) Π_i p(y_i | f = μ₀ + L_θ z)` (the factors' original log-densities, the auxiliaries
@@ -466,16 +490,7 @@ impl super::Sampler<'_> {
                     at[latent][column * rows + i] = f[i];
                 }
             }
-            let pv: Vec<Vec<f64>> = self.prep.preds.iter().map(|p| p.eval(&at)).collect();
-            let mut stack = Vec::with_capacity(64);
-            let mut total = 0.0;
-            for &fi in &sk.interweave {
-                let fp = &self.schedule.factors[fi];
-                let tape = fp.log_density.as_ref().ok_or_else(|| {
-                    RuntimeError::Inconsistent("an interwoven factor without a log-density".into())
-                })?;
-                total += self.prep.factors[fi].tape_sum(tape, &pv, &aux[fi], hypers, &mut stack);
-            }
+            let total = self.interwoven_log_lik(&sk.interweave, &at, aux, hypers)?;
             if let Some((gp, f)) = moved_to {
                 *last.borrow_mut() = Some((hv.clone(), gp, f));
             }

@@ -60,21 +60,7 @@ impl<'a> Sampler<'a> {
         let log_lik = |hv: &HyperValues| -> Result<f64, RuntimeError> {
             let mut at = latents.clone();
             scatter_dense(parts, &moved(hv)?, &mut at);
-            let pv: Vec<Vec<f64>> = self.prep.preds.iter().map(|p| p.eval(&at)).collect();
-            let mut stack = Vec::with_capacity(64);
-            let mut total = 0.0;
-            for &fi in &d.interweave {
-                let tape = self.schedule.factors[fi]
-                    .log_density
-                    .as_ref()
-                    .ok_or_else(|| {
-                        RuntimeError::Inconsistent(
-                            "an interwoven factor without a log-density".into(),
-                        )
-                    })?;
-                total += self.prep.factors[fi].tape_sum(tape, &pv, &aux[fi], hypers, &mut stack);
-            }
-            Ok(total)
+            self.interwoven_log_lik(&d.interweave, &at, aux, hypers)
         };
         let current = self.hyper_values(state);
         self.slice_update(&d.hypers, d.joint, state, &log_lik, rng);
