@@ -791,58 +791,6 @@ impl<'a> Sampler<'a> {
         Ok(())
     }
 
-    /// The generic update: the blocks' Gaussian conditionals given the augmented factors (each
-    /// after its own hyperparameters), then elliptical slice steps over all of them jointly.
-    #[allow(clippy::too_many_arguments)]
-    fn sample_elliptical(
-        &self,
-        blocks: &[gpm_schedule::BlockId],
-        factors: &[usize],
-        steps: usize,
-        fitted: bool,
-        state: &mut State,
-        pv: &[Vec<f64>],
-        rng: &mut ChaCha8Rng,
-    ) -> Result<(), RuntimeError> {
-        let mut parts = Vec::new();
-        let mut references = Vec::new();
-        for spec in blocks {
-            for bi in self.prep.spec_blocks[spec.0].clone() {
-                let b = &self.prep.blocks[bi];
-                if let Some(g) = self.block_gaussian(bi, b, false, state, pv, rng)? {
-                    parts.push(g);
-                    references.push(state.dense_references[bi].clone().filter(|_| fitted));
-                }
-            }
-        }
-        // Every block of the group follows its fitted reference, or none does.
-        let references: Option<Vec<_>> = references.into_iter().collect();
-        // Elliptical slice sampling has no conditional mean to average.
-        for g in &parts {
-            for l in g.coords.latents() {
-                state.without_mean[l] = true;
-            }
-        }
-        self.elliptical(&parts, references.as_deref(), factors, steps, state, rng)?;
-        drop(parts);
-        // The schedule's non-centred moves (`interweave`) of the blocks' scale and kernel
-        // hyperparameters, now that the values have moved: the hyperparameters given the
-        // standardised values, the values moved with them.
-        for spec in blocks {
-            for bi in self.prep.spec_blocks[spec.0].clone() {
-                let dense = self.dense_scales.iter().find(|d| d.block == bi);
-                if let Some(d) = dense.filter(|d| !d.interweave.is_empty()) {
-                    self.interweave_dense(d, state, rng)?;
-                }
-                let kernel = self.kernels.iter().find(|k| k.block == bi);
-                if let Some(k) = kernel.filter(|k| !k.interweave.is_empty()) {
-                    self.interweave_kernel(k, state, rng)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
     fn row(&self, state: &State, rng: &mut ChaCha8Rng) -> Vec<f64> {
         let pv = self.predictors(state);
         let mut r = vec![self.log_joint_at(state, &pv)];
