@@ -125,17 +125,7 @@ impl Lowerer {
         if let Dim::Const(c) = classes {
             for k in 0..*c {
                 preds.push(self.lift(
-                    Affine {
-                        terms: vec![Term {
-                            latent: z.name.clone(),
-                            coef: 1.0,
-                            scale_by: None,
-                            design: Design::Column { column: k },
-                        }],
-                        offset: 0.0,
-                        span: arg_span,
-                        name: None,
-                    },
+                    Affine::reading(z.name.clone(), Design::Column { column: k }, arg_span, None),
                     &ctx.n,
                 ));
             }

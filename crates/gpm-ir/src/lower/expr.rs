@@ -103,30 +103,15 @@ impl Lowerer {
                 }
                 let z = self.model.latent(v)?.clone();
                 match &z.shape {
-                    Shape::Scalar => Some(Node::Lat(Affine {
-                        terms: vec![Term {
-                            latent: v.to_string(),
-                            coef: 1.0,
-                            scale_by: None,
-                            design: Design::Broadcast,
-                        }],
-                        offset: 0.0,
+                    Shape::Scalar => Some(Node::Lat(Affine::reading(
+                        v.to_string(),
+                        Design::Broadcast,
                         span,
-                        name: Some(v.to_string()),
-                    })),
-                    Shape::Vector(n) if ctx.var.is_none() && *n == ctx.n => {
-                        Some(Node::Lat(Affine {
-                            terms: vec![Term {
-                                latent: v.to_string(),
-                                coef: 1.0,
-                                scale_by: None,
-                                design: Design::Identity,
-                            }],
-                            offset: 0.0,
-                            span,
-                            name: Some(v.to_string()),
-                        }))
-                    }
+                        Some(v.to_string()),
+                    ))),
+                    Shape::Vector(n) if ctx.var.is_none() && *n == ctx.n => Some(Node::Lat(
+                        Affine::reading(v.to_string(), Design::Identity, span, Some(v.to_string())),
+                    )),
                     Shape::Vector(_) => Some(Node::LatVec(v.to_string(), span)),
                     Shape::Matrix(..) => self.not_scalar(span),
                 }

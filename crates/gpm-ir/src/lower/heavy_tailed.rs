@@ -65,18 +65,7 @@ impl Lowerer {
             Shape::Vector(n) => (n.clone(), Design::Identity),
             _ => (Dim::Const(1), Design::Broadcast),
         };
-        let term = Term {
-            latent: name.clone(),
-            coef: 1.0,
-            scale_by: None,
-            design,
-        };
-        let affine = Affine {
-            terms: vec![term],
-            offset: 0.0,
-            span: z.span,
-            name: None,
-        };
+        let affine = Affine::reading(name.clone(), design, z.span, None);
         let eta = self.lift(affine, &n);
         let at = if density == "student_t" { 1 } else { 0 };
         let mut p = params;

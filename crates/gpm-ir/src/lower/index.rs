@@ -111,13 +111,7 @@ impl Lowerer {
             (Binding::Data, Shape::Matrix(n, cols), [a, b]) if self.is_loop_var(a, ctx) => {
                 self.check_len(n, &ctx.n, v, span)?;
                 let c = self.constant(b, "a column index")?;
-                let in_range = c.fract() == 0.0
-                    && c >= 1.0
-                    && match cols {
-                        Dim::Const(k) => c <= *k as f64,
-                        Dim::Var(_) => true,
-                    };
-                if !in_range {
+                if sizes::one_based(c, cols).is_none() {
                     self.err(
                         SemanticError::new(
                             "gpm::bad_index",
@@ -137,17 +131,12 @@ impl Lowerer {
             // f[i]
             (Binding::Latent, Shape::Vector(n), [a]) if self.is_loop_var(a, ctx) => {
                 self.check_len(n, &ctx.n, v, span)?;
-                Some(Node::Lat(Affine {
-                    terms: vec![Term {
-                        latent: v.clone(),
-                        coef: 1.0,
-                        scale_by: None,
-                        design: Design::Identity,
-                    }],
-                    offset: 0.0,
+                Some(Node::Lat(Affine::reading(
+                    v.clone(),
+                    Design::Identity,
                     span,
-                    name: Some(v.clone()),
-                }))
+                    Some(v.clone()),
+                )))
             }
             // u[g[i]]: a random effect by group.
             (Binding::Latent, Shape::Vector(groups), [g]) => {
@@ -167,29 +156,20 @@ impl Lowerer {
                     return self.bad_latent_index(v, span, &i);
                 }
                 let _ = groups;
-                Some(Node::Lat(Affine {
-                    terms: vec![Term {
-                        latent: v.clone(),
-                        coef: 1.0,
-                        scale_by: None,
-                        design: Design::Gather {
-                            index: gname.clone(),
-                        },
-                    }],
-                    offset: 0.0,
+                Some(Node::Lat(Affine::reading(
+                    v.clone(),
+                    Design::Gather {
+                        index: gname.clone(),
+                    },
                     span,
-                    name: None,
-                }))
+                    None,
+                )))
             }
             // F[i, k] with k a constant class.
             (Binding::Latent, Shape::Matrix(n, cols), [a, b]) if self.is_loop_var(a, ctx) => {
                 self.check_len(n, &ctx.n, v, span)?;
                 let k = self.constant(b, "a column index of a latent matrix")?;
-                let in_range = match cols {
-                    Dim::Const(c) => k >= 1.0 && k <= *c as f64,
-                    Dim::Var(_) => k >= 1.0,
-                };
-                if k.fract() != 0.0 || !in_range {
+                let Some(column) = sizes::one_based(k, cols) else {
                     self.err(
                         SemanticError::new(
                             "gpm::bad_index",
@@ -200,20 +180,13 @@ impl Lowerer {
                         .help("see docs/language.md"),
                     );
                     return None;
-                }
-                Some(Node::Lat(Affine {
-                    terms: vec![Term {
-                        latent: v.clone(),
-                        coef: 1.0,
-                        scale_by: None,
-                        design: Design::Column {
-                            column: k as usize - 1,
-                        },
-                    }],
-                    offset: 0.0,
+                };
+                Some(Node::Lat(Affine::reading(
+                    v.clone(),
+                    Design::Column { column },
                     span,
-                    name: None,
-                }))
+                    None,
+                )))
             }
             _ => {
                 if matches!(binding, Binding::Latent) {
@@ -242,13 +215,8 @@ impl Lowerer {
         kspan: Span,
         span: Span,
     ) -> Option<Node> {
-        let in_range = k >= 1.0
-            && k.fract() == 0.0
-            && match len {
-                Dim::Const(n) => k <= *n as f64,
-                Dim::Var(_) => true, // checked against the data when they are bound
-            };
-        if !in_range {
+        // A length that is a datum is checked when the data are bound.
+        let Some(index) = sizes::one_based(k, len) else {
             self.err(
                 SemanticError::new(
                     "gpm::bad_index",
@@ -259,20 +227,13 @@ impl Lowerer {
                 .help("entries count from 1"),
             );
             return None;
-        }
-        Some(Node::Lat(Affine {
-            terms: vec![Term {
-                latent: v.to_string(),
-                coef: 1.0,
-                scale_by: None,
-                design: Design::Entry {
-                    index: k as usize - 1,
-                },
-            }],
-            offset: 0.0,
+        };
+        Some(Node::Lat(Affine::reading(
+            v.to_string(),
+            Design::Entry { index },
             span,
-            name: None,
-        }))
+            None,
+        )))
     }
 
     pub(super) fn bad_latent_index(&mut self, v: &str, span: Span, i: &str) -> Option<Node> {
@@ -320,18 +281,13 @@ impl Lowerer {
             );
             return None;
         }
-        Some(Node::Lat(Affine {
-            terms: vec![Term {
-                latent: w.to_string(),
-                coef: 1.0,
-                scale_by: None,
-                design: Design::Matrix {
-                    data: x.to_string(),
-                },
-            }],
-            offset: 0.0,
+        Some(Node::Lat(Affine::reading(
+            w.to_string(),
+            Design::Matrix {
+                data: x.to_string(),
+            },
             span,
-            name: None,
-        }))
+            None,
+        )))
     }
 }

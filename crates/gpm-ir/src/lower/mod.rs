@@ -114,6 +114,21 @@ struct Affine {
 }
 
 impl Affine {
+    /// One latent read through `design` with coefficient 1, no offset, no covariate.
+    fn reading(latent: String, design: Design, span: Span, name: Option<String>) -> Affine {
+        Affine {
+            terms: vec![Term {
+                latent,
+                coef: 1.0,
+                scale_by: None,
+                design,
+            }],
+            offset: 0.0,
+            span,
+            name,
+        }
+    }
+
     fn scale(mut self, c: f64) -> Affine {
         for t in &mut self.terms {
             t.coef *= c;

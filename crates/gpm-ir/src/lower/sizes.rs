@@ -2,6 +2,17 @@
 
 use super::*;
 
+/// The 0-based position of a constant 1-based index `k` into something of length `len`; `None`
+/// unless `k` is an integer in `1..=len` (a length that is a datum bounds it only when the data
+/// are bound, so there any integer from 1 passes).
+pub(super) fn one_based(k: f64, len: &Dim) -> Option<usize> {
+    let within = match len {
+        Dim::Const(n) => k <= *n as f64,
+        Dim::Var(_) => true,
+    };
+    (k >= 1.0 && k.fract() == 0.0 && within).then(|| k as usize - 1)
+}
+
 impl Lowerer {
     /// A size: an integer literal or an `int` scalar datum.
     pub(super) fn dim(&mut self, e: &ast::Expr) -> Option<Dim> {

@@ -160,16 +160,13 @@ impl Lowerer {
             );
         };
         let j = self.constant(j, "a column number")?;
-        let in_range = j >= 1.0 && j.fract() == 0.0 && matches!(cols, Dim::Var(_))
-            || matches!(cols, Dim::Const(n) if j >= 1.0 && j.fract() == 0.0 && j <= n as f64);
-        if !in_range {
+        let Some(column) = sizes::one_based(j, &cols) else {
             return self.bad_transform(
                 c.args[1].value.span,
                 format!("column {j} of `{name}`, which has {cols} columns"),
                 "columns are numbered from 1",
             );
-        }
-        let column = j as usize - 1;
+        };
         Some((DataExpr::Column { name, column }, Shape::Vector(rows)))
     }
 
