@@ -52,10 +52,12 @@ def build(compiled, columns, rows, data, attrs):
     # them: a transformed response is observed data, the others constant data.
     from . import _data
 
-    data = dict(data)
-    for name, values, shape in compiled.transformed(_data.handover(data)):
-        data.setdefault(name, np.asarray(values).reshape(shape) if shape else values[0])
     declarations = compiled.declarations()
+    data = dict(data)
+    # Computing them checks the data once more: only for a model that has any.
+    if any(kind == "transformed" for _name, kind, _dims in declarations):
+        for name, values, shape in compiled.transformed(_data.handover(data)):
+            data.setdefault(name, np.asarray(values).reshape(shape) if shape else values[0])
     decl = {name: dims for name, _kind, dims in declarations}
     kinds = {name: kind for name, kind, _dims in declarations}
     responses = [r for r in compiled.responses() if r is not None]
