@@ -1,16 +1,11 @@
 //! Univariate slice sampling (Neal 2003, "Slice sampling", §4: stepping out, then shrinkage)
 //! for hyperparameters whose prior is not conjugate to the augmented model. The executors give
 //! it a log-density on an unconstrained scale; [`Transform`] maps a bounded hyperparameter to
-//! that scale and supplies the log-Jacobian.
+//! that scale and supplies the log-Jacobian; the prior's log-density is the library's
+//! (`HyperPrior::log_density`).
 
 use gpm_library::HyperPrior;
 use rand::Rng;
-
-/// Log-density of a hyperparameter prior up to a constant; `−∞` outside its support and its
-/// declared range (one implementation: the library's).
-pub fn log_prior(prior: &HyperPrior, x: f64) -> f64 {
-    prior.log_density(x)
-}
 
 /// The unconstrained scale of a hyperparameter, from the range of its (truncated) prior:
 /// `θ = lower + eᵘ` with only a lower end, `θ = upper − eᵘ` with only an upper end,
@@ -128,7 +123,7 @@ mod tests {
                 u = step(
                     &mut rng,
                     u,
-                    &mut |u| log_prior(prior, t.to_theta(u)) + t.log_jacobian(u),
+                    &mut |u| prior.log_density(t.to_theta(u)) + t.log_jacobian(u),
                     1.0,
                     20,
                 );

@@ -94,7 +94,7 @@ impl super::Sampler<'_> {
         let term = |k: usize, u: f64, hv: &mut HyperValues| -> f64 {
             let h = &hs[k];
             let theta = theta_at(k, u);
-            let lp = crate::slice::log_prior(&h.prior, theta);
+            let lp = h.prior.log_density(theta);
             h.set_in(hv, theta);
             lp + h.transform.log_jacobian(u)
         };
@@ -271,7 +271,7 @@ impl super::Sampler<'_> {
             let u0 = t.to_u(h.get(state));
             let mut logp = |u: f64| -> f64 {
                 let theta = t.to_theta(u);
-                let lp = crate::slice::log_prior(&h.prior, theta);
+                let lp = h.prior.log_density(theta);
                 if !lp.is_finite() {
                     return f64::NEG_INFINITY;
                 }

@@ -13,7 +13,7 @@ impl<'a> Sampler<'a> {
         let mut lp = self.log_likelihood_at(state, pv);
         // Priors of the sampled hyperparameters (the others are constants).
         for hp in &self.schedule.hypers {
-            lp += crate::slice::log_prior(&hp.prior, state.hypers[hp.hyper.0]);
+            lp += hp.prior.log_density(state.hypers[hp.hyper.0]);
         }
         for h in self
             .sliced
@@ -22,7 +22,7 @@ impl<'a> Sampler<'a> {
             .chain(self.shared.iter().flat_map(|s| s.hypers.iter()))
             .chain(self.dense_scales.iter().flat_map(|d| d.hypers.iter()))
         {
-            lp += crate::slice::log_prior(&h.prior, h.get(state));
+            lp += h.prior.log_density(h.get(state));
         }
         for (bi, b) in self.prep.blocks.iter().enumerate() {
             match b {
