@@ -44,7 +44,17 @@ def normalise(data, columns=None, declared=None):
         if isinstance(value, (bool, int, float, np.integer, np.floating)):
             out[str(name)] = float(value)
             continue
-        arr = np.ascontiguousarray(np.asarray(value, dtype=np.float64))
+        try:
+            arr = np.ascontiguousarray(np.asarray(value, dtype=np.float64))
+        except (TypeError, ValueError) as e:
+            from ._gpmc import DataError
+
+            kind = getattr(getattr(value, "dtype", None), "kind", None)
+            what = "an object array" if kind == "O" else type(value).__name__
+            raise DataError(
+                f"`{name}` is {what} that is not numbers ({e}): give numbers (int or float), "
+                "as a list, a numpy array or a pandas Series"
+            ) from None
         out[str(name)] = float(arr) if arr.ndim == 0 else arr
     return out
 

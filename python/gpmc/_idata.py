@@ -94,9 +94,11 @@ def build(compiled, columns, rows, data, attrs):
             dims[base] = [f"{base}_dim_{k}" for k in range(len(v["shape"]))]
         else:
             dims[base] = dims_of(base, len(v["shape"]))
-    observed = {r: np.asarray(data[r]) for r in responses if r in data}
+    # Copies the InferenceData owns: the caller's arrays may change after sampling, and
+    # prediction from the InferenceData reads these (issue 32).
+    observed = {r: np.array(data[r], copy=True) for r in responses if r in data}
     constant = {
-        k: np.asarray(v)
+        k: np.array(v, copy=True)
         for k, v in data.items()
         if k not in observed and kinds.get(k) in ("data", "transformed")
     }

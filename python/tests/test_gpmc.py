@@ -190,6 +190,27 @@ def test_prediction_at_new_inputs_without_responses(tmp_path):
     np.testing.assert_allclose(again["f_mean"], df["f_mean"], rtol=1e-12)
 
 
+def test_the_inference_data_owns_its_data_and_test_inputs_are_checked():
+    # Issue 32: changing the caller's arrays after sampling must not change what prediction
+    # from the InferenceData returns; test inputs of another width are refused.
+    m = gpmc.Model(MODELS / "gp_classification.gpm")
+    data = gp_data()
+    idata = m.sample(data, chains=1, draws=100, warmup=100, progress=False)
+    test = json.loads((MODELS / "gp_classification.test.json").read_text())
+    new = {"X": np.array(test["X"])}
+    before = gpmc.predict(idata, new)
+    data["X"][:] = 0.0
+    after = gpmc.predict(idata, new)
+    np.testing.assert_array_equal(before["f_mean"], after["f_mean"])
+    with pytest.raises(gpmc.DataError, match="`D` = 1 but the fit was made with `D` = 2"):
+        gpmc.predict(idata, {"X": np.array(test["X"])[:, :1]})
+    bad = gp_data()
+    bad["X"] = bad["X"].astype(object)
+    bad["X"][0, 0] = "a"
+    with pytest.raises(gpmc.DataError, match="`X` is an object array"):
+        m.sample(bad, progress=False)
+
+
 def test_variational_fits():
     m = gpmc.Model(MODELS / "gp_classification.gpm")
     d = gp_data()

@@ -16,6 +16,11 @@ use crate::error::ParseError;
 /// 20; the stack of every pass holds thousands.
 pub const MAX_NESTING: usize = 256;
 
+/// The longest name (or number) accepted, in characters: names are printed in tables, CSV
+/// headers and diagnostics, and a name of 65 536 characters once passed `check` only to break
+/// the summary table's formatting.
+pub const MAX_NAME_CHARS: usize = 256;
+
 /// The largest model text accepted, in bytes (a real model is a few kilobytes).
 pub const MAX_SOURCE_BYTES: usize = 4 << 20;
 
@@ -38,9 +43,24 @@ pub fn check_limits(src: &str) -> Result<(), ParseError> {
     // bracket (index 0: outside every bracket); `depth` is the brackets plus all those counts.
     let mut open: Vec<usize> = vec![0];
     let mut depth = 0usize;
+    let mut word = 0usize;
     let mut i = 0;
     while i < bytes.len() {
         let c = bytes[i];
+        // Runs of name characters (a name or a number), counted in bytes: ASCII here.
+        word = if c.is_ascii_alphanumeric() || c == b'_' {
+            word + 1
+        } else {
+            0
+        };
+        if word > MAX_NAME_CHARS {
+            return Err(ParseError::new(
+                format!("a name or number longer than {MAX_NAME_CHARS} characters"),
+                Span::new(i + 1 - word, i + 1),
+                "too long",
+            )
+            .with_help("give it a shorter name"));
+        }
         match c {
             b'/' if bytes.get(i + 1) == Some(&b'/') => i = skip_line(bytes, i),
             b'#' => i = skip_line(bytes, i),
@@ -123,6 +143,18 @@ mod tests {
         assert!(check_limits(&format!("f({})", "1 + 2, ".repeat(300))).is_ok());
         // Operators inside a closed bracket no longer count.
         assert!(check_limits(&format!("{}1", "(1+1+1) * ".repeat(100))).is_ok());
+    }
+
+    #[test]
+    fn names_are_bounded() {
+        let ok = format!("x{} = 1;", "a".repeat(MAX_NAME_CHARS - 1));
+        assert!(check_limits(&ok).is_ok());
+        let long = format!("x{} = 1;", "a".repeat(MAX_NAME_CHARS));
+        let e = check_limits(&long).unwrap_err();
+        assert!(e.message.contains("longer than 256"), "{}", e.message);
+        assert_eq!(e.span.start, 0);
+        // Many short names are fine.
+        assert!(check_limits(&"abc ".repeat(10_000)).is_ok());
     }
 
     #[test]

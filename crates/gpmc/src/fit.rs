@@ -46,6 +46,16 @@ pub struct SavedFit {
     pub posterior: Stored,
 }
 
+/// A 64-bit FNV-1a fingerprint of a text (the model's source).
+pub fn text_fingerprint(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.as_bytes() {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
 /// A 64-bit FNV-1a fingerprint of every datum's name, shape and values (their bits).
 pub fn fingerprint(data: &Data) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -129,13 +139,16 @@ fn q_from_json(v: &serde_json::Value) -> Option<BlockPosterior> {
             a: vector(&v["a"])?,
             b: vector(&v["b"])?,
         },
-        "sparse" => BlockPosterior::Sparse(
-            gpm_runtime::sparse::QInducing::from_natural(
-                matrix(&v["prec"])?,
-                DVector::from_vec(vector(&v["h"])?),
+        "sparse" => {
+            let (prec, h) = (matrix(&v["prec"])?, vector(&v["h"])?);
+            // Sizes first: the factorisation assumes a square precision of `h`'s size.
+            if prec.nrows() != prec.ncols() || prec.nrows() != h.len() {
+                return None;
+            }
+            BlockPosterior::Sparse(
+                gpm_runtime::sparse::QInducing::from_natural(prec, DVector::from_vec(h)).ok()?,
             )
-            .ok()?,
-        ),
+        }
         "particles" => BlockPosterior::Particles {
             mean: DVector::from_vec(vector(&v["mean"])?),
             spread: matrix(&v["spread"])?,
@@ -184,6 +197,7 @@ pub fn files(
         "posterior": posterior,
         "model": c.name,
         "model_file": MODEL_FILE,
+        "model_fingerprint": text_fingerprint(&c.source),
         "data_files": absolute,
         "data_fingerprint": fingerprint(data),
         "seed": seed,
@@ -255,12 +269,25 @@ pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
         .as_array()
         .and_then(|vs| vs.iter().map(numbers).collect::<Option<Vec<_>>>())
         .ok_or_else(|| bad("hyper_values"))?;
+    let source = read(MODEL_FILE)?;
+    let recorded = fit["model_fingerprint"].as_str().ok_or_else(|| {
+        FitError(format!(
+            "{}: no `model_fingerprint` (a fit saved by an older gpmc, or edited): run `gpmc infer` again",
+            dir.join(FIT_FILE).display()
+        ))
+    })?;
+    if text_fingerprint(&source) != recorded {
+        return Err(FitError(format!(
+            "{} is not the model the fit was made from (its fingerprint differs from the one in {FIT_FILE}): predict from the output of a run of this model, or run `gpmc infer` again",
+            dir.join(MODEL_FILE).display()
+        )));
+    }
     Ok(SavedFit {
         name: fit["model"]
             .as_str()
             .ok_or_else(|| bad("model"))?
             .to_string(),
-        source: read(MODEL_FILE)?,
+        source,
         data_files: fit["data_files"]
             .as_array()
             .and_then(|fs| fs.iter().map(|f| f.as_str().map(PathBuf::from)).collect())
@@ -309,6 +336,7 @@ impl Reuse {
                 fit.data_files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
             )));
         }
+        check_values(&c.model, &fit.values, &train, dir)?;
         let Stored::Draws(pointwise) = fit.posterior else {
             return Ok(Reuse {
                 fit,
@@ -375,6 +403,35 @@ pub fn draws_in(
             layout.width()
         )));
     }
+    // Prediction averages over the latents and hyperparameters of each draw: one that is not
+    // a number (an edited or damaged file) would make every prediction NaN.
+    for var in layout.vars.iter().filter(|v| {
+        use gpm_runtime::draws::VarKind;
+        matches!(
+            v.kind,
+            VarKind::Hyper(_) | VarKind::Latent(_) | VarKind::Inducing(_)
+        )
+    }) {
+        for (k, rows) in files.chains.iter().enumerate() {
+            let columns = var.offset..var.offset + var.len();
+            if let Some(row) = rows
+                .iter()
+                .position(|r| r[columns.clone()].iter().any(|x| !x.is_finite()))
+            {
+                let j = columns
+                    .clone()
+                    .find(|&j| !rows[row][j].is_finite())
+                    .unwrap_or(var.offset);
+                return Err(FitError(format!(
+                    "{}: chain {} has the value {} in column `{}` of a draw (a damaged or edited chain file): prediction needs finite draws; run `gpmc infer` again",
+                    dir.display(),
+                    k + 1,
+                    rows[row][j],
+                    files.header.get(j).map_or("?", |s| s.as_str()),
+                )));
+            }
+        }
+    }
     let chains = files
         .chains
         .into_iter()
@@ -397,4 +454,60 @@ pub fn predict(
     let test = crate::data::load_test(&reuse.checked.model, &test_paths)
         .map_err(|e| FitError(e.to_string()))?;
     reuse.predict(&test)
+}
+
+/// The hyperparameter values of `fit.json` against the model: one per hyperparameter, finite
+/// where the run fixed or learned them (a sampled one's values are in the draws), a vector's
+/// of its declared length.
+fn check_values(
+    model: &gpm_ir::Model,
+    values: &HyperValues,
+    train: &Data,
+    dir: &Path,
+) -> Result<(), FitError> {
+    let bad = |why: String| {
+        FitError(format!(
+            "{}: `hyper_values` {why} (an edited or damaged fit): run `gpmc infer` again",
+            dir.join(FIT_FILE).display()
+        ))
+    };
+    let n = model.hypers.len();
+    if values.scalars.len() != n || values.vectors.len() != n {
+        return Err(bad(format!(
+            "hold {} values where the model has {n} hyperparameters",
+            values.scalars.len().min(values.vectors.len())
+        )));
+    }
+    for (k, h) in model.hypers.iter().enumerate() {
+        let sampled = matches!(h.kind, gpm_ir::HyperKind::Prior { .. });
+        match &h.shape {
+            gpm_ir::Shape::Scalar => {
+                if !sampled && !values.scalars[k].is_finite() {
+                    return Err(bad(format!("have no finite value for `{}`", h.name)));
+                }
+            }
+            shape => {
+                let v = &values.vectors[k];
+                let want = match shape {
+                    gpm_ir::Shape::Vector(gpm_ir::Dim::Const(d)) => Some(*d),
+                    gpm_ir::Shape::Vector(gpm_ir::Dim::Var(d)) => {
+                        train.scalar(d).map(|x| x as usize)
+                    }
+                    _ => None,
+                };
+                if !sampled
+                    && (v.is_empty()
+                        || want.is_some_and(|d| d != v.len())
+                        || v.iter().any(|x| !x.is_finite()))
+                {
+                    return Err(bad(format!(
+                        "have {} values for `{}`, declared {shape}",
+                        v.len(),
+                        h.name
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
 }

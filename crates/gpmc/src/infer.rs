@@ -781,6 +781,7 @@ pub fn predict_with(
     seed: u64,
     max_draws: usize,
 ) -> Result<(String, serde_json::Value), InferError> {
+    crate::data::check_test_against(&c.model, train, test)?;
     let schedule = schedule(c)?;
     let hv = r.values.clone();
     let labels = label_sets(c, test);
@@ -893,6 +894,7 @@ pub fn predict_variational(
     hypers: &HyperValues,
     blocks: &[gpm_runtime::cavi::BlockPosterior],
 ) -> Result<(String, serde_json::Value), InferError> {
+    crate::data::check_test_against(&c.model, train, test)?;
     let schedule = schedule(c)?;
     let labels = label_sets(c, test);
     let posterior = gpm_runtime::predict::Posterior::Variational(blocks);

@@ -287,13 +287,9 @@ fn main() -> ExitCode {
                 }
             };
             let out = output.unwrap_or_else(|| dir.join("plots"));
-            // The figures directory is replaced as a whole, like a run's output.
-            let mut all = files.clone();
-            all.push((
-                "summary.json".into(),
-                serde_json::json!({"figures_of": dir.display().to_string()}).to_string(),
-            ));
-            if let Err(e) = gpmc::output::write_all(&out, &all) {
+            // The figures directory is replaced as a whole, like a run's output (and marked
+            // as gpmc's, so that a later `gpmc plot` may replace it).
+            if let Err(e) = gpmc::output::write_all(&out, &files) {
                 eprintln!("error: {e}");
                 return ExitCode::from(1);
             }

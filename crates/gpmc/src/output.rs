@@ -7,7 +7,12 @@
 //! Two runs into one directory exclude each other: the first holds a lock (`.<name>.lock`
 //! beside the directory, an advisory lock the system releases when the process ends, however
 //! it ends; the file is removed when the run ends) and the second is refused at once, before
-//! any work.
+//! any work. The lock is taken beside the directory's canonical path, so an alias through a
+//! symbolic link locks the same file.
+//!
+//! Only a directory gpmc made is ever replaced: every output directory holds [`MARKER`] (a
+//! format line written by gpmc), and an existing directory without it is refused unless it is
+//! empty — a `summary.json` of the user's own, beside their other files, is not taken for ours.
 
 use crate::infer::InferError;
 use std::path::{Path, PathBuf};
@@ -22,49 +27,106 @@ pub struct Staging {
     lock: (std::fs::File, PathBuf),
 }
 
+/// The file that marks a directory as a gpmc output, and its content (a format version: a
+/// later gpmc that changes the layout can tell its own directories from older ones).
+pub const MARKER: &str = ".gpmc-output";
+const MARKER_CONTENT: &str = "gpmc output directory, format 1\n";
+
+/// Whether `dir` holds gpmc's marker (its content read with a small limit: a marker is one line).
+fn is_marked(dir: &Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(dir.join(MARKER)) else {
+        return false;
+    };
+    let mut text = String::new();
+    file.take(256).read_to_string(&mut text).is_ok()
+        && text.starts_with("gpmc output directory, format ")
+}
+
+/// `dir` with its symbolic links resolved: the directory itself when it exists, else its
+/// parent's canonical path and its name (the parent is created first).
+fn canonical(dir: &Path) -> Result<(PathBuf, String), InferError> {
+    // A link to a directory not made yet (a run is still staging it) names that directory.
+    let mut dir = dir.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&dir) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = std::fs::read_link(&dir).map_err(|e| io(&dir, e))?;
+                dir = match dir.parent() {
+                    Some(p) if target.is_relative() => p.join(target),
+                    _ => target,
+                };
+            }
+            _ => break,
+        }
+    }
+    let dir = dir.as_path();
+    if dir.exists() {
+        let real = std::fs::canonicalize(dir).map_err(|e| io(dir, e))?;
+        let name = real
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .ok_or_else(|| InferError::Io(format!("{}: not a directory name", dir.display())))?;
+        return Ok((real, name));
+    }
+    let name = dir
+        .file_name()
+        .ok_or_else(|| InferError::Io(format!("{}: not a directory name", dir.display())))?
+        .to_string_lossy()
+        .to_string();
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).map_err(|e| io(&parent, e))?;
+    let parent = std::fs::canonicalize(&parent).map_err(|e| io(&parent, e))?;
+    Ok((parent.join(&name), name))
+}
+
 fn io(what: &Path, e: std::io::Error) -> InferError {
     InferError::Io(format!("{}: {e}", what.display()))
 }
 
 impl Staging {
-    /// Start writing the output directory `dir`. An existing `dir` may be replaced only if it
-    /// is a gpmc output (it holds `summary.json`) or empty, which is checked here, before any
+    /// Start writing the output directory `dir`. An existing `dir` may be replaced only if
+    /// gpmc made it (it holds [`MARKER`]) or it is empty, which is checked here, before any
     /// work; leftovers of killed runs are removed.
     pub fn create(dir: &Path) -> Result<Staging, InferError> {
-        let name = dir
-            .file_name()
-            .ok_or_else(|| InferError::Io(format!("{}: not a directory name", dir.display())))?
-            .to_string_lossy()
-            .to_string();
-        let parent = match dir.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        if dir.exists() {
-            let ours = dir.join("summary.json").is_file()
-                || std::fs::read_dir(dir)
-                    .map_err(|e| io(dir, e))?
-                    .next()
-                    .is_none();
-            if !dir.is_dir() || !ours {
+        let (real, name) = canonical(dir)?;
+        if real.exists() {
+            if !real.is_dir() {
                 return Err(InferError::Io(format!(
-                    "{} exists and is not a gpmc output directory (no summary.json): choose another --output",
+                    "{} exists and is not a directory: choose another --output",
+                    dir.display()
+                )));
+            }
+            let empty = std::fs::read_dir(&real)
+                .map_err(|e| io(dir, e))?
+                .next()
+                .is_none();
+            if !empty && !is_marked(&real) {
+                return Err(InferError::Io(format!(
+                    "{} exists and was not made by gpmc (it has no {MARKER} file), so it is not replaced: choose another --output, or empty or remove it yourself",
                     dir.display()
                 )));
             }
         }
-        std::fs::create_dir_all(&parent).map_err(|e| io(&parent, e))?;
+        let parent = real
+            .parent()
+            .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
         let lock = lock(&parent, &name, dir)?;
         remove_leftovers(&parent, &name);
         let partial = parent.join(format!(".{name}.partial-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&partial);
         std::fs::create_dir(&partial).map_err(|e| io(&partial, e))?;
-        Ok(Staging {
-            dir: dir.to_path_buf(),
+        let staging = Staging {
+            dir: real,
             partial,
             committed: false,
             lock,
-        })
+        };
+        staging.write(MARKER, MARKER_CONTENT)?;
+        Ok(staging)
     }
 
     /// The directory being written (until the commit).

@@ -91,10 +91,12 @@ fn aligned(cells: &[Vec<String>]) -> String {
             .iter()
             .enumerate()
             .map(|(k, c)| {
+                // Padded by hand: `format!`'s width is limited to 65 535.
+                let pad = " ".repeat(widths[k].saturating_sub(c.chars().count()));
                 if k == 0 {
-                    format!("{c:<w$}", w = widths[k])
+                    format!("{c}{pad}")
                 } else {
-                    format!("{c:>w$}", w = widths[k])
+                    format!("{pad}{c}")
                 }
             })
             .collect();

@@ -331,10 +331,17 @@ fn a_second_run_into_the_same_directory_is_refused_and_leftovers_are_cleaned() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let (code, stderr) = infer_gp_classification(&["--draws", "10"], &out);
+    // Issue 32: through a symbolic link to the directory (not there yet: the first run is
+    // still staging it), the second writer is refused too.
+    let alias = dir.join("alias");
+    std::os::unix::fs::symlink("out", &alias).unwrap();
+    let (alias_code, alias_stderr) = infer_gp_classification(&["--draws", "10"], &alias);
     let _ = first.kill();
     let _ = first.wait();
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("another gpmc run"), "{stderr}");
+    assert_eq!(alias_code, 1, "{alias_stderr}");
+    assert!(alias_stderr.contains("another gpmc run"), "{alias_stderr}");
     assert!(
         !stale.exists(),
         "the stale staging directory is still there"

@@ -167,8 +167,21 @@ fn output_directories_are_replaced_whole_or_not_at_all() {
         ],
     );
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("not a gpmc output directory"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("was not made by gpmc"));
     assert!(dir.join("mine/notes.txt").exists());
+    // Issue 32: a `summary.json` of the user's own does not make it ours (a thesis beside one
+    // was lost when it did).
+    std::fs::write(dir.join("mine/summary.json"), "{}").unwrap();
+    let o = gpmc(
+        &dir,
+        &[
+            "infer", "m.gpm", "--data", "d.json", "--draws", "20", "--quiet", "--output", "mine",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(dir.join("mine/notes.txt").exists());
+    // A gpmc output is marked as such, and a rerun into it replaces it.
+    assert!(dir.join("out/.gpmc-output").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -262,6 +262,9 @@ impl Lowerer {
             }
             params.push(sx);
         }
+        if info.name == "binomial_logit" && self.check_trials(&params[0], &args[0]).is_none() {
+            return;
+        }
         let labels = match &d.constraint {
             ValueSet::Set(s) => Some(s.as_slice()),
             _ => None,
@@ -309,6 +312,41 @@ impl Lowerer {
                 replicate,
             },
         );
+    }
+
+    /// A binomial's number of trials is a count known before sampling: a non-negative integer
+    /// literal or integer data (whether each response is at most its trials is checked on the
+    /// data, `gpmc::data`).
+    fn check_trials(&mut self, trials: &Sx, arg: &ast::Expr) -> Option<()> {
+        let refuse = |l: &mut Self, msg: String| {
+            l.err(
+                SemanticError::new("gpm::bad_parameter", msg, arg.span, "the number of trials")
+                    .help(
+                    "write a whole number such as `10`, or an `int` datum such as `n` or `n[i]`",
+                ),
+            );
+            None
+        };
+        if let Sx::Num(x) = trials {
+            if !(x.fract() == 0.0 && *x >= 0.0 && x.is_finite()) {
+                return refuse(
+                    self,
+                    format!("the number of trials of `binomial_logit` must be a whole number ≥ 0, not {x}"),
+                );
+            }
+            return Some(());
+        }
+        for (role, name) in trials.symbols() {
+            let int_datum = role == SymRole::Data
+                && self.model.datum(&name).is_some_and(|d| d.elem == Elem::Int);
+            if !int_datum {
+                return refuse(
+                    self,
+                    format!("the number of trials of `binomial_logit` reads `{name}`, which is not integer data"),
+                );
+            }
+        }
+        Some(())
     }
 
     /// The divergence of a `robust(beta = b)` or `robust(gamma = g)` modifier, its power a

@@ -159,6 +159,14 @@ pub fn predict(
                     "the variational posterior does not match the model's blocks".into(),
                 ));
             }
+            for (bi, (q, b)) in post.iter().zip(&tr.blocks).enumerate() {
+                fits_block(q, b).map_err(|why| {
+                    RuntimeError::BadData(format!(
+                        "the variational posterior of block {} does not fit the model ({why}): a fit.json edited or damaged, or made for other data; run `gpmc infer` again",
+                        bi + 1
+                    ))
+                })?;
+            }
             variational::predict(&setting, post)?
         }
     };
@@ -339,4 +347,62 @@ impl<'a> TestBlocks<'a> {
         te.dense_design(pred, parts, prior_mean.len())
             .map(|design| crate::prepared::dense_block(design, prior_mean, prior_sd))
     }
+}
+
+/// Whether a saved `q` has the kind and the sizes of the block it is the posterior of (a fit
+/// read back from a file may have been edited or truncated), and finite numbers.
+fn fits_block(q: &BlockPosterior, b: &crate::prepared::Block) -> Result<(), String> {
+    use crate::prepared::Block;
+    let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+    let size = |what: &str, have: String, want: usize| {
+        Err(format!(
+            "its {what} has {have} values where the block has {want}"
+        ))
+    };
+    match (q, b) {
+        (BlockPosterior::Gp { a, b: lin }, Block::Gp { gp, .. }) => {
+            let n = gp.k.nrows();
+            if a.len() != n || lin.len() != n {
+                return size("curvature", format!("{} and {}", a.len(), lin.len()), n);
+            }
+            if !(finite(a) && finite(lin)) {
+                return Err("it holds values that are not finite".into());
+            }
+        }
+        (BlockPosterior::Particles { mean, spread }, Block::Gp { gp, .. }) => {
+            let n = gp.k.nrows();
+            if mean.len() != n || spread.nrows() != n {
+                return size("mean", format!("{} and {}", mean.len(), spread.nrows()), n);
+            }
+            if !(finite(mean.as_slice()) && finite(spread.as_slice())) {
+                return Err("it holds values that are not finite".into());
+            }
+        }
+        (BlockPosterior::Sparse(q), Block::Sparse { sp, .. }) => {
+            let m = sp.z.nrows();
+            if q.prec.nrows() != m || q.h.len() != m {
+                return size("inducing precision", format!("{}", q.h.len()), m);
+            }
+            if !finite(q.mean.as_slice()) {
+                return Err("it holds values that are not finite".into());
+            }
+        }
+        (BlockPosterior::Dense { mean, cov }, Block::Dense { prior_mean, .. }) => {
+            let d = prior_mean.len();
+            if mean.len() != d || cov.nrows() != d || cov.ncols() != d {
+                let have = format!(
+                    "{} (mean) and {}×{} (covariance)",
+                    mean.len(),
+                    cov.nrows(),
+                    cov.ncols()
+                );
+                return size("mean or covariance", have, d);
+            }
+            if !(finite(mean.as_slice()) && finite(cov.as_slice())) {
+                return Err("it holds values that are not finite".into());
+            }
+        }
+        _ => return Err("it is the posterior of another kind of block".into()),
+    }
+    Ok(())
 }

@@ -10,6 +10,13 @@ use nalgebra::DMatrix;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+mod domains;
+mod json;
+mod test_data;
+
+use test_data::check_test;
+pub use test_data::check_test_against;
+
 /// Bad data: which variable, what is wrong, and where it is declared.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]
@@ -55,7 +62,7 @@ fn err(variable: &str, message: String, help: Option<&str>) -> DataError {
 
 /// Raw values as read from files, before checking against the model.
 #[derive(Debug, Clone)]
-enum Raw {
+pub(crate) enum Raw {
     Num(f64),
     Array(Vec<Raw>),
     Bad(String),
@@ -99,28 +106,12 @@ fn read_file(path: &Path, into: &mut BTreeMap<String, Raw>) -> Result<(), DataEr
             into,
         )
     } else {
-        let text = std::fs::read_to_string(path).map_err(cannot)?;
-        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            err(
-                "",
-                format!("`{name}` is not valid JSON: {e}"),
-                Some("data files are JSON objects `{\"N\": 3, \"y\": [..]}` or CSV with a header"),
-            )
-        })?;
-        let serde_json::Value::Object(map) = v else {
-            return Err(err(
-                "",
-                format!("`{name}` must hold a JSON object of named values"),
-                None,
-            ));
-        };
-        for (k, v) in map {
-            if into.contains_key(&k) {
-                return Err(given_twice(&k));
-            }
-            into.insert(k, from_json(&v));
-        }
-        Ok(())
+        let file = std::fs::File::open(path).map_err(cannot)?;
+        json::read(
+            std::io::BufReader::with_capacity(1 << 20, file),
+            &name,
+            into,
+        )
     }
 }
 
@@ -424,56 +415,6 @@ fn derive(
     Ok(())
 }
 
-/// Check test data, a response left out being "not observed" (NaN).
-fn check_test(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataError> {
-    infer_sizes(model, &mut raw);
-    let mut unobserved = Vec::new();
-    // A transformed response (`let log_earn = log(earn)`) left out leaves out the vectors it
-    // is computed from too: they are responses in all but name.
-    let mut names: Vec<&String> = Vec::new();
-    for name in model.factors.iter().filter_map(|f| f.response.as_ref()) {
-        if let Some(expr) = model.datum(name).and_then(|d| d.derived.as_ref()) {
-            if expr.reads().iter().all(|r| raw.contains_key(r)) {
-                continue; // given through its inputs: computed and scored
-            }
-            let inputs = model.data.iter().filter(|d| expr.reads().contains(&d.name));
-            names.extend(inputs.filter(|d| d.derived.is_none()).map(|d| &d.name));
-        }
-        names.push(name);
-    }
-    for name in names {
-        let Some(d) = model.datum(name) else { continue };
-        let (Shape::Vector(n), false) = (&d.shape, raw.contains_key(name)) else {
-            continue;
-        };
-        let n = match n {
-            Dim::Const(n) => *n,
-            Dim::Var(v) => match raw.get(v) {
-                // A size beyond what memory holds is reported by the checks, not allocated.
-                Some(Raw::Num(x)) if *x >= 0.0 && *x <= MAX_SIZE => *x as usize,
-                _ => continue, // reported by the checks: the size is missing or out of range
-            },
-        };
-        // A value the declaration accepts, so that the checks pass; replaced by NaN below.
-        let valid = match &d.constraint {
-            ValueSet::Set(s) => s.first().map_or(0.0, |v| *v as f64),
-            ValueSet::Range {
-                lo: Some(Bound::Const(lo)),
-                ..
-            } => *lo,
-            _ => 0.0,
-        };
-        raw.insert(name.clone(), Raw::Column(vec![valid; n]));
-        unobserved.push((name.clone(), n));
-    }
-    let unobserved_names: Vec<String> = unobserved.iter().map(|u| u.0.clone()).collect();
-    let mut data = check_with(model, raw, Some(&unobserved_names))?;
-    for (name, n) in unobserved {
-        data.values.insert(name, Value::Vector(vec![f64::NAN; n]));
-    }
-    Ok(data)
-}
-
 /// The training data and, if test files are given, the test data, both read before any work,
 /// so that a bad test file fails before a long run rather than after it.
 pub fn load_train_and_test(
@@ -488,7 +429,9 @@ pub fn load_train_and_test(
     let test = if test.is_empty() {
         None
     } else {
-        Some(load_test(model, &paths(test))?)
+        let test = load_test(model, &paths(test))?;
+        check_test_against(model, &train, &test)?;
+        Some(test)
     };
     Ok((train, test))
 }
@@ -673,6 +616,7 @@ fn check_with(
                 // (a size of 3·10⁵⁸ once reached the allocation below: a fuzzer's find).
                 if let Some((i, len)) = rows.iter().enumerate().find_map(|(i, row)| match row {
                     Raw::Array(cells) if cells.len() != nc => Some((i, cells.len())),
+                    Raw::Column(cells) if cells.len() != nc => Some((i, cells.len())),
                     _ => None,
                 }) {
                     return Err(with_span(err(
@@ -687,6 +631,13 @@ fn check_with(
                 }
                 let mut m = DMatrix::zeros(nr, nc);
                 for (i, row) in rows.iter().enumerate() {
+                    if let Raw::Column(cells) = row {
+                        // A numeric row (JSON arrays of numbers are read as columns).
+                        for (j, x) in cells.iter().enumerate() {
+                            m[(i, j)] = *x;
+                        }
+                        continue;
+                    }
                     let Raw::Array(cells) = row else {
                         return Err(with_span(err(
                             &d.name,
@@ -743,6 +694,7 @@ fn check_with(
         check_values(model, &data, d, &value).map_err(with_span)?;
         data.values.insert(d.name.clone(), value);
     }
+    domains::check(model, &data)?;
     Ok(data)
 }
 
@@ -781,6 +733,7 @@ fn infer_sizes(model: &Model, raw: &mut BTreeMap<String, Raw>) {
             (Shape::Matrix(r, c), Some(Raw::Array(a))) => {
                 let cols = match a.first() {
                     Some(Raw::Array(row)) => Some(row.len()),
+                    Some(Raw::Column(row)) => Some(row.len()),
                     _ => None,
                 };
                 let mut v = vec![(r, a.len())];

@@ -1,0 +1,56 @@
+//! Likelihood parameters that are data, checked against their domains on the data before any
+//! sampling: a binomial's response is at most its number of trials (the log-density's
+//! `lgamma(n − y + 1)` is not a number beyond it, and the augmentation would run on
+//! regardless, returning nonsense with success).
+
+use super::{err, DataError};
+use gpm_ir::Family;
+use gpm_ir::{Model, Sx, SymRole};
+use gpm_runtime::data::{Data, Value};
+
+/// Check every factor whose parameters are data against their domains.
+pub(super) fn check(model: &Model, data: &Data) -> Result<(), DataError> {
+    for f in &model.factors {
+        let (Some(rep), Some(y)) = (&f.replicate, &f.response) else {
+            continue;
+        };
+        if rep.family == Family::BinomialLogit {
+            binomial_trials(data, y, &rep.params[0], &f.source)?;
+        }
+    }
+    Ok(())
+}
+
+/// `y_i ≤ n_i` for a binomial with trials `n` a whole number or an integer datum (the
+/// lowering admits nothing else).
+fn binomial_trials(data: &Data, y: &str, trials: &Sx, source: &str) -> Result<(), DataError> {
+    let Some(Value::Vector(ys)) = data.values.get(y) else {
+        return Ok(());
+    };
+    let trial = |i: usize| -> Option<f64> {
+        match trials {
+            Sx::Num(x) => Some(*x),
+            Sx::Sym(SymRole::Data, n) => match data.values.get(n)? {
+                Value::Scalar(x) => Some(*x),
+                Value::Vector(v) => v.get(i).copied(),
+                Value::Matrix(_) => None,
+            },
+            _ => None,
+        }
+    };
+    for (i, &yi) in ys.iter().enumerate() {
+        let Some(n) = trial(i) else { continue };
+        // A response left out for prediction is NaN: nothing to check.
+        if yi.is_finite() && !(n >= yi && n >= 0.0 && n.fract() == 0.0) {
+            return Err(err(
+                y,
+                format!(
+                    "`{y}[{}]` = {yi} but the number of trials there is {n} (in `{source}`): a binomial count is at most its trials",
+                    i + 1
+                ),
+                Some("check the counts and the trials (they may be swapped, or come from different rows)"),
+            ));
+        }
+    }
+    Ok(())
+}
