@@ -29,4 +29,7 @@ pub enum RuntimeError {
     /// Where the draws go refused a row (a full disk, a closed file).
     #[error("cannot write the draws: {0}")]
     Output(String),
+    /// A stop was requested ([`crate::stop`]) while a phase without partial results ran.
+    #[error("{0}")]
+    Interrupted(String),
 }

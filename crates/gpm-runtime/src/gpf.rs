@@ -506,6 +506,7 @@ impl Flow<'_> {
         let mut trace = vec![eval.free];
         let (mut eps, mut rejected, mut converged) = (config.step, 0usize, false);
         'iterations: for _ in 0..config.max_iter {
+            crate::stop::check("particle flow")?;
             // The schedule's iteration, tried with the current ε until the free energy does not
             // rise (adapted) or once (fixed ε).
             loop {

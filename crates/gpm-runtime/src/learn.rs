@@ -78,7 +78,8 @@ pub fn learn(
         evaluations += 1;
         let mut h = start.clone();
         set(&mut h, coords, x);
-        // A failure (e.g. a kernel matrix that cannot be factored) counts as −∞.
+        // A failure (e.g. a kernel matrix that cannot be factored) counts as −∞; a stop
+        // ends the search (below).
         let value = match progress::muted(|| cavi::run(schedule, data, &h, &config)) {
             Ok(r) => -r.elbo.last().copied().unwrap_or(f64::INFINITY),
             Err(_) => f64::INFINITY,
@@ -100,6 +101,7 @@ pub fn learn(
         simplex.push(v);
     }
     let mut values: Vec<f64> = simplex.iter().map(|v| eval(v)).collect();
+    crate::stop::check("type-II maximum likelihood (learn)")?;
     if !values[0].is_finite() {
         return Err(RuntimeError::Numerical(
             "the ELBO cannot be evaluated at the initial hyperparameters".into(),
@@ -109,6 +111,8 @@ pub fn learn(
     let mut used = d + 1;
     let mut capped = true;
     while used < max_evals {
+        // An evaluation cut short by a stop counted as −∞; the search ends here.
+        crate::stop::check("type-II maximum likelihood (learn)")?;
         let mut order: Vec<usize> = (0..=d).collect();
         order.sort_by(|a, b| values[*a].total_cmp(&values[*b]));
         simplex = order.iter().map(|&i| simplex[i].clone()).collect();

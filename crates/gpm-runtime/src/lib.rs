@@ -33,6 +33,7 @@ pub mod reference_ess;
 pub mod replicate;
 pub mod slice;
 pub mod sparse;
+pub mod stop;
 pub mod svi;
 
 pub use error::RuntimeError;

@@ -514,6 +514,7 @@ pub fn run_learning(
     let mut elapsed = 0.0;
     let mut idx = vec![0usize; batch];
     for t in 0..config.iterations {
+        crate::stop::check("SVI")?;
         let t0 = std::time::Instant::now();
         for slot in idx.iter_mut() {
             if cursor == n {

@@ -31,7 +31,10 @@ pub fn run<T: Send + 'static>(
     progress: Option<&Bound<'_, PyAny>>,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> PyResult<T> {
-    let handle = std::thread::spawn(work);
+    // The work's long phases without partial results (type-II ML, CAVI, SVI) poll the same
+    // flag and end early once it is set.
+    let stop = Arc::clone(&shared.stop);
+    let handle = std::thread::spawn(move || gpm_runtime::stop::scoped(stop, work));
     loop {
         let finished = py.detach(|| {
             let until = std::time::Instant::now() + POLL;

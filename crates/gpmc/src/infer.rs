@@ -35,7 +35,7 @@ pub enum InferError {
     /// A runtime failure (numerical or a sampler).
     #[error("inference failed: {0}")]
     #[diagnostic(code(gpm::runtime))]
-    Runtime(#[from] gpm_runtime::RuntimeError),
+    Runtime(gpm_runtime::RuntimeError),
     /// Output could not be written.
     #[error("cannot write the output: {0}")]
     #[diagnostic(code(gpm::io))]
@@ -48,6 +48,16 @@ pub enum InferError {
     #[error("{0}")]
     #[diagnostic(code(gpm::interrupted))]
     Interrupted(String),
+}
+
+impl From<gpm_runtime::RuntimeError> for InferError {
+    /// A phase stopped on request is an interruption (exit 130), not a failure.
+    fn from(e: gpm_runtime::RuntimeError) -> Self {
+        match e {
+            gpm_runtime::RuntimeError::Interrupted(m) => InferError::Interrupted(m),
+            other => InferError::Runtime(other),
+        }
+    }
 }
 
 /// Options of `gpmc infer`.

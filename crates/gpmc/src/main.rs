@@ -756,12 +756,14 @@ fn infer(
         if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
             std::process::exit(130);
         }
-        eprintln!("\ninterrupted: writing the draws made so far (again to quit at once)");
+        eprintln!(
+            "\ninterrupted: stopping; the draws made so far are written (again to quit at once)"
+        );
     });
     let extras = gpmc::infer::GibbsExtras {
         pointwise,
         init,
-        stop: Some(stop),
+        stop: Some(std::sync::Arc::clone(&stop)),
     };
     // The output directory is checked and staged before any work; the chains write into it
     // as they sample (memory flat in the number of draws), and it replaces `dir` at the end.
@@ -772,11 +774,13 @@ fn infer(
     let total = (config.warmup + config.draws * config.thin) as u64 * config.chains as u64;
     let feedback = gpmc::feedback::Feedback::install(quiet);
     let progress = |_: usize, _: usize| feedback.sweep(total);
-    let result =
-        match gpmc::infer::run_gibbs_streamed(&checked, &d, &config, extras, &progress, &staging) {
-            Ok(r) => r,
-            Err(e) => return report(e),
-        };
+    // The phases before sampling (type-II ML) poll the same flag (`gpm_runtime::stop`).
+    let result = match gpm_runtime::stop::scoped(stop, || {
+        gpmc::infer::run_gibbs_streamed(&checked, &d, &config, extras, &progress, &staging)
+    }) {
+        Ok(r) => r,
+        Err(e) => return report(e),
+    };
     feedback.finish();
     let mut files = Vec::new();
     let mut summary = gpmc::infer::summary_json(&checked, &result, &config);

@@ -436,3 +436,101 @@ fn an_unreadable_model_is_a_usage_error_without_json() {
     assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
     assert!(text(&o.stderr).contains("cannot read"));
 }
+
+/// Issue 32: SIGINT during type-II maximum likelihood (`learn()`) on a 1 500-point GP
+/// classifier ends the run within a second, exit 130, with no output written (it ran on for
+/// more than 400 s: only a second signal stopped it).
+#[test]
+fn sigint_during_learn_ends_the_run_within_a_second() {
+    use std::io::BufRead;
+    let dir = tempdir("sigint-learn");
+    // 1 500 points in two dimensions, labels from a smooth boundary (a fixed LCG).
+    let mut state: u64 = 12345;
+    let mut uniform = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 11) as f64) / ((1u64 << 53) as f64) * 2.0 - 1.0
+    };
+    let n = 1500;
+    let rows: Vec<[f64; 2]> = (0..n).map(|_| [2.0 * uniform(), 2.0 * uniform()]).collect();
+    let labels: Vec<i32> = rows
+        .iter()
+        .map(|x| {
+            if (2.0 * x[0]).sin() + x[1] + 0.3 * uniform() > 0.0 {
+                1
+            } else {
+                -1
+            }
+        })
+        .collect();
+    let data = dir.join("big.json");
+    std::fs::write(
+        &data,
+        serde_json::json!({"N": n, "D": 2, "X": rows, "y": labels}).to_string(),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpmc"))
+        .args([
+            "infer",
+            root()
+                .join("models/gp_classification.gpm")
+                .to_str()
+                .unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+            "--output",
+            out.to_str().unwrap(),
+        ])
+        .env("GPMC_PROGRESS_SECONDS", "0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for type-II ML to be under way (its first evaluation reported).
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let t0 = Instant::now();
+    while !line.contains("type-II ML: ELBO evaluation") {
+        line.clear();
+        if stderr.read_line(&mut line).unwrap() == 0 || t0.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("type-II ML never reported");
+        }
+    }
+    // SAFETY: kill(2) on the child's pid, which has not been waited for yet.
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    assert_eq!(rc, 0);
+    let signalled = Instant::now();
+    let reader = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
+        rest
+    });
+    // Polled with a deadline: a run that ignores the signal is killed and the test fails.
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if signalled.elapsed() > Duration::from_secs(5) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running 5 s after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let took = signalled.elapsed();
+    let rest = reader.join().unwrap();
+    assert!(
+        took < Duration::from_secs(1),
+        "exited {took:?} after SIGINT"
+    );
+    assert_eq!(status.code(), Some(130), "{rest}");
+    assert!(
+        rest.contains("type-II maximum likelihood (learn) was interrupted"),
+        "{rest}"
+    );
+    assert!(!out.exists(), "no output is written");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -306,7 +306,7 @@ fn streamed_draws_equal_the_draws_in_memory() {
         same("ess_bulk", s.ess_bulk);
         same("rhat", s.rhat);
     }
-    // Nothing but the output: no spill files, no staging directory.
+    // Nothing but the output (and gpmc's marker): no spill files, no staging directory.
     let mut names: Vec<String> = std::fs::read_dir(dir.join("run"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
@@ -315,6 +315,7 @@ fn streamed_draws_equal_the_draws_in_memory() {
     assert_eq!(
         names,
         [
+            ".gpmc-output",
             "chain-1.csv",
             "chain-2.csv",
             "chain-3.csv",

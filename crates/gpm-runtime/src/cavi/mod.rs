@@ -104,6 +104,7 @@ pub fn run(
     let mut elbo_trace = Vec::new();
     let mut converged = false;
     for _iter in 0..config.max_iter {
+        crate::stop::check("CAVI")?;
         for step in &schedule.cavi {
             match *step {
                 // Every column after fresh local steps (q(ω), q(n) at the current moments:
