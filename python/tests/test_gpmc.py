@@ -211,6 +211,16 @@ def test_the_inference_data_owns_its_data_and_test_inputs_are_checked():
         m.sample(bad, progress=False)
 
 
+def test_a_full_gp_that_cannot_fit_in_memory_raises_instead_of_killing_python():
+    # Issue 32: N = 10^5 under a full GP needs about 480 GB; it used to abort the interpreter.
+    n = 100_000
+    rng = np.random.default_rng(0)
+    data = {"X": rng.standard_normal((n, 2)), "y": np.where(rng.random(n) < 0.5, -1, 1)}
+    m = gpmc.Model(MODELS / "gp_classification.gpm")
+    with pytest.raises(gpmc.InferenceError, match="would need about"):
+        m.sample(data, chains=1, draws=2, warmup=2, progress=False)
+
+
 def test_variational_fits():
     m = gpmc.Model(MODELS / "gp_classification.gpm")
     d = gp_data()

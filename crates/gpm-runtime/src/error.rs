@@ -29,6 +29,10 @@ pub enum RuntimeError {
     /// Where the draws go refused a row (a full disk, a closed file).
     #[error("cannot write the draws: {0}")]
     Output(String),
+    /// What the run would hold does not fit in the memory available (estimated from the
+    /// sizes before anything of that size is allocated); the message says what to do instead.
+    #[error("{0}")]
+    TooLarge(String),
     /// A stop was requested ([`crate::stop`]) while a phase without partial results ran.
     #[error("{0}")]
     Interrupted(String),

@@ -74,6 +74,16 @@ pub fn learn(
         .collect::<Result<_, _>>()?;
     let mut evaluations = 0;
     let mut best = f64::INFINITY;
+    // An evaluation that cannot succeed anywhere (too large for memory, or stopped) ends the
+    // search with its error, rather than counting as −∞ like a kernel that cannot be factored.
+    let fatal: std::cell::RefCell<Option<RuntimeError>> = std::cell::RefCell::new(None);
+    let halt = || -> Result<(), RuntimeError> {
+        crate::stop::check("type-II maximum likelihood (learn)")?;
+        match fatal.borrow_mut().take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    };
     let mut eval = |x: &[f64]| -> f64 {
         evaluations += 1;
         let mut h = start.clone();
@@ -82,6 +92,10 @@ pub fn learn(
         // ends the search (below).
         let value = match progress::muted(|| cavi::run(schedule, data, &h, &config)) {
             Ok(r) => -r.elbo.last().copied().unwrap_or(f64::INFINITY),
+            Err(e @ (RuntimeError::TooLarge(_) | RuntimeError::Interrupted(_))) => {
+                *fatal.borrow_mut() = Some(e);
+                f64::INFINITY
+            }
             Err(_) => f64::INFINITY,
         };
         best = best.min(value);
@@ -101,7 +115,7 @@ pub fn learn(
         simplex.push(v);
     }
     let mut values: Vec<f64> = simplex.iter().map(|v| eval(v)).collect();
-    crate::stop::check("type-II maximum likelihood (learn)")?;
+    halt()?;
     if !values[0].is_finite() {
         return Err(RuntimeError::Numerical(
             "the ELBO cannot be evaluated at the initial hyperparameters".into(),
@@ -111,8 +125,7 @@ pub fn learn(
     let mut used = d + 1;
     let mut capped = true;
     while used < max_evals {
-        // An evaluation cut short by a stop counted as −∞; the search ends here.
-        crate::stop::check("type-II maximum likelihood (learn)")?;
+        halt()?;
         let mut order: Vec<usize> = (0..=d).collect();
         order.sort_by(|a, b| values[*a].total_cmp(&values[*b]));
         simplex = order.iter().map(|&i| simplex[i].clone()).collect();

@@ -24,6 +24,7 @@ pub mod gpf;
 pub mod kernels;
 pub mod learn;
 pub mod linalg;
+pub mod memory;
 pub mod natural;
 pub mod predict;
 pub mod prepared;

@@ -433,6 +433,9 @@ impl Prepared {
                 offset: p.offset,
             });
         }
+        if with_blocks {
+            crate::memory::check_blocks(schedule, data, &latent_dims)?;
+        }
         // Blocks as the schedule lists them: a GP block per column, a dense block per group
         // of normal latents.
         let mut blocks = Vec::new();
@@ -470,6 +473,13 @@ impl Prepared {
                     let mean = hypers.eval(mean)?;
                     if let Some(ind) = inducing {
                         let zi = match ind {
+                            Inducing::Count(m) if *m > x.nrows() => {
+                                return Err(RuntimeError::BadData(format!(
+                                    "`{}` has inducing = {m} but the data have {} points: give fewer inducing points than points, or drop `inducing` (a full GP is exact and then no dearer)",
+                                    z.name,
+                                    x.nrows()
+                                )))
+                            }
                             Inducing::Count(m) => kmeans_pp(&x, *m, INDUCING_SEED)?,
                             Inducing::Points(name) => {
                                 let z = data.inputs(name).ok_or_else(|| {

@@ -324,7 +324,8 @@ pub fn kmeans_pp(x: &DMatrix<f64>, k: usize, seed: u64) -> Result<DMatrix<f64>, 
         (0..n).collect()
     };
     let dist = |i: usize, c: &[f64]| -> f64 { (0..d).map(|j| (x[(i, j)] - c[j]).powi(2)).sum() };
-    let mut centres: Vec<Vec<f64>> = Vec::with_capacity(k);
+    // At most one centre per row considered (`k` comes from the model and may be anything).
+    let mut centres: Vec<Vec<f64>> = Vec::with_capacity(k.min(rows.len()));
     let first = rows[rng.gen_range(0..rows.len())];
     centres.push(x.row(first).iter().copied().collect());
     let mut best: Vec<f64> = rows.iter().map(|&i| dist(i, &centres[0])).collect();

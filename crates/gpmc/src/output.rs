@@ -15,6 +15,7 @@
 //! empty — a `summary.json` of the user's own, beside their other files, is not taken for ours.
 
 use crate::infer::InferError;
+use gpm_runtime::memory::human;
 use std::path::{Path, PathBuf};
 
 /// An output directory being written.
@@ -288,53 +289,20 @@ fn refuse_beyond(
     say: impl Fn(String, String) -> String,
 ) -> Result<(), InferError> {
     match free {
-        Some(free) if need > free => Err(InferError::Io(say(human_bytes(need), human_bytes(free)))),
+        Some(free) if need > free => Err(InferError::Io(say(human(need), human(free)))),
         _ => Ok(()),
     }
-}
-
-/// Bytes of memory available now: Linux's `MemAvailable` (free memory plus the page cache it
-/// can reclaim), else the free pages; `None` where the system does not say.
-pub fn available_memory() -> Option<u64> {
-    if let Ok(info) = std::fs::read_to_string("/proc/meminfo") {
-        let kb = info
-            .lines()
-            .find_map(|l| l.strip_prefix("MemAvailable:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
-        if let Some(kb) = kb {
-            return Some(kb.saturating_mul(1024));
-        }
-    }
-    // SAFETY: sysconf has no preconditions; a negative answer means "unknown".
-    let (pages, size) = unsafe {
-        (
-            libc::sysconf(libc::_SC_AVPHYS_PAGES),
-            libc::sysconf(libc::_SC_PAGESIZE),
-        )
-    };
-    (pages > 0 && size > 0).then(|| (pages as u64).saturating_mul(size as u64))
 }
 
 /// Refuse, before any work, draws kept in memory that would not fit: `rows × width` values of
 /// 8 bytes against the memory available.
 pub fn check_memory(rows: u64, width: usize) -> Result<(), InferError> {
     let need = rows.saturating_mul(width as u64).saturating_mul(8);
-    refuse_beyond(need, available_memory(), |need, free| {
+    refuse_beyond(need, gpm_runtime::memory::available(), |need, free| {
         format!(
             "the draws need about {need} of memory ({rows} rows of {width} columns) but {free} are available: fewer draws or chains, or thin them"
         )
     })
-}
-
-fn human_bytes(b: u64) -> String {
-    let units = ["B", "KB", "MB", "GB", "TB", "PB", "EB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1000.0 && u + 1 < units.len() {
-        v /= 1000.0;
-        u += 1;
-    }
-    format!("{v:.1} {}", units[u])
 }
 
 /// Write `files` as the whole content of the output directory `dir` (see [`Staging`]).

@@ -534,3 +534,94 @@ fn sigint_during_learn_ends_the_run_within_a_second() {
     assert!(!out.exists(), "no output is written");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// stderr with miette's wrapped lines joined again (`\n  │ ` between the words of a line).
+fn flat(b: &[u8]) -> String {
+    let t = text(b);
+    let mut out = String::new();
+    for line in t.lines() {
+        match line.trim_start().strip_prefix('│') {
+            Some(rest) => {
+                out.push(' ');
+                out.push_str(rest.trim());
+            }
+            None => {
+                out.push('\n');
+                out.push_str(line);
+            }
+        }
+    }
+    out
+}
+
+/// The largest resident set of any child process waited for so far, in bytes (Linux reports
+/// kilobytes).
+fn children_max_rss() -> u64 {
+    let mut u = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: getrusage fills the struct when it returns 0.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, u.as_mut_ptr()) };
+    assert_eq!(rc, 0);
+    // SAFETY: filled above.
+    (unsafe { u.assume_init() }.ru_maxrss as u64) * 1024
+}
+
+/// Issue 32: sizes that cannot fit are refused up front with the estimate and what to do,
+/// never an abort in the allocator (exit 134): a billion inducing points, a full GP of 10⁶
+/// points from a CSV (Gibbs and CAVI), 65 536 particles.
+#[test]
+fn sizes_that_cannot_fit_are_refused_before_anything_is_allocated() {
+    let dir = tempdir("memory");
+    let sparse = model_text("sparse_gp_classification.gpm")
+        .replace("inducing = 50", "inducing = 4294967296");
+    std::fs::write(dir.join("inducing.gpm"), sparse).unwrap();
+    let (o, took) = infer(
+        &dir.join("inducing.gpm"),
+        &root().join("models/sparse_gp_classification.data.json"),
+        &dir.join("out"),
+        &["--method", "cavi"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", flat(&o.stderr));
+    assert!(
+        flat(&o.stderr).contains("inducing = 4294967296 but the data have 4000 points"),
+        "{}",
+        flat(&o.stderr)
+    );
+    assert!(took < Duration::from_secs(10));
+    // A full GP over a million rows read from CSV.
+    let mut csv = String::from("x,y\n");
+    for i in 0..1_000_000u64 {
+        csv.push_str(&format!("{},{}\n", (i % 9973) as f64 / 997.0, i % 5));
+    }
+    std::fs::write(dir.join("big.csv"), csv).unwrap();
+    for method in ["gibbs", "cavi"] {
+        let (o, _) = infer(
+            &root().join("models/poisson_gp.gpm"),
+            &dir.join("big.csv"),
+            &dir.join("out"),
+            &["--method", method],
+        );
+        let err = flat(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{method}: {err}");
+        assert!(
+            err.contains("a full GP `f` of 1000000 points would need about"),
+            "{err}"
+        );
+        assert!(err.contains("inducing = M"), "{err}");
+    }
+    let (o, _) = infer(
+        &root().join("models/gp_classification.gpm"),
+        &root().join("models/gp_classification.data.json"),
+        &dir.join("out"),
+        &["--method", "gpf", "--particles", "65536"],
+    );
+    let err = flat(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("particle flow with 65536 particles would need about"),
+        "{err}"
+    );
+    assert!(!dir.join("out").exists());
+    let rss = children_max_rss();
+    assert!(rss < 1 << 30, "a child reached {rss} bytes");
+    let _ = std::fs::remove_dir_all(&dir);
+}
