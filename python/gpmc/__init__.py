@@ -265,13 +265,19 @@ def predict(posterior, new_data, *, columns=None, seed=None):
         raise TypeError("not the result of gpmc.Model.sample (no gpmc_source attribute)")
     model = Model(attrs["gpmc_source"], generic=bool(attrs.get("gpmc_generic", 0)))
     # The data given at training; transformed data (`let`s) are computed again from them.
-    transformed = {n for n, kind, _ in model._compiled.declarations() if kind == "transformed"}
+    declared = {n: (kind, dims) for n, kind, dims in model._compiled.declarations()}
     train = {}
     for group in ("observed_data", "constant_data"):
         if group in posterior.groups():
             for k, v in posterior[group].data_vars.items():
-                if k not in transformed:
-                    train[k] = v.values
+                kind, dims = declared.get(k, ("data", [None]))
+                if kind == "transformed":
+                    continue
+                values = v.values
+                # ArviZ stores a scalar (a size such as a class count `C`) as a 1-element array.
+                if not dims and np.size(values) == 1:
+                    values = float(np.asarray(values).reshape(-1)[0])
+                train[k] = values
     train = _data.normalise(train)
     rows, chains = _idata.parameter_rows(posterior)
     test = model._data(new_data, columns)

@@ -147,6 +147,58 @@ def test_the_same_seed_gives_the_cli_draws(tmp_path):
         np.testing.assert_allclose(idata.sample_stats["lp"].values[k - 1], lp, rtol=1e-9)
 
 
+def model_data(name, kind="data"):
+    d = json.loads((MODELS / f"{name}.{kind}.json").read_text())
+    return {k: (np.array(v) if isinstance(v, list) else v) for k, v in d.items()}
+
+
+EXAMPLES = sorted(p.stem for p in MODELS.glob("*.gpm") if (MODELS / f"{p.stem}.test.json").exists())
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_prediction_from_python_is_the_clis_for_every_example(name, tmp_path):
+    # Issue 37: gpmc.predict on the InferenceData (in memory and through netCDF) gives the
+    # predictions `gpmc infer --predict` gives for the same seed — multi-class with its class
+    # count given as data included, and test inputs without the sizes the fit fixed.
+    cli = subprocess.run(
+        [
+            cli_binary(), "infer", str(MODELS / f"{name}.gpm"),
+            "--data", str(MODELS / f"{name}.data.json"),
+            "--predict", str(MODELS / f"{name}.test.json"),
+            "--chains", "2", "--draws", "100", "--warmup", "100", "--seed", "3", "--quiet",
+            "--output", str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 0, cli.stderr
+    want = pd.read_csv(tmp_path / "run" / "predictions.csv")
+    idata = gpmc.Model(MODELS / f"{name}.gpm").sample(
+        model_data(name), chains=2, draws=100, warmup=100, seed=3, ppc=False, log_lik=False,
+        progress=False,
+    )
+    test = model_data(name, "test")
+    got = gpmc.predict(idata, test)
+    assert list(got.columns) == list(want.columns)
+    # The CLI predicts from the draws as written to its chain files (7 significant digits).
+    np.testing.assert_allclose(got.to_numpy(float), want.to_numpy(float), rtol=1e-5, atol=1e-9)
+    idata.to_netcdf(tmp_path / "fit.nc")
+    again = gpmc.predict(az.from_netcdf(tmp_path / "fit.nc"), test)
+    np.testing.assert_allclose(again.to_numpy(float), want.to_numpy(float), rtol=1e-5, atol=1e-9)
+
+
+def test_multiclass_prediction_needs_no_class_count_in_the_test_data():
+    idata = gpmc.Model(MODELS / "multiclass_gp.gpm").sample(
+        model_data("multiclass_gp"), chains=1, draws=100, warmup=100, seed=3, progress=False
+    )
+    test = model_data("multiclass_gp", "test")
+    inputs_only = {"X": test["X"]}
+    df = gpmc.predict(idata, inputs_only)
+    assert len(df) == len(test["X"])
+    with pytest.raises(gpmc.DataError, match="`C` = 2 but the fit was made with `C` = 3"):
+        gpmc.predict(idata, dict(inputs_only, C=2))
+
+
 def test_ctrl_c_raises_keyboard_interrupt_within_a_second():
     m = gpmc.Model(MODELS / "gp_classification.gpm")
     d = gp_data()
@@ -202,8 +254,13 @@ def test_the_inference_data_owns_its_data_and_test_inputs_are_checked():
     data["X"][:] = 0.0
     after = gpmc.predict(idata, new)
     np.testing.assert_array_equal(before["f_mean"], after["f_mean"])
+    narrow = np.array(test["X"])[:, :1]
+    # The size `D` is the fit's when the test data leave it out, and then `X` is too narrow;
+    # given, it differs from the fit's.
+    with pytest.raises(gpmc.DataError, match="`X` has 1 columns"):
+        gpmc.predict(idata, {"X": narrow})
     with pytest.raises(gpmc.DataError, match="`D` = 1 but the fit was made with `D` = 2"):
-        gpmc.predict(idata, {"X": np.array(test["X"])[:, :1]})
+        gpmc.predict(idata, {"X": narrow, "D": 1})
     bad = gp_data()
     bad["X"] = bad["X"].astype(object)
     bad["X"][0, 0] = "a"

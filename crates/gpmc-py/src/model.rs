@@ -40,11 +40,13 @@ pub(crate) fn train_data(
 }
 
 /// Test data (responses optional) checked against the model.
+/// Sizes left out are the training data's.
 pub(crate) fn test_data(
     c: &Checked,
     data: &Bound<'_, PyDict>,
+    train: &gpm_runtime::data::Data,
 ) -> PyResult<gpm_runtime::data::Data> {
-    gpmc::data::test_from_given(&c.model, given(data)?).map_err(|e| raise(c, e.into()))
+    gpmc::data::test_from_given(&c.model, given(data)?, Some(train)).map_err(|e| raise(c, e.into()))
 }
 
 /// Parse, check and augment a model.
@@ -251,7 +253,7 @@ impl Compiled {
     ) -> PyResult<(String, String)> {
         let c = &self.checked;
         let train = train_data(c, data)?;
-        let test = test_data(c, test)?;
+        let test = test_data(c, test, &train)?;
         let values = hypers_from_json(hypers)?;
         let schedule = gpmc::infer::schedule(c).map_err(|e| raise(c, e))?;
         let layout = gpm_runtime::gibbs::Sampler::new(schedule, &train, &values)

@@ -62,7 +62,7 @@ impl VariationalFit {
     /// Predictions at `test` (responses optional): (predictions CSV, metrics JSON).
     fn predict(&self, test: &Bound<'_, PyDict>) -> PyResult<(String, String)> {
         let c = &self.checked;
-        let test = test_data(c, test)?;
+        let test = test_data(c, test, &self.data)?;
         let (csv, metrics) = gpmc::infer::predict_variational(
             c,
             &self.data,

@@ -451,7 +451,7 @@ pub fn predict(
 ) -> Result<(String, serde_json::Value), FitError> {
     let reuse = Reuse::open(dir)?;
     let test_paths: Vec<&Path> = test_files.iter().map(|p| p.as_path()).collect();
-    let test = crate::data::load_test(&reuse.checked.model, &test_paths)
+    let test = crate::data::load_test(&reuse.checked.model, &test_paths, Some(&reuse.train))
         .map_err(|e| FitError(e.to_string()))?;
     reuse.predict(&test)
 }

@@ -325,6 +325,7 @@ fn predictive(dir: &Path) -> Result<Option<String>, PlotError> {
     let Ok(test) = crate::data::test_from_json_value(
         &reuse.checked.model,
         &serde_json::json!({ inputs.clone(): values }),
+        Some(&reuse.train),
     ) else {
         return Ok(None); // the test points need more than the inputs (covariates, exposures)
     };

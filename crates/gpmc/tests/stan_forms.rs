@@ -238,24 +238,24 @@ fn transformed_data_at_new_inputs() {
                model { for i in 1..N { log_earn[i] ~ normal(b * x2[i], 1.0); } }";
     let c = gpmc::check("m.gpm", src).unwrap();
     let new = serde_json::json!({"N": 2, "x": [1.0, 3.0]});
-    let e = gpmc::data::test_from_json_value(&c.model, &new)
+    let e = gpmc::data::test_from_json_value(&c.model, &new, None)
         .unwrap_err()
         .to_string();
     assert!(e.contains("`xc`") && e.contains("reduces the data"), "{e}");
     let src = src.replace("let xc = x - mean(x);", "");
     let c = gpmc::check("m.gpm", &src).unwrap();
-    let d = gpmc::data::test_from_json_value(&c.model, &new).unwrap();
+    let d = gpmc::data::test_from_json_value(&c.model, &new, None).unwrap();
     assert_eq!(d.vector("x2").unwrap(), &[2.0, 6.0]);
     assert!(d.vector("log_earn").unwrap().iter().all(|v| v.is_nan()));
     let with_y = serde_json::json!({"N": 2, "x": [1.0, 3.0], "earn": [1.0, std::f64::consts::E]});
-    let d = gpmc::data::test_from_json_value(&c.model, &with_y).unwrap();
+    let d = gpmc::data::test_from_json_value(&c.model, &with_y, None).unwrap();
     assert_eq!(d.vector("log_earn").unwrap(), &[0.0, 1.0]);
     let src = "data { N : int; y : vector[N]; x : vector[N]; z : vector[N]; let y2 = y * 2; }
                latent { b : real ~ normal(0, 1); }
                model { for i in 1..N { y[i] ~ normal(b * x[i], 1.0); z[i] ~ normal(b * y2[i], 1.0); } }";
     let c = gpmc::check("m.gpm", src).unwrap();
     let new = serde_json::json!({"N": 2, "x": [1.0, 3.0], "z": [0.5, 0.7]});
-    let e = gpmc::data::test_from_json_value(&c.model, &new)
+    let e = gpmc::data::test_from_json_value(&c.model, &new, None)
         .unwrap_err()
         .to_string();
     assert!(e.contains("response `y`"), "{e}");

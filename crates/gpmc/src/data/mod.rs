@@ -298,22 +298,28 @@ pub fn load(model: &Model, paths: &[&Path]) -> Result<Data, DataError> {
 /// Load test data: like [`load`], except that a likelihood's response may be left out (a test
 /// file with inputs only). A response left out is a vector of NaN ("not observed"): prediction
 /// then gives the predictive distribution without scoring it.
-pub fn load_test(model: &Model, paths: &[&Path]) -> Result<Data, DataError> {
+/// Sizes the files leave out are `train`'s, when given (they must be the same).
+pub fn load_test(model: &Model, paths: &[&Path], train: Option<&Data>) -> Result<Data, DataError> {
     let mut raw = BTreeMap::new();
     for p in paths {
         read_file(p, &mut raw)?;
     }
-    check_test(model, raw)
+    check_test(model, raw, train)
 }
 
 /// [`load_test`] of JSON values already parsed.
-pub fn test_from_json_value(model: &Model, v: &serde_json::Value) -> Result<Data, DataError> {
+pub fn test_from_json_value(
+    model: &Model,
+    v: &serde_json::Value,
+    train: Option<&Data>,
+) -> Result<Data, DataError> {
     let serde_json::Value::Object(map) = v else {
         return Err(err("", "data must be a JSON object".into(), None));
     };
     check_test(
         model,
         map.iter().map(|(k, v)| (k.clone(), from_json(v))).collect(),
+        train,
     )
 }
 
@@ -429,7 +435,7 @@ pub fn load_train_and_test(
     let test = if test.is_empty() {
         None
     } else {
-        let test = load_test(model, &paths(test))?;
+        let test = load_test(model, &paths(test), Some(&train))?;
         check_test_against(model, &train, &test)?;
         Some(test)
     };
@@ -468,8 +474,12 @@ pub fn from_given(model: &Model, values: Vec<(String, Given)>) -> Result<Data, D
 }
 
 /// Check given test values against the model, responses optional (as [`load_test`]).
-pub fn test_from_given(model: &Model, values: Vec<(String, Given)>) -> Result<Data, DataError> {
-    check_test(model, given_raw(values))
+pub fn test_from_given(
+    model: &Model,
+    values: Vec<(String, Given)>,
+    train: Option<&Data>,
+) -> Result<Data, DataError> {
+    check_test(model, given_raw(values), train)
 }
 
 /// Check raw JSON values (already parsed) against the model.

@@ -6,7 +6,21 @@
 use super::*;
 
 /// Check test data, a response left out being "not observed" (NaN).
-pub(super) fn check_test(model: &Model, mut raw: BTreeMap<String, Raw>) -> Result<Data, DataError> {
+/// A size the test data leave out is the training data's (when `train` is given): it must be
+/// anyway ([`check_test_against`]), and a class count or a number of groups cannot be read off
+/// test inputs.
+pub(super) fn check_test(
+    model: &Model,
+    mut raw: BTreeMap<String, Raw>,
+    train: Option<&Data>,
+) -> Result<Data, DataError> {
+    if let Some(train) = train {
+        for name in fixed_sizes(model) {
+            if let (false, Some(v)) = (raw.contains_key(name), train.scalar(name)) {
+                raw.insert(name.to_string(), Raw::Num(v));
+            }
+        }
+    }
     infer_sizes(model, &mut raw);
     let mut unobserved = Vec::new();
     // A transformed response (`let log_earn = log(earn)`) left out leaves out the vectors it
@@ -60,20 +74,9 @@ pub(super) fn check_test(model: &Model, mut raw: BTreeMap<String, Raw>) -> Resul
 /// be the training value — input columns, class counts, groups, basis sizes. Shared by every
 /// prediction path (the CLI's `predict` and `infer --predict`, and Python's).
 pub fn check_test_against(model: &Model, train: &Data, test: &Data) -> Result<(), DataError> {
-    let observations: Vec<&str> = model
-        .factors
-        .iter()
-        .filter(|f| f.prior_of.is_none())
-        .filter_map(|f| match &f.n {
-            Dim::Var(v) => Some(v.as_str()),
-            Dim::Const(_) => None,
-        })
-        .collect();
+    let fixed = fixed_sizes(model);
     for d in &model.data {
-        let fixed = matches!(d.shape, Shape::Scalar)
-            && is_size(model, &d.name)
-            && !observations.contains(&d.name.as_str());
-        if !fixed {
+        if !fixed.contains(&d.name.as_str()) {
             continue;
         }
         let (Some(was), Some(now)) = (train.scalar(&d.name), test.scalar(&d.name)) else {
@@ -120,4 +123,25 @@ fn size_uses(model: &Model, name: &str) -> String {
         )
         .collect();
     format!("the size of {}", names.join(", "))
+}
+
+/// The sizes test data may not change: every size but the number of observations a
+/// likelihood reads (input columns, class counts, groups, basis sizes).
+fn fixed_sizes(model: &Model) -> Vec<&str> {
+    let observations: Vec<&str> = model
+        .factors
+        .iter()
+        .filter(|f| f.prior_of.is_none())
+        .filter_map(|f| match &f.n {
+            Dim::Var(v) => Some(v.as_str()),
+            Dim::Const(_) => None,
+        })
+        .collect();
+    model
+        .data
+        .iter()
+        .filter(|d| matches!(d.shape, Shape::Scalar) && is_size(model, &d.name))
+        .map(|d| d.name.as_str())
+        .filter(|n| !observations.contains(n))
+        .collect()
 }
