@@ -50,7 +50,7 @@ def test_a_bad_model_raises_model_error_with_the_diagnostic():
 def test_bad_data_raise_data_error():
     m = gpmc.Model(REGRESSION)
     d = regression_data()
-    with pytest.raises(gpmc.DataError, match="no value for `y`"):
+    with pytest.raises(gpmc.DataError, match="`y` is missing: the model declares `y : vector"):
         m.sample({"x": d["x"]}, progress=False)
     bad = dict(d, y=np.where(np.arange(30) == 3, np.nan, d["y"]))
     with pytest.raises(gpmc.DataError):

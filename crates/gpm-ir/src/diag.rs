@@ -111,3 +111,18 @@ impl Diagnostic for SemanticErrors {
         Some(Box::new(self.0[1..].iter().map(|e| e as &dyn Diagnostic)))
     }
 }
+
+/// `did you mean `c`?` for the candidate closest to `name` (Jaro-Winkler above 0.8, letter
+/// case ignored: `x` for `X`), if any — shared by the model's diagnostics and the data's.
+pub fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    let lower = name.to_lowercase();
+    let best = candidates
+        .filter(|c| *c != name)
+        .map(|c| {
+            let score = strsim::jaro_winkler(name, c).max(strsim::jaro_winkler(&lower, &c.to_lowercase()));
+            (score, c)
+        })
+        .filter(|(s, _)| *s > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))?;
+    Some(format!("did you mean `{}`?", best.1))
+}

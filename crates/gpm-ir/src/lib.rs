@@ -27,7 +27,7 @@ mod robust;
 mod sx;
 mod transformed;
 
-pub use diag::{SemanticError, SemanticErrors};
+pub use diag::{did_you_mean, SemanticError, SemanticErrors};
 pub use library::{Family, DISTRIBUTIONS, KERNELS, MATH_FUNCTIONS};
 pub use lower::lower;
 pub use model::*;

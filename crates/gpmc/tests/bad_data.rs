@@ -23,7 +23,19 @@ fn each_kind_of_bad_data_names_the_variable() {
         (
             r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]]}"#,
             "y",
-            "no value for `y`",
+            "`y` is missing: the model declares `y : int[N]`; the data have `D`, `N`, `X`",
+        ),
+        // Issue 37: a size is read off the data declared with it, so their absence or shape
+        // is what is named, not the size.
+        (
+            r#"{"x": [[0.1], [0.2]], "y": [1, -1]}"#,
+            "X",
+            "`X` is missing (it gives the size `D`): the model declares `X : matrix[N, D]`",
+        ),
+        (
+            r#"{"N": 2, "X": [0.1, 0.2], "y": [1, -1]}"#,
+            "X",
+            "`X` is declared `matrix[N, D]` but the data give an array of 2 entries, so the size `D` cannot be read off it",
         ),
         (
             r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, -1, 1]}"#,
@@ -74,6 +86,19 @@ fn each_kind_of_bad_data_names_the_variable() {
             "{json}: the declaration span is attached"
         );
     }
+}
+
+#[test]
+fn a_key_typo_gets_a_did_you_mean_and_zero_based_labels_a_hint() {
+    let e = err_for(r#"{"x": [[0.1], [0.2]], "y": [1, -1]}"#);
+    assert_eq!(e.help.as_deref(), Some("did you mean `x`? (names are case-sensitive)"));
+    let src = std::fs::read_to_string(root().join("models/multiclass_gp.gpm")).unwrap();
+    let c = gpmc::check("multiclass_gp.gpm", &src).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(r#"{"C": 3, "X": [[0.1], [0.2]], "y": [0, 2]}"#).unwrap();
+    let e = gpmc::data::from_json_value(&c.model, &v).unwrap_err();
+    assert!(e.message.contains("below its declared lower bound 1"), "{}", e.message);
+    assert!(e.help.unwrap().contains("1-based"));
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! factor's formula. So `log(logistic(y[i] * (f[i] + u[g[i]])))` has the predictor `f + u[g]` and
 //! the formula `log(logistic(y * η))`.
 
-use crate::diag::{SemanticError, SemanticErrors};
+use crate::diag::{did_you_mean, SemanticError, SemanticErrors};
 use crate::library::{self, ResponseKind};
 use crate::model::*;
 use crate::robust;
@@ -196,14 +196,6 @@ struct ObsCtx {
     /// `Some(i)` inside `for i in 1..n`; `None` in a vectorised statement (an unindexed vector
     /// of length `n` then means its `i`-th entry).
     var: Option<String>,
-}
-
-fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
-    let best = candidates
-        .map(|c| (strsim::jaro_winkler(name, c), c))
-        .filter(|(s, _)| *s > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))?;
-    Some(format!("did you mean `{}`?", best.1))
 }
 
 fn shape_of(ty: &ast::Type, dims: &mut dyn FnMut(&ast::Expr) -> Option<Dim>) -> Option<Shape> {

@@ -12,6 +12,7 @@ use std::path::Path;
 
 mod domains;
 mod json;
+mod missing;
 mod test_data;
 
 use test_data::check_test;
@@ -509,6 +510,7 @@ fn check_with(
     unobserved: Option<&[String]>,
 ) -> Result<Data, DataError> {
     infer_sizes(model, &mut raw);
+    let given: Vec<String> = raw.keys().cloned().collect();
     let mut data = Data::default();
     for d in &model.data {
         let with_span = |mut e: DataError| {
@@ -520,16 +522,12 @@ fn check_with(
             derive(d, expr, &data, &mut raw, unobserved).map_err(with_span)?;
         }
         let Some(r) = raw.remove(&d.name) else {
-            return Err(with_span(err(
-                &d.name,
-                format!(
-                    "the data have no value for `{}` (declared {} {})",
-                    d.name,
-                    elem_text(d.elem),
-                    shape_text(&d.shape)
-                ),
-                Some("add it to the data file"),
-            )));
+            let e = missing::missing(model, &raw, &given, d);
+            let span = model.datum(&e.variable).map_or(d.span, |x| x.span);
+            return Err(DataError {
+                declared: Some(span),
+                ..e
+            });
         };
         let dim = |dim: &Dim| -> Result<usize, DataError> {
             match dim {
@@ -715,12 +713,6 @@ fn dim_name(s: &Shape) -> String {
     }
 }
 
-fn elem_text(e: Elem) -> &'static str {
-    match e {
-        Elem::Int => "int",
-        Elem::Real => "real",
-    }
-}
 
 fn raw_text(r: &Raw) -> String {
     match r {
@@ -887,7 +879,10 @@ fn check_values(
                                 d.name,
                                 locate(k)
                             ),
-                            None,
+                            // Labels and indices coded from 0 (Python, scikit-learn).
+                            (*x == 0.0 && lo == 1.0 && d.elem == Elem::Int).then_some(
+                                "labels and indices are 1-based here, as in Stan: add 1 to 0-based codes (`y + 1`)",
+                            ),
                         ));
                     }
                 }
