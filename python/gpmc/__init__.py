@@ -22,7 +22,10 @@ import numpy as np
 from . import _data, _idata
 from ._gpmc import DataError, InferenceError, ModelError, compile as _compile
 
-__all__ = ["Model", "Fit", "predict", "rao_blackwell", "ModelError", "DataError", "InferenceError"]
+__all__ = [
+    "Model", "Fit", "predict", "rao_blackwell", "ModelError", "DataError", "InferenceError",
+    "GpmcWarning",
+]
 __version__ = "0.1.0"
 
 
@@ -152,6 +155,10 @@ class Model:
             "gpmc_columns": json.dumps(params),
             "gpmc_summary": summary,
         }
+        # The run's warnings (the CLI prints the same ones), kept with the draws too.
+        found = json.loads(summary).get("warnings", [])
+        attrs["gpmc_warnings"] = json.dumps(found)
+        _warn(found)
         return _idata.build(self._compiled, cols, rows, norm, attrs)
 
     def _declared(self):
@@ -217,6 +224,19 @@ def _jsonable(x):
     return x
 
 
+class GpmcWarning(UserWarning):
+    """What a run found doubtful (chains that have not mixed, a hyperparameter the data barely
+    identify, a prior a variational method held fixed), with what to do instead: the warnings
+    the command line prints."""
+
+
+def _warn(messages):
+    import warnings
+
+    for m in messages:
+        warnings.warn(m, GpmcWarning, stacklevel=3)
+
+
 class Fit:
     """A variational fit: ``elbo`` (the trace; SVI: its minibatch estimates; GPF: the free
     energy's negative), ``hypers`` (name -> value), ``summary`` (what ``summary.json`` holds),
@@ -226,6 +246,8 @@ class Fit:
         self.model, self._fit, self._data = model, fit, data
         self.summary = json.loads(fit.summary_json())
         self.method = self.summary["method"]
+        self.warnings = list(self.summary.get("warnings", []))
+        _warn(self.warnings)
         self.hypers = {h["name"]: h["value"] for h in self.summary["hyperparameters"]}
         if self.method == "cavi":
             self.elbo = list(self.summary["elbo"])

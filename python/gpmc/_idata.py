@@ -102,6 +102,19 @@ def build(compiled, columns, rows, data, attrs):
         for k, v in data.items()
         if k not in observed and kinds.get(k) in ("data", "transformed")
     }
+    # Data declared `int` (labels, counts) stay integers, and so do their replicates: ArviZ
+    # then draws bars for them (`plot_ppc`), not a smooth density over 0/1 labels.
+    integers = set(compiled.integer_data())
+
+    def as_declared(name, values):
+        values = np.asarray(values)
+        if name in integers and np.all(np.isfinite(values)):
+            return np.rint(values).astype(np.int64)
+        return values
+
+    observed = {k: as_declared(k, v) for k, v in observed.items()}
+    constant = {k: as_declared(k, v) for k, v in constant.items()}
+    pp = {k: as_declared(k, v) for k, v in pp.items()}
     for k, v in list(observed.items()) + list(constant.items()):
         dims.setdefault(k, dims_of(k, np.ndim(v)))
     groups = dict(posterior=posterior, sample_stats=stats, dims=dims)

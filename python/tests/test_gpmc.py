@@ -278,6 +278,27 @@ def test_a_full_gp_that_cannot_fit_in_memory_raises_instead_of_killing_python():
         m.sample(data, chains=1, draws=2, warmup=2, progress=False)
 
 
+def test_the_clis_warnings_are_python_warnings():
+    # Issue 37: too few draws to trust, and a prior a variational method holds, are said.
+    m = gpmc.Model(REGRESSION)
+    with pytest.warns(gpmc.GpmcWarning, match="not mixed well enough"):
+        idata = m.sample(regression_data(), chains=1, draws=20, warmup=20, progress=False)
+    assert "not mixed" in json.loads(idata.posterior.attrs["gpmc_warnings"])[0]
+    lr = gpmc.Model(MODELS / "linear_regression.gpm")
+    d = model_data("linear_regression")
+    with pytest.warns(gpmc.GpmcWarning, match="`tau` has a prior"):
+        fit = lr.cavi(d, progress=False)
+    assert any("--method gibbs" in w for w in fit.warnings)
+
+
+def test_integer_data_stay_integers_so_arviz_draws_bars():
+    g = gpmc.Model(MODELS / "gp_classification.gpm")
+    idata = g.sample(gp_data(), chains=1, draws=50, warmup=50, progress=False)
+    assert idata.observed_data["y"].dtype.kind == "i"
+    assert idata.posterior_predictive["y"].dtype.kind == "i"
+    assert idata.constant_data["X"].dtype.kind == "f"
+
+
 def test_variational_fits():
     m = gpmc.Model(MODELS / "gp_classification.gpm")
     d = gp_data()
@@ -331,6 +352,27 @@ def test_the_readme_example_runs_as_written(monkeypatch):
     first = python_blocks(ROOT / "README.md")[0]
     assert "gpmc.Model" in first
     exec(compile(first, "README.md", "exec"), {})
+
+
+def test_the_readme_cmdstan_snippet_runs_as_written(monkeypatch, tmp_path):
+    # Issue 37: the CLI's files into ArviZ, with observed_data, so that plot_ppc works.
+    (tmp_path / "models").symlink_to(MODELS)
+    monkeypatch.chdir(tmp_path)
+    cli = subprocess.run(
+        [
+            cli_binary(), "infer", "models/gp_classification.gpm",
+            "--data", "models/gp_classification.data.json", "--log-lik", "--ppc",
+            "--draws", "200", "--quiet", "--output", "out/gp_classification",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 0, cli.stderr
+    snippet = python_blocks(ROOT / "README.md")[1]
+    assert "from_cmdstan" in snippet
+    scope = {}
+    exec(compile(snippet, "README.md", "exec"), scope)
+    assert "observed_data" in scope["idata"].groups()
 
 
 def test_rao_blackwellised_means_are_the_closed_form_for_a_gaussian_model():

@@ -119,7 +119,8 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -
     let best = candidates
         .filter(|c| *c != name)
         .map(|c| {
-            let score = strsim::jaro_winkler(name, c).max(strsim::jaro_winkler(&lower, &c.to_lowercase()));
+            let score =
+                strsim::jaro_winkler(name, c).max(strsim::jaro_winkler(&lower, &c.to_lowercase()));
             (score, c)
         })
         .filter(|(s, _)| *s > 0.8)

@@ -147,6 +147,18 @@ impl Compiled {
         Ok(out)
     }
 
+    /// The data declared `int` (labels, counts, sizes, indices): kept as integers in the
+    /// InferenceData, so that ArviZ draws bars for them.
+    fn integer_data(&self) -> Vec<String> {
+        self.checked
+            .model
+            .data
+            .iter()
+            .filter(|d| d.elem == gpm_ir::Elem::Int)
+            .map(|d| d.name.clone())
+            .collect()
+    }
+
     /// Each likelihood factor's response datum (`None` for a density formula).
     fn responses(&self) -> Vec<Option<String>> {
         self.checked

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 mod outputs;
 mod prediction_outputs;
 use outputs::chain_head;
-pub use outputs::{chain_csv, draws_csv, summary_json, summary_table};
+pub use outputs::{chain_csv, draws_csv, gibbs_warnings, summary_json, summary_table};
 pub use prediction_outputs::prediction_outputs;
 
 /// Why inference failed.

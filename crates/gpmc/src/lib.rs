@@ -27,6 +27,7 @@ pub mod schedule_report;
 pub mod spill;
 pub mod summary;
 pub mod variational;
+pub mod warnings;
 
 pub use diagnostics::{Diagnostic, Failure};
 use gpm_ir::Model;

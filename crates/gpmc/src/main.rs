@@ -634,6 +634,9 @@ fn fit_variational(
     let fit = gpmc::variational::fit(checked, d, &method, &mut |p, total| feedback.svi(p, total))?;
     feedback.finish();
     say!("{}", fit.headline);
+    for w in fit.summary["warnings"].as_array().into_iter().flatten() {
+        say!("warning: {}", w.as_str().unwrap_or_default());
+    }
     if let Some(latents) = &fit.latents {
         posterior_file(latents, files);
     }
@@ -849,6 +852,9 @@ fn infer(
         );
     }
     say!("{}", gpmc::infer::summary_table(&result, 12).trim_end());
+    for w in gpmc::infer::gibbs_warnings(&checked, &result) {
+        say!("warning: {w}");
+    }
     say!(
         "wrote {} chain files and summary.json to {}",
         result.times.len(),

@@ -145,6 +145,11 @@ pub fn fit(
         }
     };
     summary["hyperparameters"] = json!(hyper_json(&hypers));
+    let warnings: Vec<String> = crate::warnings::learned(c, &hypers)
+        .into_iter()
+        .chain(crate::warnings::held_by_variational(c, &hypers))
+        .collect();
+    summary["warnings"] = json!(warnings);
     Ok(Fit {
         summary,
         blocks,

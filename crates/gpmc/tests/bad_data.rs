@@ -91,13 +91,20 @@ fn each_kind_of_bad_data_names_the_variable() {
 #[test]
 fn a_key_typo_gets_a_did_you_mean_and_zero_based_labels_a_hint() {
     let e = err_for(r#"{"x": [[0.1], [0.2]], "y": [1, -1]}"#);
-    assert_eq!(e.help.as_deref(), Some("did you mean `x`? (names are case-sensitive)"));
+    assert_eq!(
+        e.help.as_deref(),
+        Some("did you mean `x`? (names are case-sensitive)")
+    );
     let src = std::fs::read_to_string(root().join("models/multiclass_gp.gpm")).unwrap();
     let c = gpmc::check("multiclass_gp.gpm", &src).unwrap();
     let v: serde_json::Value =
         serde_json::from_str(r#"{"C": 3, "X": [[0.1], [0.2]], "y": [0, 2]}"#).unwrap();
     let e = gpmc::data::from_json_value(&c.model, &v).unwrap_err();
-    assert!(e.message.contains("below its declared lower bound 1"), "{}", e.message);
+    assert!(
+        e.message.contains("below its declared lower bound 1"),
+        "{}",
+        e.message
+    );
     assert!(e.help.unwrap().contains("1-based"));
 }
 

@@ -31,10 +31,7 @@ pub(super) fn missing(
     if let Some(x) = givers.iter().find(|x| !raw.contains_key(&x.name)) {
         return absent(given, x, &format!(" (it gives the size `{}`)", d.name));
     }
-    if let Some((x, r)) = givers
-        .iter()
-        .find_map(|x| raw.get(&x.name).map(|r| (x, r)))
-    {
+    if let Some((x, r)) = givers.iter().find_map(|x| raw.get(&x.name).map(|r| (x, r))) {
         let help = match &x.shape {
             Shape::Matrix(..) => "give a 2-D array, one row per observation (a pandas DataFrame needs `columns={...}` mapping the matrix to its columns), or give the size",
             _ => "give a 1-D array, or give the size",

@@ -713,7 +713,6 @@ fn dim_name(s: &Shape) -> String {
     }
 }
 
-
 fn raw_text(r: &Raw) -> String {
     match r {
         Raw::Num(x) => format!("the number {x}"),

@@ -1,0 +1,141 @@
+//! The warnings of a run, decided once here and shown by every front end: the CLI prints them
+//! after its table, `summary.json` lists them (`"warnings"`), and the Python package raises
+//! each as a `gpmc.GpmcWarning` and keeps them in the InferenceData's attributes. Each says
+//! what to do instead.
+
+use crate::Checked;
+use gpm_ir::HyperKind;
+use gpm_runtime::diagnostics::Summary;
+
+/// Chains that have not mixed: the thresholds of Vehtari et al. (2021), R̂ below 1.01 and bulk
+/// ESS above 100 per chain (400 over four) before the draws are trusted.
+pub fn mixing(summaries: &[(String, Summary)], chains: usize) -> Option<String> {
+    let need = 100.0 * chains as f64;
+    let bad: Vec<&str> = summaries
+        .iter()
+        .filter(|(_, x)| x.rhat > 1.01 || x.ess_bulk < need)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    if bad.is_empty() {
+        return None;
+    }
+    let shown: Vec<&str> = bad.iter().take(5).copied().collect();
+    Some(format!(
+        "the chains have not mixed well enough (R-hat > 1.01 or bulk ESS < {need:.0}) for {} variables, e.g. {}; run more draws or check the model",
+        bad.len(),
+        shown.join(", ")
+    ))
+}
+
+/// How far (a factor either way) a learned value may move from its initial value before the
+/// run says the data barely identify it.
+const LEARNED_RANGE: f64 = 100.0;
+
+/// Hyperparameters type-II ML took far from their initial values (a lengthscale of 52 on
+/// inputs of unit scale, a variance of 38 336): the marginal likelihood is flat in that
+/// direction, and a prior would say what the data cannot. `hypers` are the run's (name, value,
+/// how it was set), in declaration order.
+pub fn learned(c: &Checked, hypers: &[(String, f64, String)]) -> Vec<String> {
+    c.model
+        .hypers
+        .iter()
+        .zip(hypers)
+        .filter_map(|(h, (name, value, how))| {
+            let (HyperKind::Learn { init }, gpm_ir::Shape::Scalar) = (&h.kind, &h.shape) else {
+                return None;
+            };
+            let init = *init;
+            let ratio = value / init;
+            let far = ratio.is_finite()
+                && ratio > 0.0
+                && !(1.0 / LEARNED_RANGE..=LEARNED_RANGE).contains(&ratio);
+            (far && how.starts_with("learned")).then(|| {
+                format!(
+                    "type-II ML took `{name}` from {init} to {value:.4}: the data barely identify it (the marginal likelihood is flat that way); give it a prior (`~ gamma(...)`, `~ lognormal(...)`) and sample it with Gibbs, or fix it"
+                )
+            })
+        })
+        .collect()
+}
+
+/// Hyperparameters with a prior that a variational method held at their starting value (it
+/// does not integrate over hyperparameter priors).
+pub fn held_by_variational(c: &Checked, hypers: &[(String, f64, String)]) -> Vec<String> {
+    c.model
+        .hypers
+        .iter()
+        .zip(hypers)
+        .filter(|(h, _)| matches!(h.kind, HyperKind::Prior { .. }))
+        .map(|(_, (name, value, _))| {
+            format!(
+                "`{name}` has a prior, which the variational methods do not integrate over: it was held at {value:.4}; sample it with --method gibbs (Python: `Model.sample`), or declare it `learn(...)` for type-II ML"
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MODEL: &str = "data { N : int; x : vector[N]; y : vector[N]; }
+        hyper { ell : real in 0.. = learn(1.0); s : real in 0.. ~ gamma(2, 1); }
+        latent { f : vector[N] ~ gp(x, sqexp(ell)); }
+        model { y ~ normal(f, s); }";
+
+    #[test]
+    fn a_learned_value_far_from_its_start_and_a_held_prior_are_named() {
+        let c = crate::check("m.gpm", MODEL).unwrap();
+        let learned = |v: f64| {
+            vec![
+                (
+                    "ell".to_string(),
+                    v,
+                    "learned by type-II ML (ELBO -1 after 40 evaluations)".to_string(),
+                ),
+                ("s".to_string(), 1.5, "prior".to_string()),
+            ]
+        };
+        let w = super::learned(&c, &learned(52.0 * 2.0));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("`ell` from 1 to 104.0000") && w[0].contains("give it a prior"),
+            "{w:?}"
+        );
+        assert!(
+            super::learned(&c, &learned(52.0)).is_empty(),
+            "within a factor 100"
+        );
+        assert!(super::learned(&c, &learned(0.001)).len() == 1);
+        let held = held_by_variational(&c, &learned(1.0));
+        assert_eq!(held.len(), 1);
+        assert!(held[0].starts_with("`s` has a prior") && held[0].contains("--method gibbs"));
+    }
+
+    #[test]
+    fn unmixed_chains_are_counted_and_named() {
+        let s = |rhat: f64, ess: f64| Summary {
+            mean: 0.0,
+            sd: 1.0,
+            mad: 1.0,
+            q5: -1.6,
+            q50: 0.0,
+            q95: 1.6,
+            mcse_mean: 0.05,
+            ess_bulk: ess,
+            ess_tail: ess,
+            rhat,
+        };
+        let rows = vec![
+            ("a".to_string(), s(1.0, 900.0)),
+            ("b".to_string(), s(1.05, 900.0)),
+            ("c".to_string(), s(1.0, 150.0)),
+        ];
+        let w = mixing(&rows, 2).unwrap();
+        assert!(
+            w.contains("for 2 variables, e.g. b, c") && w.contains("ESS < 200"),
+            "{w}"
+        );
+        assert!(mixing(&rows[..1], 2).is_none());
+    }
+}
