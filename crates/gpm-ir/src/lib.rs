@@ -28,7 +28,7 @@ mod sx;
 mod transformed;
 
 pub use diag::{did_you_mean, SemanticError, SemanticErrors};
-pub use library::{Family, DISTRIBUTIONS, KERNELS, MATH_FUNCTIONS};
+pub use library::{Family, DISTRIBUTIONS, KERNELS, MATH_FUNCTIONS, MAX_CLASSES};
 pub use lower::lower;
 pub use model::*;
 pub use sx::{data_column_symbol, parse_data_column, Sx, SxFunc, SymRole};

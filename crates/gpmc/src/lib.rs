@@ -60,12 +60,13 @@ pub fn check_with(name: &str, source: &str, generic_only: bool) -> Result<Checke
     let program = gpm_syntax::parse(source)
         .map_err(|e| Failure::new(name, source, vec![Diagnostic::from_parse(&e, source)]))?;
     let model = gpm_ir::lower(&program).map_err(|errs| {
+        let index = diagnostics::SourceIndex::new(source);
         Failure::new(
             name,
             source,
             errs.0
                 .iter()
-                .map(|e| Diagnostic::from_semantic(e, source))
+                .map(|e| Diagnostic::from_semantic(e, &index))
                 .collect(),
         )
     })?;
@@ -92,9 +93,11 @@ pub fn check_with(name: &str, source: &str, generic_only: bool) -> Result<Checke
             Ok(p) => plans.push(p),
             Err(e) => match &model.factors[e.factor].form {
                 gpm_ir::FactorForm::LogDensity { .. } => plans.push(gpm_augment::Plan::generic(&e)),
-                gpm_ir::FactorForm::Categorical { .. } => {
-                    refusals.push(Diagnostic::from_refusal(&e, &model, source))
-                }
+                gpm_ir::FactorForm::Categorical { .. } => refusals.push(Diagnostic::from_refusal(
+                    &e,
+                    &model,
+                    &diagnostics::SourceIndex::new(source),
+                )),
             },
         }
     }

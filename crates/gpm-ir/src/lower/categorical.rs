@@ -1,6 +1,7 @@
 //! Categorical factors: the logistic-softmax from the library or recognised in a formula.
 
 use super::*;
+use crate::library::MAX_CLASSES;
 
 impl Lowerer {
     pub(super) fn categorical_library(
@@ -70,6 +71,25 @@ impl Lowerer {
             );
             return;
         };
+        // Each class is a predictor, certified and lowered one by one (about 17 ms each): a
+        // literal count beyond any classification task is refused rather than run for hours.
+        if let Dim::Const(c) = classes {
+            if *c > MAX_CLASSES {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_categorical",
+                        format!(
+                            "`{}` has {c} classes; at most {MAX_CLASSES} are supported",
+                            z.name
+                        ),
+                        z.span,
+                        "too many classes",
+                    )
+                    .help("check the declared number of columns (one per class)"),
+                );
+                return;
+            }
+        }
         if *rows != ctx.n {
             self.err(
                 SemanticError::new(

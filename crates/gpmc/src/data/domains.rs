@@ -1,5 +1,5 @@
 //! Likelihood parameters that are data, checked against their domains on the data before any
-//! sampling: a binomial's response is at most its number of trials (the log-density's
+//! sampling: a class count within what the logistic-softmax takes; a binomial's response is at most its number of trials (the log-density's
 //! `lgamma(n − y + 1)` is not a number beyond it, and the augmentation would run on
 //! regardless, returning nonsense with success).
 
@@ -11,6 +11,22 @@ use gpm_runtime::data::{Data, Value};
 /// Check every factor whose parameters are data against their domains.
 pub(super) fn check(model: &Model, data: &Data) -> Result<(), DataError> {
     for f in &model.factors {
+        if let gpm_ir::FactorForm::Categorical {
+            classes: gpm_ir::Dim::Var(c),
+            ..
+        } = &f.form
+        {
+            if let Some(n) = data.scalar(c).filter(|n| *n > gpm_ir::MAX_CLASSES as f64) {
+                return Err(err(
+                    c,
+                    format!(
+                        "`{c}` = {n} classes; the logistic-softmax takes at most {}",
+                        gpm_ir::MAX_CLASSES
+                    ),
+                    Some("check the number of classes (the labels count them from 1)"),
+                ));
+            }
+        }
         let (Some(rep), Some(y)) = (&f.replicate, &f.response) else {
             continue;
         };

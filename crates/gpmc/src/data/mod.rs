@@ -12,6 +12,7 @@ use std::path::Path;
 
 mod domains;
 mod json;
+mod limits;
 mod missing;
 mod test_data;
 
@@ -102,14 +103,14 @@ fn read_file(path: &Path, into: &mut BTreeMap<String, Raw>) -> Result<(), DataEr
         // Streamed: the file is never held as text, and each value is stored once, as f64.
         let file = std::fs::File::open(path).map_err(cannot)?;
         read_csv(
-            std::io::BufReader::with_capacity(1 << 20, file),
+            limits::RunLimit::csv(std::io::BufReader::with_capacity(1 << 20, file)),
             &name,
             into,
         )
     } else {
         let file = std::fs::File::open(path).map_err(cannot)?;
         json::read(
-            std::io::BufReader::with_capacity(1 << 20, file),
+            limits::RunLimit::json(std::io::BufReader::with_capacity(1 << 20, file)),
             &name,
             into,
         )
