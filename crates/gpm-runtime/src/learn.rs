@@ -77,6 +77,11 @@ pub fn learn(
     // An evaluation that cannot succeed anywhere (too large for memory, or stopped) ends the
     // search with its error, rather than counting as −∞ like a kernel that cannot be factored.
     let fatal: std::cell::RefCell<Option<RuntimeError>> = std::cell::RefCell::new(None);
+    // The latents' moments of the last converged evaluation (`cavi::run_from`); an evaluation
+    // that failed starts the next one from the prior again.
+    let warm: std::cell::RefCell<
+        Option<Vec<(String, nalgebra::DVector<f64>, nalgebra::DVector<f64>)>>,
+    > = std::cell::RefCell::new(None);
     let halt = || -> Result<(), RuntimeError> {
         crate::stop::check("type-II maximum likelihood (learn)")?;
         match fatal.borrow_mut().take() {
@@ -89,9 +94,15 @@ pub fn learn(
         let mut h = start.clone();
         set(&mut h, coords, x);
         // A failure (e.g. a kernel matrix that cannot be factored) counts as −∞; a stop
-        // ends the search (below).
-        let value = match progress::muted(|| cavi::run(schedule, data, &h, &config)) {
-            Ok(r) => -r.elbo.last().copied().unwrap_or(f64::INFINITY),
+        // ends the search (below). Each run starts from the last one's latents (warm).
+        let from = warm.borrow_mut().take();
+        let run = progress::muted(|| cavi::run_from(schedule, data, &h, &config, from.as_deref()));
+        let value = match run {
+            Ok(r) => {
+                let elbo = -r.elbo.last().copied().unwrap_or(f64::INFINITY);
+                *warm.borrow_mut() = Some(r.latents);
+                elbo
+            }
             Err(e @ (RuntimeError::TooLarge(_) | RuntimeError::Interrupted(_))) => {
                 *fatal.borrow_mut() = Some(e);
                 f64::INFINITY

@@ -54,6 +54,23 @@ pub(super) struct CaviState<'a> {
 
 impl<'a> CaviState<'a> {
     /// Every block at its prior; `E[ω] = 1`.
+    /// Start from an earlier run's moments of the latents outside dense blocks (GP and sparse
+    /// GP latents, whose local steps read only their means and variances); a latent whose
+    /// size differs keeps its prior's.
+    pub(super) fn warm_start(&mut self, start: &[(String, DVector<f64>, DVector<f64>)]) {
+        for (li, (_, m, v)) in start.iter().enumerate() {
+            let fits = li < self.mean.len()
+                && !self.in_dense[li]
+                && m.len() == self.mean[li].len()
+                && v.len() == self.var[li].len()
+                && m.iter().chain(v.iter()).all(|x| x.is_finite());
+            if fits {
+                self.mean[li].copy_from(m);
+                self.var[li].copy_from(v);
+            }
+        }
+    }
+
     pub(super) fn new(
         prep: &'a Prepared,
         schedule: &'a Schedule,
