@@ -9,7 +9,10 @@
 //! deleting, duplicating, swapping and inserting pieces — plus the amplifiers it showed matter:
 //! a token repeated thousands of times (nesting), a number replaced by an extreme one (1e308,
 //! 1e18, 0), a line moved past column 65 536, a byte-order mark, a declaration repeated
-//! thousands of times, bytes that are not UTF-8. Long runs on purpose: `fuzz/` (cargo fuzz).
+//! thousands of times, bytes that are not UTF-8 — and issue 32's families: every library
+//! function nested around and past the call limit, integer literals beyond any size, tens of
+//! thousands of declarations, devices and FIFOs as paths, test inputs of another shape than
+//! the training data. Long runs on purpose: `fuzz/` (cargo fuzz), or `GPMC_FUZZ_CASES=N`.
 
 use rand::{Rng, SeedableRng};
 use std::io::Write;
@@ -104,12 +107,22 @@ const EXTREME_NUMBERS: &[&str] = &[
     "1e308", "1e400", "1e18", "1e9", "3e4", "1e-300", "0", "0.0", "1e-8", "1e12", "1e100",
 ];
 
+/// Integer literals far beyond any size a machine holds (issue 32: `inducing = 4294967296`,
+/// `1..1000000000`, a billion classes).
+const HUGE_SIZES: &[&str] = &[
+    "1000000000",
+    "4294967296",
+    "18446744073709551616",
+    "99999999999999999999999",
+    "65537",
+];
+
 /// One mutation of `src`.
 fn mutate(src: &str, rng: &mut impl Rng) -> Vec<u8> {
     let mut s: Vec<char> = src.chars().collect();
     let n = s.len().max(1);
     let at = rng.gen_range(0..n).min(s.len());
-    match rng.gen_range(0..11) {
+    match rng.gen_range(0..14) {
         // Delete, duplicate, swap, insert a token: the plain mutations.
         0 => {
             let end = (at + rng.gen_range(1..40)).min(s.len());
@@ -197,6 +210,48 @@ fn mutate(src: &str, rng: &mut impl Rng) -> Vec<u8> {
                     [rng.gen_range(0..10)];
                 let to = rng.gen_range(0..=s.len());
                 s.insert(to, c);
+            }
+        }
+        // Issue 32's families: a library function nested around the call limit and far
+        // past it (each function: the symbolic passes cost differ by function).
+        11 => {
+            let text: String = s.iter().collect();
+            if let Some((i, len)) = a_number(&text, rng) {
+                let (f, arity) =
+                    gpm_ir::MATH_FUNCTIONS[rng.gen_range(0..gpm_ir::MATH_FUNCTIONS.len())];
+                let times = [8, 31, 32, 33, 250][rng.gen_range(0..5)];
+                let num = &text[i..i + len];
+                let extra = ", 1".repeat(arity.saturating_sub(1));
+                let deep = format!(
+                    "{}{num}{}",
+                    format!("{f}(").repeat(times),
+                    format!("{extra})").repeat(times)
+                );
+                return format!("{}{deep}{}", &text[..i], &text[i + len..]).into_bytes();
+            }
+        }
+        // An integer literal far beyond any size (`vector[1000000000]`, `inducing = 2^32`).
+        12 => {
+            let text: String = s.iter().collect();
+            if let Some((i, len)) = a_number(&text, rng) {
+                let new = HUGE_SIZES[rng.gen_range(0..HUGE_SIZES.len())];
+                return format!("{}{}{}", &text[..i], new, &text[i + len..]).into_bytes();
+            }
+        }
+        // Many declarations, each with its own name (a repeated line is one name many times).
+        13 => {
+            let text: String = s.iter().collect();
+            if let Some(k) = text.find("latent {").or_else(|| text.find("data {")) {
+                let at = k + text[k..].find('{').unwrap_or(0) + 1;
+                let n = [1_000, 10_000, 40_000][rng.gen_range(0..3)];
+                let decls: String = if text[k..].starts_with("latent") {
+                    (0..n)
+                        .map(|j| format!(" z{j} : real ~ normal(0, 1);"))
+                        .collect()
+                } else {
+                    (0..n).map(|j| format!(" d{j} : real;")).collect()
+                };
+                return format!("{}{decls}{}", &text[..at], &text[at..]).into_bytes();
             }
         }
         // Bytes that are not UTF-8.
@@ -322,14 +377,81 @@ fn tempdir(tag: &str) -> PathBuf {
     d
 }
 
+/// The number of cases: `default` in the test suite, `GPMC_FUZZ_CASES` for a long run (and
+/// `GPMC_FUZZ_SEED` for another stream of cases).
+fn cases(default: usize) -> usize {
+    std::env::var("GPMC_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn seed(default: u64) -> u64 {
+    std::env::var("GPMC_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(default, |s| default ^ s.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
 #[test]
 fn check_survives_mutated_models() {
-    fuzz_check(0x18, 1500, false);
+    fuzz_check(seed(0x18), cases(1500), false);
 }
 
 #[test]
 fn check_json_survives_mutated_models() {
-    fuzz_check(0x1818, 700, true);
+    fuzz_check(seed(0x1818), cases(700), true);
+}
+
+/// Devices and FIFOs as the model or the data: an error or a result, never a hang or a
+/// memory blow-up (a FIFO is fed by a writer that streams a bounded, broken text).
+#[test]
+fn devices_and_fifos_as_paths_end_with_an_error() {
+    let dir = tempdir("devices");
+    let model = root().join("models/gp_classification.gpm");
+    let out = dir.join("out");
+    let (m, o) = (model.to_str().unwrap(), out.to_str().unwrap());
+    for dev in ["/dev/zero", "/dev/null", "/dev/urandom"] {
+        for args in [
+            vec!["check", dev],
+            vec!["infer", m, "--data", dev, "--output", o, "--quiet"],
+        ] {
+            let code = run(&args, Duration::from_secs(20));
+            assert!(matches!(code, Ok(1 | 2)), "{args:?}: {code:?}");
+        }
+    }
+    let fifo = dir.join("data.csv");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo on a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&fifo) {
+                let _ = f.write_all(b"X.1,X.2,y\n");
+                for _ in 0..200_000 {
+                    if f.write_all(b"0.5,0.25,1\n0.1,").is_err() {
+                        break;
+                    }
+                }
+            }
+        })
+    };
+    let code = run(
+        &[
+            "infer",
+            m,
+            "--data",
+            fifo.to_str().unwrap(),
+            "--output",
+            o,
+            "--quiet",
+        ],
+        Duration::from_secs(30),
+    );
+    let _ = writer.join();
+    assert!(matches!(code, Ok(1 | 2)), "FIFO: {code:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `gpmc infer` on the example models with one number (a hyperparameter, a constant) made
@@ -376,7 +498,24 @@ fn infer_survives_extreme_numbers_and_data() {
         std::fs::write(&mpath, &text).unwrap();
         std::fs::write(&dpath, data.to_string()).unwrap();
         let out = dir.join("out");
-        let args = [
+        // Every third case predicts at test inputs of another shape (a column dropped from
+        // each matrix, sizes as given): refused, never predicted from (issue 32).
+        let tpath = dir.join("case.test.json");
+        let mut test = serde_json::from_str::<serde_json::Value>(
+            &std::fs::read_to_string(model.with_extension("test.json")).unwrap_or_default(),
+        )
+        .unwrap_or(serde_json::Value::Null);
+        if let Some(map) = test.as_object_mut() {
+            for v in map.values_mut() {
+                for row in v.as_array_mut().into_iter().flatten() {
+                    if let Some(r) = row.as_array_mut() {
+                        r.pop();
+                    }
+                }
+            }
+        }
+        std::fs::write(&tpath, test.to_string()).unwrap();
+        let mut args = vec![
             "infer",
             mpath.to_str().unwrap(),
             "--data",
@@ -391,6 +530,9 @@ fn infer_survives_extreme_numbers_and_data() {
             "--warmup",
             "5",
         ];
+        if case % 3 == 2 && test.is_object() {
+            args.extend(["--predict", tpath.to_str().unwrap()]);
+        }
         match run(&args, Duration::from_secs(60)) {
             Ok(0..=2) => {}
             other => {

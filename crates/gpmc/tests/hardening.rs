@@ -708,3 +708,27 @@ fn costs_the_model_text_controls_stay_near_linear() {
     assert!(err.contains("at most 1000 are supported"), "{err}");
     assert!(t0.elapsed() < Duration::from_secs(2));
 }
+
+/// Found by issue 32's fuzz generators: a Gamma prior with a shape of 1.8·10¹⁹ (its
+/// distribution function never finished) and `min` nested 31 deep (4.7 GB, still running
+/// after a minute) are refused at once.
+#[test]
+fn fuzz_finds_of_issue_32_are_refused_at_once() {
+    let gamma = "data { N : int; y : vector[N]; }\nhyper { tau : real in 0.. ~ gamma(shape = 18446744073709551616, rate = 1.0); }\nlatent { f : vector[N] ~ normal(0, 1); }\nmodel { y ~ normal(f, 1 / sqrt(tau)); }\n";
+    let (code, _, err) = check("huge-shape", gamma, false);
+    assert_eq!(code, 1);
+    assert!(err.contains("shape parameters above 10⁶"), "{err}");
+    let nested = format!(
+        "data {{ N : int; y : vector[N]; }}\nlatent {{ f : vector[N] ~ normal(0, 1); }}\nmodel {{ y ~ normal(f, {}1{}); }}\n",
+        "min(".repeat(31),
+        ", 1)".repeat(31)
+    );
+    let t0 = Instant::now();
+    let (code, _, err) = check("min-nesting", &nested, false);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("`min`/`max` nested more than 12 deep"),
+        "{err}"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(2));
+}

@@ -80,6 +80,11 @@ impl PartialEq for HyperPrior {
     }
 }
 
+/// The parameters, by name, whose size sets the cost of a law's distribution function.
+const SHAPE_NAMES: &[&str] = &["shape", "nu", "alpha", "beta"];
+/// The largest such parameter accepted.
+const MAX_SHAPE: f64 = 1e6;
+
 impl HyperPrior {
     /// The law `name` with `params`, truncated to the declared range `range` (`None` for an
     /// unbounded side). Checks the parameters and that the range keeps some of the law's mass.
@@ -104,6 +109,18 @@ impl HyperPrior {
                     ParamKind::Positive => "positive",
                 };
                 let message = format!("the `{}` of `{name}` must be {want}, not {v}", spec.name);
+                return Err(PriorError::Param { index, message });
+            }
+        }
+        // Shape-like parameters beyond 10⁶ make the law a point mass in all but name, and its
+        // distribution function costs time in proportion to them (statrs' incomplete gamma:
+        // a shape of 1.8·10¹⁹ never finished).
+        for (index, (spec, v)) in law.params().iter().zip(&params).enumerate() {
+            if SHAPE_NAMES.contains(&spec.name) && *v > MAX_SHAPE {
+                let message = format!(
+                    "the `{}` of `{name}` is {v}; shape parameters above 10⁶ are refused (such a prior is a point mass: fix the hyperparameter to a value instead)",
+                    spec.name
+                );
                 return Err(PriorError::Param { index, message });
             }
         }

@@ -5,13 +5,23 @@
 
 use std::io::Read;
 
-/// A reader that fails once more than `limit` bytes pass without one of the `breaks` bytes.
+/// A reader that fails once more than `limit` bytes pass without one of the `breaks` bytes,
+/// or once the file has given more bytes than the memory available could hold as numbers.
 pub(super) struct RunLimit<R> {
     inner: R,
     breaks: &'static [u8],
     limit: usize,
     run: usize,
     what: &'static str,
+    total: u64,
+    most: u64,
+}
+
+/// The most bytes a data file may give: a number costs 8 bytes in memory and takes at least
+/// two bytes of text (`1,`), so a quarter of the memory available bounds what reading can
+/// allocate (a FIFO or device that streams numbers forever is cut off there).
+fn most_bytes() -> u64 {
+    gpm_runtime::memory::available().map_or(u64::MAX, |m| (m / 4).max(64 << 20))
 }
 
 /// The longest CSV line (a record), in bytes: a million columns of 64 characters.
@@ -28,6 +38,8 @@ impl<R: Read> RunLimit<R> {
             limit: CSV_LINE,
             run: 0,
             what: "a CSV line",
+            total: 0,
+            most: most_bytes(),
         }
     }
 
@@ -39,6 +51,8 @@ impl<R: Read> RunLimit<R> {
             limit: JSON_TOKEN,
             run: 0,
             what: "a JSON value",
+            total: 0,
+            most: most_bytes(),
         }
     }
 }
@@ -46,6 +60,16 @@ impl<R: Read> RunLimit<R> {
 impl<R: Read> Read for RunLimit<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
+        self.total += n as u64;
+        if self.total > self.most {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "more than {} of data, more than the memory available holds as numbers (a device or stream that never ends?)",
+                    gpm_runtime::memory::human(self.most)
+                ),
+            ));
+        }
         for &b in &buf[..n] {
             if self.breaks.contains(&b) {
                 self.run = 0;
