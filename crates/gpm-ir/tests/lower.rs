@@ -127,6 +127,34 @@ fn categorical_formula_is_recognised_like_the_library_form() {
     }
 }
 
+/// Issue 37: a softmax written by hand with `exp` (not the logistic-softmax form) reads a
+/// column chosen by the data; the error says so and what to write, not "write a number".
+#[test]
+fn a_column_chosen_by_the_data_says_what_to_write() {
+    let p = gpm_syntax::parse(
+        "data { N : int; C : int; X : matrix[N, 2]; y : int[N] in 1..C; }
+         latent { F : matrix[N, C] ~ gp(X, sqexp(1.0)); }
+         model { for i in 1..N { target += F[i, y[i]] - log(sum(exp(F[i]))); } }",
+    )
+    .unwrap();
+    let errs = gpm_ir::lower(&p).unwrap_err();
+    let e = errs
+        .0
+        .iter()
+        .find(|e| e.code == "gpm::bad_index")
+        .expect("bad_index");
+    assert!(e.message.contains("is chosen by `y[i]`"), "{}", e.message);
+    assert!(
+        e.help
+            .as_deref()
+            .unwrap()
+            .contains("categorical_logistic_softmax(F)"),
+        "{:?}",
+        e.help
+    );
+    assert!(errs.0.iter().all(|e| e.code != "gpm::not_constant"));
+}
+
 #[test]
 fn heteroscedastic_model_has_two_predictors_in_one_factor() {
     let m = lower_src(

@@ -285,10 +285,20 @@ fn window(src: &str, d: &Diagnostic) -> Option<(String, Diagnostic)> {
         (start, end)
     };
     let spans = std::iter::once(&d.location).chain(d.related.iter().map(|(l, _)| l));
+    // The lines of a span and the context line on each side (miette draws those too: a short
+    // line under a 1.2 MB one was drawn with the long one in full).
     let long = spans.into_iter().any(|l| {
         let (a, _) = line_of(l.start);
         let (_, b) = line_of(l.end);
+        let prev = if a > 0 { line_of(a - 1) } else { (a, a) };
+        let next = if b < src.len() {
+            line_of(b + 1)
+        } else {
+            (b, b)
+        };
         b - a > MAX_RENDERED_LINE
+            || prev.1 - prev.0 > MAX_RENDERED_LINE
+            || next.1 - next.0 > MAX_RENDERED_LINE
     });
     if !long {
         return None;

@@ -874,13 +874,18 @@ fn infer(
 /// A model's diagnostics on stderr: each rendered with its source (at most
 /// `gpmc::diagnostics::MAX_RENDERED`), then the count.
 fn print_failure(f: &gpmc::Failure) {
+    // Rendered into one buffer and written at once (stderr is unbuffered: a report written
+    // character by character is a system call per character).
+    use std::fmt::Write;
+    let mut out = String::new();
     for r in f.reports() {
-        eprintln!("{r:?}");
+        let _ = writeln!(out, "{r:?}");
     }
     if f.unrendered() > 0 {
-        eprintln!("{}", f.more_line());
+        let _ = writeln!(out, "{}", f.more_line());
     }
-    eprintln!("{f}");
+    let _ = writeln!(out, "{f}");
+    eprint!("{out}");
 }
 
 fn check(path: &std::path::Path, format: Format) -> ExitCode {

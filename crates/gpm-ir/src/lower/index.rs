@@ -168,6 +168,22 @@ impl Lowerer {
             // F[i, k] with k a constant class.
             (Binding::Latent, Shape::Matrix(n, cols), [a, b]) if self.is_loop_var(a, ctx) => {
                 self.check_len(n, &ctx.n, v, span)?;
+                if !matches!(
+                    b.kind,
+                    ExprKind::Num { .. } | ExprKind::Neg(_) | ExprKind::Binary(..)
+                ) {
+                    // `F[i, y[i]]`: a column chosen by the data — a softmax written by hand.
+                    self.err(
+                        SemanticError::new(
+                            "gpm::bad_index",
+                            format!("a column of the latent matrix `{v}` is chosen by `{}`: columns of a latent matrix are read at constant indices", b),
+                            b.span,
+                            "not a constant column",
+                        )
+                        .help(format!("for a softmax over classes write `y ~ categorical_logistic_softmax({v})` (labels 1..C); to read one class, write its number, e.g. `{v}[i, 2]`")),
+                    );
+                    return None;
+                }
                 let k = self.constant(b, "a column index of a latent matrix")?;
                 let Some(column) = sizes::one_based(k, cols) else {
                     self.err(
