@@ -1,0 +1,70 @@
+"""The newcomer's path of issue 37, as one script: the package installed into a fresh virtualenv
+(./run-tests does that), a GP classifier with priors and one with learned hyperparameters
+compared by LOO, prediction at new inputs, a multi-class GP predicted from its InferenceData
+with the class count left out of the new data, and posterior predictive checks drawn as bars
+for labels."""
+
+import json
+import pathlib
+import warnings
+
+import arviz as az
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np
+
+import gpmc
+
+MODELS = pathlib.Path(__file__).resolve().parents[2] / "models"
+
+CLASSIFIER = """
+data {{ N : int; D : int; X : matrix[N, D]; y : int[N] in {{-1, 1}}; }}
+hyper {{ {hypers} }}
+latent {{ f : vector[N] ~ gp(X, variance * sqexp(lengthscale)); }}
+model {{ y ~ bernoulli_logit(f); }}
+"""
+
+PRIORS = "lengthscale : real in 0.. ~ gamma(2.0, 2.0); variance : real in 0.. ~ gamma(2.0, 0.5);"
+LEARNED = "lengthscale : real in 0.. = learn(1.0); variance : real in 0.. = learn(2.0);"
+
+
+def test_the_newcomer_path_runs_end_to_end():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, size=(80, 2))
+    y = np.where(np.sin(X[:, 0]) + 0.5 * X[:, 1] + 0.3 * rng.standard_normal(80) > 0, 1, -1)
+    fits = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gpmc.GpmcWarning)  # short chains: said, not failed
+        for name, hypers in [("priors", PRIORS), ("learned", LEARNED)]:
+            model = gpmc.Model(CLASSIFIER.format(hypers=hypers))
+            fits[name] = model.sample({"X": X, "y": y}, chains=2, draws=300, warmup=200, seed=1,
+                                      progress=False)
+    # LOO comparison, as with any PPL's InferenceData.
+    table = az.compare(fits)
+    assert list(table.index) and set(table.index) == {"priors", "learned"}
+    assert np.all(np.isfinite(table["elpd_loo"]))
+    # Prediction at new inputs, no responses needed.
+    new = np.array([[0.0, 0.0], [2.0, 1.0], [-2.0, -1.0]])
+    pred = gpmc.predict(fits["priors"], {"X": new})
+    assert len(pred) == 3 and np.all((pred["p_1_1"] >= 0) & (pred["p_1_1"] <= 1))
+    # Labels stay integers: ArviZ draws the PPC as a discrete distribution.
+    idata = fits["priors"]
+    assert idata.observed_data["y"].dtype.kind == "i"
+    assert idata.posterior_predictive["y"].dtype.kind == "i"
+    axes = az.plot_ppc(idata, num_pp_samples=20)
+    assert axes is not None
+    # A multi-class GP whose class count is data, predicted from the InferenceData (also
+    # through netCDF) with only the new inputs.
+    d = json.loads((MODELS / "multiclass_gp.data.json").read_text())
+    data = {k: (np.array(v) if isinstance(v, list) else v) for k, v in d.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gpmc.GpmcWarning)
+        multi = gpmc.Model(MODELS / "multiclass_gp.gpm").sample(
+            data, chains=1, draws=100, warmup=100, seed=2, progress=False
+        )
+    test = json.loads((MODELS / "multiclass_gp.test.json").read_text())
+    probs = gpmc.predict(multi, {"X": np.array(test["X"])})
+    p = probs[[c for c in probs.columns if c.startswith("p_1_")]].to_numpy()
+    assert p.shape[1] == d["C"]
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-9)
