@@ -479,6 +479,20 @@ fn open_run(
     })
 }
 
+/// The stop flag a first Ctrl-C or SIGTERM sets (saying what happens: `then`); a second
+/// signal exits at once with 130.
+fn stop_on_signal(then: &'static str) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&stop);
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupted: stopping; {then} (again to quit at once)");
+    });
+    stop
+}
+
 /// Print an inference error with the model's source; its exit code: 130 for a run interrupted
 /// before it kept a draw, 1 otherwise.
 fn report(name: &str, source: &str, e: gpmc::infer::InferError) -> ExitCode {
@@ -536,7 +550,13 @@ fn variational(
     };
     let mut files = Vec::new();
     let feedback = gpmc::feedback::Feedback::install(quiet);
-    let outcome = match fit_variational(&checked, &d, method, &feedback, &mut files) {
+    // Ctrl-C or SIGTERM ends the fit within an iteration (exit 130, nothing written: a fit
+    // has no partial answer); a second signal quits at once.
+    let stop = stop_on_signal("nothing is written");
+    let fitted = gpm_runtime::stop::scoped(stop, || {
+        fit_variational(&checked, &d, method, &feedback, &mut files)
+    });
+    let outcome = match fitted {
         Ok(x) => x,
         Err(e) => return report(e),
     };
@@ -753,16 +773,7 @@ fn infer(
     };
     // Ctrl-C or SIGTERM: the chains finish their sweep and the draws so far are written like
     // a finished run's (marked interrupted, exit 130); a second signal quits at once.
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = std::sync::Arc::clone(&stop);
-    let _ = ctrlc::set_handler(move || {
-        if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-        eprintln!(
-            "\ninterrupted: stopping; the draws made so far are written (again to quit at once)"
-        );
-    });
+    let stop = stop_on_signal("the draws made so far are written");
     let extras = gpmc::infer::GibbsExtras {
         pointwise,
         init,

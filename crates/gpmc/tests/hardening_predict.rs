@@ -322,3 +322,47 @@ fn a_name_too_long_to_print_is_refused_by_check() {
     assert!(err.contains("longer than 256 characters"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Found by the newcomer-path test (issue 37): a multi-class model predicted at test inputs
+/// without labels gave every class probability 0 (exit 0); they are the predictive
+/// probabilities, summing to 1, with or without the labels.
+#[test]
+fn multiclass_probabilities_do_not_need_the_labels() {
+    let dir = tempdir("classes");
+    let out = dir.join("out");
+    fit(
+        &out,
+        "multiclass_gp",
+        &["--draws", "100", "--warmup", "100", "--chains", "1"],
+    );
+    let text = std::fs::read_to_string(model("multiclass_gp.test.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v.as_object_mut().unwrap().remove("y");
+    let inputs = dir.join("inputs.json");
+    std::fs::write(&inputs, v.to_string()).unwrap();
+    let probabilities = |data: &Path, to: &str| {
+        let o = dir.join(to);
+        let (code, err) = gpmc(&["predict", s(&out), "--data", s(data), "--output", s(&o)]);
+        assert_eq!(code, 0, "{err}");
+        let csv = std::fs::read_to_string(o.join("predictions.csv")).unwrap();
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let cols: Vec<usize> = (0..header.len())
+            .filter(|&j| header[j].starts_with("p_1_"))
+            .collect();
+        assert_eq!(cols.len(), 3, "{header:?}");
+        lines
+            .map(|l| {
+                let cells: Vec<f64> = l.split(',').map(|c| c.parse().unwrap()).collect();
+                cols.iter().map(|&j| cells[j]).collect::<Vec<f64>>()
+            })
+            .collect::<Vec<_>>()
+    };
+    let without = probabilities(&inputs, "without");
+    let with = probabilities(&model("multiclass_gp.test.json"), "with");
+    for (a, b) in without.iter().zip(&with) {
+        assert!((a.iter().sum::<f64>() - 1.0).abs() < 1e-5, "{a:?}");
+        assert_eq!(a, b);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

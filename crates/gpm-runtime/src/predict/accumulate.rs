@@ -101,16 +101,18 @@ impl DrawAccumulator {
                     if let Some(yd) = &mut y_draws[f] {
                         yd[i].push(crate::replicate::draw_class(&w, tot, rng));
                     }
-                    if y[i].is_nan() {
-                        continue;
-                    }
-                    let yi = y[i] as usize - 1;
-                    lp_draws[f][i].push((w[yi] / tot).ln());
+                    // The class probabilities whether or not the label is known (a test
+                    // point without its label is what prediction is for).
                     if let Some(acc) = &mut label_acc[f] {
                         for k in 0..classes.min(acc[i].len()) {
                             acc[i][k] += w[k] / tot;
                         }
                     }
+                    if y[i].is_nan() {
+                        continue;
+                    }
+                    let yi = y[i] as usize - 1;
+                    lp_draws[f][i].push((w[yi] / tot).ln());
                 }
                 continue;
             }

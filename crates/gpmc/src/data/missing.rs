@@ -4,7 +4,7 @@
 //! that datum is named, with its declaration, the keys the data do have, and a did-you-mean.
 
 use super::{err, raw_text, DataError, Raw};
-use gpm_ir::{DataVar, Dim, Elem, Model, Shape};
+use gpm_ir::{DataVar, Elem, Model, Shape};
 use std::collections::BTreeMap;
 
 /// The error for `d`, absent from `raw` (what is left to check); `given` are all the keys the
@@ -15,13 +15,7 @@ pub(super) fn missing(
     given: &[String],
     d: &DataVar,
 ) -> DataError {
-    let uses_size = |x: &DataVar| match &x.shape {
-        Shape::Vector(Dim::Var(v)) => *v == d.name,
-        Shape::Matrix(r, c) => {
-            matches!(r, Dim::Var(v) if *v == d.name) || matches!(c, Dim::Var(v) if *v == d.name)
-        }
-        _ => false,
-    };
+    let uses_size = |x: &DataVar| super::shape_uses(&x.shape, &d.name);
     // The data that would have given this size, first the absent, then the misshaped.
     let givers: Vec<&DataVar> = model
         .data

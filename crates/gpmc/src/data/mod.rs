@@ -757,19 +757,24 @@ fn infer_sizes(model: &Model, raw: &mut BTreeMap<String, Raw>) {
 /// The largest magnitude of a datum: squares (distances, residuals) of anything larger overflow.
 pub const MAX_MAGNITUDE: f64 = 1e150;
 
-/// Whether the scalar datum `name` is the size of a data or latent vector or matrix.
 /// The largest size (`N`, `D`) a data file may give: 10⁹ entries of a vector are 8 GB.
 const MAX_SIZE: f64 = 1e9;
 
-fn is_size(model: &Model, name: &str) -> bool {
-    let names = |s: &Shape| match s {
+/// Whether a shape is measured by the size `name` (`vector[name]`, `matrix[name, _]`, …).
+fn shape_uses(s: &Shape, name: &str) -> bool {
+    match s {
         Shape::Vector(Dim::Var(v)) => v == name,
         Shape::Matrix(r, c) => {
             matches!(r, Dim::Var(v) if v == name) || matches!(c, Dim::Var(v) if v == name)
         }
         _ => false,
-    };
-    model.data.iter().any(|d| names(&d.shape)) || model.latents.iter().any(|z| names(&z.shape))
+    }
+}
+
+/// Whether the scalar datum `name` is the size of a data or latent vector or matrix.
+fn is_size(model: &Model, name: &str) -> bool {
+    model.data.iter().any(|d| shape_uses(&d.shape, name))
+        || model.latents.iter().any(|z| shape_uses(&z.shape, name))
 }
 
 fn check_values(

@@ -102,13 +102,7 @@ pub fn check_test_against(model: &Model, train: &Data, test: &Data) -> Result<()
 
 /// What a size measures, for the message: the declarations that use it.
 fn size_uses(model: &Model, name: &str) -> String {
-    let uses = |s: &Shape| match s {
-        Shape::Vector(Dim::Var(v)) => v == name,
-        Shape::Matrix(r, c) => {
-            matches!(r, Dim::Var(v) if v == name) || matches!(c, Dim::Var(v) if v == name)
-        }
-        _ => false,
-    };
+    let uses = |s: &Shape| shape_uses(s, name);
     let names: Vec<String> = model
         .data
         .iter()
