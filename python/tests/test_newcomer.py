@@ -67,4 +67,4 @@ def test_the_newcomer_path_runs_end_to_end():
     probs = gpmc.predict(multi, {"X": np.array(test["X"])})
     p = probs[[c for c in probs.columns if c.startswith("p_1_")]].to_numpy()
     assert p.shape[1] == d["C"]
-    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-9)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-5)  # 6 decimals in the table
