@@ -1,7 +1,7 @@
 //! Feedback on stderr while a run works: on a terminal, a bar (Gibbs sweeps) or a spinner with
 //! the latest news (type-II ML, CAVI, SVI, particle flow); otherwise a plain line every few
-//! seconds, so that logs of batch jobs show progress too. `--quiet` silences it, but never a
-//! warning (an optimiser stopped at its cap).
+//! seconds, so that logs of batch jobs show progress too. `--quiet` silences it; warnings are
+//! not progress: they are the run's (`crate::warnings`), printed after it.
 
 use gpm_runtime::progress::{self, Event};
 use std::io::IsTerminal;
@@ -92,13 +92,9 @@ impl Feedback {
             } => self.news(format!(
                 "type-II ML: ELBO evaluation {evaluation} (at most {max_evaluations}), best ELBO {best_elbo:.6}"
             )),
-            Event::LearnCapped { evaluations } => {
-                self.suspend(|| {
-                    eprintln!(
-                        "warning: type-II ML stopped at its cap of {evaluations} ELBO evaluations before the simplex converged; the learned hyperparameters may not be optimal"
-                    )
-                });
-            }
+            // Said once, with the run's other warnings (`gpmc::warnings`), where every front
+            // end sees it.
+            Event::LearnCapped { .. } => {}
             Event::CaviIteration {
                 iteration,
                 max_iterations,
@@ -180,14 +176,6 @@ impl Feedback {
                 );
             }
             _ => {}
-        }
-    }
-
-    /// Run `f` (which prints) with the bar out of the way.
-    fn suspend(&self, f: impl FnOnce()) {
-        match &self.mode {
-            Mode::Bar(bar) => bar.suspend(f),
-            _ => f(),
         }
     }
 

@@ -247,6 +247,9 @@ fn learn_hypers(
             *v = vs[0];
             *how = format!("learned by type-II ML (ARD, values {vs:?})");
         }
+        if learned.capped && learned_here(k) {
+            how.push_str(crate::warnings::CAPPED);
+        }
     }
     Ok(learned.hypers)
 }

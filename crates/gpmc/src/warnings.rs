@@ -31,11 +31,35 @@ pub fn mixing(summaries: &[(String, Summary)], chains: usize) -> Option<String> 
 /// run says the data barely identify it.
 const LEARNED_RANGE: f64 = 100.0;
 
-/// Hyperparameters type-II ML took far from their initial values (a lengthscale of 52 on
-/// inputs of unit scale, a variance of 38 336): the marginal likelihood is flat in that
-/// direction, and a prior would say what the data cannot. `hypers` are the run's (name, value,
-/// how it was set), in declaration order.
+/// What the way a learned hyperparameter was set says when type-II ML stopped at its cap on
+/// ELBO evaluations (`crate::infer` appends it; [`learned`] warns of it).
+pub const CAPPED: &str = "; stopped at the cap on ELBO evaluations before converging";
+
+/// Type-II ML that stopped at its cap, and hyperparameters it took far from their initial
+/// values (a lengthscale of 52 on inputs of unit scale, a variance of 38 336): the marginal
+/// likelihood is flat in that direction, and a prior would say what the data cannot. `hypers`
+/// are the run's (name, value, how it was set), in declaration order.
 pub fn learned(c: &Checked, hypers: &[(String, f64, String)]) -> Vec<String> {
+    let capped: Vec<&str> = hypers
+        .iter()
+        .filter(|(_, _, how)| how.ends_with(CAPPED))
+        .map(|(n, _, _)| n.as_str())
+        .collect();
+    let mut out: Vec<String> = (!capped.is_empty())
+        .then(|| {
+            format!(
+                "type-II ML stopped at its cap on ELBO evaluations before the simplex converged: `{}` may not be at the optimum; give them priors and sample them, or fix them",
+                capped.join("`, `")
+            )
+        })
+        .into_iter()
+        .collect();
+    out.extend(far_from_start(c, hypers));
+    out
+}
+
+/// Hyperparameters type-II ML took far from their initial values.
+fn far_from_start(c: &Checked, hypers: &[(String, f64, String)]) -> Vec<String> {
     c.model
         .hypers
         .iter()
@@ -107,6 +131,14 @@ mod tests {
             "within a factor 100"
         );
         assert!(super::learned(&c, &learned(0.001)).len() == 1);
+        let mut capped = learned(1.0);
+        capped[0].2.push_str(CAPPED);
+        let w = super::learned(&c, &capped);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("stopped at its cap") && w[0].contains("`ell`"),
+            "{w:?}"
+        );
         let held = held_by_variational(&c, &learned(1.0));
         assert_eq!(held.len(), 1);
         assert!(held[0].starts_with("`s` has a prior") && held[0].contains("--method gibbs"));
