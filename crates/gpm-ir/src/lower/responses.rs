@@ -336,17 +336,28 @@ impl Lowerer {
             }
             return Some(());
         }
-        for (role, name) in trials.symbols() {
-            let int_datum = role == SymRole::Data
-                && self.model.datum(&name).is_some_and(|d| d.elem == Elem::Int);
-            if !int_datum {
-                return refuse(
-                    self,
-                    format!("the number of trials of `binomial_logit` reads `{name}`, which is not integer data"),
-                );
+        // One integer datum (whole, or at the observation): what the data check compares each
+        // count with. Arithmetic on data belongs in a data `let`, checked the same way.
+        match trials {
+            // An `int` datum, or a transformed one (a `let`, real-typed: whether each value is a
+            // whole number is checked on the data).
+            Sx::Sym(SymRole::Data, name)
+                if self
+                    .model
+                    .datum(name)
+                    .is_some_and(|d| d.elem == Elem::Int || d.derived.is_some()) =>
+            {
+                Some(())
             }
+            Sx::Sym(_, name) => refuse(
+                self,
+                format!("the number of trials of `binomial_logit` reads `{name}`, which is not integer data"),
+            ),
+            _ => refuse(
+                self,
+                "the number of trials of `binomial_logit` is an expression: give it as a whole number or an `int` datum (compute it in the data block with `let` if need be)".into(),
+            ),
         }
-        Some(())
     }
 
     /// The divergence of a `robust(beta = b)` or `robust(gamma = g)` modifier, its power a
