@@ -343,6 +343,8 @@ pub fn kmeans_pp(x: &DMatrix<f64>, k: usize, seed: u64) -> Result<DMatrix<f64>, 
             }
             u -= w;
         }
+        // A stop (Ctrl-C) ends the choice: M·rows distances can take seconds.
+        crate::stop::check("the k-means++ choice of inducing points")?;
         let c: Vec<f64> = x.row(rows[pick]).iter().copied().collect();
         for (r, &i) in rows.iter().enumerate() {
             best[r] = best[r].min(dist(i, &c));
@@ -351,6 +353,7 @@ pub fn kmeans_pp(x: &DMatrix<f64>, k: usize, seed: u64) -> Result<DMatrix<f64>, 
     }
     // Lloyd iterations refine the seeding.
     for _ in 0..10 {
+        crate::stop::check("the k-means++ choice of inducing points")?;
         let kk = centres.len();
         let mut sum = vec![vec![0.0; d]; kk];
         let mut count = vec![0usize; kk];
