@@ -50,6 +50,12 @@ pub enum InferError {
     Interrupted(String),
 }
 
+impl From<crate::output::OutputError> for InferError {
+    fn from(e: crate::output::OutputError) -> Self {
+        InferError::Io(e.0)
+    }
+}
+
 impl From<gpm_runtime::RuntimeError> for InferError {
     /// A phase stopped on request is an interruption (exit 130), not a failure.
     fn from(e: gpm_runtime::RuntimeError) -> Self {

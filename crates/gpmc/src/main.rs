@@ -546,7 +546,7 @@ fn variational(
     // The output directory is checked and staged before the fit.
     let staging = match gpmc::output::Staging::create(&dir) {
         Ok(s) => s,
-        Err(e) => return report(e),
+        Err(e) => return report(e.into()),
     };
     let mut files = Vec::new();
     let feedback = gpmc::feedback::Feedback::install(quiet);
@@ -623,7 +623,7 @@ fn variational(
         },
     ));
     if let Err(e) = staging.finish(&files) {
-        return report(e);
+        return report(e.into());
     }
     let names: Vec<&str> = (drawn > 0)
         .then_some("chain-1.csv")
@@ -783,7 +783,7 @@ fn infer(
     // as they sample (memory flat in the number of draws), and it replaces `dir` at the end.
     let staging = match gpmc::output::Staging::create(&dir) {
         Ok(s) => s,
-        Err(e) => return report(e),
+        Err(e) => return report(e.into()),
     };
     let total = (config.warmup + config.draws * config.thin) as u64 * config.chains as u64;
     let feedback = gpmc::feedback::Feedback::install(quiet);
@@ -830,7 +830,7 @@ fn infer(
         gpmc::fit::SavedPosterior::Draws(pointwise),
     ));
     if let Err(e) = staging.finish(&files) {
-        return report(e);
+        return report(e.into());
     }
     for p in &checked.plans {
         if p.generic.is_some() {

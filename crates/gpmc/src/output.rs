@@ -14,9 +14,14 @@
 //! format line written by gpmc), and an existing directory without it is refused unless it is
 //! empty — a `summary.json` of the user's own, beside their other files, is not taken for ours.
 
-use crate::infer::InferError;
 use gpm_runtime::memory::human;
 use std::path::{Path, PathBuf};
+
+/// Why an output directory (or the space or memory for it) is refused: one sentence naming
+/// the directory and what to do (an `InferError::Io` when it ends a run).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct OutputError(pub String);
 
 /// An output directory being written.
 #[derive(Debug)]
@@ -46,7 +51,7 @@ fn is_marked(dir: &Path) -> bool {
 
 /// `dir` with its symbolic links resolved: the directory itself when it exists, else its
 /// parent's canonical path and its name (the parent is created first).
-fn canonical(dir: &Path) -> Result<(PathBuf, String), InferError> {
+fn canonical(dir: &Path) -> Result<(PathBuf, String), OutputError> {
     // A link to a directory not made yet (a run is still staging it) names that directory.
     let mut dir = dir.to_path_buf();
     for _ in 0..40 {
@@ -67,12 +72,12 @@ fn canonical(dir: &Path) -> Result<(PathBuf, String), InferError> {
         let name = real
             .file_name()
             .map(|n| n.to_string_lossy().to_string())
-            .ok_or_else(|| InferError::Io(format!("{}: not a directory name", dir.display())))?;
+            .ok_or_else(|| OutputError(format!("{}: not a directory name", dir.display())))?;
         return Ok((real, name));
     }
     let name = dir
         .file_name()
-        .ok_or_else(|| InferError::Io(format!("{}: not a directory name", dir.display())))?
+        .ok_or_else(|| OutputError(format!("{}: not a directory name", dir.display())))?
         .to_string_lossy()
         .to_string();
     let parent = match dir.parent() {
@@ -84,19 +89,19 @@ fn canonical(dir: &Path) -> Result<(PathBuf, String), InferError> {
     Ok((parent.join(&name), name))
 }
 
-fn io(what: &Path, e: std::io::Error) -> InferError {
-    InferError::Io(format!("{}: {e}", what.display()))
+fn io(what: &Path, e: std::io::Error) -> OutputError {
+    OutputError(format!("{}: {e}", what.display()))
 }
 
 impl Staging {
     /// Start writing the output directory `dir`. An existing `dir` may be replaced only if
     /// gpmc made it (it holds [`MARKER`]) or it is empty, which is checked here, before any
     /// work; leftovers of killed runs are removed.
-    pub fn create(dir: &Path) -> Result<Staging, InferError> {
+    pub fn create(dir: &Path) -> Result<Staging, OutputError> {
         let (real, name) = canonical(dir)?;
         if real.exists() {
             if !real.is_dir() {
-                return Err(InferError::Io(format!(
+                return Err(OutputError(format!(
                     "{} exists and is not a directory: choose another --output",
                     dir.display()
                 )));
@@ -106,7 +111,7 @@ impl Staging {
                 .next()
                 .is_none();
             if !empty && !is_marked(&real) {
-                return Err(InferError::Io(format!(
+                return Err(OutputError(format!(
                     "{} exists and was not made by gpmc (it has no {MARKER} file), so it is not replaced: choose another --output, or empty or remove it yourself",
                     dir.display()
                 )));
@@ -141,13 +146,13 @@ impl Staging {
     }
 
     /// Write one file of the output.
-    pub fn write(&self, file: &str, content: &str) -> Result<(), InferError> {
+    pub fn write(&self, file: &str, content: &str) -> Result<(), OutputError> {
         let path = self.path(file);
         std::fs::write(&path, content).map_err(|e| io(&path, e))
     }
 
     /// Write the last `files` of the output, then [`Staging::commit`].
-    pub fn finish(self, files: &[(String, String)]) -> Result<(), InferError> {
+    pub fn finish(self, files: &[(String, String)]) -> Result<(), OutputError> {
         for (file, content) in files {
             self.write(file, content)?;
         }
@@ -156,7 +161,7 @@ impl Staging {
 
     /// Move the written directory into place: the old output aside, the new one in, then the
     /// old one removed.
-    pub fn commit(mut self) -> Result<(), InferError> {
+    pub fn commit(mut self) -> Result<(), OutputError> {
         let parent = self.partial.parent().unwrap_or(Path::new("."));
         let name = self.dir.file_name().unwrap_or_default().to_string_lossy();
         let old = parent.join(format!(".{name}.old-{}", std::process::id()));
@@ -194,7 +199,7 @@ impl Drop for Staging {
 /// another process holds it. The lock is the kernel's (released when the file is closed or the
 /// process dies, however it dies); the file `.<name>.lock` holds the holder's pid and is removed
 /// when the staging ends (a killed run's stays, and is simply locked again).
-fn lock(parent: &Path, name: &str, dir: &Path) -> Result<(std::fs::File, PathBuf), InferError> {
+fn lock(parent: &Path, name: &str, dir: &Path) -> Result<(std::fs::File, PathBuf), OutputError> {
     use std::os::unix::fs::MetadataExt;
     let path = parent.join(format!(".{name}.lock"));
     // A holder that ends removes the file it locked; a file opened just before that is locked
@@ -225,7 +230,7 @@ fn lock(parent: &Path, name: &str, dir: &Path) -> Result<(std::fs::File, PathBuf
             }
             Err(std::fs::TryLockError::WouldBlock) => {
                 let holder = std::fs::read_to_string(&path).unwrap_or_default();
-                return Err(InferError::Io(format!(
+                return Err(OutputError(format!(
                     "another gpmc run{} is writing {}: wait for it, or choose another --output",
                     if holder.trim().is_empty() {
                         String::new()
@@ -238,7 +243,7 @@ fn lock(parent: &Path, name: &str, dir: &Path) -> Result<(std::fs::File, PathBuf
             Err(std::fs::TryLockError::Error(e)) => return Err(io(&path, e)),
         }
     }
-    Err(InferError::Io(format!(
+    Err(OutputError(format!(
         "{}: could not take the lock of {}",
         path.display(),
         dir.display()
@@ -269,7 +274,7 @@ pub fn check_space(
     rows: u64,
     width: usize,
     bytes_per_value: u64,
-) -> Result<(), InferError> {
+) -> Result<(), OutputError> {
     let need = rows
         .saturating_mul(width as u64)
         .saturating_mul(bytes_per_value);
@@ -287,16 +292,16 @@ fn refuse_beyond(
     need: u64,
     free: Option<u64>,
     say: impl Fn(String, String) -> String,
-) -> Result<(), InferError> {
+) -> Result<(), OutputError> {
     match free {
-        Some(free) if need > free => Err(InferError::Io(say(human(need), human(free)))),
+        Some(free) if need > free => Err(OutputError(say(human(need), human(free)))),
         _ => Ok(()),
     }
 }
 
 /// Refuse, before any work, draws kept in memory that would not fit: `rows × width` values of
 /// 8 bytes against the memory available.
-pub fn check_memory(rows: u64, width: usize) -> Result<(), InferError> {
+pub fn check_memory(rows: u64, width: usize) -> Result<(), OutputError> {
     let need = rows.saturating_mul(width as u64).saturating_mul(8);
     refuse_beyond(need, gpm_runtime::memory::available(), |need, free| {
         format!(
@@ -306,7 +311,7 @@ pub fn check_memory(rows: u64, width: usize) -> Result<(), InferError> {
 }
 
 /// Write `files` as the whole content of the output directory `dir` (see [`Staging`]).
-pub fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), InferError> {
+pub fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), OutputError> {
     Staging::create(dir)?.finish(files)
 }
 

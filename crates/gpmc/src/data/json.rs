@@ -28,9 +28,16 @@ pub(super) fn read<R: std::io::Read>(
         return Err(p);
     }
     read.map_err(|e| {
+        let what = match e.classify() {
+            // Valid JSON of another shape (an array, a number at the top).
+            serde_json::error::Category::Data => {
+                format!("`{name}` must hold a JSON object of named values ({e})")
+            }
+            _ => format!("`{name}` is not valid JSON: {e}"),
+        };
         err(
             "",
-            format!("`{name}` is not valid JSON: {e}"),
+            what,
             Some("data files are JSON objects `{\"N\": 3, \"y\": [..]}` or CSV with a header"),
         )
     })
