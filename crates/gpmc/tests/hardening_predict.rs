@@ -39,21 +39,18 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// A short Gibbs (or other `--method`) run of the GP classifier into `out`.
+/// `gpmc infer MODEL --data DATA --output OUT --quiet EXTRA…`: exit code and stderr.
+fn infer(m: &Path, d: &Path, out: &Path, extra: &[&str]) -> (i32, String) {
+    let mut args = vec!["infer", s(m), "--data", s(d), "--output", s(out), "--quiet"];
+    args.extend(extra);
+    gpmc(&args)
+}
+
+/// A short Gibbs (or other `--method`) run of an example model into `out`.
 fn fit(out: &Path, name: &str, extra: &[&str]) {
     let m = model(&format!("{name}.gpm"));
     let d = model(&format!("{name}.data.json"));
-    let mut args = vec![
-        "infer",
-        s(&m),
-        "--data",
-        s(&d),
-        "--output",
-        s(out),
-        "--quiet",
-    ];
-    args.extend(extra);
-    let (code, err) = gpmc(&args);
+    let (code, err) = infer(&m, &d, out, extra);
     assert_eq!(code, 0, "{err}");
 }
 
@@ -98,17 +95,7 @@ fn test_inputs_of_another_shape_than_the_training_data_are_refused() {
         model("gp_classification.data.json"),
     );
     let out2 = dir.join("out2");
-    let (code, err) = gpmc(&[
-        "infer",
-        s(&m),
-        "--data",
-        s(&d),
-        "--predict",
-        s(&test),
-        "--output",
-        s(&out2),
-        "--quiet",
-    ]);
+    let (code, err) = infer(&m, &d, &out2, &["--predict", s(&test)]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("`D` = 1"), "{err}");
     assert!(!out2.exists());
@@ -133,15 +120,7 @@ fn a_key_given_twice_in_one_json_file_is_an_error_naming_it() {
     std::fs::write(&data, edited).unwrap();
     let m = model("gp_classification.gpm");
     let out = dir.join("out");
-    let (code, err) = gpmc(&[
-        "infer",
-        s(&m),
-        "--data",
-        s(&data),
-        "--output",
-        s(&out),
-        "--quiet",
-    ]);
+    let (code, err) = infer(&m, &data, &out, &[]);
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("`N` is given twice in the same data file"),
@@ -176,15 +155,7 @@ fn binomial_trials_are_whole_numbers_at_least_the_counts() {
     )
     .unwrap();
     let out = dir.join("out");
-    let (code, err) = gpmc(&[
-        "infer",
-        s(&dir.join("n.gpm")),
-        "--data",
-        s(&dir.join("d.json")),
-        "--output",
-        s(&out),
-        "--quiet",
-    ]);
+    let (code, err) = infer(&dir.join("n.gpm"), &dir.join("d.json"), &out, &[]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("`y[2]` = 2"), "{err}");
     std::fs::write(
@@ -192,19 +163,8 @@ fn binomial_trials_are_whole_numbers_at_least_the_counts() {
         r#"{"N": 3, "y": [0, 1, 1], "n": [1, 1, 1]}"#,
     )
     .unwrap();
-    let (code, err) = gpmc(&[
-        "infer",
-        s(&dir.join("n.gpm")),
-        "--data",
-        s(&dir.join("d.json")),
-        "--output",
-        s(&out),
-        "--quiet",
-        "--draws",
-        "50",
-        "--warmup",
-        "50",
-    ]);
+    let extra = ["--draws", "50", "--warmup", "50"];
+    let (code, err) = infer(&dir.join("n.gpm"), &dir.join("d.json"), &out, &extra);
     assert_eq!(code, 0, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
