@@ -84,6 +84,8 @@ impl PartialEq for HyperPrior {
 const SHAPE_NAMES: &[&str] = &["shape", "nu", "alpha", "beta"];
 /// The largest such parameter accepted.
 const MAX_SHAPE: f64 = 1e6;
+/// The largest magnitude of any prior parameter (and the inverse, the smallest positive one).
+const MAX_MAGNITUDE: f64 = 1e30;
 
 impl HyperPrior {
     /// The law `name` with `params`, truncated to the declared range `range` (`None` for an
@@ -112,13 +114,26 @@ impl HyperPrior {
                 return Err(PriorError::Param { index, message });
             }
         }
+        // Magnitudes beyond 10^±30 mean nothing in a prior and overflow its distribution
+        // function (statrs panics on `x · rate = ∞`: a Gamma rate of 1e308, a fuzz find).
+        for (index, (spec, v)) in law.params().iter().zip(&params).enumerate() {
+            if v.abs() > MAX_MAGNITUDE
+                || (spec.kind == ParamKind::Positive && *v < 1.0 / MAX_MAGNITUDE)
+            {
+                let message = format!(
+                    "the `{}` of `{name}` is {v:e}; prior parameters are refused beyond 10^±30 (write the scale you mean: such a prior is a point mass or flat)",
+                    spec.name
+                );
+                return Err(PriorError::Param { index, message });
+            }
+        }
         // Shape-like parameters beyond 10⁶ make the law a point mass in all but name, and its
         // distribution function costs time in proportion to them (statrs' incomplete gamma:
         // a shape of 1.8·10¹⁹ never finished).
         for (index, (spec, v)) in law.params().iter().zip(&params).enumerate() {
             if SHAPE_NAMES.contains(&spec.name) && *v > MAX_SHAPE {
                 let message = format!(
-                    "the `{}` of `{name}` is {v}; shape parameters above 10⁶ are refused (such a prior is a point mass: fix the hyperparameter to a value instead)",
+                    "the `{}` of `{name}` is {v:e}; shape parameters above 10⁶ are refused (such a prior is a point mass: fix the hyperparameter to a value instead)",
                     spec.name
                 );
                 return Err(PriorError::Param { index, message });
