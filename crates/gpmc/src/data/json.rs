@@ -2,7 +2,8 @@
 //! array becomes a column of `f64` (8 bytes a number, as the CSV path stores them) and an array
 //! of equally long numeric rows a matrix, so a JSON file costs the memory of its numbers, not
 //! of a `serde_json::Value` per entry. A key given twice in one object is an error naming it
-//! (`serde_json::Value` would silently keep the last).
+//! (`serde_json::Value` would silently keep the last). Values already parsed go through the
+//! same visitor ([`value`]).
 
 use super::{err, given_twice, DataError, Raw};
 use nalgebra::DMatrix;
@@ -41,6 +42,13 @@ pub(super) fn read<R: std::io::Read>(
             Some("data files are JSON objects `{\"N\": 3, \"y\": [..]}` or CSV with a header"),
         )
     })
+}
+
+/// One JSON value already parsed (the Python package's and the tests' data) as [`Raw`], by the
+/// same visitor as a file's values: one reading of JSON for both.
+pub(super) fn value(v: &serde_json::Value) -> Raw {
+    use serde::Deserialize;
+    Raw::deserialize(v).unwrap_or_else(|e| Raw::Bad(e.to_string()))
 }
 
 /// The top-level object: each key once, in this file and across the files read before.

@@ -74,23 +74,6 @@ pub(crate) enum Raw {
     Matrix(DMatrix<f64>),
 }
 
-fn from_json(v: &serde_json::Value) -> Raw {
-    match v {
-        serde_json::Value::Number(n) => Raw::Num(n.as_f64().unwrap_or(f64::NAN)),
-        serde_json::Value::Array(a) => Raw::Array(a.iter().map(from_json).collect()),
-        // CmdStan writes non-finite numbers as strings.
-        serde_json::Value::String(s) => match s.to_ascii_lowercase().as_str() {
-            "nan" => Raw::Num(f64::NAN),
-            "inf" | "+inf" | "infinity" => Raw::Num(f64::INFINITY),
-            "-inf" | "-infinity" => Raw::Num(f64::NEG_INFINITY),
-            _ => Raw::Bad(format!("the string {s:?}")),
-        },
-        serde_json::Value::Null => Raw::Bad("null".into()),
-        serde_json::Value::Bool(b) => Raw::Bad(format!("the boolean {b}")),
-        serde_json::Value::Object(_) => Raw::Bad("an object".into()),
-    }
-}
-
 /// Read one data file (`.json` or `.csv`) into raw named values.
 fn read_file(path: &Path, into: &mut BTreeMap<String, Raw>) -> Result<(), DataError> {
     let name = path.display().to_string();
@@ -320,7 +303,9 @@ pub fn test_from_json_value(
     };
     check_test(
         model,
-        map.iter().map(|(k, v)| (k.clone(), from_json(v))).collect(),
+        map.iter()
+            .map(|(k, v)| (k.clone(), json::value(v)))
+            .collect(),
         train,
     )
 }
@@ -491,7 +476,9 @@ pub fn from_json_value(model: &Model, v: &serde_json::Value) -> Result<Data, Dat
     };
     check(
         model,
-        map.iter().map(|(k, v)| (k.clone(), from_json(v))).collect(),
+        map.iter()
+            .map(|(k, v)| (k.clone(), json::value(v)))
+            .collect(),
     )
 }
 
@@ -687,6 +674,20 @@ fn check_with(
                 }
                 Value::Matrix(std::sync::Arc::new(m))
             }
+            // A flat list where rows are declared (`"X": [0.1, 0.2]`).
+            (Shape::Matrix(..), Raw::Column(v)) => {
+                return Err(with_span(err(
+                    &d.name,
+                    format!(
+                        "`{}` is declared {} but the data give a flat list of {} numbers: row 1 of the matrix `{}` is not an array",
+                        d.name,
+                        shape_text(&d.shape),
+                        v.len(),
+                        d.name
+                    ),
+                    Some("write a matrix as an array of rows: [[1, 2], [3, 4]]"),
+                )))
+            }
             (s, r) => {
                 return Err(with_span(err(
                     &d.name,
@@ -719,7 +720,8 @@ fn raw_text(r: &Raw) -> String {
         Raw::Num(x) => format!("the number {x}"),
         Raw::Array(a) => format!("an array of {} entries", a.len()),
         Raw::Bad(s) => s.clone(),
-        Raw::Column(v) => format!("a column of {} numbers", v.len()),
+        // As `Raw::Array` says it: a JSON array is read as a column when it holds numbers only.
+        Raw::Column(v) => format!("an array of {} entries", v.len()),
         Raw::Matrix(m) => format!("{} columns of {} numbers", m.ncols(), m.nrows()),
     }
 }
