@@ -18,7 +18,7 @@ pub enum Event {
         /// The best ELBO so far.
         best_elbo: f64,
     },
-    /// Type-II ML stopped at its cap on evaluations before the simplex converged.
+    /// Type-II ML stopped at its cap on evaluations before converging.
     LearnCapped {
         /// Evaluations used.
         evaluations: usize,

@@ -243,9 +243,10 @@ fn learn_hypers(
             if coords.contains(&Coord::Scalar(id)) {
                 *v = x;
                 *how = format!(
-                    "learned by type-II ML (ELBO {:.4} after {} evaluations)",
+                    "learned by type-II ML (ELBO {:.4} after {} evaluations, {} CAVI iterations)",
                     learned.fit.elbo.last().copied().unwrap_or(f64::NAN),
-                    learned.evaluations
+                    learned.evaluations,
+                    learned.iterations
                 );
             }
         }

@@ -48,7 +48,7 @@ pub fn learned(c: &Checked, hypers: &[(String, f64, String)]) -> Vec<String> {
     let mut out: Vec<String> = (!capped.is_empty())
         .then(|| {
             format!(
-                "type-II ML stopped at its cap on ELBO evaluations before the simplex converged: `{}` may not be at the optimum; give them priors and sample them, or fix them",
+                "type-II ML stopped at its cap on ELBO evaluations before converging: `{}` may not be at the optimum; give them priors and sample them, or fix them",
                 capped.join("`, `")
             )
         })

@@ -19,6 +19,7 @@ use nalgebra::{DMatrix, DVector};
 /// `q` of one logistic-softmax factor (thesis §7.4.1): `q(n_i) = NM(1, p_i)` over the class
 /// counts with `E[n_ic] = γ_ic`, `q(ω_ic | n_ic) = PG(y_ic + n_ic, c_ic)` with
 /// `c_ic² = E_q[f_ic²]`.
+#[derive(Clone)]
 pub(super) struct SoftmaxQ {
     /// The latent matrix (one GP column per class).
     pub(super) latent: usize,

@@ -20,6 +20,17 @@ use nalgebra::{DMatrix, DVector};
 /// Predictor moments under `q`: per predictor, means and variances at every observation.
 pub(super) type Moments = Vec<(Vec<f64>, Vec<f64>)>;
 
+/// Everything an iteration changes, to go back to ([`CaviState::restore`]).
+pub(super) struct Snapshot {
+    mean: Vec<DVector<f64>>,
+    var: Vec<DVector<f64>>,
+    dense_cov: Vec<Option<DMatrix<f64>>>,
+    posteriors: Vec<BlockPosterior>,
+    kls: Vec<f64>,
+    e_omega: Vec<Vec<Vec<f64>>>,
+    softmax: Vec<SoftmaxQ>,
+}
+
 pub(super) struct CaviState<'a> {
     prep: &'a Prepared,
     schedule: &'a Schedule,
@@ -46,31 +57,70 @@ pub(super) struct CaviState<'a> {
     stack: Vec<f64>,
     vals: Vec<f64>,
     /// Per factor with the generic update: its Gaussian sites.
-    sites: Vec<Option<Sites>>,
+    pub(super) sites: Vec<Option<Sites>>,
     /// The generic sites' step size; halved by the executor when the ELBO decreases.
     pub(super) rho: f64,
     rule: Rule,
 }
 
 impl<'a> CaviState<'a> {
-    /// Every block at its prior; `E[ω] = 1`.
-    /// Start from an earlier run's moments of the latents outside dense blocks (GP and sparse
-    /// GP latents, whose local steps read only their means and variances); a latent whose
-    /// size differs keeps its prior's.
-    pub(super) fn warm_start(&mut self, start: &[(String, DVector<f64>, DVector<f64>)]) {
-        for (li, (_, m, v)) in start.iter().enumerate() {
+    /// Resume from an earlier run's `q`: every latent's moments, each dense block's covariance
+    /// (its posterior) and the generic factors' sites; a part whose size differs keeps its
+    /// prior's.
+    pub(super) fn warm_start(&mut self, start: &super::CaviResult) {
+        let finite = |v: &DVector<f64>| v.iter().all(|x| x.is_finite());
+        for (li, (_, m, v)) in start.latents.iter().enumerate() {
             let fits = li < self.mean.len()
-                && !self.in_dense[li]
                 && m.len() == self.mean[li].len()
                 && v.len() == self.var[li].len()
-                && m.iter().chain(v.iter()).all(|x| x.is_finite());
+                && finite(m)
+                && finite(v);
             if fits {
                 self.mean[li].copy_from(m);
                 self.var[li].copy_from(v);
             }
         }
+        for (bi, post) in start.blocks.iter().enumerate() {
+            if let (BlockPosterior::Dense { cov, .. }, Some(Some(own))) =
+                (post, self.dense_cov.get_mut(bi))
+            {
+                if cov.shape() == own.shape() && cov.iter().all(|x| x.is_finite()) {
+                    own.copy_from(cov);
+                }
+            }
+        }
+        for (own, old) in self.sites.iter_mut().zip(&start.sites) {
+            if let (Some(own), Some(old)) = (own, old) {
+                if own.a.len() == old.a.len() {
+                    own.clone_from(old);
+                }
+            }
+        }
     }
 
+    pub(super) fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            mean: self.mean.clone(),
+            var: self.var.clone(),
+            dense_cov: self.dense_cov.clone(),
+            posteriors: self.posteriors.clone(),
+            kls: self.kls.clone(),
+            e_omega: self.e_omega.clone(),
+            softmax: self.softmax.clone(),
+        }
+    }
+
+    pub(super) fn restore(&mut self, s: Snapshot) {
+        self.mean = s.mean;
+        self.var = s.var;
+        self.dense_cov = s.dense_cov;
+        self.posteriors = s.posteriors;
+        self.kls = s.kls;
+        self.e_omega = s.e_omega;
+        self.softmax = s.softmax;
+    }
+
+    /// Every block at its prior; `E[ω] = 1`.
     pub(super) fn new(
         prep: &'a Prepared,
         schedule: &'a Schedule,
