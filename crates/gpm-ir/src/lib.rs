@@ -4,8 +4,8 @@
 //! [`Model`] IR — data declarations, hyperparameters, Gaussian latent blocks, linear predictors
 //! (affine maps of the latents) and likelihood factors, each an unnormalised log-density per
 //! observation written as a [`Sx`] scalar expression in the predictors, the observed data and the
-//! hyperparameters. Library distributions (`bernoulli_logit`, `student_t`, ...) are lowered here to
-//! the same expression language as user-written density formulas, so that later stages never see
+//! hyperparameters. Library likelihoods (`gpm_library::LIKELIHOODS`: `bernoulli_logit`, `student_t`,
+//! ...) are lowered here from their formulas to the same expression language as user-written density formulas, so that later stages never see
 //! a distribution *name*. It must not rewrite or simplify the math (that is `gpm-cas`) nor decide
 //! augmentations (that is `gpm-augment`); it reports every semantic mistake as a [`SemanticError`]
 //! with the source span.
@@ -28,7 +28,8 @@ mod sx;
 mod transformed;
 
 pub use diag::{did_you_mean, SemanticError, SemanticErrors};
-pub use library::{Family, DISTRIBUTIONS, KERNELS, MATH_FUNCTIONS, MAX_CLASSES};
+pub use gpm_library::likelihood::{LikelihoodRef, ResponseKind, LIKELIHOODS, MAX_CLASSES};
+pub use library::{KERNELS, MATH_FUNCTIONS};
 pub use lower::lower;
 pub use model::*;
 pub use sx::{data_column_symbol, parse_data_column, Sx, SxFunc, SymRole};

@@ -426,8 +426,10 @@ pub enum FactorForm {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Replicate {
     /// The distribution.
-    pub family: crate::library::Family,
-    /// Its parameters, in the order of [`crate::library::Distribution::params`].
+    pub likelihood: gpm_library::LikelihoodRef,
+    /// The declared label set of a binary response (`in {-1, 1}`), which its draws take.
+    pub labels: Option<Vec<i64>>,
+    /// Its parameters, in the order of [`gpm_library::Likelihood::params`].
     pub params: Vec<Sx>,
 }
 

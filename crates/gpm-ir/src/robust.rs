@@ -16,70 +16,28 @@
 //! labels and, for counts, a sum truncated at a certified tail (`poisson_power_moment`); the
 //! others are refused until their integrals are certified.
 
-use crate::library::{exp, lgamma, log, logistic, n};
-use crate::sx::{Sx, SxFunc};
+use crate::library::{exp, from_formula, log, n};
+use crate::sx::Sx;
+use gpm_library::likelihood::{Likelihood, LIKELIHOODS};
 
-/// `∫ p(y | θ)^(1+β) dy` for a library distribution with parameters `p` (in the order of
-/// [`crate::library::Distribution::params`]) — for binary labels the sum over both labels — or
-/// why there is none.
-fn integral(name: &str, p: &[Sx], beta: f64) -> Result<Sx, String> {
-    let b1 = 1.0 + beta;
-    Ok(match (name, p) {
-        // (2πσ²)^(−β/2) (1+β)^(−1/2)
-        ("normal", [_, sigma]) => exp(Sx::sub(
-            Sx::neg(Sx::mul(n(beta), log(sigma.clone()))),
-            n(0.5 * beta * (2.0 * std::f64::consts::PI).ln() + 0.5 * b1.ln()),
-        )),
-        // C^(1+β) σ √(νπ) Γ(a − ½)/Γ(a), C = Γ((ν+1)/2) / (Γ(ν/2) √(νπ) σ), a = (1+β)(ν+1)/2:
-        // ∫ (1 + z²/ν)^(−a) dz = √ν B(½, a − ½).
-        ("student_t", [nu, _, sigma]) => {
-            let half_nu1 = Sx::div(Sx::add(nu.clone(), n(1.0)), n(2.0));
-            let log_nu_pi = log(Sx::mul(nu.clone(), n(std::f64::consts::PI)));
-            let log_c = Sx::sub(
-                Sx::sub(
-                    Sx::sub(lgamma(half_nu1.clone()), lgamma(Sx::div(nu.clone(), n(2.0)))),
-                    Sx::div(log_nu_pi.clone(), n(2.0)),
-                ),
-                log(sigma.clone()),
-            );
-            let a = Sx::mul(n(b1), half_nu1);
-            exp(Sx::add(
-                Sx::add(
-                    Sx::mul(n(b1), log_c),
-                    Sx::add(log(sigma.clone()), Sx::div(log_nu_pi, n(2.0))),
-                ),
-                Sx::sub(lgamma(Sx::sub(a.clone(), n(0.5))), lgamma(a)),
+/// `∫ p(y | θ)^(1+β) dy` for a library likelihood with parameters `p` (in the order of
+/// [`Likelihood::params`]) — for discrete responses the sum — or why there is none.
+fn integral(l: &dyn Likelihood, p: &[Sx], beta: f64) -> Result<Sx, String> {
+    match l.power_integral(beta) {
+        Some(f) => Ok(from_formula(&f, &Sx::num(0.0), p)),
+        None => {
+            let with: Vec<&str> = LIKELIHOODS
+                .iter()
+                .filter(|o| o.power_integral(beta).is_some())
+                .map(|o| o.name())
+                .collect();
+            Err(format!(
+                "`robust(...)` needs ∫ p(y | θ)^(1+β) dy in closed form: available for {}, not yet for `{}`",
+                with.join(", "),
+                l.name()
             ))
         }
-        // (2b)^(−β) / (1+β)
-        ("laplace", [_, b]) => Sx::div(
-            exp(Sx::neg(Sx::mul(n(beta), log(Sx::mul(n(2.0), b.clone()))))),
-            n(b1),
-        ),
-        // s^(−β) B(1+β, 1+β)
-        ("logistic", [_, s]) => {
-            let log_beta_fn = 2.0 * gpm_special::lgamma(b1) - gpm_special::lgamma(2.0 * b1);
-            exp(Sx::sub(
-                n(log_beta_fn),
-                Sx::mul(n(beta), log(s.clone())),
-            ))
-        }
-        // σ(η)^(1+β) + σ(−η)^(1+β), whichever labels code the two classes.
-        ("bernoulli_logit", [eta]) => Sx::add(
-            Sx::pow(logistic(eta.clone()), n(b1)),
-            Sx::pow(logistic(Sx::neg(eta.clone())), n(b1)),
-        ),
-        // Σ_k p_k(λ)^(1+β), summed to a certified tail at evaluation.
-        ("poisson", [rate]) => Sx::Call(
-            SxFunc::PoissonPowerMoment,
-            vec![n(0.0), rate.clone(), n(b1)],
-        ),
-        _ => {
-            return Err(format!(
-                "`robust(...)` needs ∫ p(y | θ)^(1+β) dy in closed form: available for normal, student_t, laplace, logistic, bernoulli_logit and poisson, not yet for `{name}`"
-            ))
-        }
-    })
+    }
 }
 
 /// Which robust divergence replaces the Kullback-Leibler one.
@@ -104,14 +62,14 @@ pub enum Divergence {
 /// CAVI long before the latents have converged.
 pub fn robust_log_density(
     divergence: Divergence,
-    name: &str,
+    likelihood: &dyn Likelihood,
     log_density: Sx,
     params: &[Sx],
 ) -> Result<Sx, String> {
     // The power is positive and finite: the lowering checks it, where it has the span.
     let (Divergence::Beta(power) | Divergence::Gamma(power)) = divergence;
     let weight = exp(Sx::mul(n(power), log_density));
-    let integral = integral(name, params, power)?;
+    let integral = integral(likelihood, params, power)?;
     let gain = |relative: Sx| Sx::mul(n((power + 1.0) / power), Sx::sub(relative, n(1.0)));
     Ok(match divergence {
         Divergence::Beta(_) => Sx::sub(gain(weight), Sx::sub(integral, n(1.0))),
@@ -125,8 +83,16 @@ pub fn robust_log_density(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::library::log_density;
     use crate::sx::SymRole;
+    use gpm_library::likelihood::lookup;
+
+    fn lik(name: &str) -> &'static dyn Likelihood {
+        lookup(name).unwrap().0
+    }
+
+    fn log_density(name: &str, y: Sx, p: Vec<Sx>, _labels: Option<&[i64]>) -> Sx {
+        crate::library::log_density(lik(name), y, &p, None).unwrap()
+    }
 
     fn eval(e: &Sx, y: f64) -> f64 {
         e.eval(&|_, name| (name == "y").then_some(y)).unwrap()
@@ -152,7 +118,7 @@ mod tests {
                 let p: Vec<Sx> = params(name).into_iter().map(n).collect();
                 let y = Sx::sym(SymRole::Data, "y");
                 let ld = log_density(name, y, p.clone(), None);
-                let closed = eval(&integral(name, &p, beta).unwrap(), 0.0);
+                let closed = eval(&integral(lik(name), &p, beta).unwrap(), 0.0);
                 // Simpson's rule on a grid centred at the location (Laplace's kink is a node).
                 let centre = params(name)[if name == "student_t" { 1 } else { 0 }];
                 let (lo, k) = (centre - 4000.0, 4_000_000);
@@ -181,7 +147,10 @@ mod tests {
         let eta = 0.7;
         let s = |x: f64| 1.0 / (1.0 + (-x).exp());
         for beta in [0.1, 0.5] {
-            let closed = eval(&integral("bernoulli_logit", &[n(eta)], beta).unwrap(), 0.0);
+            let closed = eval(
+                &integral(lik("bernoulli_logit"), &[n(eta)], beta).unwrap(),
+                0.0,
+            );
             let sum = s(eta).powf(1.0 + beta) + s(-eta).powf(1.0 + beta);
             assert!((closed - sum).abs() < 1e-14);
         }
@@ -196,7 +165,7 @@ mod tests {
             let p = vec![n(mu), n(sigma)];
             let ld = log_density("normal", y.clone(), p.clone(), None);
             let e = match beta {
-                Some(b) => robust_log_density(Divergence::Beta(b), "normal", ld, &p).unwrap(),
+                Some(b) => robust_log_density(Divergence::Beta(b), lik("normal"), ld, &p).unwrap(),
                 None => ld,
             };
             eval(&e, 1.3)
@@ -209,7 +178,7 @@ mod tests {
             let p = vec![n(mu), n(sigma)];
             let ld = log_density("normal", y.clone(), p.clone(), None);
             eval(
-                &robust_log_density(Divergence::Gamma(1e-7), "normal", ld, &p).unwrap(),
+                &robust_log_density(Divergence::Gamma(1e-7), lik("normal"), ld, &p).unwrap(),
                 1.3,
             )
         };
@@ -221,7 +190,7 @@ mod tests {
             let p = vec![n(mu), n(1.0)];
             let ld = log_density("normal", y.clone(), p.clone(), None);
             let e = match beta {
-                Some(b) => robust_log_density(Divergence::Beta(b), "normal", ld, &p).unwrap(),
+                Some(b) => robust_log_density(Divergence::Beta(b), lik("normal"), ld, &p).unwrap(),
                 None => ld,
             };
             eval(&e, 50.0)
@@ -236,7 +205,7 @@ mod tests {
         let y = Sx::sym(SymRole::Data, "y");
         for (rate, beta) in [(0.4, 0.3), (6.5, 0.5), (120.0, 0.1)] {
             let ld = log_density("poisson", y.clone(), vec![n(rate)], None);
-            let closed = eval(&integral("poisson", &[n(rate)], beta).unwrap(), 0.0);
+            let closed = eval(&integral(lik("poisson"), &[n(rate)], beta).unwrap(), 0.0);
             let sum: f64 = (0..2000)
                 .map(|k| ((1.0 + beta) * eval(&ld, k as f64)).exp())
                 .sum();
@@ -252,8 +221,8 @@ mod tests {
         let y = Sx::sym(SymRole::Data, "y");
         let p = [n(3.0), n(0.2)];
         let ld = log_density("neg_binomial_logit", y, p.to_vec(), None);
-        let e =
-            robust_log_density(Divergence::Beta(0.2), "neg_binomial_logit", ld, &p).unwrap_err();
+        let e = robust_log_density(Divergence::Beta(0.2), lik("neg_binomial_logit"), ld, &p)
+            .unwrap_err();
         assert!(e.contains("not yet for `neg_binomial_logit`"), "{e}");
     }
 }

@@ -1,19 +1,27 @@
 //! # gpm-library
 //!
 //! Owns the library of named distributions a `.gpm` program can use, as plug-ins: one file per
-//! entry implementing a trait, registered by one line in a table. Today it holds every prior a
-//! hyperparameter can take ([`hyperprior`]: Stan's names and parametrisations, truncated to the
-//! declared range as Stan does); the likelihoods and kernels still live in `gpm-ir`
-//! (`library.rs`) and are to move here.
+//! entry implementing a trait, registered by one line in a table:
+//! - [`likelihood`]: every distribution a response can be drawn from — its log-density as a
+//!   [`likelihood::Formula`] (which the lowering turns into the IR's expressions, where the CAS
+//!   and the recognizers find its augmentation), the response it takes, a draw for predictive
+//!   checks, its robust power integral, its mean and variance;
+//! - [`hyperprior`]: every prior a hyperparameter can take (Stan's names and parametrisations,
+//!   truncated to the declared range as Stan does).
 //!
-//! It is a leaf: it must not know about models, expressions, data or inference. Every stage that
-//! needs a prior's numbers (the lowering checks its parameters, the schedule its start value,
-//! certification draws test points from it, the runtime evaluates its log-density) asks the
-//! entry here, so no stage repeats a match over prior families.
+//! The kernels still live in `gpm-ir` (`library.rs`) and the runtime (`kernels.rs`).
+//!
+//! It is a leaf (it reads only `gpm-special`'s functions): it must not know about models, the
+//! IR's expressions, data or inference. Every stage that needs a distribution's numbers (the
+//! lowering its density and parameters, the schedule a prior's start value, certification test
+//! points, the runtime a log-density or a draw) asks the entry here, so no stage repeats a match
+//! over families.
 #![warn(missing_docs)]
 
 pub mod hyperprior;
+pub mod likelihood;
 
 pub use hyperprior::{
     HyperPrior, HyperPriorLaw, ParamKind, ParamSpec, PriorError, PriorStart, HYPER_PRIORS,
 };
+pub use likelihood::{Likelihood, LikelihoodRef, ResponseKind, LIKELIHOODS, MAX_CLASSES};

@@ -31,7 +31,6 @@ pub mod prepared;
 pub mod progress;
 pub mod rao_blackwell;
 pub mod reference_ess;
-pub mod replicate;
 pub mod slice;
 pub mod sparse;
 pub mod stop;

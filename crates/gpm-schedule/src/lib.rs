@@ -364,7 +364,9 @@ pub struct FactorProgram {
 #[derive(Debug, Clone)]
 pub struct ReplicateProgram {
     /// The distribution.
-    pub family: gpm_ir::Family,
+    pub likelihood: gpm_library::LikelihoodRef,
+    /// The declared label set of a binary response.
+    pub labels: Option<Vec<i64>>,
     /// Its parameters, in the library's order.
     pub params: Vec<Tape>,
 }
@@ -842,7 +844,8 @@ fn compile_factor(
             .as_ref()
             .map(|r| -> Result<_, ScheduleError> {
                 Ok(ReplicateProgram {
-                    family: r.family,
+                    likelihood: r.likelihood,
+                    labels: r.labels.clone(),
                     params: r
                         .params
                         .iter()

@@ -1,7 +1,7 @@
 //! Categorical factors: the logistic-softmax from the library or recognised in a formula.
 
 use super::*;
-use crate::library::MAX_CLASSES;
+use gpm_library::MAX_CLASSES;
 
 impl Lowerer {
     pub(super) fn categorical_library(

@@ -184,7 +184,7 @@ impl Lowerer {
             .find(|(f, _)| *f == name)
             .copied()
         else {
-            let what = if library::distribution(name).is_some() {
+            let what = if likelihoods::lookup(name).is_some() {
                 "a distribution, not a function: use it in `y ~ ...`"
             } else if library::KERNELS.iter().any(|k| k.0 == name) {
                 "a kernel: kernels go inside `gp(X, kernel)`"

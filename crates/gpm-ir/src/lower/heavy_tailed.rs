@@ -70,7 +70,9 @@ impl Lowerer {
         let at = if density == "student_t" { 1 } else { 0 };
         let mut p = params;
         let mu = std::mem::replace(&mut p[at], Sx::sym(SymRole::Predictor, &eta));
-        let log_density = library::log_density(density, mu, p, None);
+        let likelihood = likelihoods::lookup(density).expect("a library likelihood");
+        let log_density =
+            library::log_density(likelihood.0, mu, &p, None).expect("not the structural one");
         let hypers = log_density
             .symbols()
             .into_iter()

@@ -10,10 +10,11 @@
 //! the formula `log(logistic(y * η))`.
 
 use crate::diag::{did_you_mean, SemanticError, SemanticErrors};
-use crate::library::{self, ResponseKind};
+use crate::library;
 use crate::model::*;
 use crate::robust;
 use crate::sx::{Sx, SymRole};
+use gpm_library::likelihood::{self as likelihoods, ResponseKind};
 use gpm_syntax::{self as ast, BinOp, ExprKind, Span, Stmt, TypeKind};
 use std::collections::HashMap;
 
@@ -251,7 +252,7 @@ impl Lowerer {
             );
             return false;
         }
-        if library::distribution(&name.name).is_some()
+        if likelihoods::lookup(&name.name).is_some()
             || library::MATH_FUNCTIONS.iter().any(|(f, _)| *f == name.name)
         {
             self.err(

@@ -190,14 +190,14 @@ impl Lowerer {
         span: Span,
         lp: Option<(&str, &Dim)>,
     ) {
-        let Some(info) = library::distribution(&dist.func.name) else {
-            let names = library::DISTRIBUTIONS.iter().map(|d| d.name);
+        let Some(info) = likelihoods::lookup(&dist.func.name) else {
+            let names = likelihoods::LIKELIHOODS.iter().map(|d| d.name());
             let help = did_you_mean(&dist.func.name, names).unwrap_or_else(|| {
                 format!(
                     "likelihoods: {}; or write any density with `target += ...`",
-                    library::DISTRIBUTIONS
+                    likelihoods::LIKELIHOODS
                         .iter()
-                        .map(|d| d.name)
+                        .map(|d| d.name())
                         .collect::<Vec<_>>()
                         .join(", ")
                 )
@@ -216,17 +216,20 @@ impl Lowerer {
         let Some((d, n)) = self.response(lhs, lp) else {
             return;
         };
-        if self.check_response_kind(&d, info.response, dist).is_none() {
+        if self
+            .check_response_kind(&d, info.response(), dist)
+            .is_none()
+        {
             return;
         }
-        let Some(args) = self.check_args(dist, info.params) else {
+        let Some(args) = self.check_args(dist, info.params()) else {
             return;
         };
         let ctx = ObsCtx {
             n: n.clone(),
             var: lp.map(|(i, _)| i.to_string()),
         };
-        if info.response == ResponseKind::Category {
+        if info.response() == ResponseKind::Category {
             self.categorical_library(&d, &args[0], &ctx, span);
             return;
         }
@@ -262,8 +265,13 @@ impl Lowerer {
             }
             params.push(sx);
         }
-        if info.name == "binomial_logit" && self.check_trials(&params[0], &args[0]).is_none() {
-            return;
+        if let Some(t) = info.trials() {
+            if self
+                .check_trials(info.name(), &params[t], &args[t])
+                .is_none()
+            {
+                return;
+            }
         }
         let labels = match &d.constraint {
             ValueSet::Set(s) => Some(s.as_slice()),
@@ -277,10 +285,12 @@ impl Lowerer {
             },
             None => None,
         };
-        let mut log_density = library::log_density(info.name, y, params.clone(), labels);
+        let Some(mut log_density) = library::log_density(info.0, y, &params, labels) else {
+            unreachable!("only the categorical likelihood is structural")
+        };
         let mut observation = None;
         if let (Some(divergence), Some(m)) = (divergence, modifier) {
-            match robust::robust_log_density(divergence, info.name, log_density.clone(), &params) {
+            match robust::robust_log_density(divergence, info.0, log_density.clone(), &params) {
                 Ok(l) => observation = Some(std::mem::replace(&mut log_density, l)),
                 Err(message) => {
                     self.err(
@@ -297,8 +307,9 @@ impl Lowerer {
             Some(m) => format!("{} ~ {} {}", lhs, dist, m),
             None => format!("{} ~ {}", lhs, dist),
         };
-        let replicate = library::Family::of(info.name, labels).map(|family| Replicate {
-            family,
+        let replicate = Some(Replicate {
+            likelihood: info,
+            labels: labels.map(<[i64]>::to_vec),
             params: params.clone(),
         });
         self.push_factor(
@@ -317,7 +328,7 @@ impl Lowerer {
     /// A binomial's number of trials is a count known before sampling: a non-negative integer
     /// literal or integer data (whether each response is at most its trials is checked on the
     /// data, `gpmc::data`).
-    fn check_trials(&mut self, trials: &Sx, arg: &ast::Expr) -> Option<()> {
+    fn check_trials(&mut self, name: &str, trials: &Sx, arg: &ast::Expr) -> Option<()> {
         let refuse = |l: &mut Self, msg: String| {
             l.err(
                 SemanticError::new("gpm::bad_parameter", msg, arg.span, "the number of trials")
@@ -331,7 +342,7 @@ impl Lowerer {
             if !(x.fract() == 0.0 && *x >= 0.0 && x.is_finite()) {
                 return refuse(
                     self,
-                    format!("the number of trials of `binomial_logit` must be a whole number ≥ 0, not {x}"),
+                    format!("the number of trials of `{name}` must be a whole number ≥ 0, not {x}"),
                 );
             }
             return Some(());
@@ -341,21 +352,21 @@ impl Lowerer {
         match trials {
             // An `int` datum, or a transformed one (a `let`, real-typed: whether each value is a
             // whole number is checked on the data).
-            Sx::Sym(SymRole::Data, name)
+            Sx::Sym(SymRole::Data, datum)
                 if self
                     .model
-                    .datum(name)
+                    .datum(datum)
                     .is_some_and(|d| d.elem == Elem::Int || d.derived.is_some()) =>
             {
                 Some(())
             }
-            Sx::Sym(_, name) => refuse(
+            Sx::Sym(_, datum) => refuse(
                 self,
-                format!("the number of trials of `binomial_logit` reads `{name}`, which is not integer data"),
+                format!("the number of trials of `{name}` reads `{datum}`, which is not integer data"),
             ),
             _ => refuse(
                 self,
-                "the number of trials of `binomial_logit` is an expression: give it as a whole number or an `int` datum (compute it in the data block with `let` if need be)".into(),
+                format!("the number of trials of `{name}` is an expression: give it as a whole number or an `int` datum (compute it in the data block with `let` if need be)"),
             ),
         }
     }

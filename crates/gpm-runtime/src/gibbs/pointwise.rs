@@ -8,6 +8,7 @@
 
 use super::{Sampler, State};
 use crate::RuntimeError;
+use gpm_library::likelihood::{CategoricalLogisticSoftmax, Likelihood};
 use rand::Rng;
 
 /// Which pointwise columns a draw row carries.
@@ -85,7 +86,7 @@ impl<'a> Sampler<'a> {
                         row.push((w[label] / total).ln());
                     }
                     if ppc {
-                        y_rep.push(crate::replicate::draw_class(&w, total, rng));
+                        y_rep.push(CategoricalLogisticSoftmax.draw(&w, None, rng));
                     }
                 }
                 continue;
@@ -101,7 +102,7 @@ impl<'a> Sampler<'a> {
                 if let (true, Some(r)) = (ppc, &fp.replicate) {
                     params.clear();
                     params.extend(r.params.iter().map(|t| t.eval(&vals, &mut stack)));
-                    y_rep.push(crate::replicate::draw(r.family, &params, rng));
+                    y_rep.push(r.likelihood.draw(&params, r.labels.as_deref(), rng));
                 }
             }
         }

@@ -6,6 +6,7 @@
 use super::Prediction;
 use crate::data::Data;
 use crate::prepared::{Prepared, Slot};
+use gpm_library::likelihood::{CategoricalLogisticSoftmax, Likelihood};
 use gpm_schedule::Schedule;
 use gpm_special::log_mean_exp;
 use nalgebra::DVector;
@@ -99,7 +100,7 @@ impl DrawAccumulator {
                     let w: Vec<f64> = (0..classes).map(|k| sig(lat[li][k * n + i])).collect();
                     let tot: f64 = w.iter().sum();
                     if let Some(yd) = &mut y_draws[f] {
-                        yd[i].push(crate::replicate::draw_class(&w, tot, rng));
+                        yd[i].push(CategoricalLogisticSoftmax.draw(&w, None, rng));
                     }
                     // The class probabilities whether or not the label is known (a test
                     // point without its label is what prediction is for).
@@ -140,7 +141,7 @@ impl DrawAccumulator {
                 }
                 if let (Some(yd), Some(r)) = (&mut y_draws[f], &fp.replicate) {
                     let params: Vec<f64> = r.params.iter().map(|t| t.eval(&vals, stack)).collect();
-                    yd[i].push(crate::replicate::draw(r.family, &params, rng));
+                    yd[i].push(r.likelihood.draw(&params, r.labels.as_deref(), rng));
                 }
                 if let (Some(acc), Some((ls, resp))) = (&mut label_acc[f], &label_slots) {
                     for (k, l) in ls.iter().enumerate() {

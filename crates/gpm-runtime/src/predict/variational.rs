@@ -9,6 +9,7 @@ use crate::cavi::BlockPosterior;
 use crate::data::Data;
 use crate::prepared::{Block, Prepared, Read, Slot};
 use crate::RuntimeError;
+use gpm_library::likelihood::{CategoricalLogisticSoftmax, Likelihood};
 use gpm_special::log_sum_exp;
 use nalgebra::{DMatrix, SymmetricEigen};
 
@@ -397,8 +398,7 @@ fn responses(
                         let z: f64 = StandardNormal.sample(&mut rng);
                         w[k] = gpm_special::logistic(m.mean[i] + m.var[i].max(0.0).sqrt() * z);
                     }
-                    let total: f64 = w.iter().sum();
-                    *y = crate::replicate::draw_class(&w, total, &mut rng);
+                    *y = CategoricalLogisticSoftmax.draw(&w, None, &mut rng);
                 }
                 points.push(super::ResponseSummary::of(&ys));
             }
@@ -423,7 +423,7 @@ fn responses(
                     set_predictor(slots, &mut vals, p, x);
                 }
                 let params: Vec<f64> = r.params.iter().map(|t| t.eval(&vals, &mut stack)).collect();
-                *y = crate::replicate::draw(r.family, &params, &mut rng);
+                *y = r.likelihood.draw(&params, r.labels.as_deref(), &mut rng);
             }
             points.push(super::ResponseSummary::of(&ys));
         }

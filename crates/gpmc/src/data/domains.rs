@@ -4,7 +4,6 @@
 //! regardless, returning nonsense with success).
 
 use super::{err, DataError};
-use gpm_ir::Family;
 use gpm_ir::{Model, Sx, SymRole};
 use gpm_runtime::data::{Data, Value};
 
@@ -30,8 +29,8 @@ pub(super) fn check(model: &Model, data: &Data) -> Result<(), DataError> {
         let (Some(rep), Some(y)) = (&f.replicate, &f.response) else {
             continue;
         };
-        if rep.family == Family::BinomialLogit {
-            binomial_trials(data, y, &rep.params[0], &f.source)?;
+        if let Some(t) = rep.likelihood.trials() {
+            binomial_trials(data, y, &rep.params[t], &f.source)?;
         }
     }
     Ok(())

@@ -1,0 +1,53 @@
+//! `neg_binomial_logit(r, eta)`: counts, `r` failures' worth, success odds `e^η`.
+use super::formula::{n, p, y};
+use super::{Formula, Labels, Likelihood, ResponseKind};
+use rand::RngCore;
+use rand_distr::{Distribution, Gamma};
+
+/// `p(y) = C(y+r−1, y) σ(η)^y σ(−η)^r`.
+pub struct NegBinomialLogit;
+
+impl Likelihood for NegBinomialLogit {
+    fn name(&self) -> &'static str {
+        "neg_binomial_logit"
+    }
+    fn params(&self) -> &'static [&'static str] {
+        &["r", "eta"]
+    }
+    fn response(&self) -> ResponseKind {
+        ResponseKind::Count
+    }
+    fn formula(&self) -> &'static str {
+        "lgamma(y+r) - lgamma(r) - lgamma(y+1) + y log logistic(eta) + r log logistic(-eta)"
+    }
+    fn log_density(&self, _labels: Labels) -> Option<Formula> {
+        let norm = (y() + p(0)).lgamma() - p(0).lgamma() - (y() + n(1.0)).lgamma();
+        Some(norm + (y() * p(1).logistic().log() + p(0) * (-p(1)).logistic().log()))
+    }
+    /// Gamma-Poisson: `λ ~ Gamma(r, scale e^η)`, then `y ~ Poisson(λ)`.
+    fn draw(&self, p: &[f64], _labels: Labels, rng: &mut dyn RngCore) -> f64 {
+        match p {
+            [r, eta] if *r > 0.0 && r.is_finite() && eta.is_finite() => {
+                match Gamma::new(*r, eta.exp()) {
+                    Ok(g) => {
+                        let rate: f64 = g.sample(rng);
+                        super::poisson::draw_at(rate, rng)
+                    }
+                    Err(_) => f64::NAN,
+                }
+            }
+            _ => f64::NAN,
+        }
+    }
+    /// `r e^η`.
+    fn mean(&self, p: &[f64], _labels: Labels) -> Option<f64> {
+        Some(p[0] * p[1].exp())
+    }
+    /// The mean times `1 + e^η`.
+    fn variance(&self, p: &[f64], _labels: Labels) -> Option<f64> {
+        Some(p[0] * p[1].exp() * (1.0 + p[1].exp()))
+    }
+    fn example(&self) -> &'static [f64] {
+        &[2.5, 0.7]
+    }
+}
