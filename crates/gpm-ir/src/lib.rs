@@ -29,7 +29,7 @@ mod transformed;
 
 pub use diag::{did_you_mean, SemanticError, SemanticErrors};
 pub use gpm_library::likelihood::{LikelihoodRef, ResponseKind, LIKELIHOODS, MAX_CLASSES};
-pub use library::{KERNELS, MATH_FUNCTIONS};
+pub use library::MATH_FUNCTIONS;
 pub use lower::lower;
 pub use model::*;
 pub use sx::{data_column_symbol, parse_data_column, Sx, SxFunc, SymRole};

@@ -1,22 +1,8 @@
 //! The library as the IR sees it: a likelihood's density (a `gpm_library` formula) lowered to an
-//! expression, so that later stages see formulas, never names; kernels and scalar math
-//! functions.
+//! expression, so that later stages see formulas, never names; and the scalar math functions.
 
 use crate::sx::{Sx, SxFunc};
 use gpm_library::likelihood::{Formula, Func, Labels, Likelihood};
-
-/// Kernel names with (min, max) number of arguments.
-pub const KERNELS: &[(&str, usize, usize)] = &[
-    ("sqexp", 1, 1),
-    ("rbf", 1, 1),
-    ("matern12", 1, 1),
-    ("matern32", 1, 1),
-    ("matern52", 1, 1),
-    ("linear", 0, 1),
-    ("periodic", 2, 2),
-    ("constant", 0, 0),
-    ("white", 0, 0),
-];
 
 /// Scalar math functions with their arity. `sum` (over classes) and `dot` are structural and
 /// handled by the lowering itself.

@@ -137,46 +137,18 @@ pub struct Hyper {
 /// A scalar parameter of a kernel or prior: a literal, a hyperparameter, or an expression of them.
 pub type Param = Sx;
 
-/// A covariance function.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+/// A covariance function: a library kernel with its arguments, or sums, products and scalar
+/// variances of kernels.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Kernel {
-    /// `sqexp(ℓ)` / `rbf(ℓ)`: exp(−‖x−x'‖²/(2ℓ²)); `ℓ` a scalar or, for ARD, a vector hyper.
-    SqExp {
-        /// Lengthscale (scalar expression or vector hyper name).
-        lengthscale: Lengthscale,
+    /// A library kernel (`gpm_library::KERNELS`) with one argument per parameter, defaults
+    /// filled in.
+    Base {
+        /// The kernel.
+        law: gpm_library::KernelRef,
+        /// Its arguments, in the order of its parameters.
+        args: Vec<KernelArg>,
     },
-    /// `matern12(ℓ)`: exp(−r/ℓ).
-    Matern12 {
-        /// Lengthscale.
-        lengthscale: Lengthscale,
-    },
-    /// `matern32(ℓ)`: (1 + √3 r/ℓ) exp(−√3 r/ℓ).
-    Matern32 {
-        /// Lengthscale.
-        lengthscale: Lengthscale,
-    },
-    /// `matern52(ℓ)`: (1 + √5 r/ℓ + 5r²/(3ℓ²)) exp(−√5 r/ℓ).
-    Matern52 {
-        /// Lengthscale.
-        lengthscale: Lengthscale,
-    },
-    /// `linear()` or `linear(c)`: x·x' + c.
-    Linear {
-        /// Offset c (0 by default).
-        offset: Param,
-    },
-    /// `periodic(ℓ, p)`: exp(−2 sin²(π r / p)/ℓ²).
-    Periodic {
-        /// Lengthscale.
-        lengthscale: Param,
-        /// Period.
-        period: Param,
-    },
-    /// `constant()`: 1 everywhere (a random intercept).
-    Constant,
-    /// `white()`: 1 on the diagonal (i.i.d. noise on the latent).
-    White,
     /// `k1 + k2`.
     Sum {
         /// First summand.
@@ -200,20 +172,60 @@ pub enum Kernel {
     },
 }
 
-/// A lengthscale: one for all input dimensions, or one per dimension (ARD).
+/// A kernel argument: a scalar expression, or (for a lengthscale) one value per input dimension.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Lengthscale {
-    /// One lengthscale.
+pub enum KernelArg {
+    /// One value.
     Scalar {
         /// Its expression.
         value: Param,
     },
-    /// A `vector[D]` hyperparameter, one per input dimension.
+    /// A `vector[D]` hyperparameter, one lengthscale per input dimension (ARD).
     Ard {
         /// The hyperparameter's name.
         hyper: String,
     },
+}
+
+/// The documented JSON of a kernel (docs/cli.md): an object tagged by `type`, a library kernel's
+/// arguments under its parameters' names — a lengthscale as a [`KernelArg`], any other
+/// parameter as its expression.
+impl Serialize for Kernel {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        match self {
+            Kernel::Base { law, args } => {
+                for (p, a) in law.params().iter().zip(args) {
+                    match (p.role, a) {
+                        (gpm_library::kernel::ParamRole::Lengthscale, a) => {
+                            m.serialize_entry(p.name, a)?
+                        }
+                        (_, KernelArg::Scalar { value }) => m.serialize_entry(p.name, value)?,
+                        (_, a) => m.serialize_entry(p.name, a)?,
+                    }
+                }
+                m.serialize_entry("type", law.json_type())?;
+            }
+            Kernel::Sum { left, right } | Kernel::Product { left, right } => {
+                m.serialize_entry("left", left)?;
+                m.serialize_entry("right", right)?;
+                let tag = if matches!(self, Kernel::Sum { .. }) {
+                    "sum"
+                } else {
+                    "product"
+                };
+                m.serialize_entry("type", tag)?;
+            }
+            Kernel::Scale { variance, kernel } => {
+                m.serialize_entry("kernel", kernel)?;
+                m.serialize_entry("type", "scale")?;
+                m.serialize_entry("variance", variance)?;
+            }
+        }
+        m.end()
+    }
 }
 
 /// Inducing inputs of a sparse GP.
@@ -272,26 +284,18 @@ impl Kernel {
             }
         };
         match self {
-            Kernel::SqExp { lengthscale }
-            | Kernel::Matern12 { lengthscale }
-            | Kernel::Matern32 { lengthscale }
-            | Kernel::Matern52 { lengthscale } => match lengthscale {
-                Lengthscale::Scalar { value } => param(value, out),
-                Lengthscale::Ard { hyper } => {
-                    if !out.contains(hyper) {
-                        out.push(hyper.clone())
+            Kernel::Base { args, .. } => {
+                for a in args {
+                    match a {
+                        KernelArg::Scalar { value } => param(value, out),
+                        KernelArg::Ard { hyper } => {
+                            if !out.contains(hyper) {
+                                out.push(hyper.clone())
+                            }
+                        }
                     }
                 }
-            },
-            Kernel::Linear { offset } => param(offset, out),
-            Kernel::Periodic {
-                lengthscale,
-                period,
-            } => {
-                param(lengthscale, out);
-                param(period, out);
             }
-            Kernel::Constant | Kernel::White => {}
             Kernel::Sum { left, right } | Kernel::Product { left, right } => {
                 left.collect_hypers(out);
                 right.collect_hypers(out);

@@ -6,10 +6,10 @@
 //!   [`likelihood::Formula`] (which the lowering turns into the IR's expressions, where the CAS
 //!   and the recognizers find its augmentation), the response it takes, a draw for predictive
 //!   checks, its robust power integral, its mean and variance;
+//! - [`kernel`]: every covariance function — its parameters (lengthscales, which may be ARD)
+//!   and its form (a vectorised profile in the scaled distance, or a function of two points);
 //! - [`hyperprior`]: every prior a hyperparameter can take (Stan's names and parametrisations,
 //!   truncated to the declared range as Stan does).
-//!
-//! The kernels still live in `gpm-ir` (`library.rs`) and the runtime (`kernels.rs`).
 //!
 //! It is a leaf (it reads only `gpm-special`'s functions): it must not know about models, the
 //! IR's expressions, data or inference. Every stage that needs a distribution's numbers (the
@@ -19,9 +19,11 @@
 #![warn(missing_docs)]
 
 pub mod hyperprior;
+pub mod kernel;
 pub mod likelihood;
 
 pub use hyperprior::{
     HyperPrior, HyperPriorLaw, ParamKind, ParamSpec, PriorError, PriorStart, HYPER_PRIORS,
 };
+pub use kernel::{KernelForm, KernelLaw, KernelRef, KERNELS};
 pub use likelihood::{Likelihood, LikelihoodRef, ResponseKind, LIKELIHOODS, MAX_CLASSES};

@@ -1,8 +1,12 @@
 //! Covariance functions: the schedule's [`BoundKernel`] evaluated on input matrices (rows are
-//! points) with the current hyperparameter values.
+//! points) with the current hyperparameter values. Each library kernel's own formula is its
+//! `gpm_library` entry's [`KernelForm`]; here are the loops around it: a stationary profile
+//! over contiguous scaled distances (the upper triangle only for a training covariance), a
+//! point-wise kernel entry by entry, and sums, products and variances of kernels.
 
 use crate::RuntimeError;
-use gpm_schedule::{BoundKernel, BoundLengthscale, HyperId, Tape};
+use gpm_library::KernelForm;
+use gpm_schedule::{BoundArg, BoundKernel, HyperId, Tape};
 use nalgebra::DMatrix;
 
 /// Current values of the hyperparameters, indexed by [`HyperId`]: a scalar's value (NaN for a
@@ -59,14 +63,10 @@ impl HyperValues {
     }
 }
 
-fn lengthscales(
-    l: &BoundLengthscale,
-    dims: usize,
-    h: &HyperValues,
-) -> Result<Vec<f64>, RuntimeError> {
+fn lengthscales(l: &BoundArg, dims: usize, h: &HyperValues) -> Result<Vec<f64>, RuntimeError> {
     let v = match l {
-        BoundLengthscale::Scalar(value) => vec![h.eval(value)?; dims],
-        BoundLengthscale::Ard(hyper) => h.vector(*hyper).map(|v| v.to_vec()).ok_or_else(|| {
+        BoundArg::Scalar(value) => vec![h.eval(value)?; dims],
+        BoundArg::Ard(hyper) => h.vector(*hyper).map(|v| v.to_vec()).ok_or_else(|| {
             RuntimeError::MissingData(format!(
                 "no value for the ARD lengthscale (hyperparameter #{})",
                 hyper.0 + 1
@@ -79,16 +79,6 @@ fn lengthscales(
         )));
     }
     Ok(v)
-}
-
-/// Scaled squared distance Σ_d ((x_d − z_d)/ℓ_d)².
-fn sqdist(x: &DMatrix<f64>, i: usize, z: &DMatrix<f64>, j: usize, ls: &[f64]) -> f64 {
-    let mut s = 0.0;
-    for (d, l) in ls.iter().enumerate() {
-        let t = (x[(i, d)] - z[(j, d)]) / l;
-        s += t * t;
-    }
-    s
 }
 
 /// The points of `x` (rows) as contiguous runs of coordinates divided by their lengthscales:
@@ -104,11 +94,20 @@ fn scaled_points(x: &DMatrix<f64>, ls: &[f64]) -> Vec<f64> {
     out
 }
 
+/// A stationary kernel's profile `r² ↦ f(r²)` over a slice, at its other parameters.
+type Profile = fn(&mut [f64], &[f64]);
+
 /// `f(r²_ij)` for the scaled squared distances `r²_ij = Σ_d ((x_id − z_jd)/ℓ_d)²`, `f` applied
-/// in place to a column's values at once ([`Profile`]). For a training covariance (`x` and `z`
-/// the same matrix) only the upper triangle is computed and mirrored — half the evaluations of
-/// `f`, and a matrix symmetric to the bit.
-fn stationary_matrix(x: &DMatrix<f64>, z: &DMatrix<f64>, ls: &[f64], f: Profile) -> DMatrix<f64> {
+/// in place to a column's values at once. For a training covariance (`x` and `z` the same
+/// matrix) only the upper triangle is computed and mirrored — half the evaluations of `f`, and
+/// a matrix symmetric to the bit.
+fn stationary_matrix(
+    x: &DMatrix<f64>,
+    z: &DMatrix<f64>,
+    ls: &[f64],
+    f: Profile,
+    p: &[f64],
+) -> DMatrix<f64> {
     let (n, m, d) = (x.nrows(), z.nrows(), ls.len());
     let same = std::ptr::eq(x, z);
     let xs = scaled_points(x, ls);
@@ -128,7 +127,7 @@ fn stationary_matrix(x: &DMatrix<f64>, z: &DMatrix<f64>, ls: &[f64], f: Profile)
             let xi = &xs[i * d..(i + 1) * d];
             *o = xi.iter().zip(zj).map(|(a, b)| (a - b) * (a - b)).sum();
         }
-        f.apply(col);
+        f(col, p);
     }
     if same {
         mirror_upper(&mut out);
@@ -153,93 +152,27 @@ fn mirror_upper(m: &mut DMatrix<f64>) {
     }
 }
 
-/// A stationary kernel's profile `r² ↦ f(r²)`, applied in place to a slice of scaled squared
-/// distances ([`Profile::apply`]): slices, so that the exponentials vectorise
-/// ([`gpm_special::exp_in_place`]). The one place each profile is written.
-#[derive(Debug, Clone, Copy)]
-enum Profile {
-    /// `e^(−r²/2)`.
-    SqExp,
-    /// `e^(−r)`.
-    Matern12,
-    /// `(1 + √3 r) e^(−√3 r)`.
-    Matern32,
-    /// `(1 + √5 r + 5r²/3) e^(−√5 r)`.
-    Matern52,
-    /// `r²` itself (the squared distances).
-    Identity,
-}
-
-impl Profile {
-    /// `f` over `v` in place, compiled for the widest instruction set the CPU has (AVX2 + FMA
-    /// where present, else the baseline), chosen at run time by faer's dispatcher (`pulp`): the
-    /// build targets baseline x86-64, and four lanes run the exponentials 2.3× faster.
-    fn apply(self, v: &mut [f64]) {
-        pulp::Arch::new().dispatch(InPlace { profile: self, v })
-    }
-}
-
-/// [`Profile::apply`]'s body, in the form `pulp` compiles per instruction set (a closure would
-/// not be inlined into the dispatched function, and would run at the baseline width).
-struct InPlace<'a> {
-    profile: Profile,
-    v: &'a mut [f64],
-}
-
-impl pulp::WithSimd for InPlace<'_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _simd: S) {
-        let v = self.v;
-        match self.profile {
-            Profile::SqExp => {
-                for x in v.iter_mut() {
-                    *x *= -0.5;
-                }
-                gpm_special::exp_in_place(v);
-            }
-            Profile::Matern12 => {
-                for x in v.iter_mut() {
-                    *x = -x.sqrt();
-                }
-                gpm_special::exp_in_place(v);
-            }
-            Profile::Matern32 => matern(v, 3.0, 0.0),
-            Profile::Matern52 => matern(v, 5.0, 1.0 / 3.0),
-            Profile::Identity => {}
-        }
-    }
-}
-
-/// `(1 + a + b·a²)·e^(−a)` with `a = √(c·r²)` in place: the Matérn 3/2 (`b = 0`) and 5/2
-/// (`b = 1/3`) profiles, in chunks that keep `a` beside its exponential.
-#[inline(always)]
-fn matern(v: &mut [f64], c: f64, b: f64) {
-    let mut e = [0.0; 64];
-    for chunk in v.chunks_mut(64) {
-        let e = &mut e[..chunk.len()];
-        for (a, ei) in chunk.iter_mut().zip(e.iter_mut()) {
-            *a = (c * *a).sqrt();
-            *ei = -*a;
-        }
-        gpm_special::exp_in_place(e);
-        for (a, ei) in chunk.iter_mut().zip(e.iter()) {
-            *a = (1.0 + *a + b * *a * *a) * ei;
-        }
-    }
-}
-
-/// A stationary kernel's lengthscale and its profile in the scaled squared distance (`None`
-/// for the other kernels).
-fn stationary_profile(k: &BoundKernel) -> Option<(&BoundLengthscale, Profile)> {
+/// A stationary kernel's lengthscale, profile and other arguments (`None` for the others).
+fn stationary(k: &BoundKernel) -> Option<(&BoundArg, Profile, &[BoundArg])> {
     match k {
-        BoundKernel::SqExp(l) => Some((l, Profile::SqExp)),
-        BoundKernel::Matern12(l) => Some((l, Profile::Matern12)),
-        BoundKernel::Matern32(l) => Some((l, Profile::Matern32)),
-        BoundKernel::Matern52(l) => Some((l, Profile::Matern52)),
+        BoundKernel::Base { law, args } => match law.form() {
+            KernelForm::Stationary(f) => Some((&args[0], f, &args[1..])),
+            KernelForm::Pointwise(_) => None,
+        },
         _ => None,
     }
+}
+
+/// Scalar arguments' values (an ARD vector is a lengthscale's only, which the lowering enforces).
+fn scalars(args: &[BoundArg], h: &HyperValues) -> Result<Vec<f64>, RuntimeError> {
+    args.iter()
+        .map(|a| match a {
+            BoundArg::Scalar(t) => h.eval(t),
+            BoundArg::Ard(_) => Err(RuntimeError::Inconsistent(
+                "a vector argument where a kernel takes a scalar".into(),
+            )),
+        })
+        .collect()
 }
 
 /// The covariance matrix `k(x_i, z_j)`.
@@ -250,46 +183,33 @@ pub fn kernel_matrix(
     h: &HyperValues,
 ) -> Result<DMatrix<f64>, RuntimeError> {
     let (n, m, dims) = (x.nrows(), z.nrows(), x.ncols());
-    if let Some((l, f)) = stationary_profile(k) {
+    if let Some((l, f, rest)) = stationary(k) {
         let ls = lengthscales(l, dims, h)?;
-        return Ok(stationary_matrix(x, z, &ls, f));
+        return Ok(stationary_matrix(x, z, &ls, f, &scalars(rest, h)?));
     }
     Ok(match k {
-        BoundKernel::SqExp(_)
-        | BoundKernel::Matern12(_)
-        | BoundKernel::Matern32(_)
-        | BoundKernel::Matern52(_) => {
-            return Err(RuntimeError::Inconsistent(
-                "a stationary kernel without a profile".into(),
-            ))
-        }
-        BoundKernel::Linear { offset } => {
-            let c = h.eval(offset)?;
-            DMatrix::from_fn(n, m, |i, j| {
-                (0..dims).map(|d| x[(i, d)] * z[(j, d)]).sum::<f64>() + c
-            })
-        }
-        BoundKernel::Periodic {
-            lengthscale,
-            period,
-        } => {
-            let (l, p) = (h.eval(lengthscale)?, h.eval(period)?);
+        BoundKernel::Base { law, args } => {
+            let KernelForm::Pointwise(f) = law.form() else {
+                return Err(RuntimeError::Inconsistent(
+                    "a stationary kernel without a profile".into(),
+                ));
+            };
+            let p = scalars(args, h)?;
+            // White noise is between a training point and itself: the same matrix, same row.
+            let same = std::ptr::eq(x, z);
             let ones = vec![1.0; dims];
+            let xs = scaled_points(x, &ones);
+            let zs = if same {
+                Vec::new()
+            } else {
+                scaled_points(z, &ones)
+            };
+            let zs = if same { &xs } else { &zs };
             DMatrix::from_fn(n, m, |i, j| {
-                let r = sqdist(x, i, z, j, &ones).sqrt();
-                let s = (std::f64::consts::PI * r / p).sin();
-                (-2.0 * s * s / (l * l)).exp()
+                let (xi, zj) = (&xs[i * dims..(i + 1) * dims], &zs[j * dims..(j + 1) * dims]);
+                f(xi, zj, same && i == j, &p)
             })
         }
-        BoundKernel::Constant => DMatrix::from_element(n, m, 1.0),
-        BoundKernel::White => DMatrix::from_fn(n, m, |i, j| {
-            // Identity between identical points of the same set (training covariance only).
-            if i == j && std::ptr::eq(x, z) {
-                1.0
-            } else {
-                0.0
-            }
-        }),
         BoundKernel::Sum(left, right) => {
             kernel_matrix(left, x, z, h)? + kernel_matrix(right, x, z, h)?
         }
@@ -308,8 +228,8 @@ pub const MAX_KEPT_DISTANCES: usize = 4096;
 /// Whether kernel `k` has a stationary part whose lengthscale is one scalar (the kept squared
 /// distances of [`training_matrix`] serve it).
 pub fn uses_scalar_distances(k: &BoundKernel) -> bool {
-    if let Some((l, _)) = stationary_profile(k) {
-        return matches!(l, BoundLengthscale::Scalar(_));
+    if let Some((l, _, _)) = stationary(k) {
+        return matches!(l, BoundArg::Scalar(_));
     }
     match k {
         BoundKernel::Sum(a, b) | BoundKernel::Product(a, b) => {
@@ -324,8 +244,9 @@ pub fn uses_scalar_distances(k: &BoundKernel) -> bool {
 /// input set: a kernel with one scalar lengthscale is then `f(d²/ℓ²)` entry by entry — no
 /// pass over the `D` coordinates at each evaluation (30 of them for the breast-cancer data).
 pub fn squared_distances(x: &DMatrix<f64>) -> DMatrix<f64> {
+    fn identity(_: &mut [f64], _: &[f64]) {}
     let ones = vec![1.0; x.ncols()];
-    stationary_matrix(x, x, &ones, Profile::Identity)
+    stationary_matrix(x, x, &ones, identity, &[])
 }
 
 /// The training covariance `k(x_i, x_j)` at values `h`, with the squared distances of `x` kept
@@ -337,8 +258,9 @@ pub fn training_matrix(
     d2: &DMatrix<f64>,
     h: &HyperValues,
 ) -> Result<DMatrix<f64>, RuntimeError> {
-    if let Some((BoundLengthscale::Scalar(l), f)) = stationary_profile(k) {
-        let ls = lengthscales(&BoundLengthscale::Scalar(l.clone()), 1, h)?[0];
+    if let Some((l @ BoundArg::Scalar(_), f, rest)) = stationary(k) {
+        let ls = lengthscales(l, 1, h)?[0];
+        let p = scalars(rest, h)?;
         let inv = 1.0 / (ls * ls);
         let n = d2.nrows();
         let mut out = DMatrix::zeros(n, n);
@@ -352,7 +274,7 @@ pub fn training_matrix(
             for (o, d) in col.iter_mut().zip(&d2[j * n..j * n + j + 1]) {
                 *o = d * inv;
             }
-            f.apply(col);
+            f(col, &p);
         }
         mirror_upper(&mut out);
         return Ok(out);
@@ -400,59 +322,32 @@ mod tests {
     use super::*;
     use gpm_schedule::Tape;
 
-    /// Each profile over a slice (vectorised exponentials) against its formula with libm's
-    /// `exp`, over the distances a kernel meets, at lengths that leave a remainder after the
-    /// blocks of eight and chunks of 64.
-    #[test]
-    fn profiles_match_their_formulas() {
-        let r2: Vec<f64> = (0..203).map(|i| (i as f64) * 0.173).collect();
-        let formulas: [(Profile, fn(f64) -> f64); 5] = [
-            (Profile::SqExp, |r2| (-0.5 * r2).exp()),
-            (Profile::Matern12, |r2| (-r2.sqrt()).exp()),
-            (Profile::Matern32, |r2| {
-                let a = (3.0 * r2).sqrt();
-                (1.0 + a) * (-a).exp()
-            }),
-            (Profile::Matern52, |r2| {
-                let a = (5.0 * r2).sqrt();
-                (1.0 + a + a * a / 3.0) * (-a).exp()
-            }),
-            (Profile::Identity, |r2| r2),
-        ];
-        for (profile, formula) in formulas {
-            let mut v = r2.clone();
-            profile.apply(&mut v);
-            for (x, got) in r2.iter().zip(&v) {
-                let want = formula(*x);
-                assert!(
-                    (got - want).abs() <= 8.0 * f64::EPSILON * want.abs(),
-                    "{profile:?} at r² = {x}: {got} vs {want}"
-                );
-            }
-        }
-    }
-
     #[test]
     fn kept_distances_give_the_kernel_matrix() {
         let x = DMatrix::from_fn(7, 3, |i, j| ((i * 3 + j * 5) % 11) as f64 * 0.37 - 1.0);
         let h = HyperValues::new(0);
-        let ls = || BoundLengthscale::Scalar(Tape::constant(1.7));
+        let base = |name: &str, args: &[f64]| BoundKernel::Base {
+            law: gpm_library::kernel::lookup(name).unwrap(),
+            args: args
+                .iter()
+                .map(|a| BoundArg::Scalar(Tape::constant(*a)))
+                .collect(),
+        };
         let kernels = [
-            BoundKernel::SqExp(ls()),
+            base("sqexp", &[1.7]),
             BoundKernel::Scale {
                 variance: Tape::constant(2.5),
-                kernel: Box::new(BoundKernel::Matern32(ls())),
+                kernel: Box::new(base("matern32", &[1.7])),
             },
             BoundKernel::Sum(
-                Box::new(BoundKernel::Matern52(ls())),
-                Box::new(BoundKernel::Linear {
-                    offset: Tape::constant(0.3),
-                }),
+                Box::new(base("matern52", &[1.7])),
+                Box::new(base("linear", &[0.3])),
             ),
             BoundKernel::Product(
-                Box::new(BoundKernel::Matern12(ls())),
-                Box::new(BoundKernel::White),
+                Box::new(base("matern12", &[1.7])),
+                Box::new(base("white", &[])),
             ),
+            base("rational_quadratic", &[1.7, 0.8]),
         ];
         let d2 = squared_distances(&x);
         for k in &kernels {
@@ -462,8 +357,7 @@ mod tests {
             assert!((want - &got).amax() < 1e-12, "{k:?}");
             assert_eq!(got, got.transpose());
         }
-        assert!(!uses_scalar_distances(&BoundKernel::Linear {
-            offset: Tape::constant(0.3)
-        }));
+        assert!(!uses_scalar_distances(&base("linear", &[0.3])));
+        assert!(!uses_scalar_distances(&base("periodic", &[0.3, 1.0])));
     }
 }

@@ -4,17 +4,22 @@
 
 use gpm_runtime::gaussian::{DenseBlock, GpBlock};
 use gpm_runtime::kernels::{kernel_matrix, HyperValues};
-use gpm_schedule::{BoundKernel, BoundLengthscale, Tape};
+use gpm_schedule::{BoundArg, BoundKernel, Tape};
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
+
+fn sqexp(lengthscale: f64) -> BoundKernel {
+    BoundKernel::Base {
+        law: gpm_library::kernel::lookup("sqexp").unwrap(),
+        args: vec![BoundArg::Scalar(Tape::constant(lengthscale))],
+    }
+}
 
 fn setup() -> (DMatrix<f64>, Vec<f64>, Vec<f64>) {
     let x = DMatrix::from_column_slice(6, 1, &[-2.0, -1.1, -0.3, 0.4, 1.0, 2.2]);
     let k = BoundKernel::Scale {
         variance: Tape::constant(1.5),
-        kernel: Box::new(BoundKernel::SqExp(BoundLengthscale::Scalar(
-            Tape::constant(0.8),
-        ))),
+        kernel: Box::new(sqexp(0.8)),
     };
     let km = kernel_matrix(&k, &x, &x, &HyperValues::default()).unwrap();
     let a = vec![0.3, 1.2, 0.05, 2.0, 0.7, 0.4];
@@ -125,9 +130,7 @@ fn gaussian_blocks_agree_through_the_trait() {
     let z = DMatrix::from_column_slice(3, 1, &[-1.5, 0.0, 1.4]);
     let k = BoundKernel::Scale {
         variance: Tape::constant(1.5),
-        kernel: Box::new(BoundKernel::SqExp(BoundLengthscale::Scalar(
-            Tape::constant(0.8),
-        ))),
+        kernel: Box::new(sqexp(0.8)),
     };
     let sp = SparseGp::new(&k, &HyperValues::default(), z, 0.4).unwrap();
     let (phi, kt) = sp.features(&x).unwrap();

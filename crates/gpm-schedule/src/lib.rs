@@ -36,7 +36,7 @@ pub use hypers::{
 };
 pub use ids::{BlockId, FactorId, HyperId, LatentId, PredictorId};
 pub use marginal_elliptical::EllipseReference;
-pub use prior::{BoundKernel, BoundLengthscale, BoundPrior};
+pub use prior::{BoundArg, BoundKernel, BoundPrior};
 pub use slice_scheme::SliceScheme;
 use std::collections::BTreeSet;
 pub use steps::{CaviStep, GibbsStep, GpfStep};

@@ -5,12 +5,13 @@
 
 use crate::{HyperId, Tape};
 use gpm_augment::{Role, T};
-use gpm_ir::{Hyper, Inducing, Kernel, LatentPrior, Lengthscale, Sx};
+use gpm_ir::{Hyper, Inducing, Kernel, KernelArg, LatentPrior, Sx};
 
-/// A lengthscale: one scalar expression, or one per input dimension (a `vector[D]` hyper).
+/// A kernel argument: one scalar expression, or one value per input dimension (a `vector[D]`
+/// hyper, an ARD lengthscale).
 #[derive(Debug, Clone)]
-pub enum BoundLengthscale {
-    /// One lengthscale for every dimension.
+pub enum BoundArg {
+    /// One value.
     Scalar(Tape),
     /// Automatic relevance determination: the vector hyperparameter's values.
     Ard(HyperId),
@@ -19,30 +20,13 @@ pub enum BoundLengthscale {
 /// A covariance function with its parameters bound (the same forms as [`gpm_ir::Kernel`]).
 #[derive(Debug, Clone)]
 pub enum BoundKernel {
-    /// `exp(−r²/2)` in scaled distance.
-    SqExp(BoundLengthscale),
-    /// `exp(−r)`.
-    Matern12(BoundLengthscale),
-    /// `(1 + √3 r) exp(−√3 r)`.
-    Matern32(BoundLengthscale),
-    /// `(1 + √5 r + 5r²/3) exp(−√5 r)`.
-    Matern52(BoundLengthscale),
-    /// `x·x' + offset`.
-    Linear {
-        /// The offset.
-        offset: Tape,
+    /// A library kernel with its arguments, in the order of its parameters.
+    Base {
+        /// The kernel.
+        law: gpm_library::KernelRef,
+        /// Its arguments.
+        args: Vec<BoundArg>,
     },
-    /// `exp(−2 sin²(π r / period) / lengthscale²)`.
-    Periodic {
-        /// The lengthscale.
-        lengthscale: Tape,
-        /// The period.
-        period: Tape,
-    },
-    /// 1 everywhere.
-    Constant,
-    /// 1 on the diagonal of a training covariance.
-    White,
     /// `k1 + k2`.
     Sum(Box<BoundKernel>, Box<BoundKernel>),
     /// `k1 · k2`.
@@ -90,22 +74,14 @@ impl BoundKernel {
     pub fn hypers(&self, out: &mut Vec<HyperId>) {
         let tape = |t: &Tape, out: &mut Vec<HyperId>| out.extend(t.slots().map(HyperId));
         match self {
-            BoundKernel::SqExp(l)
-            | BoundKernel::Matern12(l)
-            | BoundKernel::Matern32(l)
-            | BoundKernel::Matern52(l) => match l {
-                BoundLengthscale::Scalar(t) => tape(t, out),
-                BoundLengthscale::Ard(h) => out.push(*h),
-            },
-            BoundKernel::Linear { offset } => tape(offset, out),
-            BoundKernel::Periodic {
-                lengthscale,
-                period,
-            } => {
-                tape(lengthscale, out);
-                tape(period, out);
+            BoundKernel::Base { args, .. } => {
+                for a in args {
+                    match a {
+                        BoundArg::Scalar(t) => tape(t, out),
+                        BoundArg::Ard(h) => out.push(*h),
+                    }
+                }
             }
-            BoundKernel::Constant | BoundKernel::White => {}
             BoundKernel::Sum(a, b) | BoundKernel::Product(a, b) => {
                 a.hypers(out);
                 b.hypers(out);
@@ -177,10 +153,10 @@ impl Binder<'_> {
         })
     }
 
-    fn lengthscale(&self, l: &Lengthscale) -> Result<BoundLengthscale, String> {
-        Ok(match l {
-            Lengthscale::Scalar { value } => BoundLengthscale::Scalar(self.param(value)?),
-            Lengthscale::Ard { hyper } => BoundLengthscale::Ard(
+    fn arg(&self, a: &KernelArg) -> Result<BoundArg, String> {
+        Ok(match a {
+            KernelArg::Scalar { value } => BoundArg::Scalar(self.param(value)?),
+            KernelArg::Ard { hyper } => BoundArg::Ard(
                 self.id(hyper)
                     .ok_or_else(|| format!("unknown ARD lengthscale `{hyper}`"))?,
             ),
@@ -191,28 +167,10 @@ impl Binder<'_> {
     pub fn kernel(&self, k: &Kernel) -> Result<BoundKernel, String> {
         let boxed = |k: &Kernel| self.kernel(k).map(Box::new);
         Ok(match k {
-            Kernel::SqExp { lengthscale } => BoundKernel::SqExp(self.lengthscale(lengthscale)?),
-            Kernel::Matern12 { lengthscale } => {
-                BoundKernel::Matern12(self.lengthscale(lengthscale)?)
-            }
-            Kernel::Matern32 { lengthscale } => {
-                BoundKernel::Matern32(self.lengthscale(lengthscale)?)
-            }
-            Kernel::Matern52 { lengthscale } => {
-                BoundKernel::Matern52(self.lengthscale(lengthscale)?)
-            }
-            Kernel::Linear { offset } => BoundKernel::Linear {
-                offset: self.param(offset)?,
+            Kernel::Base { law, args } => BoundKernel::Base {
+                law: *law,
+                args: args.iter().map(|a| self.arg(a)).collect::<Result<_, _>>()?,
             },
-            Kernel::Periodic {
-                lengthscale,
-                period,
-            } => BoundKernel::Periodic {
-                lengthscale: self.param(lengthscale)?,
-                period: self.param(period)?,
-            },
-            Kernel::Constant => BoundKernel::Constant,
-            Kernel::White => BoundKernel::White,
             Kernel::Sum { left, right } => BoundKernel::Sum(boxed(left)?, boxed(right)?),
             Kernel::Product { left, right } => BoundKernel::Product(boxed(left)?, boxed(right)?),
             Kernel::Scale { variance, kernel } => BoundKernel::Scale {

@@ -83,6 +83,25 @@ pub fn exp_in_place(v: &mut [f64]) {
     }
 }
 
+/// `(1 + a + b·a²)·e^(−a)` with `a = √(c·r²)` in place over squared distances `r²`: the Matérn
+/// 3/2 (`c = 3`, `b = 0`) and 5/2 (`c = 5`, `b = 1/3`) profiles, in chunks that keep `a`
+/// beside its exponential. Always inlined, like [`exp_in_place`].
+#[inline(always)]
+pub fn matern_in_place(v: &mut [f64], c: f64, b: f64) {
+    let mut e = [0.0; 64];
+    for chunk in v.chunks_mut(64) {
+        let e = &mut e[..chunk.len()];
+        for (a, ei) in chunk.iter_mut().zip(e.iter_mut()) {
+            *a = (c * *a).sqrt();
+            *ei = -*a;
+        }
+        exp_in_place(e);
+        for (a, ei) in chunk.iter_mut().zip(e.iter()) {
+            *a = (1.0 + *a + b * *a * *a) * ei;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

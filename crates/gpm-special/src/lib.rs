@@ -4,7 +4,7 @@
 //! recognizers' certification, the schedule's tapes and the runtime — so that each has one
 //! implementation, in its numerically careful form (no overflow of `exp`, log-space where a
 //! value under- or overflows). It must not know about models, expressions or data: plain
-//! `f64 → f64` functions only, no dependencies.
+//! `f64 → f64` functions (and maps over slices, [`vectorised`]) only.
 #![warn(missing_docs)]
 
 use std::f64::consts::{LN_2, PI};
@@ -12,9 +12,11 @@ use std::f64::consts::{LN_2, PI};
 mod concave_sum;
 mod exp_slice;
 mod poisson_power;
+mod vectorised;
 pub use concave_sum::{log_sum_concave, Lattice};
-pub use exp_slice::exp_in_place;
+pub use exp_slice::{exp_in_place, matern_in_place};
 pub use poisson_power::poisson_power_moment;
+pub use vectorised::{vectorised, SliceMap};
 
 /// `σ(x) = 1/(1 + e^(−x))`, never evaluating `e^y` for `y > 0` (no overflow, no `inf/inf`).
 #[inline]

@@ -41,22 +41,17 @@ fn value_set(v: &ValueSet) -> Option<String> {
 
 /// A kernel in surface syntax.
 pub fn kernel_text(k: &Kernel) -> String {
-    let ls = |l: &Lengthscale| match l {
-        Lengthscale::Scalar { value } => value.to_string(),
-        Lengthscale::Ard { hyper } => format!("{hyper} (ARD)"),
-    };
     match k {
-        Kernel::SqExp { lengthscale } => format!("sqexp({})", ls(lengthscale)),
-        Kernel::Matern12 { lengthscale } => format!("matern12({})", ls(lengthscale)),
-        Kernel::Matern32 { lengthscale } => format!("matern32({})", ls(lengthscale)),
-        Kernel::Matern52 { lengthscale } => format!("matern52({})", ls(lengthscale)),
-        Kernel::Linear { offset } => format!("linear({offset})"),
-        Kernel::Periodic {
-            lengthscale,
-            period,
-        } => format!("periodic({lengthscale}, {period})"),
-        Kernel::Constant => "constant()".into(),
-        Kernel::White => "white()".into(),
+        Kernel::Base { law, args } => {
+            let args: Vec<String> = args
+                .iter()
+                .map(|a| match a {
+                    KernelArg::Scalar { value } => value.to_string(),
+                    KernelArg::Ard { hyper } => format!("{hyper} (ARD)"),
+                })
+                .collect();
+            format!("{}({})", law.name(), args.join(", "))
+        }
         Kernel::Sum { left, right } => format!("{} + {}", kernel_text(left), kernel_text(right)),
         Kernel::Product { left, right } => {
             format!("({}) * ({})", kernel_text(left), kernel_text(right))

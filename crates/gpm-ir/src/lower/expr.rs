@@ -186,7 +186,7 @@ impl Lowerer {
         else {
             let what = if likelihoods::lookup(name).is_some() {
                 "a distribution, not a function: use it in `y ~ ...`"
-            } else if library::KERNELS.iter().any(|k| k.0 == name) {
+            } else if gpm_library::kernel::lookup(name).is_some() {
                 "a kernel: kernels go inside `gp(X, kernel)`"
             } else {
                 ""

@@ -1,6 +1,7 @@
 //! Kernel expressions of GP priors: `variance * sqexp(ell) + ...`, ARD lengthscales.
 
 use super::*;
+use gpm_library::kernel::{self as kernels, ParamRole};
 
 impl Lowerer {
     pub(super) fn kernel(&mut self, e: &ast::Expr, dims: &Dim) -> Option<Kernel> {
@@ -28,12 +29,8 @@ impl Lowerer {
                 }
             }
             ExprKind::Call(c) => {
-                let Some((name, min, max)) = library::KERNELS
-                    .iter()
-                    .find(|(n, _, _)| *n == c.func.name)
-                    .copied()
-                else {
-                    let help = did_you_mean(&c.func.name, library::KERNELS.iter().map(|k| k.0));
+                let Some(law) = kernels::lookup(&c.func.name) else {
+                    let help = did_you_mean(&c.func.name, kernels::names());
                     self.err(
                         SemanticError::new(
                             "gpm::unknown_kernel",
@@ -41,13 +38,17 @@ impl Lowerer {
                             c.func.span,
                             "not a kernel",
                         )
-.help("see docs/language.md")
+                        .help("see docs/language.md")
                         .help(help.unwrap_or_else(|| {
-                            "kernels: sqexp (rbf), matern12, matern32, matern52, linear, periodic, constant, white".into()
+                            format!(
+                                "kernels: {}",
+                                kernels::names().collect::<Vec<_>>().join(", ")
+                            )
                         })),
                     );
                     return None;
                 };
+                let (min, max) = (law.min_args(), law.params().len());
                 if c.args.len() < min
                     || c.args.len() > max
                     || c.args.iter().any(|a| a.name.is_some())
@@ -55,33 +56,25 @@ impl Lowerer {
                     self.wrong_arity(c, min, max);
                     return None;
                 }
-                let ls = |l: &mut Self| l.lengthscale(&c.args[0].value, dims);
-                Some(match name {
-                    "sqexp" | "rbf" => Kernel::SqExp {
-                        lengthscale: ls(self)?,
-                    },
-                    "matern12" => Kernel::Matern12 {
-                        lengthscale: ls(self)?,
-                    },
-                    "matern32" => Kernel::Matern32 {
-                        lengthscale: ls(self)?,
-                    },
-                    "matern52" => Kernel::Matern52 {
-                        lengthscale: ls(self)?,
-                    },
-                    "linear" => Kernel::Linear {
-                        offset: match c.args.first() {
-                            Some(a) => self.param(&a.value, "the offset of `linear`")?,
-                            None => Sx::num(0.0),
+                let mut args = Vec::with_capacity(max);
+                for (k, p) in law.params().iter().enumerate() {
+                    let given = c.args.get(k).map(|a| &a.value);
+                    let what = format!("the {} of `{}`", p.name, law.name());
+                    args.push(match (p.role, given) {
+                        (ParamRole::Lengthscale, Some(e)) => self.lengthscale(e, dims)?,
+                        (ParamRole::Positive, Some(e)) => KernelArg::Scalar {
+                            value: self.positive_param(e, &what)?,
                         },
-                    },
-                    "periodic" => Kernel::Periodic {
-                        lengthscale: self.positive_param(&c.args[0].value, "a lengthscale")?,
-                        period: self.positive_param(&c.args[1].value, "a period")?,
-                    },
-                    "constant" => Kernel::Constant,
-                    _ => Kernel::White,
-                })
+                        (ParamRole::Real { .. }, Some(e)) => KernelArg::Scalar {
+                            value: self.param(e, &what)?,
+                        },
+                        (ParamRole::Real { default }, None) => KernelArg::Scalar {
+                            value: Sx::num(default),
+                        },
+                        (_, None) => unreachable!("arity checked above"),
+                    });
+                }
+                Some(Kernel::Base { law, args })
             }
             _ => self.not_a_kernel(e),
         }
@@ -100,7 +93,7 @@ impl Lowerer {
         None
     }
 
-    pub(super) fn lengthscale(&mut self, e: &ast::Expr, dims: &Dim) -> Option<Lengthscale> {
+    pub(super) fn lengthscale(&mut self, e: &ast::Expr, dims: &Dim) -> Option<KernelArg> {
         if let ExprKind::Var(v) = &e.kind {
             if let Some(h) = self.model.hyper(v).cloned() {
                 if let Shape::Vector(n) = &h.shape {
@@ -116,11 +109,11 @@ impl Lowerer {
                         );
                         return None;
                     }
-                    return Some(Lengthscale::Ard { hyper: v.clone() });
+                    return Some(KernelArg::Ard { hyper: v.clone() });
                 }
             }
         }
-        Some(Lengthscale::Scalar {
+        Some(KernelArg::Scalar {
             value: self.positive_param(e, "a lengthscale")?,
         })
     }

@@ -302,7 +302,7 @@ fn is_kernel_expr(e: &ast::Expr) -> bool {
     let mut found = false;
     e.walk(&mut |x| {
         if let ExprKind::Call(c) = &x.kind {
-            found |= library::KERNELS.iter().any(|k| k.0 == c.func.name);
+            found |= gpm_library::kernel::lookup(&c.func.name).is_some();
         }
     });
     found

@@ -1,0 +1,27 @@
+//! `constant()`: 1 everywhere (a random intercept shared by every point).
+use super::{KernelForm, KernelLaw, KernelParam};
+
+/// The constant kernel.
+pub struct Constant;
+
+fn k(_x: &[f64], _z: &[f64], _same: bool, _p: &[f64]) -> f64 {
+    1.0
+}
+
+impl KernelLaw for Constant {
+    fn name(&self) -> &'static str {
+        "constant"
+    }
+    fn params(&self) -> &'static [KernelParam] {
+        &[]
+    }
+    fn formula(&self) -> &'static str {
+        "1"
+    }
+    fn form(&self) -> KernelForm {
+        KernelForm::Pointwise(k)
+    }
+    fn example(&self) -> &'static [f64] {
+        &[]
+    }
+}

@@ -1,0 +1,30 @@
+//! `linear()` or `linear(c)`: `x·x' + c`.
+use super::{KernelForm, KernelLaw, KernelParam, ParamRole};
+
+/// The linear (dot-product) kernel with an offset.
+pub struct Linear;
+
+fn k(x: &[f64], z: &[f64], _same: bool, p: &[f64]) -> f64 {
+    x.iter().zip(z).map(|(a, b)| a * b).sum::<f64>() + p[0]
+}
+
+impl KernelLaw for Linear {
+    fn name(&self) -> &'static str {
+        "linear"
+    }
+    fn params(&self) -> &'static [KernelParam] {
+        &[KernelParam {
+            name: "offset",
+            role: ParamRole::Real { default: 0.0 },
+        }]
+    }
+    fn formula(&self) -> &'static str {
+        "x·x' + c"
+    }
+    fn form(&self) -> KernelForm {
+        KernelForm::Pointwise(k)
+    }
+    fn example(&self) -> &'static [f64] {
+        &[0.3]
+    }
+}

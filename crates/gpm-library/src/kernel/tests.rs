@@ -1,0 +1,114 @@
+//! Every registered kernel at its own example parameters: its Gram matrix on scattered points is
+//! symmetric and positive semi-definite, a stationary profile is 1 at distance 0 and its
+//! vectorised form matches its plain formula.
+
+use super::*;
+
+/// Points in 2-D, scattered deterministically.
+fn points() -> Vec<[f64; 2]> {
+    (0..25)
+        .map(|i| {
+            let t = i as f64;
+            [
+                (t * 0.618).fract() * 3.0 - 1.5,
+                (t * 0.414).fract() * 2.0 - 1.0,
+            ]
+        })
+        .collect()
+}
+
+fn gram(k: &dyn KernelLaw) -> Vec<Vec<f64>> {
+    let p = k.example();
+    let x = points();
+    x.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            x.iter()
+                .enumerate()
+                .map(|(j, b)| match k.form() {
+                    KernelForm::Stationary(f) => {
+                        let mut r2 = [(a[0] - b[0]).powi(2) / (p[0] * p[0])
+                            + (a[1] - b[1]).powi(2) / (p[0] * p[0])];
+                        f(&mut r2, &p[1..]);
+                        r2[0]
+                    }
+                    KernelForm::Pointwise(f) => f(a, b, i == j, p),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The smallest pivot of a Cholesky factorisation of `m + jitter·I` (negative: not PSD).
+fn smallest_pivot(m: &[Vec<f64>], jitter: f64) -> f64 {
+    let n = m.len();
+    let mut l = vec![vec![0.0; n]; n];
+    let mut smallest = f64::INFINITY;
+    for j in 0..n {
+        let d = m[j][j] + jitter - (0..j).map(|k| l[j][k] * l[j][k]).sum::<f64>();
+        smallest = smallest.min(d);
+        if d <= 0.0 {
+            return d;
+        }
+        l[j][j] = d.sqrt();
+        for i in j + 1..n {
+            let s = m[i][j] - (0..j).map(|k| l[i][k] * l[j][k]).sum::<f64>();
+            l[i][j] = s / l[j][j];
+        }
+    }
+    smallest
+}
+
+#[test]
+fn every_gram_matrix_is_symmetric_positive_semi_definite() {
+    for k in KERNELS {
+        let g = gram(*k);
+        for (i, row) in g.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                assert!(v.is_finite(), "{}", k.name());
+                assert!((v - g[j][i]).abs() < 1e-14, "{} not symmetric", k.name());
+            }
+        }
+        assert!(smallest_pivot(&g, 1e-9) > 0.0, "{} not PSD", k.name());
+    }
+}
+
+#[test]
+fn every_stationary_profile_matches_its_formula() {
+    for k in KERNELS {
+        let KernelForm::Stationary(f) = k.form() else {
+            assert!(k.profile_at(1.0, &[]).is_none(), "{}", k.name());
+            continue;
+        };
+        assert_eq!(k.params()[0].role, ParamRole::Lengthscale, "{}", k.name());
+        let rest = &k.example()[1..];
+        // Lengths that leave a remainder after blocks of eight and chunks of 64.
+        let r2: Vec<f64> = (0..203).map(|i| i as f64 * 0.173).collect();
+        let mut v = r2.clone();
+        f(&mut v, rest);
+        assert_eq!(v[0], 1.0, "{} at distance 0", k.name());
+        for (x, got) in r2.iter().zip(&v) {
+            let want = k.profile_at(*x, rest).unwrap();
+            assert!(
+                (got - want).abs() <= 16.0 * f64::EPSILON * want.abs().max(1e-300),
+                "{} at r² = {x}: {got} vs {want}",
+                k.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn names_and_aliases_are_unique_and_found() {
+    let all: Vec<&str> = names().collect();
+    for (i, n) in all.iter().enumerate() {
+        assert!(!all[..i].contains(n), "{n} twice");
+        assert!(lookup(n).is_some());
+    }
+    assert_eq!(lookup("rbf").map(|k| k.name()), Some("sqexp"));
+    for k in KERNELS {
+        assert!(k.params().len() >= k.example().len().min(k.params().len()));
+        assert_eq!(k.example().len(), k.params().len(), "{}", k.name());
+        assert!(k.min_args() <= k.params().len());
+    }
+}
