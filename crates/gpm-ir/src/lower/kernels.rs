@@ -30,7 +30,9 @@ impl Lowerer {
             }
             ExprKind::Call(c) => {
                 let Some(law) = kernels::lookup(&c.func.name) else {
-                    let help = did_you_mean(&c.func.name, kernels::names());
+                    let help = super::stan_names::kernel(&c.func.name)
+                        .map(str::to_string)
+                        .or_else(|| did_you_mean(&c.func.name, kernels::names()));
                     self.err(
                         SemanticError::new(
                             "gpm::unknown_kernel",

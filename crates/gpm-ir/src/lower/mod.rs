@@ -31,6 +31,7 @@ mod kernels;
 mod latents;
 mod responses;
 mod sizes;
+mod stan_names;
 mod statements;
 mod transformed;
 

@@ -192,16 +192,19 @@ impl Lowerer {
     ) {
         let Some(info) = likelihoods::lookup(&dist.func.name) else {
             let names = likelihoods::LIKELIHOODS.iter().map(|d| d.name());
-            let help = did_you_mean(&dist.func.name, names).unwrap_or_else(|| {
-                format!(
-                    "likelihoods: {}; or write any density with `target += ...`",
-                    likelihoods::LIKELIHOODS
-                        .iter()
-                        .map(|d| d.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            });
+            let stan = super::stan_names::distribution(&dist.func.name).map(str::to_string);
+            let help = stan
+                .or_else(|| did_you_mean(&dist.func.name, names))
+                .unwrap_or_else(|| {
+                    format!(
+                        "likelihoods: {}; or write any density with `target += ...`",
+                        likelihoods::LIKELIHOODS
+                            .iter()
+                            .map(|d| d.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                });
             self.err(
                 SemanticError::new(
                     "gpm::unknown_distribution",

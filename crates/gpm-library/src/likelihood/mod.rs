@@ -131,6 +131,7 @@ register! {
     poisson::Poisson,
     poisson_log::PoissonLog,
     neg_binomial_logit::NegBinomialLogit,
+    neg_binomial_2_log::NegBinomial2Log,
     categorical_logistic_softmax::CategoricalLogisticSoftmax,
 }
 
