@@ -319,6 +319,8 @@ struct SlicedDense {
     /// The factors of the non-centred move after the block's generic update (empty: none;
     /// [`gpm_schedule::DenseScaleUpdate::interweave`]).
     interweave: Vec<usize>,
+    /// How many non-centred moves per update (the schedule's).
+    interweave_moves: usize,
 }
 
 /// A model bound to data, ready for sweeps.

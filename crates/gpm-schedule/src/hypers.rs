@@ -258,7 +258,19 @@ pub struct DenseScaleUpdate {
     /// every reading factor has a pointwise log-density and is neither categorical nor
     /// collapsed.
     pub interweave: Vec<FactorId>,
+    /// How many times the non-centred move runs after each update ([`NON_CENTRED_MOVES`]
+    /// with an interweaving, else 0).
+    pub interweave_moves: usize,
 }
+
+/// Non-centred moves of a dense block's scales per sweep. One slice step moves the scales
+/// only part of the way through their conditional given the standardised weights, and each
+/// costs a pass of the reading factors' log-densities (`O(N)`, small beside the block's
+/// elliptical steps): on `hierarchical_logistic --generic` (4 × 1 000 draws, seeds 1-6) the
+/// worst parameter's bulk ESS was 203-1 055 with one move (R̂ up to 1.021), 531-1 253 with
+/// two, 807-1 543 with three and 1 192-1 626 with five (R̂ ≤ 1.004), for 20 % more time per
+/// sweep than one.
+pub const NON_CENTRED_MOVES: usize = 5;
 
 /// Hyperparameters with priors read only by the priors of several full GP blocks (a kernel
 /// shared by latent functions, or by the columns of a matrix latent). `integrated`: no factor
@@ -471,6 +483,7 @@ pub(crate) fn plan(
         if evaluable && !reading.is_empty() {
             reading.sort();
             d.interweave = reading;
+            d.interweave_moves = NON_CENTRED_MOVES;
         }
     }
     for g in &mut groups {
@@ -550,6 +563,7 @@ fn gibbs_update(
                         given_values,
                         slice: SliceScheme::for_marginal_update(),
                         interweave: vec![],
+                        interweave_moves: 0,
                     }),
                 }
                 if given_values {

@@ -32,7 +32,7 @@ use gpm_ir::Model;
 pub use gradient::PredictorGradient;
 pub use hypers::{
     start_value, DenseScaleUpdate, GibbsUpdate, GpKernelUpdate, HyperStep, KernelGroup, StartRule,
-    VariationalUpdate,
+    VariationalUpdate, NON_CENTRED_MOVES,
 };
 pub use ids::{BlockId, FactorId, HyperId, LatentId, PredictorId};
 pub use marginal_elliptical::EllipseReference;

@@ -105,8 +105,9 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
                     extra,
                     "; after the update, {} again with the standardised values (θ − m)/s held \
                      instead (the non-centred move, interwoven against the funnel), the same \
-                     way, then the auxiliaries drawn again",
-                    hyper_names(c, &d.hypers)
+                     way, {} times, then the auxiliaries drawn again",
+                    hyper_names(c, &d.hypers),
+                    d.interweave_moves
                 );
             }
         }

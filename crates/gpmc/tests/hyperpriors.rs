@@ -124,6 +124,12 @@ fn eight_schools(generic: bool) {
         (d.given_values, !d.interweave.is_empty()),
         (generic, generic)
     );
+    let moves = if generic {
+        gpm_schedule::NON_CENTRED_MOVES
+    } else {
+        0
+    };
+    assert_eq!(d.interweave_moves, moves);
     let data = gpmc::data::from_json_value(&c.model, &data).unwrap();
     let r = gpmc::infer::run_gibbs(&c, &data, &four_chains_of_3000(11), &|_, _| {}).unwrap();
     let (mean, sd) = tau_posterior(&y, &sigma);
@@ -169,5 +175,39 @@ fn bounded_noise_scale_matches_quadrature() {
         let draws = r.chains.iter().flat_map(|c| c.rows.iter()).count();
         assert!(draws > 0);
         assert_matches(&r, prior, "s", mean, sd);
+    }
+}
+
+/// The funnel of issue 31, item 4: `hierarchical_logistic` under `--generic` samples its group
+/// scales given the weights. With the schedule's five non-centred moves per sweep every
+/// parameter reaches bulk ESS ≥ 400 of 4 × 1 000 draws with R̂ ≤ 1.01 on seeds 3 and 6, where
+/// one move gave 340 and 203 (`sv`, R̂ 1.014 and 1.021) — the CLI's run, bit for bit.
+#[test]
+fn hierarchical_logistic_generic_mixes_on_every_seed() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let src = std::fs::read_to_string(root.join("hierarchical_logistic.gpm")).unwrap();
+    let c = gpmc::check_with("hierarchical_logistic.gpm", &src, true).unwrap();
+    let data = gpmc::data::load(
+        &c.model,
+        &[root.join("hierarchical_logistic.data.json").as_path()],
+    )
+    .unwrap();
+    for seed in [3, 6] {
+        let config = gpm_runtime::gibbs::GibbsConfig {
+            chains: 4,
+            warmup: 200,
+            draws: 1000,
+            thin: 1,
+            seed,
+        };
+        let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
+        for (name, s) in r.summaries.iter().filter(|(n, _)| n != "lp__") {
+            assert!(
+                s.ess_bulk >= 400.0 && s.rhat <= 1.01,
+                "seed {seed}: {name} bulk ESS {:.0}, R-hat {:.3}",
+                s.ess_bulk,
+                s.rhat
+            );
+        }
     }
 }

@@ -321,18 +321,27 @@ fn neg_binomial_2_log_is_the_logit_form_at_log_mean() {
     let fit = |s: &str| {
         let c = gpmc::check("m.gpm", s).unwrap_or_else(|f| panic!("{}", f.render()));
         assert!(
-            c.plans.iter().all(|p| p.generic.is_none() && p.form.contains("Pólya-Gamma")),
+            c.plans
+                .iter()
+                .all(|p| p.generic.is_none() && p.form.contains("Pólya-Gamma")),
             "augmented as the logit form: {:?}",
             c.plans.iter().map(|p| &p.form).collect::<Vec<_>>()
         );
-        let d = gpmc::data::load(&c.model, &[root.join("negbin_gp.data.json").as_path()])
-            .unwrap();
+        let d = gpmc::data::load(&c.model, &[root.join("negbin_gp.data.json").as_path()]).unwrap();
         gpmc::infer::run_cavi(&c, &d, &config).unwrap().0
     };
     let (a, b) = (fit(&src), fit(&stan_form));
     for ((name, m1, v1), (_, m2, v2)) in a.latents.iter().zip(&b.latents) {
-        assert!((m1 - m2).amax() < 1e-6, "{name}: means {}", (m1 - m2).amax());
-        assert!((v1 - v2).amax() < 1e-6, "{name}: variances {}", (v1 - v2).amax());
+        assert!(
+            (m1 - m2).amax() < 1e-6,
+            "{name}: means {}",
+            (m1 - m2).amax()
+        );
+        assert!(
+            (v1 - v2).amax() < 1e-6,
+            "{name}: variances {}",
+            (v1 - v2).amax()
+        );
     }
     let bad = src.replace("neg_binomial_logit(r, f)", "neg_binomial_2(exp(f), r)");
     let err = gpmc::check("m.gpm", &bad).unwrap_err().render();

@@ -174,7 +174,9 @@ impl super::Sampler<'_> {
             for bi in self.prep.spec_blocks[spec.0].clone() {
                 let dense = self.dense_scales.iter().find(|d| d.block == bi);
                 if let Some(d) = dense.filter(|d| !d.interweave.is_empty()) {
-                    self.interweave_dense(d, state, rng)?;
+                    for _ in 0..d.interweave_moves {
+                        self.interweave_dense(d, state, rng)?;
+                    }
                 }
                 let kernel = self.kernels.iter().find(|k| k.block == bi);
                 if let Some(k) = kernel.filter(|k| !k.interweave.is_empty()) {

@@ -676,6 +676,7 @@ pub(super) fn bind_hypers(
                     scheme: d.slice,
                 },
                 interweave: d.interweave.iter().map(|f| f.0).collect(),
+                interweave_moves: d.interweave_moves,
             })
         })
         .collect::<Result<Vec<_>, RuntimeError>>()?;
