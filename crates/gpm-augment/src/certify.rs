@@ -14,7 +14,7 @@
 //! The original density is evaluated from the IR's own expression evaluator.
 
 use crate::plan::{Family, Plan};
-use crate::rules::Probe;
+use crate::probe::Probe;
 use crate::tree::{Role, T};
 use gpm_ir::{Factor, FactorForm, Model};
 use gpm_special::lgamma;

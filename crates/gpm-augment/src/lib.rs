@@ -16,6 +16,7 @@ pub mod conjugate;
 mod norm;
 pub mod plan;
 pub mod poly;
+mod probe;
 mod rules;
 pub mod tree;
 

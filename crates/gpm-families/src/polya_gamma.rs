@@ -22,7 +22,12 @@ pub fn sample<R: rand::Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> Result<f64,
     if !(b > 0.0 && b.is_finite() && c.is_finite()) {
         return Err(bad("Pólya-Gamma", &[b, c]));
     }
-    Ok(crate::polya_gamma_sampler::sample(rng, b, c))
+    // Exact below `LARGE_SHAPE`; above it the series draw, whose cost does not grow with `b`.
+    Ok(if b >= crate::polya_gamma_large::LARGE_SHAPE {
+        crate::polya_gamma_large::sample(rng, b, c)
+    } else {
+        crate::polya_gamma_sampler::sample_exact(rng, b, c)
+    })
 }
 
 impl MixingLaw for PolyaGamma {

@@ -58,16 +58,6 @@ pub fn variance(b: f64, c: f64) -> f64 {
     }
 }
 
-/// One draw of PG(b, c); the caller has checked `b > 0` and `c` finite. Exact below
-/// [`crate::polya_gamma_large::LARGE_SHAPE`]; above it the series draw of
-/// [`crate::polya_gamma_large`], whose cost does not grow with `b`.
-pub fn sample<R: Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> f64 {
-    if b >= crate::polya_gamma_large::LARGE_SHAPE {
-        return crate::polya_gamma_large::sample(rng, b, c);
-    }
-    sample_exact(rng, b, c)
-}
-
 /// One exact draw of PG(b, c), at a cost growing with `b` (`⌈b/4⌉` alternate draws).
 pub fn sample_exact<R: Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> f64 {
     let z = 0.5 * c.abs();

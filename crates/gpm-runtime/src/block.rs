@@ -5,9 +5,9 @@
 //! column ([`SparseColumn`]: its prior and its features at the training inputs) and the dense
 //! block of normal latents ([`DenseBlock`]).
 
-use crate::cavi::BlockPosterior;
 use crate::gaussian::{gp_log_marginal, DenseBlock, GpBlock, Moments};
 use crate::natural::NaturalParams;
+use crate::posterior::BlockPosterior;
 use crate::sparse::{QInducing, SparseGp};
 use crate::RuntimeError;
 use nalgebra::{DMatrix, DVector};

@@ -18,7 +18,7 @@
 //! The step `ε` is adapted on the free energy itself: a step that raised `F̃` is undone and `ε`
 //! halved, an accepted one grows `ε` by 10%, so the recorded `F̃` never increases.
 
-use crate::cavi::BlockPosterior;
+use crate::posterior::BlockPosterior;
 use crate::prepared::{Block, Coords, Prepared};
 use crate::RuntimeError;
 use gpm_schedule::{GpfStep, Schedule, Tape};

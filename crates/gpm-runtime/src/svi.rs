@@ -10,10 +10,11 @@
 //! Memory is `O(M² + |B|·M)` per block plus the data themselves; nothing of size `N × N` or
 //! `N × M` is ever formed.
 
-use crate::cavi::{local_elbo, local_step, BlockPosterior};
+use crate::cavi::{local_elbo, local_step};
 use crate::data::Data;
 use crate::kernels::HyperValues;
 use crate::natural::NaturalParams;
+use crate::posterior::BlockPosterior;
 use crate::prepared::{Block, Prepared, Read};
 use crate::sparse::QInducing;
 use crate::RuntimeError;

@@ -14,6 +14,7 @@
 pub mod blocks;
 mod cavi_program;
 mod conjugate;
+pub mod ellipse_reference;
 pub mod gradient;
 pub mod hypers;
 pub mod ids;
@@ -26,6 +27,7 @@ use cavi_program::{cavi_program, tilted};
 use conjugate::conjugate_hypers;
 
 pub use blocks::{BlockKind, BlockSpec};
+pub use ellipse_reference::EllipseReference;
 use gpm_augment::{Family, Plan, Poly, Role, T};
 use gpm_families::MixingLaw;
 use gpm_ir::Model;
@@ -35,7 +37,6 @@ pub use hypers::{
     VariationalUpdate, NON_CENTRED_MOVES,
 };
 pub use ids::{BlockId, FactorId, HyperId, LatentId, PredictorId};
-pub use marginal_elliptical::EllipseReference;
 pub use prior::{BoundArg, BoundKernel, BoundPrior};
 pub use slice_scheme::SliceScheme;
 use std::collections::BTreeSet;

@@ -77,7 +77,7 @@ pub enum GibbsStep {
         /// Whether the step redraws the auxiliaries itself.
         redraw: bool,
         /// The Gaussian whose ellipses the steps follow.
-        reference: crate::marginal_elliptical::EllipseReference,
+        reference: crate::ellipse_reference::EllipseReference,
     },
     /// The generic update of the blocks read by factors with no augmentation: `steps`
     /// elliptical slice sampling steps over all of them jointly (their Gaussian parts are

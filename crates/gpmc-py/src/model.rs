@@ -1,11 +1,11 @@
 //! A compiled model and what Python asks of it: the derivation and schedule, the declarations
 //! (for naming ArviZ dimensions), Gibbs sampling, prediction from draws, and variational fits.
 
-use crate::convert::{given, hypers_from_json, hypers_json, rows, rows_bytes};
+use crate::checked::{raise, test_data, train_data};
+use crate::convert::{hypers_from_json, hypers_json, rows, rows_bytes};
 use crate::detached::{self, Shared};
 use crate::variational::VariationalFit;
 use crate::{DataError, InferenceError, ModelError};
-use gpmc::infer::InferError;
 use gpmc::Checked;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -16,37 +16,6 @@ use std::sync::Arc;
 #[pyclass(frozen, module = "gpmc._gpmc")]
 pub struct Compiled {
     pub(crate) checked: Arc<Checked>,
-}
-
-/// An inference error as the Python exception it is.
-pub(crate) fn raise(c: &Checked, e: InferError) -> PyErr {
-    match e {
-        InferError::Data(d) => {
-            let r = miette::Report::new(d)
-                .with_source_code(miette::NamedSource::new(c.name.clone(), c.source.clone()));
-            DataError::new_err(format!("{r}"))
-        }
-        InferError::Interrupted(m) => pyo3::exceptions::PyKeyboardInterrupt::new_err(m),
-        e => InferenceError::new_err(e.to_string()),
-    }
-}
-
-/// Training data checked against the model.
-pub(crate) fn train_data(
-    c: &Checked,
-    data: &Bound<'_, PyDict>,
-) -> PyResult<gpm_runtime::data::Data> {
-    gpmc::data::from_given(&c.model, given(data)?).map_err(|e| raise(c, e.into()))
-}
-
-/// Test data (responses optional) checked against the model.
-/// Sizes left out are the training data's.
-pub(crate) fn test_data(
-    c: &Checked,
-    data: &Bound<'_, PyDict>,
-    train: &gpm_runtime::data::Data,
-) -> PyResult<gpm_runtime::data::Data> {
-    gpmc::data::test_from_given(&c.model, given(data)?, Some(train)).map_err(|e| raise(c, e.into()))
 }
 
 /// Parse, check and augment a model.

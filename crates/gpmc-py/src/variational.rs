@@ -1,8 +1,8 @@
 //! A variational fit held for Python: its summary, draws from `q` in the layout of Gibbs draws,
 //! and prediction at new inputs.
 
+use crate::checked::{raise, test_data};
 use crate::convert::{hypers_json, rows_bytes};
-use crate::model::{raise, test_data};
 use gpmc::Checked;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};

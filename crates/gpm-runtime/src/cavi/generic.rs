@@ -40,7 +40,7 @@ pub(super) struct Rule {
 
 impl Rule {
     pub(super) fn new() -> Self {
-        let (nodes, weights) = crate::predict::gauss_hermite(NODES);
+        let (nodes, weights) = crate::quadrature::gauss_hermite(NODES);
         Rule { nodes, weights }
     }
 

@@ -18,11 +18,12 @@ pub(crate) use softmax::{softmax_elbo, softmax_local, SoftmaxObs};
 use crate::data::Data;
 use crate::kernels::HyperValues;
 use crate::prepared::Prepared;
-use crate::sparse::QInducing;
 use crate::RuntimeError;
 use gpm_schedule::{CaviStep, Schedule};
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DVector;
 use state::CaviState;
+
+pub use crate::posterior::BlockPosterior;
 
 /// Settings of a CAVI run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -48,37 +49,6 @@ pub struct CaviResult {
     pub blocks: Vec<BlockPosterior>,
     /// The generic factors' Gaussian sites, for a run resumed from this one ([`run_from`]).
     sites: Vec<Option<generic::Sites>>,
-}
-
-/// The variational posterior of one latent block, in the form prediction needs.
-#[derive(Debug, Clone)]
-pub enum BlockPosterior {
-    /// A full GP column: `q(f) ∝ p(f) exp(Σ_i b_i f_i − ½ a_i f_i²)`, kept as its curvature and
-    /// linear term (GPML §3.4: predictions need only these and the prior).
-    Gp {
-        /// Curvature `a`.
-        a: Vec<f64>,
-        /// Linear term `b`.
-        b: Vec<f64>,
-    },
-    /// A sparse GP column: `q(v)` of the whitened inducing values.
-    Sparse(QInducing),
-    /// A full GP column represented by particles (Gaussian particle flow): `q(f) = N(m, SSᵀ)`
-    /// with `S` the centred particles over `√N` (low rank when there are fewer particles than
-    /// values).
-    Particles {
-        /// Mean `m`.
-        mean: DVector<f64>,
-        /// `S` (`n × N`).
-        spread: DMatrix<f64>,
-    },
-    /// The dense block: mean and covariance of its coefficients.
-    Dense {
-        /// Mean.
-        mean: DVector<f64>,
-        /// Covariance.
-        cov: DMatrix<f64>,
-    },
 }
 
 /// One CAVI iteration: the schedule's steps ([`gpm_schedule::CaviStep`]); the ELBO after it.

@@ -5,10 +5,10 @@
 use super::generic::{Rule, Sites};
 use super::local::{double_bound_terms, local_elbo, local_step};
 use super::softmax::SoftmaxQ;
-use super::BlockPosterior;
 use crate::block::{GaussianBlock, SparseColumn};
 use crate::data::Data;
 use crate::natural::NaturalParams;
+use crate::posterior::BlockPosterior;
 use crate::prepared::{
     dense_block, gather_dense, scatter_dense, stack_rows, Block, Prepared, Read,
 };

@@ -9,7 +9,7 @@
 //! `q` is independent across blocks.
 
 use super::{Chain, RowSink, Sampler};
-use crate::cavi::BlockPosterior;
+use crate::posterior::BlockPosterior;
 use crate::prepared::{scatter_dense, Block};
 use crate::RuntimeError;
 use nalgebra::DVector;

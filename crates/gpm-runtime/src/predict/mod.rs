@@ -17,10 +17,10 @@ mod draws;
 pub mod variational;
 
 use crate::block::{GpAtTest, Marginals, Predictive, SparseColumn};
-use crate::cavi::BlockPosterior;
 use crate::data::Data;
 use crate::gibbs::Chain;
 use crate::kernels::HyperValues;
+use crate::posterior::BlockPosterior;
 use crate::prepared::{Block, Prepared};
 use crate::RuntimeError;
 use gpm_schedule::{BoundPrior, Schedule};

@@ -5,31 +5,14 @@
 
 use super::{Prediction, Setting, TestBlocks};
 use crate::block::{Belief, Marginals, Predictive};
-use crate::cavi::BlockPosterior;
 use crate::data::Data;
+use crate::posterior::BlockPosterior;
 use crate::prepared::{Block, Prepared, Read, Slot};
 use crate::RuntimeError;
 use gpm_library::likelihood::{CategoricalLogisticSoftmax, Likelihood};
 use gpm_special::log_sum_exp;
-use nalgebra::{DMatrix, SymmetricEigen};
 
-/// Nodes and weights (summing to 1) of the `n`-point Gauss-Hermite rule for `N(0, 1)`, by the
-/// Golub-Welsch eigenvalue method on the Jacobi matrix of the probabilists' Hermite polynomials.
-pub fn gauss_hermite(n: usize) -> (Vec<f64>, Vec<f64>) {
-    let j = DMatrix::from_fn(n, n, |r, c| {
-        if r + 1 == c || c + 1 == r {
-            (r.max(c) as f64).sqrt()
-        } else {
-            0.0
-        }
-    });
-    let e = SymmetricEigen::new(j);
-    let mut pairs: Vec<(f64, f64)> = (0..n)
-        .map(|k| (e.eigenvalues[k], e.eigenvectors[(0, k)].powi(2)))
-        .collect();
-    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    pairs.into_iter().unzip()
-}
+pub use crate::quadrature::gauss_hermite;
 
 /// `log ∫ exp(ℓ(x)) N(x; m, v) dx` by adaptive Gauss-Hermite quadrature (Liu & Pierce 1994):
 /// the rule is centred at the mode of the integrand and scaled by its curvature there, so that a
