@@ -22,5 +22,5 @@ pub mod tree;
 
 pub use plan::{AuxVar, CategoricalPlan, Certificate, Family, Plan};
 pub use poly::Poly;
-pub use rules::{recognize, recognize_factor, Refusal};
+pub use rules::{generic_plan, recognize, recognize_factor, Refusal};
 pub use tree::{Role, T};

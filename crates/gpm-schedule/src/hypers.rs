@@ -476,9 +476,13 @@ pub(crate) fn plan(
                 }
             }
         }
+        // A generic factor's log-density as written is its likelihood, whichever of its
+        // predictors are drawn from their Gaussian conditionals.
         let evaluable = reading.iter().all(|f| {
             let fp = &factors[f.0];
-            fp.log_density.is_some() && fp.categorical.is_none() && fp.collapsed.is_empty()
+            fp.log_density.is_some()
+                && fp.categorical.is_none()
+                && (fp.collapsed.is_empty() || fp.generic.is_some())
         });
         if evaluable && !reading.is_empty() {
             reading.sort();

@@ -797,9 +797,16 @@ fn compile_factor(
     let generic = match &plan.generic {
         Some(reason) => {
             let variational = generic_variational(f, &derivatives);
+            // The predictors it is Gaussian in (`plan.collapsed`) are drawn from that
+            // conditional; the generic update moves the others' latents.
             Some(GenericProgram {
                 reason: reason.clone(),
-                predictors: predictors.clone(),
+                predictors: predictors
+                    .iter()
+                    .zip(&f.predictors)
+                    .filter(|(_, name)| !plan.collapsed.iter().any(|(c, _)| c == *name))
+                    .map(|(id, _)| *id)
+                    .collect(),
                 variational,
             })
         }

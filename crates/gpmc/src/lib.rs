@@ -75,7 +75,20 @@ pub fn check_with(name: &str, source: &str, generic_only: bool) -> Result<Checke
     // applied to and why, and `gpmc check` prints it). Only a categorical factor can be refused.
     let mut plans = Vec::new();
     let mut refusals = Vec::new();
-    for (k, r) in gpm_augment::recognize(&model).into_iter().enumerate() {
+    let recognized = gpm_augment::recognize(&model);
+    // The factors that take the generic update (whole, under `--generic`).
+    let generic: Vec<usize> = recognized
+        .iter()
+        .enumerate()
+        .filter(|(k, r)| {
+            matches!(
+                model.factors[*k].form,
+                gpm_ir::FactorForm::LogDensity { .. }
+            ) && (r.is_err() || generic_only)
+        })
+        .map(|(k, _)| k)
+        .collect();
+    for (k, r) in recognized.into_iter().enumerate() {
         let is_density = matches!(model.factors[k].form, gpm_ir::FactorForm::LogDensity { .. });
         let r = match r {
             Ok(p) if generic_only && is_density => Err(gpm_augment::Refusal {
@@ -91,8 +104,15 @@ pub fn check_with(name: &str, source: &str, generic_only: bool) -> Result<Checke
         };
         match r {
             Ok(p) => plans.push(p),
+            // Under `--generic` every factor takes the generic update whole; a factor no rule
+            // augments may still draw the predictors it is Gaussian in exactly.
             Err(e) => match &model.factors[e.factor].form {
-                gpm_ir::FactorForm::LogDensity { .. } => plans.push(gpm_augment::Plan::generic(&e)),
+                gpm_ir::FactorForm::LogDensity { .. } if generic_only => {
+                    plans.push(gpm_augment::Plan::generic(&e))
+                }
+                gpm_ir::FactorForm::LogDensity { .. } => {
+                    plans.push(gpm_augment::generic_plan(&model, &e, &generic))
+                }
                 gpm_ir::FactorForm::Categorical { .. } => refusals.push(Diagnostic::from_refusal(
                     &e,
                     &model,

@@ -40,6 +40,7 @@ pub struct Refusal {
 
 use crate::probe::collect;
 pub(crate) use crate::probe::Probe;
+pub use conditionally_gaussian::generic_plan;
 
 /// Split an atom into its predictor-free coefficient and its core.
 fn split(a: &T) -> (T, T) {
@@ -79,6 +80,7 @@ struct Work<'a> {
 }
 
 mod categorical;
+mod conditionally_gaussian;
 mod logistic;
 mod negative_binomial_mgf;
 mod poisson_mgf;
