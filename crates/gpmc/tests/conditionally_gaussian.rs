@@ -74,3 +74,40 @@ fn the_gaussian_predictor_is_drawn_exactly_and_gibbs_matches_quadrature() {
     let g = gpmc::check_with("m.gpm", src, true).unwrap();
     assert!(g.plans[0].collapsed.is_empty());
 }
+
+/// A GP drawn exactly given the log-scale, its lengthscale sampled with the GP integrated out
+/// (the collapsed curvature), agrees with the whole factor under the generic update (an
+/// independent sampler of the same posterior) within Monte Carlo error, for the lengthscale,
+/// the log-scale and the GP's values.
+#[test]
+fn a_collapsed_gp_with_a_sampled_kernel_agrees_with_the_generic_update() {
+    let src = "data { N : int; x : vector[N]; y : vector[N]; }
+               hyper { ell : real in 0.. ~ gamma(2, 2); }
+               latent { f : vector[N] ~ gp(x, sqexp(ell)); g : real ~ normal(0, 1); }
+               model { for i in 1..N { y[i] ~ normal(f[i], exp(g)); } }";
+    let json = serde_json::json!({"N": 5, "x": [0, 1, 2, 3, 4], "y": [0.1, 0.5, -0.3, 1.2, 0.8]});
+    let run = |generic: bool, seed: u64| {
+        let c = gpmc::check_with("m.gpm", src, generic).unwrap();
+        assert_eq!(c.plans[0].collapsed.is_empty(), generic);
+        let d = gpmc::data::from_json_value(&c.model, &json).unwrap();
+        gpmc::infer::run_gibbs(&c, &d, &four_chains_of_3000(seed), &|_, _| {}).unwrap()
+    };
+    let (split, whole) = (run(false, 3), run(true, 4));
+    for name in ["ell", "g", "f.1", "f.3", "f.5"] {
+        let get = |r: &gpmc::infer::InferResult| {
+            r.summaries
+                .iter()
+                .find(|(n, _)| n == name)
+                .unwrap()
+                .1
+                .clone()
+        };
+        let (a, b) = (get(&split), get(&whole));
+        let z = (a.mean - b.mean) / (a.mcse_mean.powi(2) + b.mcse_mean.powi(2)).sqrt();
+        eprintln!(
+            "{name}: split {:.4} ± {:.4}, whole {:.4} ± {:.4}, z {z:.2}",
+            a.mean, a.mcse_mean, b.mean, b.mcse_mean
+        );
+        assert!(z.abs() < 4.0 && a.rhat < 1.01, "{name}: z {z}");
+    }
+}
