@@ -218,7 +218,7 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
             },
             blocks.iter().map(|b| own_hypers(*b)).collect::<String>(),
             if *fitted {
-                "; from the second quarter of warm-up the ellipses are those of a Gaussian fitted to the block's draws (covariance doubled, refitted every 50 sweeps, frozen after warm-up; blocks of up to 2 000 coordinates), and each step slices the target over that Gaussian (generalised elliptical slice sampling: exact for any fixed reference)"
+                "; from the second quarter of warm-up the ellipses are those of a Gaussian fitted to the block's draws (covariance doubled, refitted every 50 sweeps, frozen after warm-up; blocks of up to 2 000 coordinates), and every other step slices the target over that Gaussian (generalised elliptical slice sampling: exact for any fixed reference), the others following the block's own conditional"
             } else {
                 ""
             }
