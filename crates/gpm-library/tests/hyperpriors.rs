@@ -4,24 +4,11 @@
 //! Stan.
 use gpm_library::{HyperPrior, PriorStart, HYPER_PRIORS};
 
-/// Test parameters for every proper law (a new law must add a line or this test fails).
+/// Every proper law's own test parameters ([`gpm_library::HyperPriorLaw::example`]).
 fn params(name: &str) -> Vec<f64> {
-    match name {
-        "gamma" => vec![2.5, 1.5],
-        "inv_gamma" => vec![3.0, 2.0],
-        "lognormal" => vec![0.3, 0.6],
-        "normal" => vec![1.0, 2.0],
-        "half_normal" => vec![1.5],
-        "exponential" => vec![0.7],
-        "student_t" => vec![4.0, 1.0, 2.0],
-        "cauchy" => vec![0.5, 1.5],
-        "uniform" => vec![-1.0, 3.0],
-        "beta" => vec![2.0, 3.5],
-        "weibull" => vec![1.7, 2.0],
-        "inv_chi_square" => vec![5.0],
-        "half_cauchy" => vec![2.0],
-        other => panic!("no test parameters for `{other}`"),
-    }
+    gpm_library::hyperprior::lookup(name)
+        .map(|l| l.example().to_vec())
+        .unwrap_or_else(|| panic!("no law `{name}`"))
 }
 
 /// ∫ exp(log p) over [a, b] by composite Simpson's rule.

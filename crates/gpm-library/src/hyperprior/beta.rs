@@ -31,4 +31,7 @@ impl HyperPriorLaw for Beta {
     fn mean(&self, p: &[f64]) -> Option<f64> {
         Some(p[0] / (p[0] + p[1]))
     }
+    fn example(&self) -> &'static [f64] {
+        &[2.0, 3.5]
+    }
 }

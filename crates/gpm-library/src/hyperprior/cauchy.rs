@@ -32,4 +32,7 @@ impl HyperPriorLaw for Cauchy {
     fn mode(&self, p: &[f64]) -> Option<f64> {
         Some(p[0])
     }
+    fn example(&self) -> &'static [f64] {
+        &[0.5, 1.5]
+    }
 }

@@ -28,4 +28,7 @@ impl HyperPriorLaw for Exponential {
     fn mean(&self, p: &[f64]) -> Option<f64> {
         Some(1.0 / p[0])
     }
+    fn example(&self) -> &'static [f64] {
+        &[0.7]
+    }
 }

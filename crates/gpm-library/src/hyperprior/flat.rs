@@ -22,4 +22,7 @@ impl HyperPriorLaw for Flat {
     fn mean(&self, _p: &[f64]) -> Option<f64> {
         None
     }
+    fn example(&self) -> &'static [f64] {
+        &[]
+    }
 }

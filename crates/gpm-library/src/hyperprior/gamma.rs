@@ -32,4 +32,7 @@ impl HyperPriorLaw for Gamma {
     fn conjugate_gamma(&self, p: &[f64]) -> Option<(f64, f64)> {
         Some((p[0], p[1]))
     }
+    fn example(&self) -> &'static [f64] {
+        &[2.5, 1.5]
+    }
 }

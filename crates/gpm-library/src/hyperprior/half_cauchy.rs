@@ -33,4 +33,7 @@ impl HyperPriorLaw for HalfCauchy {
     fn mean(&self, _p: &[f64]) -> Option<f64> {
         None
     }
+    fn example(&self) -> &'static [f64] {
+        &[2.0]
+    }
 }

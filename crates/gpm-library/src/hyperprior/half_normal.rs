@@ -31,4 +31,7 @@ impl HyperPriorLaw for HalfNormal {
     fn mean(&self, p: &[f64]) -> Option<f64> {
         Some(p[0] * (2.0 / std::f64::consts::PI).sqrt())
     }
+    fn example(&self) -> &'static [f64] {
+        &[1.5]
+    }
 }

@@ -37,4 +37,7 @@ impl HyperPriorLaw for InvChiSquare {
     fn mode(&self, p: &[f64]) -> Option<f64> {
         Some(1.0 / (p[0] + 2.0))
     }
+    fn example(&self) -> &'static [f64] {
+        &[5.0]
+    }
 }

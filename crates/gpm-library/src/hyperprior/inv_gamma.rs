@@ -39,4 +39,7 @@ impl HyperPriorLaw for InvGamma {
     fn mode(&self, p: &[f64]) -> Option<f64> {
         Some(p[1] / (p[0] + 1.0))
     }
+    fn example(&self) -> &'static [f64] {
+        &[3.0, 2.0]
+    }
 }

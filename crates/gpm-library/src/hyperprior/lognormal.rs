@@ -31,4 +31,7 @@ impl HyperPriorLaw for LogNormal {
     fn mode(&self, p: &[f64]) -> Option<f64> {
         Some((p[0] - p[1] * p[1]).exp())
     }
+    fn example(&self) -> &'static [f64] {
+        &[0.3, 0.6]
+    }
 }

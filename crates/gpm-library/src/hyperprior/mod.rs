@@ -85,6 +85,9 @@ pub trait HyperPriorLaw: Send + Sync + std::fmt::Debug {
     fn mode(&self, _p: &[f64]) -> Option<f64> {
         None
     }
+    /// Parameters the library's tests check the law at (`tests/hyperpriors.rs`: density,
+    /// distribution and quantile functions agree, the mean is the density's); empty for `flat`.
+    fn example(&self) -> &'static [f64];
     /// `(shape, rate)` when the law is `Gamma(shape, rate)`: the one family whose conditional
     /// given Gamma-conjugate factors is closed form (the schedule's conjugate update).
     fn conjugate_gamma(&self, _p: &[f64]) -> Option<(f64, f64)> {
@@ -97,7 +100,7 @@ macro_rules! register {
     ($($module:ident :: $law:ident),* $(,)?) => {
         $(mod $module;)*
         /// Every hyperparameter prior of the language. Adding one: a file in this folder and a
-        /// line in `register!` below.
+        /// line in `register!` below (its `example` parameters are what the tests check).
         pub static HYPER_PRIORS: &[&dyn HyperPriorLaw] = &[$(&$module::$law),*];
     };
 }

@@ -29,4 +29,7 @@ impl HyperPriorLaw for Normal {
     fn mode(&self, p: &[f64]) -> Option<f64> {
         Some(p[0])
     }
+    fn example(&self) -> &'static [f64] {
+        &[1.0, 2.0]
+    }
 }

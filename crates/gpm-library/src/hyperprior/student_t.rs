@@ -30,4 +30,7 @@ impl HyperPriorLaw for StudentT {
     fn mode(&self, p: &[f64]) -> Option<f64> {
         Some(p[1])
     }
+    fn example(&self) -> &'static [f64] {
+        &[4.0, 1.0, 2.0]
+    }
 }

@@ -39,4 +39,7 @@ impl HyperPriorLaw for Uniform {
     fn mean(&self, p: &[f64]) -> Option<f64> {
         Some(0.5 * (p[0] + p[1]))
     }
+    fn example(&self) -> &'static [f64] {
+        &[-1.0, 3.0]
+    }
 }

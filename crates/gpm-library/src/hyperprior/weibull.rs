@@ -33,4 +33,7 @@ impl HyperPriorLaw for Weibull {
     fn mean(&self, p: &[f64]) -> Option<f64> {
         Some(p[1] * statrs::function::gamma::gamma(1.0 + 1.0 / p[0]))
     }
+    fn example(&self) -> &'static [f64] {
+        &[1.7, 2.0]
+    }
 }
