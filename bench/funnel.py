@@ -61,7 +61,20 @@ def numpyro_models():
         eta = a + x * (b + v[g]) + u[g]
         numpyro.sample("y", dist.Bernoulli(logits=eta), obs=y)
 
-    return eight_centred, eight_non_centred, hierarchical_logistic, jnp
+    def heteroscedastic_agp(B, y, lam):
+        t3 = lambda s: dist.TruncatedDistribution(dist.StudentT(3, 0, s), low=0.0)
+        sd1, sd2 = numpyro.sample("sd1", t3(1.0)), numpyro.sample("sd2", t3(1.0))
+        l1 = numpyro.sample("l1", dist.InverseGamma(2, 1))
+        l2 = numpyro.sample("l2", dist.InverseGamma(2, 1))
+        a = numpyro.sample("a", dist.StudentT(3, 0, 2.5))
+        c = numpyro.sample("c", dist.StudentT(3, 0, 2.5))
+        spd = lambda sd, l: sd * jnp.sqrt(jnp.sqrt(2 * jnp.pi) * l * jnp.exp(-0.5 * l**2 * lam))
+        z1 = numpyro.sample("z1", dist.Normal(0, 1).expand([B.shape[1]]))
+        z2 = numpyro.sample("z2", dist.Normal(0, 1).expand([B.shape[1]]))
+        w1, w2 = z1 * spd(sd1, l1), z2 * spd(sd2, l2)
+        numpyro.sample("y", dist.Normal(a + B @ w1, jnp.exp(c + B @ w2)), obs=y)
+
+    return eight_centred, eight_non_centred, hierarchical_logistic, heteroscedastic_agp, jnp
 
 
 def run_gpmc(model_path, data_path, seed, draws, generic):
@@ -109,7 +122,7 @@ def main():
     import jax
 
     jax.config.update("jax_enable_x64", True)
-    eight_c, eight_nc, hlog, jnp = numpyro_models()
+    eight_c, eight_nc, hlog, het, jnp = numpyro_models()
     tmp = tempfile.mkdtemp(prefix="gpmc-funnel-models-")
     eight_path = os.path.join(tmp, "eight.gpm")
     open(eight_path, "w").write(EIGHT)
@@ -122,6 +135,11 @@ def main():
     s8 = jnp.array(EIGHT_DATA["sigma"], dtype=float)
     hl_kw = dict(g=jnp.array(hl["g"]) - 1, x=jnp.array(np.asarray(hl["X"])[:, 0]),
                  y=jnp.array(hl["y"]), G=int(hl["G"]))
+    het_path = os.path.join(ROOT, "bench", "models", "heteroscedastic_agp.gpm")
+    het_data_path = os.path.join(ROOT, "bench", "models", "heteroscedastic_agp.data.json")
+    het_data = json.load(open(het_data_path))
+    het_kw = dict(B=jnp.array(het_data["B"]), y=jnp.array(het_data["y"]),
+                  lam=jnp.array(het_data["sqrt_lambda"]) ** 2)
     problems = [
         ("eight schools", [
             ("gpmc (centred, conjugate)", lambda s: run_gpmc(eight_path, eight_data, s, args.draws, False)),
@@ -133,6 +151,10 @@ def main():
             ("gpmc (Pólya-Gamma)", lambda s: run_gpmc(hl_path, hl_data_path, s, args.draws, False)),
             ("gpmc --generic (interwoven)", lambda s: run_gpmc(hl_path, hl_data_path, s, args.draws, True)),
             ("NUTS centred", lambda s: run_nuts(hlog, hl_kw, s, args.draws)),
+        ]),
+        ("heteroscedastic approximate GP (bench/models/heteroscedastic_agp.gpm)", [
+            ("gpmc (mean drawn exactly, log-scale generic)", lambda s: run_gpmc(het_path, het_data_path, s, args.draws, False)),
+            ("NUTS non-centred", lambda s: run_nuts(het, het_kw, s, args.draws)),
         ]),
     ]
     for name, runs in problems:

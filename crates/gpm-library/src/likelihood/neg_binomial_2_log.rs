@@ -5,7 +5,6 @@
 use super::formula::{n, p, y};
 use super::{Formula, Labels, Likelihood, ResponseKind};
 use rand::RngCore;
-use rand_distr::{Distribution, Gamma};
 
 /// `p(y) = C(y+φ−1, y) (e^η/(e^η+φ))^y (φ/(e^η+φ))^φ`.
 pub struct NegBinomial2Log;
@@ -32,13 +31,7 @@ impl Likelihood for NegBinomial2Log {
     fn draw(&self, p: &[f64], _labels: Labels, rng: &mut dyn RngCore) -> f64 {
         match p {
             [eta, phi] if *phi > 0.0 && phi.is_finite() && eta.is_finite() => {
-                match Gamma::new(*phi, eta.exp() / phi) {
-                    Ok(g) => {
-                        let rate: f64 = g.sample(rng);
-                        super::poisson::draw_at(rate, rng)
-                    }
-                    Err(_) => f64::NAN,
-                }
+                super::neg_binomial_logit::gamma_poisson(*phi, eta.exp() / phi, rng)
             }
             _ => f64::NAN,
         }

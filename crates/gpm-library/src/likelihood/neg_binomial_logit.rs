@@ -7,6 +7,18 @@ use rand_distr::{Distribution, Gamma};
 /// `p(y) = C(y+r−1, y) σ(η)^y σ(−η)^r`.
 pub struct NegBinomialLogit;
 
+/// A negative-binomial draw as a Gamma-Poisson mixture: `λ ~ Gamma(shape, scale)`, then
+/// `y ~ Poisson(λ)` (NaN where the Gamma cannot be formed); shared with `neg_binomial_2_log`.
+pub(super) fn gamma_poisson(shape: f64, scale: f64, rng: &mut dyn RngCore) -> f64 {
+    match Gamma::new(shape, scale) {
+        Ok(g) => {
+            let rate: f64 = g.sample(rng);
+            super::poisson::draw_at(rate, rng)
+        }
+        Err(_) => f64::NAN,
+    }
+}
+
 impl Likelihood for NegBinomialLogit {
     fn name(&self) -> &'static str {
         "neg_binomial_logit"
@@ -28,13 +40,7 @@ impl Likelihood for NegBinomialLogit {
     fn draw(&self, p: &[f64], _labels: Labels, rng: &mut dyn RngCore) -> f64 {
         match p {
             [r, eta] if *r > 0.0 && r.is_finite() && eta.is_finite() => {
-                match Gamma::new(*r, eta.exp()) {
-                    Ok(g) => {
-                        let rate: f64 = g.sample(rng);
-                        super::poisson::draw_at(rate, rng)
-                    }
-                    Err(_) => f64::NAN,
-                }
+                gamma_poisson(*r, eta.exp(), rng)
             }
             _ => f64::NAN,
         }
