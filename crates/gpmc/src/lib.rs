@@ -76,22 +76,18 @@ pub fn check_with(name: &str, source: &str, generic_only: bool) -> Result<Checke
     let mut plans = Vec::new();
     let mut refusals = Vec::new();
     let recognized = gpm_augment::recognize(&model);
+    let is_density =
+        |k: usize| matches!(model.factors[k].form, gpm_ir::FactorForm::LogDensity { .. });
     // The factors that take the generic update (whole, under `--generic`).
     let generic: Vec<usize> = recognized
         .iter()
         .enumerate()
-        .filter(|(k, r)| {
-            matches!(
-                model.factors[*k].form,
-                gpm_ir::FactorForm::LogDensity { .. }
-            ) && (r.is_err() || generic_only)
-        })
+        .filter(|(k, r)| is_density(*k) && (r.is_err() || generic_only))
         .map(|(k, _)| k)
         .collect();
     for (k, r) in recognized.into_iter().enumerate() {
-        let is_density = matches!(model.factors[k].form, gpm_ir::FactorForm::LogDensity { .. });
         let r = match r {
-            Ok(p) if generic_only && is_density => Err(gpm_augment::Refusal {
+            Ok(p) if generic_only && is_density(k) => Err(gpm_augment::Refusal {
                 factor: k,
                 atom: "(the whole factor)".into(),
                 normal_form: p.steps.first().cloned().unwrap_or_default(),

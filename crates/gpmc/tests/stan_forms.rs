@@ -261,42 +261,60 @@ fn transformed_data_at_new_inputs() {
     assert!(e.contains("response `y`"), "{e}");
 }
 
+/// CAVI fits of example `model` as written and with `from` replaced by `to` (each checked by
+/// `check_plan`): their latents' means and variances agree within `tol`. Returns both fits.
+fn same_cavi_optimum(
+    model: &str,
+    (from, to): (&str, &str),
+    tol: f64,
+    check_plan: &dyn Fn(&gpmc::Checked),
+) -> (
+    String,
+    gpm_runtime::cavi::CaviResult,
+    gpm_runtime::cavi::CaviResult,
+) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let src = std::fs::read_to_string(root.join(format!("{model}.gpm"))).unwrap();
+    let edited = src.replace(from, to);
+    assert_ne!(src, edited);
+    let config = gpm_runtime::cavi::CaviConfig {
+        tolerance: 1e-12,
+        max_iter: 3000,
+    };
+    let data = root.join(format!("{model}.data.json"));
+    let fit = |s: &str| {
+        let c = gpmc::check("m.gpm", s).unwrap_or_else(|f| panic!("{}", f.render()));
+        check_plan(&c);
+        let d = gpmc::data::load(&c.model, &[data.as_path()]).unwrap();
+        gpmc::infer::run_cavi(&c, &d, &config).unwrap().0
+    };
+    let (a, b) = (fit(&src), fit(&edited));
+    for ((name, m1, v1), (_, m2, v2)) in a.latents.iter().zip(&b.latents) {
+        assert!((m1 - m2).amax() < tol, "{name}: means {}", (m1 - m2).amax());
+        assert!(
+            (v1 - v2).amax() < tol,
+            "{name}: variances {}",
+            (v1 - v2).amax()
+        );
+    }
+    (src, a, b)
+}
+
 /// Stan's `poisson_log(eta)` (the worked example of adding a likelihood): the same model as
 /// `poisson(E[i] * exp(f[i] + b))`, so CAVI reaches the same optimum (generic sites on both:
 /// no augmentation for `exp`). Its density, draws and moments are checked with every other
 /// likelihood's in `gpm-library`.
 #[test]
 fn poisson_log_is_the_poisson_with_a_log_rate() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
-    let src = std::fs::read_to_string(root.join("poisson_log_gp.gpm")).unwrap();
-    let log_form = src.replace(
-        "y[i] ~ poisson(E[i] * exp(f[i] + b));",
-        "y[i] ~ poisson_log(log(E[i]) + f[i] + b);",
+    let (_, a, b) = same_cavi_optimum(
+        "poisson_log_gp",
+        (
+            "y[i] ~ poisson(E[i] * exp(f[i] + b));",
+            "y[i] ~ poisson_log(log(E[i]) + f[i] + b);",
+        ),
+        1e-5,
+        &|_| {},
     );
-    assert_ne!(src, log_form);
-    let config = gpm_runtime::cavi::CaviConfig {
-        tolerance: 1e-12,
-        max_iter: 3000,
-    };
-    let fit = |s: &str| {
-        let c = gpmc::check("m.gpm", s).unwrap_or_else(|f| panic!("{}", f.render()));
-        let d =
-            gpmc::data::load(&c.model, &[root.join("poisson_log_gp.data.json").as_path()]).unwrap();
-        gpmc::infer::run_cavi(&c, &d, &config).unwrap().0
-    };
-    let (a, b) = (fit(&src), fit(&log_form));
-    for ((name, m1, v1), (_, m2, v2)) in a.latents.iter().zip(&b.latents) {
-        assert!(
-            (m1 - m2).amax() < 1e-5,
-            "{name}: means {}",
-            (m1 - m2).amax()
-        );
-        assert!(
-            (v1 - v2).amax() < 1e-5,
-            "{name}: variances {}",
-            (v1 - v2).amax()
-        );
-    }
     let (ea, eb) = (*a.elbo.last().unwrap(), *b.elbo.last().unwrap());
     assert!((ea - eb).abs() < 1e-6 * ea.abs(), "{ea} vs {eb}");
 }
@@ -307,42 +325,23 @@ fn poisson_log_is_the_poisson_with_a_log_rate() {
 /// what to write instead.
 #[test]
 fn neg_binomial_2_log_is_the_logit_form_at_log_mean() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
-    let src = std::fs::read_to_string(root.join("negbin_gp.gpm")).unwrap();
-    let stan_form = src.replace(
-        "y ~ neg_binomial_logit(r, f);",
-        "y ~ neg_binomial_2_log(f + log(r), r);",
+    let (src, _, _) = same_cavi_optimum(
+        "negbin_gp",
+        (
+            "y ~ neg_binomial_logit(r, f);",
+            "y ~ neg_binomial_2_log(f + log(r), r);",
+        ),
+        1e-6,
+        &|c| {
+            assert!(
+                c.plans
+                    .iter()
+                    .all(|p| p.generic.is_none() && p.form.contains("Pólya-Gamma")),
+                "augmented as the logit form: {:?}",
+                c.plans.iter().map(|p| &p.form).collect::<Vec<_>>()
+            )
+        },
     );
-    assert_ne!(src, stan_form);
-    let config = gpm_runtime::cavi::CaviConfig {
-        tolerance: 1e-12,
-        max_iter: 3000,
-    };
-    let fit = |s: &str| {
-        let c = gpmc::check("m.gpm", s).unwrap_or_else(|f| panic!("{}", f.render()));
-        assert!(
-            c.plans
-                .iter()
-                .all(|p| p.generic.is_none() && p.form.contains("Pólya-Gamma")),
-            "augmented as the logit form: {:?}",
-            c.plans.iter().map(|p| &p.form).collect::<Vec<_>>()
-        );
-        let d = gpmc::data::load(&c.model, &[root.join("negbin_gp.data.json").as_path()]).unwrap();
-        gpmc::infer::run_cavi(&c, &d, &config).unwrap().0
-    };
-    let (a, b) = (fit(&src), fit(&stan_form));
-    for ((name, m1, v1), (_, m2, v2)) in a.latents.iter().zip(&b.latents) {
-        assert!(
-            (m1 - m2).amax() < 1e-6,
-            "{name}: means {}",
-            (m1 - m2).amax()
-        );
-        assert!(
-            (v1 - v2).amax() < 1e-6,
-            "{name}: variances {}",
-            (v1 - v2).amax()
-        );
-    }
     let bad = src.replace("neg_binomial_logit(r, f)", "neg_binomial_2(exp(f), r)");
     let err = gpmc::check("m.gpm", &bad).unwrap_err().render();
     assert!(err.contains("neg_binomial_2_log(eta, phi)"), "{err}");

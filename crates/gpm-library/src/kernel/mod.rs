@@ -13,8 +13,6 @@
 //! matrix on scattered points is symmetric positive semi-definite, and a stationary profile is
 //! 1 at distance 0 and matches its scalar formula.
 
-use serde::Serialize;
-
 /// What a kernel parameter is.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ParamRole {
@@ -87,34 +85,11 @@ impl dyn KernelLaw {
     }
 }
 
-/// A registered kernel, compared, printed and serialised by name.
-#[derive(Clone, Copy)]
-pub struct KernelRef(pub &'static dyn KernelLaw);
-
-impl std::ops::Deref for KernelRef {
-    type Target = dyn KernelLaw;
-    fn deref(&self) -> &(dyn KernelLaw + 'static) {
-        self.0
-    }
-}
-
-impl PartialEq for KernelRef {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.name() == other.0.name()
-    }
-}
-
-impl std::fmt::Debug for KernelRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0.name())
-    }
-}
-
-impl Serialize for KernelRef {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.0.name())
-    }
-}
+entry_ref!(
+    /// A registered kernel, compared, printed and serialised by name.
+    KernelRef,
+    KernelLaw
+);
 
 /// Declares each kernel's module and lists it in [`KERNELS`]: one line per entry.
 macro_rules! register {

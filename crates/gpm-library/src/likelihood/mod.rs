@@ -15,7 +15,6 @@ pub mod formula;
 
 pub use formula::{Formula, Func};
 use rand::RngCore;
-use serde::Serialize;
 
 /// What values a likelihood's response takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,34 +81,11 @@ pub trait Likelihood: Send + Sync {
     fn example(&self) -> &'static [f64];
 }
 
-/// A registered likelihood, compared, printed and serialised by name.
-#[derive(Clone, Copy)]
-pub struct LikelihoodRef(pub &'static dyn Likelihood);
-
-impl std::ops::Deref for LikelihoodRef {
-    type Target = dyn Likelihood;
-    fn deref(&self) -> &(dyn Likelihood + 'static) {
-        self.0
-    }
-}
-
-impl PartialEq for LikelihoodRef {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.name() == other.0.name()
-    }
-}
-
-impl std::fmt::Debug for LikelihoodRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0.name())
-    }
-}
-
-impl Serialize for LikelihoodRef {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.0.name())
-    }
-}
+entry_ref!(
+    /// A registered likelihood, compared, printed and serialised by name.
+    LikelihoodRef,
+    Likelihood
+);
 
 /// Declares each likelihood's module and lists it in [`LIKELIHOODS`]: one line per entry.
 macro_rules! register {
