@@ -70,6 +70,13 @@ pub enum Family {
         /// Mean of the untruncated normal.
         mean: T,
     },
+    /// The horseshoe's mixing law `∝ e^(−sω)/(c + ω)` (`s = 0`: its improper prior).
+    Horseshoe {
+        /// `c = 1/(2τ²)`.
+        c: T,
+        /// The tilt `s`.
+        s: T,
+    },
     /// A completely monotone `φ` with no named mixing law: the exponentially tilted inverse
     /// Laplace transform `π_φ(ω | c) ∝ e^(−c² ω) L⁻¹{φ}(ω)`, sampled by Laplace inversion.
     TiltedLaplace {
@@ -104,6 +111,7 @@ impl Family {
             Family::TruncatedNormal { mean } => {
                 (&fam::truncated_normal::TruncatedNormal, vec![mean])
             }
+            Family::Horseshoe { c, s } => (&fam::horseshoe::Horseshoe, vec![c, s]),
             Family::TiltedLaplace { .. } => return None,
         })
     }
@@ -136,6 +144,7 @@ impl Family {
                 format!("InverseGamma(shape = {shape}, scale = {scale})")
             }
             Family::TruncatedNormal { mean } => format!("TN(mean = {mean}, sd = 1) on (0, ∞)"),
+            Family::Horseshoe { c, s } => format!("∝ e^(−({s})·ω)/({c} + ω)"),
             Family::TiltedLaplace { phi, c2 } => format!("π_φ(ω | c² = {c2}) with φ(r) = {phi}"),
         }
     }

@@ -91,6 +91,12 @@ fn d(e: &Expr, i: usize, x: &str) -> String {
         // ψ(x) = d log Γ / dx has no closed form in this language; refuse by a symbol that
         // evaluation rejects.
         Math::Lgamma(_) => format!("(* digamma_of_{} {})", i, dk(0)),
+        // d/dx log(e^x E₁(x)) = 1 − 1/(x e^x E₁(x)) (from d/dx E₁(x) = −e^(−x)/x).
+        Math::LogE1Scaled(_) => format!(
+            "(* (- 1 (/ (exp (neg (log_e1_scaled {0}))) {0})) {1})",
+            t(0),
+            dk(0)
+        ),
         Math::NormalCdf(_) => format!(
             "(* (* 0.3989422804014327 (exp (* -0.5 (* {0} {0})))) {1})",
             t(0),

@@ -230,3 +230,27 @@ fn poisson_power_moment_derivatives_agree_with_finite_differences() {
     })
     .is_err());
 }
+
+/// The horseshoe's kernel `log(e^u E₁(u))` at `u = x²/2`: first and second derivatives
+/// (`d/du = 1 − e^(−log(e^u E₁(u)))/u`) against finite differences, near the pole and in the tail.
+#[test]
+fn log_e1_scaled_derivatives_agree_with_finite_differences() {
+    let e = parse("(log_e1_scaled (* 0.5 (* x x)))").unwrap();
+    let d1 = derivative(&e, "x");
+    let d2 = derivative(&d1, "x");
+    let at = |e: &gpm_cas::Expr, x: f64| eval(e, &|n| (n == "x").then_some(x)).unwrap();
+    for x in [0.05, 0.7, 1.9, 6.0] {
+        let h = 1e-5;
+        let fd1 = (at(&e, x + h) - at(&e, x - h)) / (2.0 * h);
+        let fd2 = (at(&d1, x + h) - at(&d1, x - h)) / (2.0 * h);
+        let (a1, a2) = (at(&d1, x), at(&d2, x));
+        assert!(
+            (fd1 - a1).abs() <= 1e-6 * (1.0 + a1.abs()),
+            "x={x}: {a1} vs {fd1}"
+        );
+        assert!(
+            (fd2 - a2).abs() <= 1e-4 * (1.0 + a2.abs()),
+            "x={x}: {a2} vs {fd2}"
+        );
+    }
+}

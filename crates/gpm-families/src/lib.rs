@@ -1,7 +1,7 @@
 //! # gpm-families
 //!
 //! Owns the mixing laws of the augmentations — Pólya-Gamma, Gamma, inverse Gaussian, GIG,
-//! Lévy, inverse Gamma, Poisson, negative binomial, truncated normal — one file each, behind one trait,
+//! Lévy, inverse Gamma, Poisson, negative binomial, truncated normal, horseshoe — one file each, behind one trait,
 //! [`MixingLaw`]: its density (for certification by quadrature), its Laplace transform, the
 //! moments CAVI needs of the law tilted by `e^(−ωs)`, and an exact sampler for Gibbs. The same
 //! implementation serves certification (`gpm-augment`), the schedule (which names the law of
@@ -14,6 +14,7 @@
 
 pub mod gamma;
 pub mod gig;
+pub mod horseshoe;
 pub mod inverse_gamma;
 pub mod inverse_gaussian;
 pub mod inversion;
@@ -114,6 +115,7 @@ pub const LAWS: &[&dyn MixingLaw] = &[
     &poisson::Poisson,
     &negative_binomial::NegativeBinomial,
     &truncated_normal::TruncatedNormal,
+    &horseshoe::Horseshoe,
 ];
 
 /// `log ∫₀^∞ p(ω) e^(−ω s) dω` by the trapezoid rule in `t = log ω` (the certification of a

@@ -18,6 +18,7 @@ fn params(name: &str) -> Vec<f64> {
         "Poisson" => vec![3.2],
         "negative binomial" => vec![2.5, 0.4],
         "truncated normal" => vec![0.4],
+        "horseshoe" => vec![0.7, 0.5],
         other => panic!("no test parameters for the law `{other}`: add them here"),
     }
 }

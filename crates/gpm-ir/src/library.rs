@@ -104,6 +104,7 @@ pub fn from_formula(f: &Formula, y: &Sx, p: &[Sx]) -> Sx {
                 Func::Logistic => SxFunc::Logistic,
                 Func::Softplus => SxFunc::Softplus,
                 Func::Lgamma => SxFunc::Lgamma,
+                Func::LogE1Scaled => SxFunc::LogE1Scaled,
                 Func::Abs => SxFunc::Abs,
                 Func::PoissonPowerMoment => SxFunc::PoissonPowerMoment,
             };

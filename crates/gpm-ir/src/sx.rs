@@ -31,6 +31,8 @@ pub enum SxFunc {
     Logistic,
     Softplus,
     Lgamma,
+    /// `log(e^x E₁(x))`: the horseshoe prior's marginal kernel, made by its lowering.
+    LogE1Scaled,
     Max,
     Min,
     NormalCdf,
@@ -55,6 +57,7 @@ impl SxFunc {
             SxFunc::Logistic => "logistic",
             SxFunc::Softplus => "softplus",
             SxFunc::Lgamma => "lgamma",
+            SxFunc::LogE1Scaled => "log_e1_scaled",
             SxFunc::Max => "max",
             SxFunc::Min => "min",
             SxFunc::NormalCdf => "normal_cdf",
@@ -193,6 +196,7 @@ impl SxFunc {
             SxFunc::Logistic => gpm_special::logistic(x),
             SxFunc::Softplus => gpm_special::softplus(x),
             SxFunc::Lgamma => gpm_special::lgamma(x),
+            SxFunc::LogE1Scaled => gpm_special::log_e1_scaled(x),
             SxFunc::NormalCdf => gpm_special::normal_cdf(x),
             SxFunc::Max | SxFunc::Min | SxFunc::PoissonPowerMoment => f64::NAN,
         }

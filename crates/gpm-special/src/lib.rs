@@ -10,10 +10,12 @@
 use std::f64::consts::{LN_2, PI};
 
 mod concave_sum;
+mod exp_integral;
 mod exp_slice;
 mod poisson_power;
 mod vectorised;
 pub use concave_sum::{log_sum_concave, Lattice};
+pub use exp_integral::{e1_inverse_from, e1_scaled, e2_scaled, log_e1, log_e1_scaled};
 pub use exp_slice::{exp_in_place, matern_in_place};
 pub use poisson_power::poisson_power_moment;
 pub use vectorised::{vectorised, SliceMap};

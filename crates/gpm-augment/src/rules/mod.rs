@@ -81,6 +81,7 @@ struct Work<'a> {
 
 mod categorical;
 mod conditionally_gaussian;
+mod horseshoe;
 mod logistic;
 mod negative_binomial_mgf;
 mod poisson_mgf;
@@ -460,19 +461,25 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
         let probe = w.probe(&[&log_phi]);
         let finite0 =
             (0..probe.len()).all(|i| at0.eval(&probe.env(i)).is_some_and(|v| v.is_finite()));
-        if !finite0 {
-            return Err(refuse(
-                format!("log φ(r) = {log_phi}, r = ({ut})²"),
-                "φ(0) is not finite: the factor has no scale-mixture representation (a density that is infinite or zero where the residual vanishes)".into(),
-            ));
-        }
-        let name = w.fresh("ω");
         let r_expr = sq(&u).to_tree();
-        let (family, prior_family, prior, mean, form) = name_mixture(&w, &atoms_r, &r, &r_expr)
-            .map_err(|reason| refuse(format!("log φ(r) = {log_phi}, r = ({ut})²"), reason))?;
-        w.log_c.push(at0);
+        let subject = || format!("log φ(r) = {log_phi}, r = ({ut})²");
+        // φ normalised by φ(0) (a proper mixing law), or the horseshoe's improper measure.
+        let named = if finite0 {
+            w.log_c.push(at0);
+            name_mixture(&w, &atoms_r, &r, &r_expr)
+        } else {
+            horseshoe::name_improper(&w, &atoms_r, &r, &r_expr).ok_or_else(|| refuse(
+                subject(),
+                "φ(0) is not finite: the factor has no scale-mixture representation (a density that is infinite or zero where the residual vanishes)".into(),
+            ))?
+        };
+        let (family, prior_family, prior, mean, form) =
+            named.map_err(|reason| refuse(subject(), reason))?;
+        let name = w.fresh("ω");
+        // An improper mixing measure (the horseshoe's) is not normalised by φ(0) = ∞.
+        let phi0 = if finite0 { " − φ₀" } else { "" };
         w.steps.push(format!(
-            "scale mixture ({form}): φ(r) = exp({log_phi} − φ₀), r = ({ut})²; φ(r) = ∫ e^(-r·{name}) p({name}) d{name}, p = {prior}  (thesis ch. 5, Theorem 1)"
+            "scale mixture ({form}): φ(r) = exp({log_phi}{phi0}), r = ({ut})²; φ(r) = ∫ e^(-r·{name}) p({name}) d{name}, p = {prior}  (thesis ch. 5, Theorem 1)"
         ));
         w.aux.push(AuxVar {
             name: name.clone(),

@@ -1,5 +1,5 @@
 //! Heavy-tailed latent priors: `w : vector[D] ~ student_t(nu, mu, sigma)`, `cauchy(mu, sigma)`,
-//! `laplace(mu, b)` (Stan's `double_exponential`). Each is a Gaussian scale mixture, so rather
+//! `laplace(mu, b)` (Stan's `double_exponential`), `horseshoe(tau)`. Each is a Gaussian scale mixture, so rather
 //! than a new kind of block the latent takes a flat prior and the prior's density becomes a
 //! factor with one observation per coordinate (`Factor::prior_of`): the recognizers find and
 //! certify its augmentation exactly as for a Student-t or Laplace likelihood (an auxiliary
@@ -44,6 +44,12 @@ impl Lowerer {
                 let mu = self.param(&a[0], &what("mu"));
                 let sigma = self.positive_param(&a[1], &what("sigma"));
                 Some(("student_t", vec![Sx::num(1.0), mu?, sigma?]))
+            }
+            "horseshoe" => {
+                // The local scales λ_j ~ C⁺(0, 1) integrated out; the location is 0.
+                let a = self.check_args(c, &["tau"])?;
+                let tau = self.positive_param(&a[0], &what("tau"));
+                Some(("horseshoe", vec![Sx::num(0.0), tau?]))
             }
             _ => {
                 let a = self.check_args(c, &["mu", "b"])?;

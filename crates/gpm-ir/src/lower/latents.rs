@@ -77,26 +77,23 @@ impl Lowerer {
                 })
             }
             "flat" => self.flat_latent(z, shape.as_ref()),
-            "horseshoe" => {
-                self.err(
-                    SemanticError::new(
-                        "gpm::unknown_distribution",
-                        "the horseshoe prior is not in the library yet",
-                        z.prior.func.span,
-                        "not yet",
-                    )
-                    .help("write a heavy-tailed shrinkage prior the recognizers augment: `cauchy(0, tau)` or `student_t(nu, 0, tau)` with `tau` a hyperparameter (`tau : real in 0.. ~ cauchy(0, 1);`), or the Bayesian lasso `laplace(0, b)`"),
-                );
-                None
-            }
-            "student_t" | "cauchy" | "laplace" | "double_exponential" => {
+            "student_t" | "cauchy" | "laplace" | "double_exponential" | "horseshoe" => {
                 heavy = self.heavy_tailed_latent(z, shape.as_ref());
                 heavy.as_ref().map(|_| LatentPrior::Flat)
             }
             other => {
                 let help = did_you_mean(
                     other,
-                    ["gp", "normal", "flat", "student_t", "cauchy", "laplace"].into_iter(),
+                    [
+                        "gp",
+                        "normal",
+                        "flat",
+                        "student_t",
+                        "cauchy",
+                        "laplace",
+                        "horseshoe",
+                    ]
+                    .into_iter(),
                 );
                 self.err(
                     SemanticError::new(
@@ -107,7 +104,7 @@ impl Lowerer {
                     )
                     .help("see docs/language.md")
                     .help(help.unwrap_or_else(|| {
-                        "latent priors: `gp(X, kernel)`, `normal(mean, scale)`, the improper `flat()`, and the Gaussian scale mixtures `student_t(nu, mu, sigma)`, `cauchy(mu, sigma)`, `laplace(mu, b)`"
+                        "latent priors: `gp(X, kernel)`, `normal(mean, scale)`, the improper `flat()`, and the Gaussian scale mixtures `student_t(nu, mu, sigma)`, `cauchy(mu, sigma)`, `laplace(mu, b)`, `horseshoe(tau)`"
                             .into()
                     })),
                 );

@@ -52,10 +52,10 @@ impl PriorStart {
             PriorStart::Mean => "prior mean",
             PriorStart::Mode => "prior mode; the prior has no mean",
             PriorStart::TruncatedMedian => {
-                "the prior's median (truncated to the declared range; it has no mean)"
+                "prior's median (truncated to the declared range; it has no mean)"
             }
             PriorStart::FlatRange => {
-                "a point inside the declared range (the prior is flat): its middle, 1 from a one-sided bound, or 0"
+                "point inside the declared range (the prior is flat): its middle, 1 from a one-sided bound, or 0"
             }
         }
     }

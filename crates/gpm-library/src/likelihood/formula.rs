@@ -19,6 +19,8 @@ pub enum Func {
     Softplus,
     /// `log Γ(x)`.
     Lgamma,
+    /// `log(e^x E₁(x))`, the horseshoe's marginal kernel (`gpm_special::log_e1_scaled`).
+    LogE1Scaled,
     /// `|x|`.
     Abs,
     /// `Σ_k k^j p_k(λ)^b` over the Poisson probabilities (`gpm_special::poisson_power_moment`),
@@ -86,6 +88,10 @@ impl Formula {
     pub fn softplus(self) -> Formula {
         self.call(Func::Softplus)
     }
+    /// `log(e^x E₁(x))` at `self`.
+    pub fn log_e1_scaled(self) -> Formula {
+        self.call(Func::LogE1Scaled)
+    }
     /// `lgamma(self)`.
     pub fn lgamma(self) -> Formula {
         self.call(Func::Lgamma)
@@ -120,6 +126,7 @@ impl Formula {
                     (Func::Logistic, [x]) => gpm_special::logistic(*x),
                     (Func::Softplus, [x]) => gpm_special::softplus(*x),
                     (Func::Lgamma, [x]) => gpm_special::lgamma(*x),
+                    (Func::LogE1Scaled, [x]) => gpm_special::log_e1_scaled(*x),
                     (Func::Abs, [x]) => x.abs(),
                     (Func::PoissonPowerMoment, [j, rate, b]) => {
                         gpm_special::poisson_power_moment(*j, *rate, *b)

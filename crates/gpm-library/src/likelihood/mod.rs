@@ -109,6 +109,7 @@ register! {
     neg_binomial_logit::NegBinomialLogit,
     neg_binomial_2_log::NegBinomial2Log,
     categorical_logistic_softmax::CategoricalLogisticSoftmax,
+    horseshoe::Horseshoe,
 }
 
 pub use categorical_logistic_softmax::CategoricalLogisticSoftmax;
