@@ -1,7 +1,7 @@
 """Funnels: hierarchical models where a scale meets the latents it scales, gpmc against NumPyro
 NUTS on the same model and data (issue 31, item 4). Not a test: run on purpose, prints ratios.
 
-    bench/.venv/bin/python bench/funnel.py [--seeds 3] [--draws 1000]
+    bench/.venv/bin/python bench/funnel.py [--seeds 3] [--draws 1000] [--only heteroscedastic]
 
 (`bench/run` makes the virtualenv; `cargo build --release -p gpmc` first.) For every problem:
 * gpmc: `gpmc infer` (4 chains, 200 warm-up sweeps), its default plan and `--generic` (every
@@ -118,6 +118,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--draws", type=int, default=1000)
+    ap.add_argument("--only", default="", help="run the problems whose name contains this")
     args = ap.parse_args()
     import jax
 
@@ -158,6 +159,8 @@ def main():
         ]),
     ]
     for name, runs in problems:
+        if args.only not in name:
+            continue
         print(f"\n## {name} (4 chains x {args.draws} draws, seeds 1..{args.seeds}, runs interleaved)\n")
         print("| sampler | min bulk ESS (worst parameter) | max R-hat | wall s | min-ESS/s | divergences |")
         print("| --- | --- | --- | --- | --- | --- |")

@@ -321,6 +321,8 @@ struct SlicedDense {
     interweave: Vec<usize>,
     /// How many non-centred moves per update (the schedule's).
     interweave_moves: usize,
+    /// The level those moves hold ([`gpm_schedule::DenseScaleUpdate::level`]).
+    level: Option<interweave_dense::LevelShear>,
 }
 
 /// A model bound to data, ready for sweeps.

@@ -53,9 +53,11 @@ pub fn check(name: &str, source: &str) -> Result<Checked, Failure> {
     check_with(name, source, false)
 }
 
-/// [`check`], with every log-density factor kept as written when `generic_only` (the generic
-/// update everywhere, augmentations or not): for comparing the generic update with the
-/// augmentations on the same model (`gpmc infer --generic`, tests, benchmarks).
+/// [`check`], with every likelihood's log-density factor kept as written when `generic_only`
+/// (the generic update everywhere, augmentations or not): for comparing the generic update with
+/// the augmentations on the same model (`gpmc infer --generic`, tests, benchmarks). A
+/// heavy-tailed latent prior's factor keeps its scale mixture: its latent's prior is flat, and
+/// the generic update needs the Gaussian that mixture gives it to move along.
 pub fn check_with(name: &str, source: &str, generic_only: bool) -> Result<Checked, Failure> {
     let program = gpm_syntax::parse(source)
         .map_err(|e| Failure::new(name, source, vec![Diagnostic::from_parse(&e, source)]))?;
@@ -78,16 +80,17 @@ pub fn check_with(name: &str, source: &str, generic_only: bool) -> Result<Checke
     let recognized = gpm_augment::recognize(&model);
     let is_density =
         |k: usize| matches!(model.factors[k].form, gpm_ir::FactorForm::LogDensity { .. });
+    let forced = |k: usize| generic_only && is_density(k) && model.factors[k].prior_of.is_none();
     // The factors that take the generic update (whole, under `--generic`).
     let generic: Vec<usize> = recognized
         .iter()
         .enumerate()
-        .filter(|(k, r)| is_density(*k) && (r.is_err() || generic_only))
+        .filter(|(k, r)| is_density(*k) && (r.is_err() || forced(*k)))
         .map(|(k, _)| k)
         .collect();
     for (k, r) in recognized.into_iter().enumerate() {
         let r = match r {
-            Ok(p) if generic_only && is_density(k) => Err(gpm_augment::Refusal {
+            Ok(p) if forced(k) => Err(gpm_augment::Refusal {
                 factor: k,
                 atom: "(the whole factor)".into(),
                 normal_form: p.steps.first().cloned().unwrap_or_default(),

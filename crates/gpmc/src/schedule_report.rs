@@ -101,11 +101,26 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
                 how(d.given_values)
             );
             if !d.interweave.is_empty() {
+                let level = if d.level.is_empty() {
+                    String::new()
+                } else {
+                    let names: Vec<&str> = d
+                        .level
+                        .iter()
+                        .map(|li| c.model.latents[li.0].name.as_str())
+                        .collect();
+                    format!(
+                        " and the level held ({} shifted by the weights' least-squares \
+                         projection on {} columns)",
+                        names.join(", "),
+                        if names.len() == 1 { "its" } else { "their" }
+                    )
+                };
                 let _ = write!(
                     extra,
                     "; after the update, {} again with the standardised values (θ − m)/s held \
-                     instead (the non-centred move, interwoven against the funnel), the same \
-                     way, {} times, then the auxiliaries drawn again",
+                     instead{level} (the non-centred move, interwoven against the funnel), the \
+                     same way, {} times, then the auxiliaries drawn again",
                     hyper_names(c, &d.hypers),
                     d.interweave_moves
                 );

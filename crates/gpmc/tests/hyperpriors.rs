@@ -211,3 +211,64 @@ fn hierarchical_logistic_generic_mixes_on_every_seed() {
         }
     }
 }
+
+/// The level the non-centred move holds (`DenseScaleUpdate::level`): eight schools under the
+/// generic update with a heavy-tailed intercept `mu ~ student_t(3, 0, 2)` — a flat coordinate
+/// of the block whose prior is a factor — so the move shifts `mu` with `tau`'s weights and must
+/// count the prior factor at the shifted `mu`. Reference: 2-D quadrature over `(log tau, mu)` of
+/// `p(tau) t₃(mu | 0, 2) Π N(y_j | mu, tau² + σ_j²)`.
+#[test]
+fn the_level_held_by_the_non_centred_move_keeps_the_posterior() {
+    let (y, sigma) = schools();
+    let src = "data { J : int; y : vector[J]; sigma : vector[J] in 0..; }
+               hyper { tau : real in 0.. ~ cauchy(0, 5); }
+               latent { mu : real ~ student_t(3, 0, 2); eta : vector[J] ~ normal(0, tau); }
+               model { for j in 1..J { y[j] ~ normal(mu + eta[j], sigma[j]); } }";
+    let c = gpmc::check_with("m.gpm", src, true).unwrap();
+    let s = gpmc::infer::schedule(&c).unwrap();
+    let d = &s.dense_updates[0];
+    let level: Vec<&str> = d
+        .level
+        .iter()
+        .map(|l| c.model.latents[l.0].name.as_str())
+        .collect();
+    assert_eq!(level, ["mu"]);
+    let data = serde_json::json!({"J": 8, "y": y, "sigma": sigma});
+    let data = gpmc::data::from_json_value(&c.model, &data).unwrap();
+    let r = gpmc::infer::run_gibbs(&c, &data, &four_chains_of_3000(5), &|_, _| {}).unwrap();
+    // (log tau, mu) on a grid; the prior of tau in log space carries the Jacobian tau.
+    let (m_u, m_mu) = (1_200, 1_200);
+    let (u_lo, u_hi, mu_lo, mu_hi) = ((1e-3f64).ln(), (300f64).ln(), -40.0, 60.0);
+    let (hu, hm) = ((u_hi - u_lo) / m_u as f64, (mu_hi - mu_lo) / m_mu as f64);
+    let mut cells = Vec::with_capacity(m_u * m_mu);
+    for a in 0..m_u {
+        let tau = (u_lo + (a as f64 + 0.5) * hu).exp();
+        let lp_tau = tau.ln() - (1.0 + (tau / 5.0).powi(2)).ln();
+        for b in 0..m_mu {
+            let mu = mu_lo + (b as f64 + 0.5) * hm;
+            let ll: f64 = y
+                .iter()
+                .zip(&sigma)
+                .map(|(yj, sj)| {
+                    let v = tau * tau + sj * sj;
+                    -0.5 * (yj - mu).powi(2) / v - 0.5 * v.ln()
+                })
+                .sum();
+            let lp_mu = -2.0 * (1.0 + (mu / 2.0).powi(2) / 3.0).ln();
+            cells.push((tau, mu, lp_tau + lp_mu + ll));
+        }
+    }
+    let mx = cells.iter().map(|c| c.2).fold(f64::NEG_INFINITY, f64::max);
+    let (mut z, mut t1, mut t2, mut u1, mut u2) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for &(tau, mu, lp) in &cells {
+        let w = (lp - mx).exp();
+        z += w;
+        t1 += w * tau;
+        t2 += w * tau * tau;
+        u1 += w * mu;
+        u2 += w * mu * mu;
+    }
+    let sd = |a: f64, b: f64| (b / z - (a / z).powi(2)).sqrt();
+    assert_matches(&r, "level (tau)", "tau", t1 / z, sd(t1, t2));
+    assert_matches(&r, "level (mu)", "mu", u1 / z, sd(u1, u2));
+}

@@ -667,7 +667,15 @@ pub(super) fn bind_hypers(
         .iter()
         .enumerate()
         .map(|(i, d)| {
+            let interweave: Vec<usize> = d.interweave.iter().map(|f| f.0).collect();
             Ok(SlicedDense {
+                level: super::interweave_dense::LevelShear::bind(
+                    schedule,
+                    prep,
+                    first_block(d.block),
+                    &d.level,
+                    &interweave,
+                )?,
                 block: first_block(d.block),
                 hypers: entries(&d.hypers)?,
                 given_values: d.given_values,
@@ -675,7 +683,7 @@ pub(super) fn bind_hypers(
                     slot: kernels.len() + shared.len() + i,
                     scheme: d.slice,
                 },
-                interweave: d.interweave.iter().map(|f| f.0).collect(),
+                interweave,
                 interweave_moves: d.interweave_moves,
             })
         })
