@@ -272,7 +272,8 @@ pub struct DenseScaleUpdate {
     /// cancels: the hyperparameters' conditional given `(L, z)` is the same product of priors
     /// and factors, at the moved `θ`. Measured on `bench/models/heteroscedastic_agp.gpm` (the
     /// log-scale's intercept `c` and a basis function of mean 0.59, sd 0.04 over the inputs):
-    /// worst bulk ESS 74 / 83 / 60 → 358 / 302 / 293 (seeds 1-3, 4 × 1 000 draws).
+    /// worst bulk ESS 74 / 83 / 60 → 358 / 302 / 293 (seeds 1-3, 4 × 1 000 draws; 407-578 over
+    /// seeds 1-6 once the centred move beside a flat latent was mended).
     pub level: Vec<LatentId>,
 }
 

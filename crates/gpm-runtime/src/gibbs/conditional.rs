@@ -192,13 +192,7 @@ impl<'a> Sampler<'a> {
                     let log_w = |hv: &HyperValues| -> Result<f64, RuntimeError> {
                         let (m, sd) = self.dense_prior(parts, hv)?;
                         if ds.given_values {
-                            // log N(θ | m, diag(sd²)) at the current weights.
-                            return Ok((0..dim)
-                                .map(|j| {
-                                    let r = (theta[j] - m[j]) / sd[j];
-                                    -0.5 * r * r - sd[j].ln()
-                                })
-                                .sum());
+                            return Ok(centred_log_prior(&theta, &m, &sd));
                         }
                         let mut trial = block.clone();
                         trial.prior_mean = m;
@@ -218,5 +212,40 @@ impl<'a> Sampler<'a> {
                 }))
             }
         }
+    }
+}
+
+/// `log N(θ | m, diag(sd²))` up to a constant, the centred move's weight of a dense block's scale
+/// hyperparameters given its values. A flat coordinate (`sd = ∞`, read by no hyperparameter)
+/// adds nothing: counted, its `−log ∞` made every value of the hyperparameters impossible, and
+/// the centred move of any block with a flat intercept never moved.
+pub(super) fn centred_log_prior(theta: &DVector<f64>, m: &DVector<f64>, sd: &DVector<f64>) -> f64 {
+    (0..theta.len())
+        .filter(|&j| sd[j].is_finite())
+        .map(|j| {
+            let r = (theta[j] - m[j]) / sd[j];
+            -0.5 * r * r - sd[j].ln()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flat_coordinate_adds_nothing_to_the_centred_weight() {
+        let theta = DVector::from_vec(vec![3.0, 0.5, -1.0]);
+        let m = DVector::zeros(3);
+        let sd = |s: f64| DVector::from_vec(vec![f64::INFINITY, s, s]);
+        let (a, b) = (
+            centred_log_prior(&theta, &m, &sd(1.0)),
+            centred_log_prior(&theta, &m, &sd(2.0)),
+        );
+        assert!(a.is_finite() && b.is_finite());
+        // −½(0.25 + 1)/s² − 2 log s at s = 1 and 2.
+        assert!(
+            (a - (-0.625)).abs() < 1e-12 && (b - (-0.625 / 4.0 - 2.0 * 2f64.ln())).abs() < 1e-12
+        );
     }
 }
