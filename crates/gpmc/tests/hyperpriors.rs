@@ -192,24 +192,7 @@ fn hierarchical_logistic_generic_mixes_on_every_seed() {
         &[root.join("hierarchical_logistic.data.json").as_path()],
     )
     .unwrap();
-    for seed in [3, 6] {
-        let config = gpm_runtime::gibbs::GibbsConfig {
-            chains: 4,
-            warmup: 200,
-            draws: 1000,
-            thin: 1,
-            seed,
-        };
-        let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
-        for (name, s) in r.summaries.iter().filter(|(n, _)| n != "lp__") {
-            assert!(
-                s.ess_bulk >= 400.0 && s.rhat <= 1.01,
-                "seed {seed}: {name} bulk ESS {:.0}, R-hat {:.3}",
-                s.ess_bulk,
-                s.rhat
-            );
-        }
-    }
+    every_parameter_mixes(&c, &data, &[3, 6], 1.01);
 }
 
 /// The level the non-centred move holds (`DenseScaleUpdate::level`): eight schools under the
@@ -290,7 +273,18 @@ fn heteroscedastic_approximate_gp_mixes() {
         &[root.join("heteroscedastic_agp.data.json").as_path()],
     )
     .unwrap();
-    for seed in [2, 4] {
+    every_parameter_mixes(&c, &data, &[2, 4], 1.02);
+}
+
+/// 4 × 1 000 draws after 200 warm-up sweeps (the CLI's default run) on each seed: every
+/// parameter's bulk ESS ≥ 400 and R̂ ≤ `rhat_max`.
+fn every_parameter_mixes(
+    c: &gpmc::Checked,
+    data: &gpm_runtime::data::Data,
+    seeds: &[u64],
+    rhat_max: f64,
+) {
+    for &seed in seeds {
         let config = gpm_runtime::gibbs::GibbsConfig {
             chains: 4,
             warmup: 200,
@@ -298,10 +292,10 @@ fn heteroscedastic_approximate_gp_mixes() {
             thin: 1,
             seed,
         };
-        let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
+        let r = gpmc::infer::run_gibbs(c, data, &config, &|_, _| {}).unwrap();
         for (name, s) in r.summaries.iter().filter(|(n, _)| n != "lp__") {
             assert!(
-                s.ess_bulk >= 400.0 && s.rhat <= 1.02,
+                s.ess_bulk >= 400.0 && s.rhat <= rhat_max,
                 "seed {seed}: {name} bulk ESS {:.0}, R-hat {:.3}",
                 s.ess_bulk,
                 s.rhat
