@@ -1,22 +1,11 @@
 //! `beta(alpha, beta)`: `p(x) ∝ x^(α−1) (1−x)^(β−1)` on `[0, 1]`.
-use super::{positive, HyperPriorLaw, ParamSpec};
+use super::HyperPriorLaw;
 use statrs::distribution::{Beta as G, ContinuousCDF};
 
 /// The Beta law.
-#[derive(Debug)]
 pub struct Beta;
 
 impl HyperPriorLaw for Beta {
-    fn name(&self) -> &'static str {
-        "beta"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        const P: &[ParamSpec] = &[positive("alpha"), positive("beta")];
-        P
-    }
-    fn support(&self, _p: &[f64]) -> (f64, f64) {
-        (0.0, 1.0)
-    }
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         if !(0.0..=1.0).contains(&x) {
             return f64::NEG_INFINITY;
@@ -30,8 +19,5 @@ impl HyperPriorLaw for Beta {
     }
     fn mean(&self, p: &[f64]) -> Option<f64> {
         Some(p[0] / (p[0] + p[1]))
-    }
-    fn example(&self) -> &'static [f64] {
-        &[2.0, 3.5]
     }
 }

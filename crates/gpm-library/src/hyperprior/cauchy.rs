@@ -1,21 +1,10 @@
 //! `cauchy(mu, sigma)`; on a range `0..` it is the half-Cauchy.
-use super::{positive, real, HyperPriorLaw, ParamSpec};
+use super::HyperPriorLaw;
 
 /// The Cauchy law with location `μ` and scale `σ`.
-#[derive(Debug)]
 pub struct Cauchy;
 
 impl HyperPriorLaw for Cauchy {
-    fn name(&self) -> &'static str {
-        "cauchy"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        const P: &[ParamSpec] = &[real("mu"), positive("sigma")];
-        P
-    }
-    fn support(&self, _p: &[f64]) -> (f64, f64) {
-        (f64::NEG_INFINITY, f64::INFINITY)
-    }
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         let z = (x - p[0]) / p[1];
         -(z * z).ln_1p()
@@ -31,8 +20,5 @@ impl HyperPriorLaw for Cauchy {
     }
     fn mode(&self, p: &[f64]) -> Option<f64> {
         Some(p[0])
-    }
-    fn example(&self) -> &'static [f64] {
-        &[0.5, 1.5]
     }
 }

@@ -1,21 +1,10 @@
 //! `exponential(rate)`: `p(x) ∝ e^(−λx)` on `[0, ∞)`.
-use super::{on_positive, positive, HyperPriorLaw, ParamSpec};
+use super::{on_positive, HyperPriorLaw};
 
 /// The exponential law with rate `λ`.
-#[derive(Debug)]
 pub struct Exponential;
 
 impl HyperPriorLaw for Exponential {
-    fn name(&self) -> &'static str {
-        "exponential"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        const P: &[ParamSpec] = &[positive("rate")];
-        P
-    }
-    fn support(&self, _p: &[f64]) -> (f64, f64) {
-        (0.0, f64::INFINITY)
-    }
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, true, || -p[0] * x)
     }
@@ -27,8 +16,5 @@ impl HyperPriorLaw for Exponential {
     }
     fn mean(&self, p: &[f64]) -> Option<f64> {
         Some(1.0 / p[0])
-    }
-    fn example(&self) -> &'static [f64] {
-        &[0.7]
     }
 }

@@ -1,22 +1,11 @@
 //! `gamma(shape, rate)`: `p(x) ∝ x^(α−1) e^(−βx)` on `(0, ∞)`.
-use super::{on_positive, positive, HyperPriorLaw, ParamSpec};
+use super::{on_positive, HyperPriorLaw};
 use statrs::distribution::{ContinuousCDF, Gamma as G};
 
 /// The Gamma law with shape `α` and rate `β`.
-#[derive(Debug)]
 pub struct Gamma;
 
 impl HyperPriorLaw for Gamma {
-    fn name(&self) -> &'static str {
-        "gamma"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        const P: &[ParamSpec] = &[positive("shape"), positive("rate")];
-        P
-    }
-    fn support(&self, _p: &[f64]) -> (f64, f64) {
-        (0.0, f64::INFINITY)
-    }
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, false, || (p[0] - 1.0) * x.ln() - p[1] * x)
     }
@@ -31,8 +20,5 @@ impl HyperPriorLaw for Gamma {
     }
     fn conjugate_gamma(&self, p: &[f64]) -> Option<(f64, f64)> {
         Some((p[0], p[1]))
-    }
-    fn example(&self) -> &'static [f64] {
-        &[2.5, 1.5]
     }
 }

@@ -1,22 +1,11 @@
 //! `half_cauchy(sigma)`: `|z|` with `z ~ Cauchy(0, σ)`, on `[0, ∞)` — PyMC's `HalfCauchy`, the
 //! same law as `cauchy(0, sigma)` on `in 0..` (Gelman 2006's prior for a group scale).
-use super::{on_positive, positive, HyperPriorLaw, ParamSpec};
+use super::{on_positive, HyperPriorLaw};
 
 /// The half-Cauchy law.
-#[derive(Debug)]
 pub struct HalfCauchy;
 
 impl HyperPriorLaw for HalfCauchy {
-    fn name(&self) -> &'static str {
-        "half_cauchy"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        const P: &[ParamSpec] = &[positive("sigma")];
-        P
-    }
-    fn support(&self, _p: &[f64]) -> (f64, f64) {
-        (0.0, f64::INFINITY)
-    }
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, true, || -(x / p[0]).powi(2).ln_1p())
     }
@@ -32,8 +21,5 @@ impl HyperPriorLaw for HalfCauchy {
     }
     fn mean(&self, _p: &[f64]) -> Option<f64> {
         None
-    }
-    fn example(&self) -> &'static [f64] {
-        &[2.0]
     }
 }

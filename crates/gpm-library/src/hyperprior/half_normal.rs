@@ -1,23 +1,12 @@
 //! `half_normal(sigma)`: `|z|` with `z ~ N(0, σ²)`, on `[0, ∞)` (the same as `normal(0, sigma)`
 //! on `0..`).
-use super::{on_positive, positive, HyperPriorLaw, ParamSpec};
+use super::{on_positive, HyperPriorLaw};
 use statrs::distribution::{ContinuousCDF, Normal as G};
 
 /// The half-normal law.
-#[derive(Debug)]
 pub struct HalfNormal;
 
 impl HyperPriorLaw for HalfNormal {
-    fn name(&self) -> &'static str {
-        "half_normal"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        const P: &[ParamSpec] = &[positive("sigma")];
-        P
-    }
-    fn support(&self, _p: &[f64]) -> (f64, f64) {
-        (0.0, f64::INFINITY)
-    }
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, true, || -0.5 * (x / p[0]).powi(2))
     }
@@ -30,8 +19,5 @@ impl HyperPriorLaw for HalfNormal {
     }
     fn mean(&self, p: &[f64]) -> Option<f64> {
         Some(p[0] * (2.0 / std::f64::consts::PI).sqrt())
-    }
-    fn example(&self) -> &'static [f64] {
-        &[1.5]
     }
 }

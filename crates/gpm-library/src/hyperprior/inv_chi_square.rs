@@ -1,22 +1,11 @@
 //! `inv_chi_square(nu)`: Stan's inverse chi-square, `Inv-Gamma(ν/2, 1/2)`.
-use super::{on_positive, positive, HyperPriorLaw, ParamSpec};
+use super::{on_positive, HyperPriorLaw};
 use statrs::distribution::{ContinuousCDF, InverseGamma as G};
 
 /// The inverse chi-square law with `ν` degrees of freedom.
-#[derive(Debug)]
 pub struct InvChiSquare;
 
 impl HyperPriorLaw for InvChiSquare {
-    fn name(&self) -> &'static str {
-        "inv_chi_square"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        const P: &[ParamSpec] = &[positive("nu")];
-        P
-    }
-    fn support(&self, _p: &[f64]) -> (f64, f64) {
-        (0.0, f64::INFINITY)
-    }
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, false, || -(p[0] / 2.0 + 1.0) * x.ln() - 0.5 / x)
     }
@@ -36,8 +25,5 @@ impl HyperPriorLaw for InvChiSquare {
     }
     fn mode(&self, p: &[f64]) -> Option<f64> {
         Some(1.0 / (p[0] + 2.0))
-    }
-    fn example(&self) -> &'static [f64] {
-        &[5.0]
     }
 }

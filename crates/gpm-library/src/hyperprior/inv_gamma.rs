@@ -1,22 +1,11 @@
 //! `inv_gamma(shape, scale)`: `p(x) ∝ x^(−α−1) e^(−β/x)` on `(0, ∞)`.
-use super::{on_positive, positive, HyperPriorLaw, ParamSpec};
+use super::{on_positive, HyperPriorLaw};
 use statrs::distribution::{ContinuousCDF, InverseGamma as G};
 
 /// The inverse Gamma law with shape `α` and scale `β`.
-#[derive(Debug)]
 pub struct InvGamma;
 
 impl HyperPriorLaw for InvGamma {
-    fn name(&self) -> &'static str {
-        "inv_gamma"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        const P: &[ParamSpec] = &[positive("shape"), positive("scale")];
-        P
-    }
-    fn support(&self, _p: &[f64]) -> (f64, f64) {
-        (0.0, f64::INFINITY)
-    }
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, false, || -(p[0] + 1.0) * x.ln() - p[1] / x)
     }
@@ -38,8 +27,5 @@ impl HyperPriorLaw for InvGamma {
     }
     fn mode(&self, p: &[f64]) -> Option<f64> {
         Some(p[1] / (p[0] + 1.0))
-    }
-    fn example(&self) -> &'static [f64] {
-        &[3.0, 2.0]
     }
 }

@@ -1,5 +1,6 @@
-//! Priors of hyperparameters: one file per family implementing [`HyperPriorLaw`], one line in
-//! `register!` (which declares the module and lists it in [`HYPER_PRIORS`]). A [`HyperPrior`] is a law with its parameters, truncated to the declared
+//! Priors of hyperparameters: one file per family implementing [`HyperPriorLaw`] (its
+//! mathematics), one row in `register!` (its name, parameters, support and test point; the
+//! macro declares the module and lists it in [`HYPER_PRIORS`]). A [`HyperPrior`] is a law with its parameters, truncated to the declared
 //! range of its hyperparameter as in Stan (`sigma : real in 0.. ~ cauchy(0, 5)` is a
 //! half-Cauchy): its log-density is the law's inside the range and `−∞` outside, which is the
 //! truncated density up to a constant because the range does not depend on anything sampled.
@@ -41,21 +42,57 @@ pub(crate) const fn positive(name: &'static str) -> ParamSpec {
     }
 }
 
+/// A law's row of the `register!` table — stanc3's signature table: its name and parameters,
+/// its support where the parameters do not move it, and the parameters the tests check it at.
+#[derive(Debug)]
+pub struct Signature {
+    /// The name in the language (`cauchy`).
+    pub name: &'static str,
+    /// Its parameters, in positional order.
+    pub params: &'static [ParamSpec],
+    /// The closed support, or `None` where it depends on the parameters (`uniform`).
+    pub support: Option<(f64, f64)>,
+    /// Parameters the library's tests check the law at (density, distribution and quantile
+    /// functions agree, the mean is the density's); empty for `flat`.
+    pub example: &'static [f64],
+}
+
+const POSITIVE: Option<(f64, f64)> = Some((0.0, f64::INFINITY));
+const REAL: Option<(f64, f64)> = Some((f64::NEG_INFINITY, f64::INFINITY));
+const UNIT: Option<(f64, f64)> = Some((0.0, 1.0));
+const BY_PARAMS: Option<(f64, f64)> = None;
+
+/// The row of the table a law is registered with (implemented by `register!`, never by hand).
+pub trait Registered {
+    /// Its row.
+    fn signature(&self) -> &'static Signature;
+}
+
 /// A family of priors for a scalar hyperparameter. Parameters arrive as numbers in the order of
 /// [`HyperPriorLaw::params`], already checked against their [`ParamKind`] and
-/// [`HyperPriorLaw::check`].
-pub trait HyperPriorLaw: Send + Sync + std::fmt::Debug {
+/// [`HyperPriorLaw::check`]. A law's file holds its mathematics; its name, parameters, support
+/// and test point are its row in `register!`.
+pub trait HyperPriorLaw: Registered + Send + Sync + std::fmt::Debug {
     /// The name in the language (`cauchy`).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.signature().name
+    }
     /// Its parameters, in positional order.
-    fn params(&self) -> &'static [ParamSpec];
+    fn params(&self) -> &'static [ParamSpec] {
+        self.signature().params
+    }
     /// Checks beyond each parameter's kind (`uniform` needs `lo < hi`); the message names the
     /// parameters.
     fn check(&self, _p: &[f64]) -> Result<(), String> {
         Ok(())
     }
-    /// The closed support `[lo, hi]` (infinite ends for an unbounded side).
-    fn support(&self, p: &[f64]) -> (f64, f64);
+    /// The closed support `[lo, hi]` (infinite ends for an unbounded side): the table's, or the
+    /// law's own where it depends on the parameters (`BY_PARAMS`).
+    fn support(&self, _p: &[f64]) -> (f64, f64) {
+        self.signature()
+            .support
+            .unwrap_or((f64::NEG_INFINITY, f64::INFINITY))
+    }
     /// `log p(x)` up to a constant in `x`; `−∞` outside the support.
     fn log_density(&self, p: &[f64], x: f64) -> f64;
     /// The law as a `statrs` distribution, where `statrs` has it: the distribution and quantile
@@ -85,9 +122,10 @@ pub trait HyperPriorLaw: Send + Sync + std::fmt::Debug {
     fn mode(&self, _p: &[f64]) -> Option<f64> {
         None
     }
-    /// Parameters the library's tests check the law at (`tests/hyperpriors.rs`: density,
-    /// distribution and quantile functions agree, the mean is the density's); empty for `flat`.
-    fn example(&self) -> &'static [f64];
+    /// Parameters the library's tests check the law at.
+    fn example(&self) -> &'static [f64] {
+        self.signature().example
+    }
     /// `(shape, rate)` when the law is `Gamma(shape, rate)`: the one family whose conditional
     /// given Gamma-conjugate factors is closed form (the schedule's conjugate update).
     fn conjugate_gamma(&self, _p: &[f64]) -> Option<(f64, f64)> {
@@ -95,31 +133,53 @@ pub trait HyperPriorLaw: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// Declares each law's module and lists it in [`HYPER_PRIORS`]: one line per law.
+/// Declares each law's module, gives it its row of the table (and `Debug` by name) and lists
+/// it in [`HYPER_PRIORS`]: one line per law,
+/// `module::Law = "name"(params) on SUPPORT at [example]`.
 macro_rules! register {
-    ($($module:ident :: $law:ident),* $(,)?) => {
-        $(mod $module;)*
-        /// Every hyperparameter prior of the language. Adding one: a file in this folder and a
-        /// line in `register!` below (its `example` parameters are what the tests check).
+    ($($module:ident :: $law:ident = $name:literal ( $($param:expr),* ) on $support:ident
+        at [ $($ex:expr),* ]),* $(,)?) => {
+        $(
+            mod $module;
+            impl Registered for $module::$law {
+                fn signature(&self) -> &'static Signature {
+                    static ROW: Signature = Signature {
+                        name: $name,
+                        params: &[$($param),*],
+                        support: $support,
+                        example: &[$($ex),*],
+                    };
+                    &ROW
+                }
+            }
+            impl std::fmt::Debug for $module::$law {
+                fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str($name)
+                }
+            }
+        )*
+        /// Every hyperparameter prior of the language. Adding one: a file in this folder with
+        /// its mathematics, and its row below.
         pub static HYPER_PRIORS: &[&dyn HyperPriorLaw] = &[$(&$module::$law),*];
     };
 }
 
+#[rustfmt::skip]
 register! {
-    gamma::Gamma,
-    inv_gamma::InvGamma,
-    lognormal::LogNormal,
-    normal::Normal,
-    half_normal::HalfNormal,
-    exponential::Exponential,
-    student_t::StudentT,
-    cauchy::Cauchy,
-    uniform::Uniform,
-    beta::Beta,
-    weibull::Weibull,
-    inv_chi_square::InvChiSquare,
-    flat::Flat,
-    half_cauchy::HalfCauchy,
+    gamma::Gamma = "gamma"(positive("shape"), positive("rate")) on POSITIVE at [2.5, 1.5],
+    inv_gamma::InvGamma = "inv_gamma"(positive("shape"), positive("scale")) on POSITIVE at [3.0, 2.0],
+    lognormal::LogNormal = "lognormal"(real("mu"), positive("sigma")) on POSITIVE at [0.3, 0.6],
+    normal::Normal = "normal"(real("mu"), positive("sigma")) on REAL at [1.0, 2.0],
+    half_normal::HalfNormal = "half_normal"(positive("sigma")) on POSITIVE at [1.5],
+    exponential::Exponential = "exponential"(positive("rate")) on POSITIVE at [0.7],
+    student_t::StudentT = "student_t"(positive("nu"), real("mu"), positive("sigma")) on REAL at [4.0, 1.0, 2.0],
+    cauchy::Cauchy = "cauchy"(real("mu"), positive("sigma")) on REAL at [0.5, 1.5],
+    uniform::Uniform = "uniform"(real("lo"), real("hi")) on BY_PARAMS at [-1.0, 3.0],
+    beta::Beta = "beta"(positive("alpha"), positive("beta")) on UNIT at [2.0, 3.5],
+    weibull::Weibull = "weibull"(positive("alpha"), positive("sigma")) on POSITIVE at [1.7, 2.0],
+    inv_chi_square::InvChiSquare = "inv_chi_square"(positive("nu")) on POSITIVE at [5.0],
+    flat::Flat = "flat"() on REAL at [],
+    half_cauchy::HalfCauchy = "half_cauchy"(positive("sigma")) on POSITIVE at [2.0],
 }
 
 /// The law of this name.

@@ -1,22 +1,11 @@
 //! `normal(mu, sigma)`.
-use super::{positive, real, HyperPriorLaw, ParamSpec};
+use super::HyperPriorLaw;
 use statrs::distribution::{ContinuousCDF, Normal as G};
 
 /// The normal law with mean `μ` and standard deviation `σ`.
-#[derive(Debug)]
 pub struct Normal;
 
 impl HyperPriorLaw for Normal {
-    fn name(&self) -> &'static str {
-        "normal"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        const P: &[ParamSpec] = &[real("mu"), positive("sigma")];
-        P
-    }
-    fn support(&self, _p: &[f64]) -> (f64, f64) {
-        (f64::NEG_INFINITY, f64::INFINITY)
-    }
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         -0.5 * ((x - p[0]) / p[1]).powi(2)
     }
@@ -28,8 +17,5 @@ impl HyperPriorLaw for Normal {
     }
     fn mode(&self, p: &[f64]) -> Option<f64> {
         Some(p[0])
-    }
-    fn example(&self) -> &'static [f64] {
-        &[1.0, 2.0]
     }
 }

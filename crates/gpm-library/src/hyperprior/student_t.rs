@@ -1,22 +1,11 @@
 //! `student_t(nu, mu, sigma)`: Stan's location-scale Student-t.
-use super::{positive, real, HyperPriorLaw, ParamSpec};
+use super::HyperPriorLaw;
 use statrs::distribution::{ContinuousCDF, StudentsT as G};
 
 /// The Student-t law with `ν` degrees of freedom, location `μ`, scale `σ`.
-#[derive(Debug)]
 pub struct StudentT;
 
 impl HyperPriorLaw for StudentT {
-    fn name(&self) -> &'static str {
-        "student_t"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        const P: &[ParamSpec] = &[positive("nu"), real("mu"), positive("sigma")];
-        P
-    }
-    fn support(&self, _p: &[f64]) -> (f64, f64) {
-        (f64::NEG_INFINITY, f64::INFINITY)
-    }
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         let z = (x - p[1]) / p[2];
         -0.5 * (p[0] + 1.0) * (z * z / p[0]).ln_1p()
@@ -29,8 +18,5 @@ impl HyperPriorLaw for StudentT {
     }
     fn mode(&self, p: &[f64]) -> Option<f64> {
         Some(p[1])
-    }
-    fn example(&self) -> &'static [f64] {
-        &[4.0, 1.0, 2.0]
     }
 }

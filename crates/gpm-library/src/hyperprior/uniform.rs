@@ -1,18 +1,10 @@
 //! `uniform(lo, hi)`: constant on `[lo, hi]`.
-use super::{real, HyperPriorLaw, ParamSpec};
+use super::HyperPriorLaw;
 
 /// The uniform law on `[lo, hi]`.
-#[derive(Debug)]
 pub struct Uniform;
 
 impl HyperPriorLaw for Uniform {
-    fn name(&self) -> &'static str {
-        "uniform"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        const P: &[ParamSpec] = &[real("lo"), real("hi")];
-        P
-    }
     fn check(&self, p: &[f64]) -> Result<(), String> {
         if p[0] < p[1] {
             Ok(())
@@ -38,8 +30,5 @@ impl HyperPriorLaw for Uniform {
     }
     fn mean(&self, p: &[f64]) -> Option<f64> {
         Some(0.5 * (p[0] + p[1]))
-    }
-    fn example(&self) -> &'static [f64] {
-        &[-1.0, 3.0]
     }
 }

@@ -1,5 +1,5 @@
 //! `constant()`: 1 everywhere (a random intercept shared by every point).
-use super::{KernelForm, KernelLaw, KernelParam};
+use super::{KernelForm, KernelLaw};
 
 /// The constant kernel.
 pub struct Constant;
@@ -9,19 +9,7 @@ fn k(_x: &[f64], _z: &[f64], _same: bool, _p: &[f64]) -> f64 {
 }
 
 impl KernelLaw for Constant {
-    fn name(&self) -> &'static str {
-        "constant"
-    }
-    fn params(&self) -> &'static [KernelParam] {
-        &[]
-    }
-    fn formula(&self) -> &'static str {
-        "1"
-    }
     fn form(&self) -> KernelForm {
         KernelForm::Pointwise(k)
-    }
-    fn example(&self) -> &'static [f64] {
-        &[]
     }
 }

@@ -1,5 +1,5 @@
 //! `linear()` or `linear(c)`: `x·x' + c`.
-use super::{KernelForm, KernelLaw, KernelParam, ParamRole};
+use super::{KernelForm, KernelLaw};
 
 /// The linear (dot-product) kernel with an offset.
 pub struct Linear;
@@ -9,22 +9,7 @@ fn k(x: &[f64], z: &[f64], _same: bool, p: &[f64]) -> f64 {
 }
 
 impl KernelLaw for Linear {
-    fn name(&self) -> &'static str {
-        "linear"
-    }
-    fn params(&self) -> &'static [KernelParam] {
-        &[KernelParam {
-            name: "offset",
-            role: ParamRole::Real { default: 0.0 },
-        }]
-    }
-    fn formula(&self) -> &'static str {
-        "x·x' + c"
-    }
     fn form(&self) -> KernelForm {
         KernelForm::Pointwise(k)
-    }
-    fn example(&self) -> &'static [f64] {
-        &[0.3]
     }
 }

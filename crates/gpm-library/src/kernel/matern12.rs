@@ -1,5 +1,5 @@
 //! `matern12(ell)`: the Matérn ν = 1/2 (exponential) kernel, `exp(−r)`.
-use super::{KernelForm, KernelLaw, KernelParam, ParamRole};
+use super::{KernelForm, KernelLaw};
 use gpm_special::{exp_in_place, vectorised, SliceMap};
 
 /// The Matérn 1/2 kernel.
@@ -18,23 +18,8 @@ impl SliceMap for Profile {
 }
 
 impl KernelLaw for Matern12 {
-    fn name(&self) -> &'static str {
-        "matern12"
-    }
-    fn params(&self) -> &'static [KernelParam] {
-        &[KernelParam {
-            name: "lengthscale",
-            role: ParamRole::Lengthscale,
-        }]
-    }
-    fn formula(&self) -> &'static str {
-        "exp(−r)"
-    }
     fn form(&self) -> KernelForm {
         KernelForm::Stationary(vectorised::<Profile>)
-    }
-    fn example(&self) -> &'static [f64] {
-        &[0.9]
     }
     fn profile_at(&self, r2: f64, _p: &[f64]) -> Option<f64> {
         Some((-r2.sqrt()).exp())

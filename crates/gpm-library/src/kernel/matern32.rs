@@ -1,5 +1,5 @@
 //! `matern32(ell)`: the Matérn ν = 3/2 kernel, `(1 + √3 r) exp(−√3 r)`.
-use super::{KernelForm, KernelLaw, KernelParam, ParamRole};
+use super::{KernelForm, KernelLaw};
 use gpm_special::{matern_in_place, vectorised, SliceMap};
 
 /// The Matérn 3/2 kernel.
@@ -15,23 +15,8 @@ impl SliceMap for Profile {
 }
 
 impl KernelLaw for Matern32 {
-    fn name(&self) -> &'static str {
-        "matern32"
-    }
-    fn params(&self) -> &'static [KernelParam] {
-        &[KernelParam {
-            name: "lengthscale",
-            role: ParamRole::Lengthscale,
-        }]
-    }
-    fn formula(&self) -> &'static str {
-        "(1 + √3 r) exp(−√3 r)"
-    }
     fn form(&self) -> KernelForm {
         KernelForm::Stationary(vectorised::<Profile>)
-    }
-    fn example(&self) -> &'static [f64] {
-        &[1.1]
     }
     fn profile_at(&self, r2: f64, _p: &[f64]) -> Option<f64> {
         let a = (3.0 * r2).sqrt();

@@ -1,5 +1,5 @@
 //! `matern52(ell)`: the Matérn ν = 5/2 kernel, `(1 + √5 r + 5r²/3) exp(−√5 r)`.
-use super::{KernelForm, KernelLaw, KernelParam, ParamRole};
+use super::{KernelForm, KernelLaw};
 use gpm_special::{matern_in_place, vectorised, SliceMap};
 
 /// The Matérn 5/2 kernel.
@@ -15,23 +15,8 @@ impl SliceMap for Profile {
 }
 
 impl KernelLaw for Matern52 {
-    fn name(&self) -> &'static str {
-        "matern52"
-    }
-    fn params(&self) -> &'static [KernelParam] {
-        &[KernelParam {
-            name: "lengthscale",
-            role: ParamRole::Lengthscale,
-        }]
-    }
-    fn formula(&self) -> &'static str {
-        "(1 + √5 r + 5r²/3) exp(−√5 r)"
-    }
     fn form(&self) -> KernelForm {
         KernelForm::Stationary(vectorised::<Profile>)
-    }
-    fn example(&self) -> &'static [f64] {
-        &[0.8]
     }
     fn profile_at(&self, r2: f64, _p: &[f64]) -> Option<f64> {
         let a = (5.0 * r2).sqrt();

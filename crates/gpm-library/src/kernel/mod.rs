@@ -1,7 +1,8 @@
 //! Kernels — the covariance functions a GP prior is built from (`sqexp(ell)`, `periodic(l, p)`):
-//! one file per kernel implementing [`KernelLaw`], one line in `register!` (which declares the
-//! module and lists it in [`KERNELS`]). Sums, products and scalar variances of kernels are the
-//! language's own (`s2 * sqexp(ell) + linear()`), not entries.
+//! one file per kernel implementing [`KernelLaw`], its row in the `register!` signature table
+//! (name, aliases, parameters, example, formula; the macro declares the module and lists it in
+//! [`KERNELS`]). Sums, products and scalar variances of kernels are the language's own (`s2 *
+//! sqexp(ell) + linear()`), not entries.
 //!
 //! An entry gives its parameters (which is a lengthscale that may be a `vector[D]` hyperparameter
 //! — ARD — and which have defaults) and its form: stationary in the scaled squared distance,
@@ -48,18 +49,54 @@ pub enum KernelForm {
     Pointwise(fn(&[f64], &[f64], bool, &[f64]) -> f64),
 }
 
-/// A covariance function of the language.
-pub trait KernelLaw: Send + Sync {
+/// A kernel's row of the `register!` table: its name and aliases, parameters with their roles,
+/// the parameters the tests check it at, and its formula as shown.
+#[derive(Debug)]
+pub struct Signature {
     /// The name in the language (`sqexp`).
-    fn name(&self) -> &'static str;
+    pub name: &'static str,
+    /// Other names for it (`rbf`).
+    pub aliases: &'static [&'static str],
+    /// Its parameters, in positional order.
+    pub params: &'static [KernelParam],
+    /// Parameters the library's own tests check the entry at.
+    pub example: &'static [f64],
+    /// The formula shown in the docs.
+    pub formula: &'static str,
+}
+
+const LENGTHSCALE: ParamRole = ParamRole::Lengthscale;
+const POSITIVE: ParamRole = ParamRole::Positive;
+const fn real(default: f64) -> ParamRole {
+    ParamRole::Real { default }
+}
+
+/// The row of the table a kernel is registered with (implemented by `register!`, never by
+/// hand).
+pub trait Registered {
+    /// Its row.
+    fn signature(&self) -> &'static Signature;
+}
+
+/// A covariance function of the language: its file holds how it is evaluated, its row in
+/// `register!` the rest.
+pub trait KernelLaw: Registered + Send + Sync {
+    /// The name in the language (`sqexp`).
+    fn name(&self) -> &'static str {
+        self.signature().name
+    }
     /// Other names for it (`rbf`).
     fn aliases(&self) -> &'static [&'static str] {
-        &[]
+        self.signature().aliases
     }
     /// Its parameters, in positional order.
-    fn params(&self) -> &'static [KernelParam];
+    fn params(&self) -> &'static [KernelParam] {
+        self.signature().params
+    }
     /// The formula shown in the docs.
-    fn formula(&self) -> &'static str;
+    fn formula(&self) -> &'static str {
+        self.signature().formula
+    }
     /// How it is evaluated.
     fn form(&self) -> KernelForm;
     /// The `"type"` tag of the kernel in `gpmc check --format json`.
@@ -67,7 +104,9 @@ pub trait KernelLaw: Send + Sync {
         self.name()
     }
     /// Parameters the library's own tests check the entry at.
-    fn example(&self) -> &'static [f64];
+    fn example(&self) -> &'static [f64] {
+        self.signature().example
+    }
     /// The profile `f(r²)` at one value and the parameters after the lengthscale, written
     /// plainly: the tests compare the vectorised form with it (stationary kernels only).
     fn profile_at(&self, _r2: f64, _p: &[f64]) -> Option<f64> {
@@ -91,26 +130,43 @@ entry_ref!(
     KernelLaw
 );
 
-/// Declares each kernel's module and lists it in [`KERNELS`]: one line per entry.
+/// Declares each kernel's module, gives it its row of the table and lists it in [`KERNELS`]:
+/// one line per entry, `module::Entry = "name" aka [aliases](params) at [example] "formula"`.
 macro_rules! register {
-    ($($module:ident :: $entry:ident),* $(,)?) => {
-        $(mod $module;)*
-        /// Every kernel of the language. Adding one: a file in this folder and a line in
-        /// `register!` below (docs/ARCHITECTURE.md, "Adding a kernel").
+    ($($module:ident :: $entry:ident = $name:literal aka [ $($alias:literal),* ]
+        ( $($pname:literal : $role:expr),* ) at [ $($ex:expr),* ] $formula:literal),* $(,)?) => {
+        $(
+            mod $module;
+            impl Registered for $module::$entry {
+                fn signature(&self) -> &'static Signature {
+                    static ROW: Signature = Signature {
+                        name: $name,
+                        aliases: &[$($alias),*],
+                        params: &[$(KernelParam { name: $pname, role: $role }),*],
+                        example: &[$($ex),*],
+                        formula: $formula,
+                    };
+                    &ROW
+                }
+            }
+        )*
+        /// Every kernel of the language. Adding one: a file in this folder with how it is
+        /// evaluated, and its row below (docs/ARCHITECTURE.md, "Adding a kernel").
         pub static KERNELS: &[&dyn KernelLaw] = &[$(&$module::$entry),*];
     };
 }
 
+#[rustfmt::skip]
 register! {
-    sqexp::SqExp,
-    matern12::Matern12,
-    matern32::Matern32,
-    matern52::Matern52,
-    rational_quadratic::RationalQuadratic,
-    linear::Linear,
-    periodic::Periodic,
-    constant::Constant,
-    white::White,
+    sqexp::SqExp = "sqexp" aka ["rbf"]("lengthscale": LENGTHSCALE) at [0.7] "exp(−r²/2), r = ‖x − x'‖/ℓ",
+    matern12::Matern12 = "matern12" aka []("lengthscale": LENGTHSCALE) at [0.9] "exp(−r)",
+    matern32::Matern32 = "matern32" aka []("lengthscale": LENGTHSCALE) at [1.1] "(1 + √3 r) exp(−√3 r)",
+    matern52::Matern52 = "matern52" aka []("lengthscale": LENGTHSCALE) at [0.8] "(1 + √5 r + 5r²/3) exp(−√5 r)",
+    rational_quadratic::RationalQuadratic = "rational_quadratic" aka []("lengthscale": LENGTHSCALE, "alpha": POSITIVE) at [0.9, 1.7] "(1 + r²/(2α))^(−α)",
+    linear::Linear = "linear" aka []("offset": real(0.0)) at [0.3] "x·x' + c",
+    periodic::Periodic = "periodic" aka []("lengthscale": POSITIVE, "period": POSITIVE) at [0.8, 1.5] "exp(−2 Σ_d sin²(π (x_d − x'_d) / p) / ℓ²)",
+    constant::Constant = "constant" aka []() at [] "1",
+    white::White = "white" aka []() at [] "1 if the same training point, else 0",
 }
 
 /// The kernel of this name or alias.

@@ -3,7 +3,7 @@
 //! with several input columns the sines are taken per column — `sin²(π ‖x − x'‖ / p)` of the
 //! whole distance is not positive semi-definite there (the library's Gram-matrix test found a
 //! negative pivot on 25 points in 2-D), and this was the form until 2026-11-26.
-use super::{KernelForm, KernelLaw, KernelParam, ParamRole};
+use super::{KernelForm, KernelLaw};
 
 /// The periodic kernel (MacKay 1998).
 pub struct Periodic;
@@ -18,28 +18,7 @@ fn k(x: &[f64], z: &[f64], _same: bool, p: &[f64]) -> f64 {
 }
 
 impl KernelLaw for Periodic {
-    fn name(&self) -> &'static str {
-        "periodic"
-    }
-    fn params(&self) -> &'static [KernelParam] {
-        &[
-            KernelParam {
-                name: "lengthscale",
-                role: ParamRole::Positive,
-            },
-            KernelParam {
-                name: "period",
-                role: ParamRole::Positive,
-            },
-        ]
-    }
-    fn formula(&self) -> &'static str {
-        "exp(−2 Σ_d sin²(π (x_d − x'_d) / p) / ℓ²)"
-    }
     fn form(&self) -> KernelForm {
         KernelForm::Pointwise(k)
-    }
-    fn example(&self) -> &'static [f64] {
-        &[0.8, 1.5]
     }
 }

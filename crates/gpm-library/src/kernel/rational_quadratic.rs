@@ -1,7 +1,7 @@
 //! `rational_quadratic(ell, alpha)`: `(1 + r²/(2α))^(−α)`, a scale mixture of squared
 //! exponentials (GPML eq. 4.19; `sqexp` as α → ∞). Added as the worked example of
-//! docs/ARCHITECTURE.md ("Adding a kernel"): this file and one line in `register!`.
-use super::{KernelForm, KernelLaw, KernelParam, ParamRole};
+//! docs/ARCHITECTURE.md ("Adding a kernel"): this file and its row in `register!`.
+use super::{KernelForm, KernelLaw};
 use gpm_special::{vectorised, SliceMap};
 
 /// The rational quadratic kernel.
@@ -20,29 +20,8 @@ impl SliceMap for Profile {
 }
 
 impl KernelLaw for RationalQuadratic {
-    fn name(&self) -> &'static str {
-        "rational_quadratic"
-    }
-    fn params(&self) -> &'static [KernelParam] {
-        &[
-            KernelParam {
-                name: "lengthscale",
-                role: ParamRole::Lengthscale,
-            },
-            KernelParam {
-                name: "alpha",
-                role: ParamRole::Positive,
-            },
-        ]
-    }
-    fn formula(&self) -> &'static str {
-        "(1 + r²/(2α))^(−α)"
-    }
     fn form(&self) -> KernelForm {
         KernelForm::Stationary(vectorised::<Profile>)
-    }
-    fn example(&self) -> &'static [f64] {
-        &[0.9, 1.7]
     }
     fn profile_at(&self, r2: f64, p: &[f64]) -> Option<f64> {
         Some((1.0 + r2 / (2.0 * p[0])).powf(-p[0]))

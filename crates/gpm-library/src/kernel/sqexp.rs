@@ -1,5 +1,5 @@
 //! `sqexp(ell)` (also `rbf`): the squared exponential, `exp(−r²/2)`.
-use super::{KernelForm, KernelLaw, KernelParam, ParamRole};
+use super::{KernelForm, KernelLaw};
 use gpm_special::{exp_in_place, vectorised, SliceMap};
 
 /// The squared-exponential kernel.
@@ -18,29 +18,11 @@ impl SliceMap for Profile {
 }
 
 impl KernelLaw for SqExp {
-    fn name(&self) -> &'static str {
-        "sqexp"
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        &["rbf"]
-    }
-    fn params(&self) -> &'static [KernelParam] {
-        &[KernelParam {
-            name: "lengthscale",
-            role: ParamRole::Lengthscale,
-        }]
-    }
-    fn formula(&self) -> &'static str {
-        "exp(−r²/2), r = ‖x − x'‖/ℓ"
-    }
     fn form(&self) -> KernelForm {
         KernelForm::Stationary(vectorised::<Profile>)
     }
     fn json_type(&self) -> &'static str {
         "sq_exp"
-    }
-    fn example(&self) -> &'static [f64] {
-        &[0.7]
     }
     fn profile_at(&self, r2: f64, _p: &[f64]) -> Option<f64> {
         Some((-0.5 * r2).exp())

@@ -1,6 +1,6 @@
 //! `bernoulli_logit(eta)`: binary labels with the logistic link.
 use super::formula::{n, p, y};
-use super::{binary_labels, Formula, Labels, Likelihood, ResponseKind};
+use super::{binary_labels, Formula, Labels, Likelihood};
 use rand::{Rng, RngCore};
 
 /// `P(y = 1) = σ(η)`, labels `{0, 1}` or `{−1, 1}`.
@@ -11,18 +11,6 @@ fn pm_one(labels: Labels) -> bool {
 }
 
 impl Likelihood for BernoulliLogit {
-    fn name(&self) -> &'static str {
-        "bernoulli_logit"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["eta"]
-    }
-    fn response(&self) -> ResponseKind {
-        ResponseKind::Binary
-    }
-    fn formula(&self) -> &'static str {
-        "y log logistic(eta) + (1-y) log logistic(-eta)  (labels {0,1});  log logistic(y eta)  (labels {-1,1})"
-    }
     fn log_density(&self, labels: Labels) -> Option<Formula> {
         Some(if pm_one(labels) {
             // Labels ±1: p(y | η) = σ(y η).
@@ -58,8 +46,5 @@ impl Likelihood for BernoulliLogit {
         let (one, zero) = binary_labels(labels);
         let s = gpm_special::logistic(p[0]);
         Some((one - zero).powi(2) * s * (1.0 - s))
-    }
-    fn example(&self) -> &'static [f64] {
-        &[0.8]
     }
 }

@@ -1,6 +1,6 @@
 //! `binomial_logit(n, eta)`: successes out of `n` trials with the logistic link.
 use super::formula::{n, p, y};
-use super::{Formula, Labels, Likelihood, ResponseKind};
+use super::{Formula, Labels, Likelihood};
 use rand::RngCore;
 use rand_distr::Distribution;
 
@@ -8,18 +8,6 @@ use rand_distr::Distribution;
 pub struct BinomialLogit;
 
 impl Likelihood for BinomialLogit {
-    fn name(&self) -> &'static str {
-        "binomial_logit"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["n", "eta"]
-    }
-    fn response(&self) -> ResponseKind {
-        ResponseKind::Count
-    }
-    fn formula(&self) -> &'static str {
-        "log C(n, y) + y log logistic(eta) + (n-y) log logistic(-eta)"
-    }
     fn log_density(&self, _labels: Labels) -> Option<Formula> {
         let choose = (p(0) + n(1.0)).lgamma()
             - (y() + n(1.0)).lgamma()
@@ -45,8 +33,5 @@ impl Likelihood for BinomialLogit {
     }
     fn trials(&self) -> Option<usize> {
         Some(0)
-    }
-    fn example(&self) -> &'static [f64] {
-        &[12.0, -0.3]
     }
 }

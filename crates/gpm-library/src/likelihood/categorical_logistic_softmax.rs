@@ -1,25 +1,13 @@
 //! `categorical_logistic_softmax(F)`: class labels `1..C` with `P(y = k) ∝ σ(F_k)` (thesis
 //! §7.4). Structural: the lowering assembles it from the latent matrix's columns, so it has no
 //! formula of its own here; its draw takes the class weights `σ(F_ik)`.
-use super::{Formula, Labels, Likelihood, ResponseKind};
+use super::{Formula, Labels, Likelihood};
 use rand::{Rng, RngCore};
 
 /// The logistic-softmax likelihood.
 pub struct CategoricalLogisticSoftmax;
 
 impl Likelihood for CategoricalLogisticSoftmax {
-    fn name(&self) -> &'static str {
-        "categorical_logistic_softmax"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["F"]
-    }
-    fn response(&self) -> ResponseKind {
-        ResponseKind::Category
-    }
-    fn formula(&self) -> &'static str {
-        "log logistic(F[y]) - log sum_c logistic(F[c])"
-    }
     fn log_density(&self, _labels: Labels) -> Option<Formula> {
         None
     }
@@ -52,8 +40,5 @@ impl Likelihood for CategoricalLogisticSoftmax {
                 .sum::<f64>()
                 / total,
         )
-    }
-    fn example(&self) -> &'static [f64] {
-        &[0.5, 1.0, 2.0, 1.5]
     }
 }

@@ -1,7 +1,7 @@
 //! `horseshoe(mu, tau)`: the horseshoe of Carvalho, Polson & Scott (2010) with its local scale
 //! integrated out — `y ~ N(μ, λ²τ²)`, `λ ~ C⁺(0, 1)` — as a latent prior `horseshoe(tau)`.
 use super::formula::{n, p, y};
-use super::{Formula, Labels, Likelihood, ResponseKind};
+use super::{Formula, Labels, Likelihood};
 use rand::{Rng, RngCore};
 use rand_distr::StandardNormal;
 
@@ -9,18 +9,6 @@ use rand_distr::StandardNormal;
 pub struct Horseshoe;
 
 impl Likelihood for Horseshoe {
-    fn name(&self) -> &'static str {
-        "horseshoe"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["mu", "tau"]
-    }
-    fn response(&self) -> ResponseKind {
-        ResponseKind::Real
-    }
-    fn formula(&self) -> &'static str {
-        "log(e^x E1(x)) - log(tau) - log(pi) - log(2 pi)/2, x = ((y - mu)/tau)^2/2"
-    }
     /// CPS 2010 Theorem 1: `p(y) = e^x E₁(x) / (π τ √(2π))` — infinite at `y = μ`, with
     /// Cauchy-like tails `~ 2τ / (π √(2π) (y − μ)²)`.
     fn log_density(&self, _labels: Labels) -> Option<Formula> {
@@ -45,8 +33,5 @@ impl Likelihood for Horseshoe {
     }
     fn variance(&self, _p: &[f64], _labels: Labels) -> Option<f64> {
         None
-    }
-    fn example(&self) -> &'static [f64] {
-        &[-0.4, 0.8]
     }
 }

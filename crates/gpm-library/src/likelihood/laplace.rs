@@ -1,24 +1,12 @@
 //! `laplace(mu, b)` (Stan's `double_exponential`).
 use super::formula::{n, p, y};
-use super::{Formula, Labels, Likelihood, ResponseKind};
+use super::{Formula, Labels, Likelihood};
 use rand::{Rng, RngCore};
 
 /// The Laplace distribution with location `μ` and scale `b`.
 pub struct Laplace;
 
 impl Likelihood for Laplace {
-    fn name(&self) -> &'static str {
-        "laplace"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["mu", "b"]
-    }
-    fn response(&self) -> ResponseKind {
-        ResponseKind::Real
-    }
-    fn formula(&self) -> &'static str {
-        "-log(2 b) - abs(y - mu)/b"
-    }
     fn log_density(&self, _labels: Labels) -> Option<Formula> {
         Some(-(n(2.0) * p(1)).log() - (y() - p(0)).abs() / p(1))
     }
@@ -42,8 +30,5 @@ impl Likelihood for Laplace {
     }
     fn variance(&self, p: &[f64], _labels: Labels) -> Option<f64> {
         Some(2.0 * p[1] * p[1])
-    }
-    fn example(&self) -> &'static [f64] {
-        &[0.5, 1.3]
     }
 }

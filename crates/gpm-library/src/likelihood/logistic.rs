@@ -1,24 +1,12 @@
 //! `logistic(mu, s)`: the logistic distribution of a real response.
 use super::formula::{n, p, y};
-use super::{Formula, Labels, Likelihood, ResponseKind};
+use super::{Formula, Labels, Likelihood};
 use rand::{Rng, RngCore};
 
 /// The logistic distribution with location `μ` and scale `s`.
 pub struct Logistic;
 
 impl Likelihood for Logistic {
-    fn name(&self) -> &'static str {
-        "logistic"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["mu", "s"]
-    }
-    fn response(&self) -> ResponseKind {
-        ResponseKind::Real
-    }
-    fn formula(&self) -> &'static str {
-        "-log(s) - z - 2 softplus(-z),  z = (y - mu)/s"
-    }
     fn log_density(&self, _labels: Labels) -> Option<Formula> {
         let z = (y() - p(0)) / p(1);
         Some(-p(1).log() - z.clone() - n(2.0) * (-z).softplus())
@@ -44,8 +32,5 @@ impl Likelihood for Logistic {
     }
     fn variance(&self, p: &[f64], _labels: Labels) -> Option<f64> {
         Some(p[1] * p[1] * std::f64::consts::PI.powi(2) / 3.0)
-    }
-    fn example(&self) -> &'static [f64] {
-        &[0.1, 0.6]
     }
 }

@@ -1,6 +1,7 @@
 //! Likelihoods — the distributions a response is drawn from (`y ~ poisson(rate)`): one file per
-//! distribution implementing [`Likelihood`], one line in `register!` (which declares the module
-//! and lists it in [`LIKELIHOODS`]).
+//! distribution implementing [`Likelihood`], its row in the `register!` signature table (name,
+//! parameters, response, example, formula; the macro declares the module and lists it in
+//! [`LIKELIHOODS`]).
 //!
 //! An entry gives its log-density as a [`Formula`]; the lowering turns it into the IR's
 //! expression, and from there the CAS and the augmentation recognizers find its augmentation (or
@@ -47,16 +48,47 @@ pub fn binary_labels(labels: Labels) -> (f64, f64) {
     (1.0, zero)
 }
 
-/// A distribution of the responses.
-pub trait Likelihood: Send + Sync {
+/// A likelihood's row of the `register!` table — stanc3's signature table: its name, parameter
+/// names, response, density as shown, and the parameters the tests check it at.
+#[derive(Debug)]
+pub struct Signature {
     /// The name in the language (`poisson`).
-    fn name(&self) -> &'static str;
+    pub name: &'static str,
     /// Parameter names, in positional order.
-    fn params(&self) -> &'static [&'static str];
+    pub params: &'static [&'static str],
     /// What `y` must be.
-    fn response(&self) -> ResponseKind;
+    pub response: ResponseKind,
     /// The density as shown in the docs and by `gpmc check`.
-    fn formula(&self) -> &'static str;
+    pub formula: &'static str,
+    /// Parameters the library's own tests check the entry at.
+    pub example: &'static [f64],
+}
+
+/// The row of the table an entry is registered with (implemented by `register!`, never by hand).
+pub trait Registered {
+    /// Its row.
+    fn signature(&self) -> &'static Signature;
+}
+
+/// A distribution of the responses: its file holds the mathematics, its row in `register!` the
+/// rest.
+pub trait Likelihood: Registered + Send + Sync {
+    /// The name in the language (`poisson`).
+    fn name(&self) -> &'static str {
+        self.signature().name
+    }
+    /// Parameter names, in positional order.
+    fn params(&self) -> &'static [&'static str] {
+        self.signature().params
+    }
+    /// What `y` must be.
+    fn response(&self) -> ResponseKind {
+        self.signature().response
+    }
+    /// The density as shown in the docs and by `gpmc check`.
+    fn formula(&self) -> &'static str {
+        self.signature().formula
+    }
     /// `log p(y | params)`, normalised, in [`formula::y`] and [`formula::p`]; `None` for a
     /// structural distribution the lowering assembles itself (the logistic-softmax).
     fn log_density(&self, labels: Labels) -> Option<Formula>;
@@ -78,7 +110,9 @@ pub trait Likelihood: Send + Sync {
         None
     }
     /// Parameters the library's own tests check the entry at.
-    fn example(&self) -> &'static [f64];
+    fn example(&self) -> &'static [f64] {
+        self.signature().example
+    }
 }
 
 entry_ref!(
@@ -87,29 +121,47 @@ entry_ref!(
     Likelihood
 );
 
-/// Declares each likelihood's module and lists it in [`LIKELIHOODS`]: one line per entry.
+/// Declares each likelihood's module, gives it its row of the table and lists it in
+/// [`LIKELIHOODS`]: one line per entry,
+/// `module::Entry = "name"(params) -> Response at [example] "formula"`.
 macro_rules! register {
-    ($($module:ident :: $entry:ident),* $(,)?) => {
-        $(mod $module;)*
-        /// Every likelihood of the language. Adding one: a file in this folder and a line in
-        /// `register!` below (docs/ARCHITECTURE.md, "Adding a likelihood").
+    ($($module:ident :: $entry:ident = $name:literal ( $($param:literal),* ) -> $response:ident
+        at [ $($ex:expr),* ] $formula:literal),* $(,)?) => {
+        $(
+            mod $module;
+            impl Registered for $module::$entry {
+                fn signature(&self) -> &'static Signature {
+                    static ROW: Signature = Signature {
+                        name: $name,
+                        params: &[$($param),*],
+                        response: ResponseKind::$response,
+                        formula: $formula,
+                        example: &[$($ex),*],
+                    };
+                    &ROW
+                }
+            }
+        )*
+        /// Every likelihood of the language. Adding one: a file in this folder with its
+        /// mathematics, and its row below (docs/ARCHITECTURE.md, "Adding a likelihood").
         pub static LIKELIHOODS: &[&dyn Likelihood] = &[$(&$module::$entry),*];
     };
 }
 
+#[rustfmt::skip]
 register! {
-    normal::Normal,
-    student_t::StudentT,
-    laplace::Laplace,
-    logistic::Logistic,
-    bernoulli_logit::BernoulliLogit,
-    binomial_logit::BinomialLogit,
-    poisson::Poisson,
-    poisson_log::PoissonLog,
-    neg_binomial_logit::NegBinomialLogit,
-    neg_binomial_2_log::NegBinomial2Log,
-    categorical_logistic_softmax::CategoricalLogisticSoftmax,
-    horseshoe::Horseshoe,
+    normal::Normal = "normal"("mu", "sigma") -> Real at [0.3, 1.7] "-log(sigma) - log(2 pi)/2 - ((y - mu)/sigma)^2 / 2",
+    student_t::StudentT = "student_t"("nu", "mu", "sigma") -> Real at [5.0, -0.4, 0.8] "lgamma((nu+1)/2) - lgamma(nu/2) - log(nu pi)/2 - log(sigma) - (nu+1)/2 log(1 + ((y-mu)/sigma)^2/nu)",
+    laplace::Laplace = "laplace"("mu", "b") -> Real at [0.5, 1.3] "-log(2 b) - abs(y - mu)/b",
+    logistic::Logistic = "logistic"("mu", "s") -> Real at [0.1, 0.6] "-log(s) - z - 2 softplus(-z),  z = (y - mu)/s",
+    bernoulli_logit::BernoulliLogit = "bernoulli_logit"("eta") -> Binary at [0.8] "y log logistic(eta) + (1-y) log logistic(-eta)  (labels {0,1});  log logistic(y eta)  (labels {-1,1})",
+    binomial_logit::BinomialLogit = "binomial_logit"("n", "eta") -> Count at [12.0, -0.3] "log C(n, y) + y log logistic(eta) + (n-y) log logistic(-eta)",
+    poisson::Poisson = "poisson"("rate") -> Count at [3.7] "y log(rate) - rate - lgamma(y+1)",
+    poisson_log::PoissonLog = "poisson_log"("eta") -> Count at [1.2] "y eta - exp(eta) - lgamma(y+1)",
+    neg_binomial_logit::NegBinomialLogit = "neg_binomial_logit"("r", "eta") -> Count at [2.5, 0.7] "lgamma(y+r) - lgamma(r) - lgamma(y+1) + y log logistic(eta) + r log logistic(-eta)",
+    neg_binomial_2_log::NegBinomial2Log = "neg_binomial_2_log"("eta", "phi") -> Count at [1.3, 2.5] "lgamma(y+phi) - lgamma(phi) - lgamma(y+1) + y log logistic(eta - log phi) + phi log logistic(log phi - eta)",
+    categorical_logistic_softmax::CategoricalLogisticSoftmax = "categorical_logistic_softmax"("F") -> Category at [0.5, 1.0, 2.0, 1.5] "log logistic(F[y]) - log sum_c logistic(F[c])",
+    horseshoe::Horseshoe = "horseshoe"("mu", "tau") -> Real at [-0.4, 0.8] "log(e^x E1(x)) - log(tau) - log(pi) - log(2 pi)/2, x = ((y - mu)/tau)^2/2",
 }
 
 pub use categorical_logistic_softmax::CategoricalLogisticSoftmax;

@@ -3,25 +3,13 @@
 //! `r = φ` and logit `η − log φ`, written that way here so that the recognizers find the same
 //! Pólya-Gamma augmentation (`log σ` of an affine predictor).
 use super::formula::{n, p, y};
-use super::{Formula, Labels, Likelihood, ResponseKind};
+use super::{Formula, Labels, Likelihood};
 use rand::RngCore;
 
 /// `p(y) = C(y+φ−1, y) (e^η/(e^η+φ))^y (φ/(e^η+φ))^φ`.
 pub struct NegBinomial2Log;
 
 impl Likelihood for NegBinomial2Log {
-    fn name(&self) -> &'static str {
-        "neg_binomial_2_log"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["eta", "phi"]
-    }
-    fn response(&self) -> ResponseKind {
-        ResponseKind::Count
-    }
-    fn formula(&self) -> &'static str {
-        "lgamma(y+phi) - lgamma(phi) - lgamma(y+1) + y log logistic(eta - log phi) + phi log logistic(log phi - eta)"
-    }
     fn log_density(&self, _labels: Labels) -> Option<Formula> {
         let logit = p(0) - p(1).log();
         let norm = (y() + p(1)).lgamma() - p(1).lgamma() - (y() + n(1.0)).lgamma();
@@ -42,8 +30,5 @@ impl Likelihood for NegBinomial2Log {
     fn variance(&self, p: &[f64], _labels: Labels) -> Option<f64> {
         let m = p[0].exp();
         Some(m + m * m / p[1])
-    }
-    fn example(&self) -> &'static [f64] {
-        &[1.3, 2.5]
     }
 }

@@ -1,6 +1,6 @@
 //! `neg_binomial_logit(r, eta)`: counts, `r` failures' worth, success odds `e^η`.
 use super::formula::{n, p, y};
-use super::{Formula, Labels, Likelihood, ResponseKind};
+use super::{Formula, Labels, Likelihood};
 use rand::RngCore;
 use rand_distr::{Distribution, Gamma};
 
@@ -20,18 +20,6 @@ pub(super) fn gamma_poisson(shape: f64, scale: f64, rng: &mut dyn RngCore) -> f6
 }
 
 impl Likelihood for NegBinomialLogit {
-    fn name(&self) -> &'static str {
-        "neg_binomial_logit"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["r", "eta"]
-    }
-    fn response(&self) -> ResponseKind {
-        ResponseKind::Count
-    }
-    fn formula(&self) -> &'static str {
-        "lgamma(y+r) - lgamma(r) - lgamma(y+1) + y log logistic(eta) + r log logistic(-eta)"
-    }
     fn log_density(&self, _labels: Labels) -> Option<Formula> {
         let norm = (y() + p(0)).lgamma() - p(0).lgamma() - (y() + n(1.0)).lgamma();
         Some(norm + (y() * p(1).logistic().log() + p(0) * (-p(1)).logistic().log()))
@@ -52,8 +40,5 @@ impl Likelihood for NegBinomialLogit {
     /// The mean times `1 + e^η`.
     fn variance(&self, p: &[f64], _labels: Labels) -> Option<f64> {
         Some(p[0] * p[1].exp() * (1.0 + p[1].exp()))
-    }
-    fn example(&self) -> &'static [f64] {
-        &[2.5, 0.7]
     }
 }

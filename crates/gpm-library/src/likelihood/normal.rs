@@ -1,6 +1,6 @@
 //! `normal(mu, sigma)`.
 use super::formula::{n, p, y};
-use super::{Formula, Labels, Likelihood, ResponseKind};
+use super::{Formula, Labels, Likelihood};
 use rand::RngCore;
 use rand_distr::{Distribution, StandardNormal};
 
@@ -8,18 +8,6 @@ use rand_distr::{Distribution, StandardNormal};
 pub struct Normal;
 
 impl Likelihood for Normal {
-    fn name(&self) -> &'static str {
-        "normal"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["mu", "sigma"]
-    }
-    fn response(&self) -> ResponseKind {
-        ResponseKind::Real
-    }
-    fn formula(&self) -> &'static str {
-        "-log(sigma) - log(2 pi)/2 - ((y - mu)/sigma)^2 / 2"
-    }
     fn log_density(&self, _labels: Labels) -> Option<Formula> {
         let z = (y() - p(0)) / p(1);
         let half_log_2pi = 0.5 * (2.0 * std::f64::consts::PI).ln();
@@ -44,8 +32,5 @@ impl Likelihood for Normal {
     }
     fn variance(&self, p: &[f64], _labels: Labels) -> Option<f64> {
         Some(p[1] * p[1])
-    }
-    fn example(&self) -> &'static [f64] {
-        &[0.3, 1.7]
     }
 }

@@ -1,6 +1,6 @@
 //! `poisson(rate)`.
 use super::formula::{n, p, y};
-use super::{Formula, Func, Labels, Likelihood, ResponseKind};
+use super::{Formula, Func, Labels, Likelihood};
 use rand::RngCore;
 use rand_distr::Distribution;
 
@@ -19,18 +19,6 @@ pub(super) fn draw_at(rate: f64, rng: &mut dyn RngCore) -> f64 {
 }
 
 impl Likelihood for Poisson {
-    fn name(&self) -> &'static str {
-        "poisson"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["rate"]
-    }
-    fn response(&self) -> ResponseKind {
-        ResponseKind::Count
-    }
-    fn formula(&self) -> &'static str {
-        "y log(rate) - rate - lgamma(y+1)"
-    }
     fn log_density(&self, _labels: Labels) -> Option<Formula> {
         Some(y() * p(0).log() - p(0) - (y() + n(1.0)).lgamma())
     }
@@ -52,8 +40,5 @@ impl Likelihood for Poisson {
     }
     fn variance(&self, p: &[f64], _labels: Labels) -> Option<f64> {
         Some(p[0])
-    }
-    fn example(&self) -> &'static [f64] {
-        &[3.7]
     }
 }

@@ -1,26 +1,14 @@
 //! `poisson_log(eta)`: counts with log rate `η` (Stan's `poisson_log`). No augmentation makes
 //! `exp(η)` conditionally conjugate; the generic update takes it. Added as the worked example
-//! of docs/ARCHITECTURE.md ("Adding a likelihood"): this file and one line in `register!`.
+//! of docs/ARCHITECTURE.md ("Adding a likelihood"): this file and its row in `register!`.
 use super::formula::{n, p, y};
-use super::{Formula, Labels, Likelihood, ResponseKind};
+use super::{Formula, Labels, Likelihood};
 use rand::RngCore;
 
 /// Counts with rate `e^η`.
 pub struct PoissonLog;
 
 impl Likelihood for PoissonLog {
-    fn name(&self) -> &'static str {
-        "poisson_log"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["eta"]
-    }
-    fn response(&self) -> ResponseKind {
-        ResponseKind::Count
-    }
-    fn formula(&self) -> &'static str {
-        "y eta - exp(eta) - lgamma(y+1)"
-    }
     fn log_density(&self, _labels: Labels) -> Option<Formula> {
         Some(y() * p(0) - p(0).exp() - (y() + n(1.0)).lgamma())
     }
@@ -35,8 +23,5 @@ impl Likelihood for PoissonLog {
     }
     fn variance(&self, p: &[f64], _labels: Labels) -> Option<f64> {
         Some(p[0].exp())
-    }
-    fn example(&self) -> &'static [f64] {
-        &[1.2]
     }
 }

@@ -1,6 +1,6 @@
 //! `student_t(nu, mu, sigma)`.
 use super::formula::{n, p, y};
-use super::{Formula, Labels, Likelihood, ResponseKind};
+use super::{Formula, Labels, Likelihood};
 use rand::RngCore;
 use rand_distr::Distribution;
 
@@ -8,18 +8,6 @@ use rand_distr::Distribution;
 pub struct StudentT;
 
 impl Likelihood for StudentT {
-    fn name(&self) -> &'static str {
-        "student_t"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["nu", "mu", "sigma"]
-    }
-    fn response(&self) -> ResponseKind {
-        ResponseKind::Real
-    }
-    fn formula(&self) -> &'static str {
-        "lgamma((nu+1)/2) - lgamma(nu/2) - log(nu pi)/2 - log(sigma) - (nu+1)/2 log(1 + ((y-mu)/sigma)^2/nu)"
-    }
     fn log_density(&self, _labels: Labels) -> Option<Formula> {
         let z = (y() - p(1)) / p(2);
         let nu1 = (p(0) + n(1.0)) / n(2.0);
@@ -63,8 +51,5 @@ impl Likelihood for StudentT {
     }
     fn variance(&self, p: &[f64], _labels: Labels) -> Option<f64> {
         (p[0] > 2.0).then(|| p[2] * p[2] * p[0] / (p[0] - 2.0))
-    }
-    fn example(&self) -> &'static [f64] {
-        &[5.0, -0.4, 0.8]
     }
 }
