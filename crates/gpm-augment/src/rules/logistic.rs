@@ -6,14 +6,8 @@ use super::*;
 pub(super) struct Logistic;
 
 impl Rule for Logistic {
-    fn apply(
-        &self,
-        w: &mut Work<'_>,
-        _a: &T,
-        coef: &T,
-        core: &T,
-        _pending: &mut Vec<T>,
-    ) -> Result<bool, String> {
+    fn apply(&self, w: &mut Work<'_>, atom: Atom<'_>, _pending: &mut Vec<T>) -> Applied {
+        let Atom { coef, core, .. } = atom;
         match &core {
             T::Call(SxFunc::Log, v) => {
                 if let T::Call(SxFunc::Logistic, z) = &v[0] {

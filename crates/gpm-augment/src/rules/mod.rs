@@ -93,14 +93,20 @@ mod scale_mixture;
 /// tried; `Ok(true)`: it took the atom (recording variables and pushing simpler atoms on
 /// `pending`); `Err(why)`: it applies, and the atom is refused for this reason.
 trait Rule: Sync {
-    fn apply(
-        &self,
-        w: &mut Work<'_>,
-        atom: &T,
-        coef: &T,
-        core: &T,
-        pending: &mut Vec<T>,
-    ) -> Result<bool, String>;
+    fn apply(&self, w: &mut Work<'_>, atom: Atom<'_>, pending: &mut Vec<T>)
+        -> Result<bool, String>;
+}
+
+/// What a rule says of an atom (see [`Rule`]).
+type Applied = Result<bool, String>;
+
+/// An atom of the log-density as a rule sees it: the whole term `a = coef · core`, its factor
+/// `coef` free of the predictors, and the `core` that reads them.
+#[derive(Clone, Copy)]
+struct Atom<'t> {
+    a: &'t T,
+    coef: &'t T,
+    core: &'t T,
 }
 
 /// The rules, in the order they are tried; a new rule is a file in `rules/` and a line here.
@@ -154,7 +160,15 @@ impl Work<'_> {
         }
         let (coef, core) = split(&a);
         for rule in RULES {
-            if rule.apply(self, &a, &coef, &core, pending)? {
+            if rule.apply(
+                self,
+                Atom {
+                    a: &a,
+                    coef: &coef,
+                    core: &core,
+                },
+                pending,
+            )? {
                 return Ok(());
             }
         }

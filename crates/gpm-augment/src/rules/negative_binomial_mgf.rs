@@ -10,14 +10,8 @@ pub(super) struct NegativeBinomialMgf;
 pub(super) const GAMMA_SCALE_MIXTURE: &str = "Gamma scale mixture";
 
 impl Rule for NegativeBinomialMgf {
-    fn apply(
-        &self,
-        w: &mut Work<'_>,
-        a: &T,
-        coef: &T,
-        core: &T,
-        pending: &mut Vec<T>,
-    ) -> Result<bool, String> {
+    fn apply(&self, w: &mut Work<'_>, atom: Atom<'_>, pending: &mut Vec<T>) -> Applied {
+        let Atom { a, coef, core } = atom;
         // coef·log(1 + κσ(z)) with coef = −α < 0 and κ ≥ 0 free of the predictors:
         // (1 + κσ(z))^(−α) = Σ_k NB(k | α, κ/(1+κ)) σ(−z)^k.
         if let Some((kappa, z)) = one_plus_kappa_logistic(&core) {

@@ -6,14 +6,8 @@ use super::*;
 pub(super) struct PoissonMgf;
 
 impl Rule for PoissonMgf {
-    fn apply(
-        &self,
-        w: &mut Work<'_>,
-        _a: &T,
-        coef: &T,
-        core: &T,
-        pending: &mut Vec<T>,
-    ) -> Result<bool, String> {
+    fn apply(&self, w: &mut Work<'_>, atom: Atom<'_>, pending: &mut Vec<T>) -> Applied {
+        let Atom { coef, core, .. } = atom;
         let factors: Vec<T> = match &core {
             T::Mul(v) => v.clone(),
             other => vec![(*other).clone()],

@@ -39,14 +39,8 @@ fn normal_cdf_argument(t: &T) -> Option<T> {
 }
 
 impl Rule for Probit {
-    fn apply(
-        &self,
-        w: &mut Work<'_>,
-        _a: &T,
-        coef: &T,
-        core: &T,
-        _pending: &mut Vec<T>,
-    ) -> Result<bool, String> {
+    fn apply(&self, w: &mut Work<'_>, atom: Atom<'_>, _pending: &mut Vec<T>) -> Applied {
+        let Atom { coef, core, .. } = atom;
         let T::Call(SxFunc::Log, v) = core else {
             return Ok(false);
         };

@@ -6,14 +6,8 @@ use super::*;
 pub(super) struct ScaleMixture;
 
 impl Rule for ScaleMixture {
-    fn apply(
-        &self,
-        w: &mut Work<'_>,
-        a: &T,
-        _coef: &T,
-        core: &T,
-        _pending: &mut Vec<T>,
-    ) -> Result<bool, String> {
+    fn apply(&self, w: &mut Work<'_>, atom: Atom<'_>, _pending: &mut Vec<T>) -> Applied {
+        let Atom { a, core, .. } = atom;
         if let Some(u) = find_square_argument(&core) {
             let r = T::sym(Role::Aux, "r");
             let substituted = substitute_square(&a, &u, &r);
