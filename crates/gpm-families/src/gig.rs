@@ -144,12 +144,6 @@ fn ars<R: Rng + ?Sized>(
 }
 
 impl MixingLaw for Gig {
-    fn name(&self) -> &'static str {
-        "generalised inverse Gaussian"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["p", "a", "b"]
-    }
     fn sample(&self, rng: &mut ChaCha8Rng, q: &[f64]) -> Result<f64, LawError> {
         sample(rng, q[0], q[1], q[2])
     }

@@ -27,12 +27,6 @@ fn log_normaliser(c: f64, s: f64) -> f64 {
 }
 
 impl MixingLaw for Horseshoe {
-    fn name(&self) -> &'static str {
-        "horseshoe"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["c", "s"]
-    }
     fn log_density(&self, p: &[f64], w: f64) -> Option<f64> {
         let (c, s) = (p[0], p[1]);
         Some(-s * w - (c + w).ln() - log_normaliser(c, s))
@@ -78,7 +72,6 @@ impl MixingLaw for Horseshoe {
 mod tests {
     use super::*;
     use rand::SeedableRng;
-
     /// 40 000 draws pass a KS test against the CDF by quadrature of the density.
     #[test]
     fn draws_pass_ks_against_the_density() {

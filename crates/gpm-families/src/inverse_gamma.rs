@@ -9,12 +9,6 @@ use rand_chacha::ChaCha8Rng;
 pub struct InverseGamma;
 
 impl MixingLaw for InverseGamma {
-    fn name(&self) -> &'static str {
-        "inverse Gamma"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["shape", "scale"]
-    }
     fn log_density(&self, p: &[f64], w: f64) -> Option<f64> {
         let (a, b) = (p[0], p[1]);
         Some(a * b.ln() - gpm_special::lgamma(a) - (a + 1.0) * w.ln() - b / w)

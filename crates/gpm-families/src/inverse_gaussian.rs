@@ -33,12 +33,6 @@ pub fn sample<R: Rng + ?Sized>(rng: &mut R, mean: f64, shape: f64) -> Result<f64
 }
 
 impl MixingLaw for InverseGaussian {
-    fn name(&self) -> &'static str {
-        "inverse Gaussian"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["mean", "shape"]
-    }
     fn log_density(&self, p: &[f64], w: f64) -> Option<f64> {
         let (m, l) = (p[0], p[1]);
         Some(

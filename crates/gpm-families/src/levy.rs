@@ -12,12 +12,6 @@ use rand_distr::StandardNormal;
 pub struct Levy;
 
 impl MixingLaw for Levy {
-    fn name(&self) -> &'static str {
-        "Lévy"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["a"]
-    }
     fn log_density(&self, p: &[f64], w: f64) -> Option<f64> {
         let a = p[0];
         Some(a.ln() - (2.0 * std::f64::consts::PI.sqrt()).ln() - 1.5 * w.ln() - a * a / (4.0 * w))

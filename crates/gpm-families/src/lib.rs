@@ -1,30 +1,21 @@
 //! # gpm-families
 //!
 //! Owns the mixing laws of the augmentations — Pólya-Gamma, Gamma, inverse Gaussian, GIG,
-//! Lévy, inverse Gamma, Poisson, negative binomial, truncated normal, horseshoe — one file each, behind one trait,
-//! [`MixingLaw`]: its density (for certification by quadrature), its Laplace transform, the
+//! Lévy, inverse Gamma, Poisson, negative binomial, truncated normal, horseshoe — one file
+//! each, behind one trait, [`MixingLaw`]: its density (for certification by quadrature), its Laplace transform, the
 //! moments CAVI needs of the law tilted by `e^(−ωs)`, and an exact sampler for Gibbs. The same
 //! implementation serves certification (`gpm-augment`), the schedule (which names the law of
 //! every auxiliary) and the executors (`gpm-runtime`). It must not know about models, symbolic
 //! expressions or data: parameters arrive as numbers, in the order of [`MixingLaw::params`].
 //!
 //! Adding a family: a file here with a unit struct implementing [`MixingLaw`] and its tests
-//! (moments, KS, Laplace transform against quadrature of the density), and a line in [`LAWS`].
+//! (moments, KS, Laplace transform against quadrature of the density), and its row in
+//! `register!` (name, parameters, the point its tests check it at).
 #![warn(missing_docs)]
 
-pub mod gamma;
-pub mod gig;
-pub mod horseshoe;
-pub mod inverse_gamma;
-pub mod inverse_gaussian;
 pub mod inversion;
-pub mod levy;
-pub mod negative_binomial;
-pub mod poisson;
-pub mod polya_gamma;
 pub mod polya_gamma_large;
 pub mod polya_gamma_sampler;
-pub mod truncated_normal;
 
 use rand_chacha::ChaCha8Rng;
 
@@ -37,12 +28,40 @@ pub(crate) fn bad(what: &str, v: &[f64]) -> LawError {
     LawError(format!("{what} with invalid parameters {v:?}"))
 }
 
-/// A law of a scalar auxiliary variable `ω ≥ 0`.
-pub trait MixingLaw: Send + Sync + std::fmt::Debug {
+/// A law's row of the `register!` table: its name, its parameters' names and the parameters its
+/// tests check it at (`tests/laws.rs`: Laplace transform against quadrature of the density,
+/// tilted moments, sampler mean).
+#[derive(Debug)]
+pub struct Signature {
     /// Its name, for people and JSON (`"Pólya-Gamma"`).
-    fn name(&self) -> &'static str;
+    pub name: &'static str,
     /// Its parameters' names, in the order every method takes them.
-    fn params(&self) -> &'static [&'static str];
+    pub params: &'static [&'static str],
+    /// Parameters its tests check it at.
+    pub example: &'static [f64],
+}
+
+/// The row of the table a law is registered with (implemented by `register!`, never by hand).
+pub trait Registered {
+    /// Its row.
+    fn signature(&self) -> &'static Signature;
+}
+
+/// A law of a scalar auxiliary variable `ω ≥ 0`: its file holds the mathematics, its row in
+/// `register!` its name, parameters and test point.
+pub trait MixingLaw: Registered + Send + Sync + std::fmt::Debug {
+    /// Its name, for people and JSON (`"Pólya-Gamma"`).
+    fn name(&self) -> &'static str {
+        self.signature().name
+    }
+    /// Its parameters' names, in the order every method takes them.
+    fn params(&self) -> &'static [&'static str] {
+        self.signature().params
+    }
+    /// Parameters its tests check it at.
+    fn example(&self) -> &'static [f64] {
+        self.signature().example
+    }
     /// Whether it is a count (summed, not integrated, when certifying; starts at 0 in Gibbs).
     fn is_count(&self) -> bool {
         false
@@ -104,19 +123,43 @@ pub trait MixingLaw: Send + Sync + std::fmt::Debug {
     fn sample(&self, rng: &mut ChaCha8Rng, params: &[f64]) -> Result<f64, LawError>;
 }
 
-/// Every law, for lookups by name (tests, tools).
-pub const LAWS: &[&dyn MixingLaw] = &[
-    &polya_gamma::PolyaGamma,
-    &gamma::Gamma,
-    &inverse_gaussian::InverseGaussian,
-    &gig::Gig,
-    &levy::Levy,
-    &inverse_gamma::InverseGamma,
-    &poisson::Poisson,
-    &negative_binomial::NegativeBinomial,
-    &truncated_normal::TruncatedNormal,
-    &horseshoe::Horseshoe,
-];
+/// Declares each law's module (public: the augmentation names laws by path), gives it its row
+/// of the table and lists it in [`LAWS`]: one row per law,
+/// `module::Law = "name"(params) at [example]`.
+macro_rules! register {
+    ($($module:ident :: $law:ident = $name:literal ( $($param:literal),* ) at [ $($ex:expr),* ]),*
+        $(,)?) => {
+        $(
+            pub mod $module;
+            impl Registered for $module::$law {
+                fn signature(&self) -> &'static Signature {
+                    static ROW: Signature = Signature {
+                        name: $name,
+                        params: &[$($param),*],
+                        example: &[$($ex),*],
+                    };
+                    &ROW
+                }
+            }
+        )*
+        /// Every law, for lookups by name (tests, tools).
+        pub const LAWS: &[&dyn MixingLaw] = &[$(&$module::$law),*];
+    };
+}
+
+#[rustfmt::skip]
+register! {
+    polya_gamma::PolyaGamma = "Pólya-Gamma"("b", "c") at [1.3, 0.7],
+    gamma::Gamma = "Gamma"("shape", "rate") at [2.5, 1.7],
+    inverse_gaussian::InverseGaussian = "inverse Gaussian"("mean", "shape") at [1.2, 2.0],
+    gig::Gig = "generalised inverse Gaussian"("p", "a", "b") at [0.5, 1.3, 0.8],
+    levy::Levy = "Lévy"("a") at [0.9],
+    inverse_gamma::InverseGamma = "inverse Gamma"("shape", "scale") at [3.5, 2.0],
+    poisson::Poisson = "Poisson"("rate") at [3.2],
+    negative_binomial::NegativeBinomial = "negative binomial"("shape", "p") at [2.5, 0.4],
+    truncated_normal::TruncatedNormal = "truncated normal"("mean") at [0.4],
+    horseshoe::Horseshoe = "horseshoe"("c", "s") at [0.7, 0.5],
+}
 
 /// `log ∫₀^∞ p(ω) e^(−ω s) dω` by the trapezoid rule in `t = log ω` (the certification of a
 /// law's Laplace transform from its density), on a grid fitted to the integrand

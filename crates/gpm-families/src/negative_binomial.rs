@@ -22,12 +22,6 @@ pub fn sample<R: rand::Rng + ?Sized>(rng: &mut R, shape: f64, p: f64) -> Result<
 }
 
 impl MixingLaw for NegativeBinomial {
-    fn name(&self) -> &'static str {
-        "negative binomial"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["shape", "p"]
-    }
     fn is_count(&self) -> bool {
         true
     }

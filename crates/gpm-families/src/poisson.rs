@@ -21,12 +21,6 @@ pub fn sample<R: rand::Rng + ?Sized>(rng: &mut R, rate: f64) -> Result<f64, LawE
 }
 
 impl MixingLaw for Poisson {
-    fn name(&self) -> &'static str {
-        "Poisson"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["rate"]
-    }
     fn is_count(&self) -> bool {
         true
     }

@@ -31,12 +31,6 @@ pub fn sample<R: rand::Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> Result<f64,
 }
 
 impl MixingLaw for PolyaGamma {
-    fn name(&self) -> &'static str {
-        "Pólya-Gamma"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["b", "c"]
-    }
     /// PSW 2013, eq. 5: `E[e^(−ωs)] = cosh(c/2)^b / cosh(√(s/2 + c²/4))^b`.
     fn log_laplace(&self, p: &[f64], s: f64) -> Option<f64> {
         let (b, c) = (p[0], p[1].abs());

@@ -45,12 +45,6 @@ pub fn sample<R: Rng + ?Sized>(rng: &mut R, mu: f64) -> Result<f64, LawError> {
 }
 
 impl MixingLaw for TruncatedNormal {
-    fn name(&self) -> &'static str {
-        "truncated normal"
-    }
-    fn params(&self) -> &'static [&'static str] {
-        &["mean"]
-    }
     fn log_density(&self, p: &[f64], w: f64) -> Option<f64> {
         (w >= 0.0).then(|| log_normal_pdf(w - p[0]) - log_normal_cdf(p[0]))
     }

@@ -6,28 +6,16 @@
 use gpm_families::{log_laplace_quadrature, MixingLaw, LAWS};
 use rand::SeedableRng;
 
-/// Parameters to test each law at, by name.
-fn params(name: &str) -> Vec<f64> {
-    match name {
-        "Pólya-Gamma" => vec![1.3, 0.7],
-        "Gamma" => vec![2.5, 1.7],
-        "inverse Gaussian" => vec![1.2, 2.0],
-        "generalised inverse Gaussian" => vec![0.5, 1.3, 0.8],
-        "Lévy" => vec![0.9],
-        "inverse Gamma" => vec![3.5, 2.0],
-        "Poisson" => vec![3.2],
-        "negative binomial" => vec![2.5, 0.4],
-        "truncated normal" => vec![0.4],
-        "horseshoe" => vec![0.7, 0.5],
-        other => panic!("no test parameters for the law `{other}`: add them here"),
-    }
+/// The parameters each law's row in `register!` names for its tests.
+fn params(law: &dyn MixingLaw) -> Vec<f64> {
+    law.example().to_vec()
 }
 
 #[test]
 fn laplace_transforms_match_quadrature_of_the_densities() {
     let mut checked = 0;
     for law in LAWS {
-        let p = params(law.name());
+        let p = params(*law);
         assert_eq!(p.len(), law.params().len(), "{}", law.name());
         if law.log_density(&p, 1.0).is_none() {
             continue;
@@ -52,7 +40,7 @@ fn laplace_transforms_match_quadrature_of_the_densities() {
 #[test]
 fn tilted_moments_are_the_laplace_transform_and_its_derivative() {
     for law in LAWS.iter().filter(|l| l.has_tilted()) {
-        let mut p = params(law.name());
+        let mut p = params(*law);
         // (Pólya-Gamma is tested at c = 0.7; CAVI tilts the prior PG(b, 0).)
         if law.name() == "inverse Gamma" {
             p[0] = 1.5; // the closed form CAVI uses
@@ -88,7 +76,7 @@ fn tilted_moments_are_the_laplace_transform_and_its_derivative() {
 fn sampler_means_match_the_laplace_derivative() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
     for law in LAWS {
-        let p = params(law.name());
+        let p = params(*law);
         // The mean −d/ds log L at 0, from the closed form or the density's quadrature.
         let expected = match law.name() {
             "Lévy" | "generalised inverse Gaussian" => continue,
