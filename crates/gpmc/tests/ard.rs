@@ -3,7 +3,8 @@
 //! `(ℓ₁, ℓ₂)` is `p(ℓ) N(y | 0, K_ℓ + σ²I)`, computed on a grid: the sampled posterior means of
 //! both lengthscales must agree with it within Monte Carlo error.
 
-use gpm_runtime::gibbs::GibbsConfig;
+mod common;
+use common::four_chains;
 use nalgebra::{DMatrix, DVector};
 use serde_json::json;
 
@@ -43,13 +44,7 @@ fn ard_lengthscales_match_grid_quadrature_of_their_posterior() {
     let data = json!({"N": n, "D": 2, "X": x, "y": y});
     let c = gpmc::check("ard", MODEL).unwrap();
     let d = gpmc::data::from_json_value(&c.model, &data).unwrap();
-    let config = GibbsConfig {
-        chains: 4,
-        warmup: 200,
-        draws: 1500,
-        thin: 1,
-        seed: 9,
-    };
+    let config = four_chains(200, 1500, 9);
     let r = gpmc::infer::run_gibbs(&c, &d, &config, &|_, _| {}).unwrap();
     // Grid posterior in (log ℓ₁, log ℓ₂): prior Gamma(3, 3) on each, times the Jacobian ℓ.
     let log_marginal = |l1: f64, l2: f64| {

@@ -2,6 +2,8 @@
 //! point (thesis ch. 3 appendix), computed here independently; on the conjugate Gaussian model it
 //! is exact.
 
+mod common;
+use common::four_chains;
 use gpm_runtime::cavi::{CaviConfig, CaviResult};
 use nalgebra::{DMatrix, DVector};
 use std::path::Path;
@@ -340,13 +342,7 @@ fn heteroscedastic_elbos_are_below_the_log_evidence() {
 #[test]
 fn multiclass_cavi_means_agree_with_gibbs() {
     let (c, d, r) = run("multiclass_gp", None);
-    let config = gpm_runtime::gibbs::GibbsConfig {
-        chains: 4,
-        warmup: 300,
-        draws: 2500,
-        thin: 1,
-        seed: 5,
-    };
+    let config = four_chains(300, 2500, 5);
     let g = gpmc::infer::run_gibbs(&c, &d, &config, &|_, _| {}).unwrap();
     let (_, mean, _) = &r.latents[0];
     let n = d.vector("y").unwrap().len();

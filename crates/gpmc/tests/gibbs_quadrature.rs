@@ -5,7 +5,9 @@
 //! bulk ESS), and R̂ must be below 1.01.
 
 mod common;
-use common::{assert_matches, assert_matches_rhat, four_chains_of_3000, log_scale_posterior};
+use common::{
+    assert_matches, assert_matches_rhat, four_chains, four_chains_of_3000, log_scale_posterior,
+};
 use gpm_runtime::gibbs::GibbsConfig;
 
 struct Case {
@@ -146,13 +148,7 @@ fn gibbs_matches_quadrature_for_every_likelihood() {
         let json: serde_json::Value = serde_json::from_str(case.data).unwrap();
         let data = gpmc::data::from_json_value(&checked.model, &json).unwrap();
         let ys: Vec<f64> = data.vector("y").unwrap().to_vec();
-        let config = GibbsConfig {
-            chains: 4,
-            warmup: 300,
-            draws: 3000,
-            thin: 1,
-            seed: 11,
-        };
+        let config = four_chains(300, 3000, 11);
         let r = gpmc::infer::run_gibbs(&checked, &data, &config, &|_, _| {}).unwrap();
         let (_, s) = r.summaries.iter().find(|(n, _)| n == "b").unwrap();
         let (mean, sd) = quadrature(&case, &ys);
@@ -311,13 +307,7 @@ fn slice_sampled_likelihood_hyperparameters_match_grid_quadrature() {
     let c = gpmc::check("t.gpm", src).unwrap();
     let json = serde_json::json!({"N": ys.len(), "y": ys});
     let data = gpmc::data::from_json_value(&c.model, &json).unwrap();
-    let config = GibbsConfig {
-        chains: 4,
-        warmup: 300,
-        draws: 4000,
-        thin: 1,
-        seed: 5,
-    };
+    let config = four_chains(300, 4000, 5);
     let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
     for name in ["nu", "s"] {
         let how = &r.hypers.iter().find(|h| h.0 == name).unwrap().2;
@@ -442,13 +432,7 @@ fn run_regression(src: &str, x: &[f64], y: &[f64], seed: u64) -> gpmc::infer::In
     let c = gpmc::check("gpr.gpm", src).unwrap();
     let json = serde_json::json!({"N": x.len(), "x": x, "y": y});
     let data = gpmc::data::from_json_value(&c.model, &json).unwrap();
-    let config = GibbsConfig {
-        chains: 4,
-        warmup: 200,
-        draws: 2500,
-        thin: 1,
-        seed,
-    };
+    let config = four_chains(200, 2500, seed);
     gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap()
 }
 
@@ -551,13 +535,7 @@ fn shared_kernel_lengthscale_matches_quadrature() {
     let c = gpmc::check("shared.gpm", src).unwrap();
     let json = serde_json::json!({"N": n, "x": x, "y1": y1, "y2": y2});
     let data = gpmc::data::from_json_value(&c.model, &json).unwrap();
-    let config = GibbsConfig {
-        chains: 4,
-        warmup: 300,
-        draws: 5000,
-        thin: 1,
-        seed: 9,
-    };
+    let config = four_chains(300, 5000, 9);
     let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
     let how = &r.hypers.iter().find(|h| h.0 == "lengthscale").unwrap().2;
     assert!(how.contains("slice"), "{how}");
@@ -631,13 +609,7 @@ fn coupled_shared_kernel_lengthscale_matches_quadrature() {
     let c = gpmc::check("coupled.gpm", src).unwrap();
     let json = serde_json::json!({"N": n, "x": x, "y": y, "y2": y2});
     let data = gpmc::data::from_json_value(&c.model, &json).unwrap();
-    let config = GibbsConfig {
-        chains: 4,
-        warmup: 500,
-        draws: 10000,
-        thin: 1,
-        seed: 10,
-    };
+    let config = four_chains(500, 10000, 10);
     let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
     let how = &r.hypers.iter().find(|h| h.0 == "lengthscale").unwrap().2;
     assert!(how.contains("slice"), "{how}");
@@ -683,13 +655,7 @@ fn heteroscedastic_likelihoods_with_a_latent_location_match_grid_quadrature() {
         let c = gpmc::check("ht.gpm", &src).unwrap();
         let json = serde_json::json!({"N": ys.len(), "y": ys});
         let data = gpmc::data::from_json_value(&c.model, &json).unwrap();
-        let config = GibbsConfig {
-            chains: 4,
-            warmup: 300,
-            draws: 4000,
-            thin: 1,
-            seed: 23,
-        };
+        let config = four_chains(300, 4000, 23);
         let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
         let (lo, hi, m) = (-8.0, 8.0, 801);
         let h = (hi - lo) / (m - 1) as f64;

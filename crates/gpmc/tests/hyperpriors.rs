@@ -5,7 +5,7 @@
 //! integrated out, so the reference is a fine grid on its range.
 
 mod common;
-use common::{assert_matches, four_chains_of_3000};
+use common::{assert_matches, four_chains, four_chains_of_3000};
 use nalgebra::{Cholesky, DMatrix, DVector};
 
 /// `log N(y | 0, C)`, up to a constant.
@@ -285,13 +285,7 @@ fn every_parameter_mixes(
     rhat_max: f64,
 ) {
     for &seed in seeds {
-        let config = gpm_runtime::gibbs::GibbsConfig {
-            chains: 4,
-            warmup: 200,
-            draws: 1000,
-            thin: 1,
-            seed,
-        };
+        let config = four_chains(200, 1000, seed);
         let r = gpmc::infer::run_gibbs(c, data, &config, &|_, _| {}).unwrap();
         for (name, s) in r.summaries.iter().filter(|(n, _)| n != "lp__") {
             assert!(

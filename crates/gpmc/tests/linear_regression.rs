@@ -3,7 +3,8 @@
 //! with τ ~ Gamma(2, 1), p(τ | y) ∝ p(τ) N(y | 0, Φ S₀ Φᵀ + τ⁻¹ I) is one-dimensional and is
 //! integrated by quadrature, and E[w | y] = ∫ E[w | τ, y] p(τ | y) dτ.
 
-use gpm_runtime::gibbs::GibbsConfig;
+mod common;
+use common::four_chains;
 use nalgebra::{DMatrix, DVector};
 use std::path::Path;
 
@@ -59,13 +60,7 @@ fn fixed_precision_matches_the_gaussian_posterior() {
         "tau : real in 0.. = 4.0;",
     );
     let (c, d, phi, y) = load(&src);
-    let config = GibbsConfig {
-        chains: 4,
-        warmup: 100,
-        draws: 2500,
-        thin: 1,
-        seed: 3,
-    };
+    let config = four_chains(100, 2500, 3);
     let r = gpmc::infer::run_gibbs(&c, &d, &config, &|_, _| {}).unwrap();
     let (mean, cov) = given_tau(&phi, &y, 4.0);
     for (k, name) in ["w.1", "w.2", "b"].iter().enumerate() {
@@ -89,13 +84,7 @@ fn random_precision_matches_quadrature_over_tau() {
     )
     .unwrap();
     let (c, d, phi, y) = load(&src);
-    let config = GibbsConfig {
-        chains: 4,
-        warmup: 200,
-        draws: 2500,
-        thin: 1,
-        seed: 5,
-    };
+    let config = four_chains(200, 2500, 5);
     let r = gpmc::infer::run_gibbs(&c, &d, &config, &|_, _| {}).unwrap();
     // log p(τ | y) on a grid: Gamma(2, 1) prior times the marginal likelihood.
     let n = y.len();

@@ -4,8 +4,9 @@
 //! the β-posterior at the clean points is closer to the clean-data fit than both the Gaussian
 //! and the Student-t likelihood's.
 
+mod common;
+use common::four_chains;
 use gpm_runtime::cavi::CaviConfig;
-use gpm_runtime::gibbs::GibbsConfig;
 use nalgebra::{DMatrix, DVector};
 use serde_json::json;
 
@@ -64,13 +65,7 @@ model {
         "the robust Gaussian loss with a fixed scale is augmented"
     );
     let d = gpmc::data::from_json_value(&c.model, &json!({"N": n, "x": x, "y": y})).unwrap();
-    let config = GibbsConfig {
-        chains: 4,
-        warmup: 200,
-        draws: 2000,
-        thin: 1,
-        seed: 3,
-    };
+    let config = four_chains(200, 2000, 3);
     let r = gpmc::infer::run_gibbs(&c, &d, &config, &|_, _| {}).unwrap();
     // The conjugate posterior of (w, b): precision I + ΦᵀΦ/σ², mean Σ Φᵀy/σ².
     let phi = DMatrix::from_fn(n, 2, |i, j| if j == 0 { x[i] } else { 1.0 });

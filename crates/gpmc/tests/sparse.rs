@@ -6,6 +6,8 @@
 //! * variational prediction is exact GP regression on a Gaussian likelihood, and agrees between
 //!   the full and the `M = N` sparse posteriors.
 
+mod common;
+use common::four_chains;
 use gpm_runtime::cavi::{BlockPosterior, CaviConfig};
 use gpm_runtime::data::{Data, Value};
 use gpm_runtime::predict::Posterior;
@@ -524,19 +526,7 @@ fn sparse_gibbs_matches_the_closed_form_fitc_posterior() {
     let c = gpmc::check("fitc.gpm", src).unwrap();
     let json = serde_json::json!({"N": n, "M": 8, "x": x, "Z": z, "y": y});
     let d = gpmc::data::from_json_value(&c.model, &json).unwrap();
-    let r = gpmc::infer::run_gibbs(
-        &c,
-        &d,
-        &gpm_runtime::gibbs::GibbsConfig {
-            chains: 4,
-            warmup: 100,
-            draws: 2000,
-            thin: 1,
-            seed: 3,
-        },
-        &|_, _| {},
-    )
-    .unwrap();
+    let r = gpmc::infer::run_gibbs(&c, &d, &four_chains(100, 2000, 3), &|_, _| {}).unwrap();
     let k = |a: f64, b: f64| (-(a - b) * (a - b) / 2.0).exp();
     let m = z.len();
     let kuu = DMatrix::from_fn(m, m, |i, j| {

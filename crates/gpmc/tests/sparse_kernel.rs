@@ -3,7 +3,8 @@
 //! the FITC prior is the full GP, so the posterior of the lengthscale must agree with the full
 //! GP's (sampled with the GP integrated out) within Monte Carlo error.
 
-use gpm_runtime::gibbs::GibbsConfig;
+mod common;
+use common::four_chains;
 use serde_json::json;
 
 fn model(sparse: bool) -> String {
@@ -34,13 +35,7 @@ fn sparse_kernel_hyperparameters_match_the_full_gp_when_inducing_at_the_data() {
         })
         .collect();
     let data = json!({"N": n, "x": x, "Z": x, "y": y});
-    let config = GibbsConfig {
-        chains: 4,
-        warmup: 300,
-        draws: 2500,
-        thin: 1,
-        seed: 13,
-    };
+    let config = four_chains(300, 2500, 13);
     let mut ells = Vec::new();
     for sparse in [false, true] {
         let c = gpmc::check("k", &model(sparse)).unwrap();

@@ -9,21 +9,9 @@ use workflow_support::*;
 #[test]
 fn log_lik_and_y_rep_columns_follow_the_model() {
     let dir = setup("pointwise");
-    let o = gpmc(
+    let o = gpmc_line(
         &dir,
-        &[
-            "infer",
-            "m.gpm",
-            "--data",
-            "d.json",
-            "--log-lik",
-            "--ppc",
-            "--draws",
-            "2000",
-            "--quiet",
-            "--output",
-            "out",
-        ],
+        "infer m.gpm --data d.json --log-lik --ppc --draws 2000 --quiet --output out",
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let data: serde_json::Value =
@@ -160,11 +148,9 @@ fn output_directories_are_replaced_whole_or_not_at_all() {
     // A directory of the user's own is refused, and kept.
     std::fs::create_dir_all(dir.join("mine")).unwrap();
     std::fs::write(dir.join("mine/notes.txt"), "keep").unwrap();
-    let o = gpmc(
+    let o = gpmc_line(
         &dir,
-        &[
-            "infer", "m.gpm", "--data", "d.json", "--draws", "20", "--quiet", "--output", "mine",
-        ],
+        "infer m.gpm --data d.json --draws 20 --quiet --output mine",
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("was not made by gpmc"));
@@ -172,11 +158,9 @@ fn output_directories_are_replaced_whole_or_not_at_all() {
     // Issue 32: a `summary.json` of the user's own does not make it ours (a thesis beside one
     // was lost when it did).
     std::fs::write(dir.join("mine/summary.json"), "{}").unwrap();
-    let o = gpmc(
+    let o = gpmc_line(
         &dir,
-        &[
-            "infer", "m.gpm", "--data", "d.json", "--draws", "20", "--quiet", "--output", "mine",
-        ],
+        "infer m.gpm --data d.json --draws 20 --quiet --output mine",
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(dir.join("mine/notes.txt").exists());
@@ -226,18 +210,7 @@ fn options_are_checked_first() {
         ),
     )
     .unwrap();
-    let o = gpmc(
-        &dir,
-        &[
-            "infer",
-            "formula.gpm",
-            "--data",
-            "d.json",
-            "--ppc",
-            "--output",
-            "out",
-        ],
-    );
+    let o = gpmc_line(&dir, "infer formula.gpm --data d.json --ppc --output out");
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("is a density formula"));
     assert!(!dir.join("out").exists());
@@ -336,21 +309,9 @@ fn chains_start_dispersed_or_where_told() {
     assert_eq!(told.start(&mut rng).latents[1][0], 2.5);
     // From the command line.
     std::fs::write(dir.join("init.json"), r#"{"w": 0.3, "b": -1.0}"#).unwrap();
-    let o = gpmc(
+    let o = gpmc_line(
         &dir,
-        &[
-            "infer",
-            "m.gpm",
-            "--data",
-            "d.json",
-            "--init",
-            "init.json",
-            "--draws",
-            "20",
-            "--quiet",
-            "--output",
-            "out",
-        ],
+        "infer m.gpm --data d.json --init init.json --draws 20 --quiet --output out",
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for (text, message) in [
@@ -365,12 +326,9 @@ fn chains_start_dispersed_or_where_told() {
         (r#"{"w": null}"#, "does not have its declared shape"),
     ] {
         std::fs::write(dir.join("bad.json"), text).unwrap();
-        let o = gpmc(
+        let o = gpmc_line(
             &dir,
-            &[
-                "infer", "m.gpm", "--data", "d.json", "--init", "bad.json", "--quiet", "--output",
-                "bad",
-            ],
+            "infer m.gpm --data d.json --init bad.json --quiet --output bad",
         );
         assert_eq!(o.status.code(), Some(1), "{text}");
         assert!(
@@ -380,18 +338,9 @@ fn chains_start_dispersed_or_where_told() {
         );
         assert!(!dir.join("bad").exists());
     }
-    let o = gpmc(
+    let o = gpmc_line(
         &dir,
-        &[
-            "infer",
-            "m.gpm",
-            "--data",
-            "d.json",
-            "--method",
-            "cavi",
-            "--init",
-            "init.json",
-        ],
+        "infer m.gpm --data d.json --method cavi --init init.json",
     );
     assert_eq!(o.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
@@ -526,21 +475,12 @@ fn an_interrupted_run_writes_the_draws_so_far() {
 #[test]
 fn summary_re_summarises_a_run() {
     let dir = setup("summary");
-    let o = gpmc(
+    let o = gpmc_line(
         &dir,
-        &[
-            "infer",
-            "m.gpm",
-            "--data",
-            "d.json",
-            "--log-lik",
-            "--quiet",
-            "--output",
-            "out",
-        ],
+        "infer m.gpm --data d.json --log-lik --quiet --output out",
     );
     assert!(o.status.success());
-    let o = gpmc(&dir, &["summary", "out", "--sig-figs", "6"]);
+    let o = gpmc_line(&dir, "summary out --sig-figs 6");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     let summary: serde_json::Value =
@@ -586,23 +526,21 @@ fn summary_re_summarises_a_run() {
             "{name}: {mean} vs {want}"
         );
     }
-    let o = gpmc(&dir, &["summary", "out", "--pointwise", "--all"]);
+    let o = gpmc_line(&dir, "summary out --pointwise --all");
     assert!(String::from_utf8_lossy(&o.stdout).contains("log_lik.12 "));
-    let o = gpmc(
+    let o = gpmc_line(
         &dir,
-        &[
-            "infer", "m.gpm", "--data", "d.json", "--method", "cavi", "--quiet", "--output", "q",
-        ],
+        "infer m.gpm --data d.json --method cavi --quiet --output q",
     );
     assert!(o.status.success());
-    let o = gpmc(&dir, &["summary", "q"]);
+    let o = gpmc_line(&dir, "summary q");
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
         text.contains("method cavi") && text.contains("converged: true"),
         "{text}"
     );
     assert!(text.lines().any(|l| l.starts_with("w ")), "{text}");
-    let o = gpmc(&dir, &["summary", "nowhere"]);
+    let o = gpmc_line(&dir, "summary nowhere");
     assert_eq!(o.status.code(), Some(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -621,27 +559,9 @@ fn a_saved_fit_predicts_new_inputs() {
     ] {
         std::fs::copy(root.join(file), dir.join(file)).unwrap();
     }
-    let o = gpmc(
-        &dir,
-        &[
-            "infer",
-            "gp_classification.gpm",
-            "--data",
-            "gp_classification.data.json",
-            "--predict",
-            "gp_classification.test.json",
-            "--draws",
-            "300",
-            "--quiet",
-            "--output",
-            "fit",
-        ],
-    );
+    let o = gpmc_line(&dir, "infer gp_classification.gpm --data gp_classification.data.json --predict gp_classification.test.json --draws 300 --quiet --output fit");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = gpmc(
-        &dir,
-        &["predict", "fit", "--data", "gp_classification.test.json"],
-    );
+    let o = gpmc_line(&dir, "predict fit --data gp_classification.test.json");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let numbers = |path: &str| -> Vec<Vec<f64>> {
         std::fs::read_to_string(dir.join(path))
@@ -675,17 +595,7 @@ fn a_saved_fit_predicts_new_inputs() {
     .unwrap();
     test.as_object_mut().unwrap().remove("y");
     std::fs::write(dir.join("inputs.json"), test.to_string()).unwrap();
-    let o = gpmc(
-        &dir,
-        &[
-            "predict",
-            "fit",
-            "--data",
-            "inputs.json",
-            "--output",
-            "unlabelled",
-        ],
-    );
+    let o = gpmc_line(&dir, "predict fit --data inputs.json --output unlabelled");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(
         std::fs::read_to_string(dir.join("unlabelled/predictions.csv"))
@@ -699,21 +609,11 @@ fn a_saved_fit_predicts_new_inputs() {
     .unwrap();
     train["X"][0][0] = serde_json::json!(0.123);
     std::fs::write(dir.join("gp_classification.data.json"), train.to_string()).unwrap();
-    let o = gpmc(
-        &dir,
-        &[
-            "predict",
-            "fit",
-            "--data",
-            "inputs.json",
-            "--output",
-            "stale",
-        ],
-    );
+    let o = gpmc_line(&dir, "predict fit --data inputs.json --output stale");
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("changed since the fit"));
     assert!(!dir.join("stale").exists());
-    let o = gpmc(&dir, &["predict", "nowhere", "--data", "inputs.json"]);
+    let o = gpmc_line(&dir, "predict nowhere --data inputs.json");
     assert_eq!(o.status.code(), Some(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -755,7 +655,7 @@ fn plots_are_drawn() {
     assert!(svg("g/plots/rank.svg").contains("ranks of lp__"));
     assert!(svg("g/plots/predictive.svg")
         .contains("posterior of f: mean ± 2 sd (points: training data)"));
-    let o = gpmc(&dir, &["plot", "g", "--vars", "nope"]);
+    let o = gpmc_line(&dir, "plot g --vars nope");
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no variable `nope`"));
     run(&[

@@ -38,25 +38,7 @@ model { y ~ bernoulli_logit(f); }
         serde_json::json!({"N": 40, "X": xs, "y": y}).to_string(),
     )
     .unwrap();
-    let o = gpmc(
-        &dir,
-        &[
-            "infer",
-            "s.gpm",
-            "--data",
-            "s.json",
-            "--method",
-            "svi",
-            "--batch",
-            "40",
-            "--draws",
-            "4000",
-            "--log-lik",
-            "--quiet",
-            "--output",
-            "svi",
-        ],
-    );
+    let o = gpmc_line(&dir, "infer s.gpm --data s.json --method svi --batch 40 --draws 4000 --log-lik --quiet --output svi");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (header, rows) = read_csv(&dir.join("svi/chain-1.csv"));
     assert_eq!(rows.len(), 4000);
@@ -77,7 +59,7 @@ model { y ~ bernoulli_logit(f); }
         serde_json::json!({"N": 40, "X": xs}).to_string(),
     )
     .unwrap();
-    let o = gpmc(&dir, &["predict", "svi", "--data", "at.json"]);
+    let o = gpmc_line(&dir, "predict svi --data at.json");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(dir.join("svi/predict/predictions.csv")).unwrap();
     let mut lines = csv.lines();
@@ -237,23 +219,9 @@ fn a_saved_variational_fit_predicts_exactly() {
 #[test]
 fn streamed_draws_equal_the_draws_in_memory() {
     let dir = setup("streamed");
-    let out = gpmc(
+    let out = gpmc_line(
         &dir,
-        &[
-            "infer",
-            "m.gpm",
-            "--data",
-            "d.json",
-            "--chains",
-            "3",
-            "--draws",
-            "700",
-            "--seed",
-            "11",
-            "--log-lik",
-            "--output",
-            "run",
-        ],
+        "infer m.gpm --data d.json --chains 3 --draws 700 --seed 11 --log-lik --output run",
     );
     assert!(
         out.status.success(),
@@ -355,22 +323,9 @@ model { y ~ bernoulli_logit(f); }
         serde_json::json!({"N": n, "X": xs, "y": y}).to_string(),
     )
     .unwrap();
-    let o = gpmc(
+    let o = gpmc_line(
         &dir,
-        &[
-            "infer",
-            "s.gpm",
-            "--data",
-            "s.json",
-            "--method",
-            "svi",
-            "--batch",
-            "100",
-            "--iterations",
-            "2",
-            "--output",
-            "wide",
-        ],
+        "infer s.gpm --data s.json --method svi --batch 100 --iterations 2 --output wide",
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no draws from q written"));

@@ -4,15 +4,20 @@
 
 use gpm_runtime::gibbs::GibbsConfig;
 
-/// 4 chains × 3 000 draws after 200 warm-up sweeps.
-pub fn four_chains_of_3000(seed: u64) -> GibbsConfig {
+/// 4 chains × `draws` after `warmup` sweeps, unthinned, from `seed`.
+pub fn four_chains(warmup: usize, draws: usize, seed: u64) -> GibbsConfig {
     GibbsConfig {
         chains: 4,
-        warmup: 200,
-        draws: 3000,
+        warmup,
+        draws,
         thin: 1,
         seed,
     }
+}
+
+/// 4 chains × 3 000 draws after 200 warm-up sweeps.
+pub fn four_chains_of_3000(seed: u64) -> GibbsConfig {
+    four_chains(200, 3000, seed)
 }
 
 /// The Gibbs draws of `name` match a reference mean and sd within Monte Carlo error (z from the

@@ -45,6 +45,11 @@ pub fn gpmc(dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `gpmc` with the arguments as a user types them, split at white space.
+pub fn gpmc_line(dir: &Path, line: &str) -> std::process::Output {
+    gpmc(dir, &line.split_whitespace().collect::<Vec<_>>())
+}
+
 /// The header and rows of a CmdStan CSV.
 pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
     let text = std::fs::read_to_string(path).unwrap();
