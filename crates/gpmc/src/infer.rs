@@ -122,7 +122,7 @@ impl InferResult {
 /// ([`gpm_schedule::start_value`]): fixed values as given; `learn` at its initial value (then
 /// type-II maximum likelihood, where the augmentation has CAVI); a prior at its mean (its mode
 /// where it has no mean; then Gibbs samples it when it can, and the output says which were held).
-pub fn hyper_values(c: &Checked) -> (HyperValues, Vec<(String, f64, String)>) {
+pub fn hyper_values(c: &Checked) -> (HyperValues, HyperReport) {
     let mut hv = HyperValues::new(c.model.hypers.len());
     let mut used = Vec::new();
     for (k, h) in c.model.hypers.iter().enumerate() {
@@ -287,6 +287,13 @@ fn certify_for_data(c: &Checked, data: &gpm_runtime::data::Data) -> Result<(), I
     }
     Ok(())
 }
+
+/// Each hyperparameter's name, value and how it was set, as reported by every run.
+pub type HyperReport = Vec<(String, f64, String)>;
+
+/// A fit with the hyperparameters it used: how each was set, and their values (learned ones
+/// included).
+pub type Fitted<R> = (R, HyperReport, HyperValues);
 
 /// What every run starts from: the schedule, the starting hyperparameter values (ARD vectors
 /// sized to the data) and how each was set.
@@ -593,7 +600,7 @@ pub fn run_cavi(
     c: &Checked,
     data: &gpm_runtime::data::Data,
     config: &gpm_runtime::cavi::CaviConfig,
-) -> Result<(gpm_runtime::cavi::CaviResult, Vec<(String, f64, String)>), InferError> {
+) -> Result<(gpm_runtime::cavi::CaviResult, HyperReport), InferError> {
     let (r, hypers, _) = run_cavi_with_values(c, data, config)?;
     Ok((r, hypers))
 }
@@ -603,14 +610,7 @@ pub fn run_cavi_with_values(
     c: &Checked,
     data: &gpm_runtime::data::Data,
     config: &gpm_runtime::cavi::CaviConfig,
-) -> Result<
-    (
-        gpm_runtime::cavi::CaviResult,
-        Vec<(String, f64, String)>,
-        HyperValues,
-    ),
-    InferError,
-> {
+) -> Result<Fitted<gpm_runtime::cavi::CaviResult>, InferError> {
     let (schedule, hv, mut hypers) = start(c, data)?;
     let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
     let r = gpm_runtime::cavi::run(&schedule, data, &hv, config)?;
@@ -623,14 +623,7 @@ pub fn run_gpf(
     c: &Checked,
     data: &gpm_runtime::data::Data,
     config: &gpm_runtime::gpf::GpfConfig,
-) -> Result<
-    (
-        gpm_runtime::gpf::GpfResult,
-        Vec<(String, f64, String)>,
-        HyperValues,
-    ),
-    InferError,
-> {
+) -> Result<Fitted<gpm_runtime::gpf::GpfResult>, InferError> {
     let (schedule, hv, mut hypers) = start(c, data)?;
     // Refused before type-II ML runs.
     gpm_runtime::gpf::steps(&schedule)?;
@@ -647,14 +640,7 @@ pub fn run_svi(
     data: &gpm_runtime::data::Data,
     config: &gpm_runtime::svi::SviConfig,
     report: &mut dyn FnMut(&gpm_runtime::svi::SviPoint, &[gpm_runtime::cavi::BlockPosterior]),
-) -> Result<
-    (
-        gpm_runtime::svi::SviResult,
-        Vec<(String, f64, String)>,
-        HyperValues,
-    ),
-    InferError,
-> {
+) -> Result<Fitted<gpm_runtime::svi::SviResult>, InferError> {
     let (schedule, mut hv, mut hypers) = start(c, data)?;
     // SVI learns the positive scalar `learn()` hyperparameters (kernel and likelihood); ARD
     // vectors and unbounded ones keep their initial values.

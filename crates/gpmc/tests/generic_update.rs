@@ -6,21 +6,9 @@
 
 use gpm_runtime::gibbs::GibbsConfig;
 use gpmc::infer::InferResult;
+mod common;
+use common::{sine_labels, POISSON_LOG};
 use serde_json::json;
-
-const POISSON_LOG: &str = r#"
-data {
-  N : int;
-  E : vector[N] in 0..;
-  y : int[N] in 0..;
-}
-latent {
-  b : real ~ normal(0, 1.5);
-}
-model {
-  for i in 1..N { y[i] ~ poisson(E[i] * exp(b)); }
-}
-"#;
 
 fn run(c: &gpmc::Checked, data: &serde_json::Value, draws: usize, seed: u64) -> InferResult {
     let d = gpmc::data::from_json_value(&c.model, data).unwrap();
@@ -149,17 +137,7 @@ model {
 #[test]
 fn a_mixed_model_keeps_its_augmentation_and_agrees_with_the_all_generic_run() {
     let x: Vec<f64> = (0..25).map(|i| -2.5 + 0.2 * i as f64).collect();
-    let y: Vec<i64> = x
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            if (v.sin() + 0.3 * ((i * 7 % 5) as f64 - 2.0)) > 0.0 {
-                1
-            } else {
-                -1
-            }
-        })
-        .collect();
+    let y = sine_labels(&x);
     let counts: Vec<i64> = x
         .iter()
         .enumerate()

@@ -4,6 +4,8 @@
 //! when it is regularised (`N ≤ D`); with many particles its fixed point is the optimal
 //! Gaussian (the variational Gaussian approximation, here found by quadrature in closed form).
 
+mod common;
+use common::POISSON_LOG;
 use gpm_runtime::cavi::BlockPosterior;
 use gpm_runtime::gpf::{GpfConfig, GpfResult};
 use nalgebra::{DMatrix, DVector};
@@ -41,20 +43,6 @@ latent {
 }
 model {
   y ~ bernoulli_logit(f);
-}
-"#;
-
-const POISSON_LOG: &str = r#"
-data {
-  N : int;
-  E : vector[N] in 0..;
-  y : int[N] in 0..;
-}
-latent {
-  b : real ~ normal(0, 1.5);
-}
-model {
-  for i in 1..N { y[i] ~ poisson(E[i] * exp(b)); }
 }
 "#;
 

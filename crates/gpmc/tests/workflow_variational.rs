@@ -1,6 +1,7 @@
 //! After a variational run: draws from q (CAVI, SVI), saved variational fits predicting
 //! exactly, and Gibbs draws streamed to disk equal to the draws kept in memory.
 
+mod common;
 mod workflow_support;
 use workflow_support::*;
 
@@ -21,17 +22,7 @@ model { y ~ bernoulli_logit(f); }
     )
     .unwrap();
     let x: Vec<f64> = (0..40).map(|i| i as f64 / 8.0 - 2.5).collect();
-    let y: Vec<i32> = x
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            if (v.sin() + 0.3 * ((i * 7 % 5) as f64 - 2.0)) > 0.0 {
-                1
-            } else {
-                -1
-            }
-        })
-        .collect();
+    let y = common::sine_labels(&x);
     let xs: Vec<Vec<f64>> = x.iter().map(|v| vec![*v]).collect();
     std::fs::write(
         dir.join("s.json"),

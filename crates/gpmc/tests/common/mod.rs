@@ -83,3 +83,34 @@ pub fn log_scale_posterior(
     }
     (m1 / z, (m2 / z - (m1 / z).powi(2)).sqrt())
 }
+
+/// A Poisson regression with exposures, `y ~ poisson(E exp(b))` written as the rate (the
+/// recognizers find its Pólya-Gamma form; the generic update and particle flow take it as written).
+pub const POISSON_LOG: &str = r#"
+data {
+  N : int;
+  E : vector[N] in 0..;
+  y : int[N] in 0..;
+}
+latent {
+  b : real ~ normal(0, 1.5);
+}
+model {
+  for i in 1..N { y[i] ~ poisson(E[i] * exp(b)); }
+}
+"#;
+
+/// ±1 labels from a sine of the inputs with a deterministic jitter: a classification problem
+/// with both classes on either side of every crossing.
+pub fn sine_labels(x: &[f64]) -> Vec<i64> {
+    x.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            if (v.sin() + 0.3 * ((i * 7 % 5) as f64 - 2.0)) > 0.0 {
+                1
+            } else {
+                -1
+            }
+        })
+        .collect()
+}
