@@ -164,3 +164,24 @@ fn bad_priors_are_errors() {
         Err(PriorError::Unknown(_))
     ));
 }
+
+/// A law whose row says its support depends on its parameters (`BY_PARAMS`) gives its own: the
+/// trait's fallback, the whole line, would be wrong for it.
+#[test]
+fn a_support_set_by_the_parameters_is_the_laws_own() {
+    use gpm_library::hyperprior::Registered;
+    let mut checked = 0;
+    for law in HYPER_PRIORS
+        .iter()
+        .filter(|l| l.signature().support.is_none())
+    {
+        let (lo, hi) = law.support(law.example());
+        assert!(
+            lo.is_finite() && hi.is_finite() && lo < hi,
+            "{}: [{lo}, {hi}]",
+            law.name()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 1, "uniform's support is set by its parameters");
+}

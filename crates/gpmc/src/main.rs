@@ -57,7 +57,8 @@ enum Command {
         #[command(flatten)]
         flags: MethodFlags,
         /// Use the generic update for every likelihood factor, even where an augmentation
-        /// exists (to compare the two on one model).
+        /// exists (to compare the two on one model); a heavy-tailed latent prior keeps its
+        /// scale mixture.
         #[arg(long)]
         generic: bool,
     },

@@ -136,12 +136,12 @@ impl LevelShear {
             phi.select_columns(at.iter()),
             phi.select_columns(rest.iter()),
         );
-        let gram = pa.transpose() * &pa;
-        let chol = gram.cholesky().ok_or_else(|| {
-            RuntimeError::Numerical(
-                "the level latents of a non-centred move are not informed by the data (their design columns are collinear or zero)".into(),
-            )
-        })?;
+        // The move is exact for any fixed `A`; where the level latents' columns are collinear
+        // or absent from the observation factors, `A = 0` (no shift) is the exact fallback —
+        // the plain non-centred move.
+        let Some(chol) = (pa.transpose() * &pa).cholesky() else {
+            return Ok(None);
+        };
         let map = chol.solve(&(pa.transpose() * ps));
         Ok(Some(LevelShear {
             level: at,
