@@ -54,7 +54,9 @@ impl MixingLaw for Horseshoe {
     /// Exact, by inversion: `x = c s + s ω` has density `∝ e^(−x)/x` on `(cs, ∞)`, whose
     /// survival function is `E₁(x)/E₁(cs)`.
     fn sample(&self, rng: &mut ChaCha8Rng, p: &[f64]) -> Result<f64, LawError> {
-        let (c, s) = (p[0], p[1]);
+        // A tilt that underflowed to 0 (a coefficient of |β| < 1e-154 squared) is taken at the
+        // smallest positive double, the nearest the true tilt can be represented.
+        let (c, s) = (p[0], if p[1] == 0.0 { f64::MIN_POSITIVE } else { p[1] });
         if !(c > 0.0 && s > 0.0 && c.is_finite() && s.is_finite()) {
             return Err(bad("horseshoe (s > 0: the prior itself is improper)", p));
         }
@@ -64,7 +66,12 @@ impl MixingLaw for Horseshoe {
         if !x.is_finite() {
             return Err(bad("horseshoe", p));
         }
-        Ok(((x - t) / s).max(0.0))
+        let w = ((x - t) / s).max(0.0);
+        if !w.is_finite() {
+            // A precision beyond double range: the coefficient has collapsed onto 0.
+            return Err(bad("horseshoe (the draw overflows: the coefficient is 0 to double precision)", p));
+        }
+        Ok(w)
     }
 }
 
