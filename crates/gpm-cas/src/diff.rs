@@ -114,28 +114,13 @@ fn d(e: &Expr, i: usize, x: &str) -> String {
             b = t(2),
             dr = dk(1)
         ),
-        Math::Max(_) => format!(
-            "(* 0.5 (+ (+ {} {}) (* (/ (- {} {}) (abs (- {} {}))) (- {} {}))))",
-            dk(0),
-            dk(1),
-            t(0),
-            t(1),
-            t(0),
-            t(1),
-            dk(0),
-            dk(1)
-        ),
-        Math::Min(_) => format!(
-            "(* 0.5 (- (+ {} {}) (* (/ (- {} {}) (abs (- {} {}))) (- {} {}))))",
-            dk(0),
-            dk(1),
-            t(0),
-            t(1),
-            t(0),
-            t(1),
-            dk(0),
-            dk(1)
-        ),
+        // max(a, b) = (a + b + |a − b|)/2, min(a, b) = (a + b − |a − b|)/2: the derivative
+        // takes the branch's sign.
+        Math::Max(_) | Math::Min(_) => {
+            let op = if matches!(n, Math::Max(_)) { "+" } else { "-" };
+            let (a, b, da, db) = (t(0), t(1), dk(0), dk(1));
+            format!("(* 0.5 ({op} (+ {da} {db}) (* (/ (- {a} {b}) (abs (- {a} {b}))) (- {da} {db}))))")
+        }
     }
 }
 
