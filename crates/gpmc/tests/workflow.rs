@@ -551,14 +551,7 @@ fn summary_re_summarises_a_run() {
 #[test]
 fn a_saved_fit_predicts_new_inputs() {
     let dir = setup("reuse");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
-    for file in [
-        "gp_classification.gpm",
-        "gp_classification.data.json",
-        "gp_classification.test.json",
-    ] {
-        std::fs::copy(root.join(file), dir.join(file)).unwrap();
-    }
+    copy_example(&dir, "gp_classification");
     let o = gpmc_line(&dir, "infer gp_classification.gpm --data gp_classification.data.json --predict gp_classification.test.json --draws 300 --quiet --output fit");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = gpmc_line(&dir, "predict fit --data gp_classification.test.json");

@@ -11,16 +11,7 @@ use workflow_support::*;
 #[test]
 fn svi_writes_draws_from_q() {
     let dir = setup("svi_q");
-    std::fs::write(
-        dir.join("s.gpm"),
-        r#"
-data { N : int; X : matrix[N, 1]; y : int[N] in {-1, 1}; }
-hyper { lengthscale : real in 0.. = 0.4; variance : real in 0.. = 2.0; }
-latent { f : vector[N] ~ gp(X, variance * sqexp(lengthscale), inducing = 5); }
-model { y ~ bernoulli_logit(f); }
-"#,
-    )
-    .unwrap();
+    std::fs::write(dir.join("s.gpm"), sparse_classifier(0.4, 2.0)).unwrap();
     let x: Vec<f64> = (0..40).map(|i| i as f64 / 8.0 - 2.5).collect();
     let y = common::sine_labels(&x);
     let xs: Vec<Vec<f64>> = x.iter().map(|v| vec![*v]).collect();
@@ -148,14 +139,7 @@ fn variational_runs_write_draws_from_q() {
 #[test]
 fn a_saved_variational_fit_predicts_exactly() {
     let dir = setup("reuse_q");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
-    for file in [
-        "student_t_regression.gpm",
-        "student_t_regression.data.json",
-        "student_t_regression.test.json",
-    ] {
-        std::fs::copy(root.join(file), dir.join(file)).unwrap();
-    }
+    copy_example(&dir, "student_t_regression");
     for method in ["cavi", "gpf"] {
         let o = gpmc(
             &dir,
@@ -296,16 +280,7 @@ fn streamed_draws_equal_the_draws_in_memory() {
 #[test]
 fn svi_at_scale_writes_no_draws_unless_asked() {
     let dir = setup("svi_wide");
-    std::fs::write(
-        dir.join("s.gpm"),
-        r#"
-data { N : int; X : matrix[N, 1]; y : int[N] in {-1, 1}; }
-hyper { lengthscale : real in 0.. = 0.5; variance : real in 0.. = 1.0; }
-latent { f : vector[N] ~ gp(X, variance * sqexp(lengthscale), inducing = 5); }
-model { y ~ bernoulli_logit(f); }
-"#,
-    )
-    .unwrap();
+    std::fs::write(dir.join("s.gpm"), sparse_classifier(0.5, 1.0)).unwrap();
     let n = gpmc::infer::Q_DRAWS_WIDEST + 1;
     let xs: Vec<[f64; 1]> = (0..n).map(|i| [i as f64 / n as f64 * 4.0 - 2.0]).collect();
     let y: Vec<i32> = xs.iter().map(|x| if x[0] > 0.0 { 1 } else { -1 }).collect();
@@ -326,4 +301,15 @@ model { y ~ bernoulli_logit(f); }
             .unwrap();
     assert_eq!(summary["draws_from_q"], 0);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A sparse GP classifier on one input with 5 inducing points and fixed hyperparameters.
+fn sparse_classifier(lengthscale: f64, variance: f64) -> String {
+    format!(
+        "data {{ N : int; X : matrix[N, 1]; y : int[N] in {{-1, 1}}; }}
+hyper {{ lengthscale : real in 0.. = {lengthscale:?}; variance : real in 0.. = {variance:?}; }}
+latent {{ f : vector[N] ~ gp(X, variance * sqexp(lengthscale), inducing = 5); }}
+model {{ y ~ bernoulli_logit(f); }}
+"
+    )
 }

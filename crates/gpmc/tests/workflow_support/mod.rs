@@ -45,6 +45,15 @@ pub fn gpmc(dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Copy `models/NAME.gpm` with its training and test data into `dir`.
+pub fn copy_example(dir: &Path, name: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    for ext in ["gpm", "data.json", "test.json"] {
+        let file = format!("{name}.{ext}");
+        std::fs::copy(root.join(&file), dir.join(&file)).unwrap();
+    }
+}
+
 /// `gpmc` with the arguments as a user types them, split at white space.
 pub fn gpmc_line(dir: &Path, line: &str) -> std::process::Output {
     gpmc(dir, &line.split_whitespace().collect::<Vec<_>>())
