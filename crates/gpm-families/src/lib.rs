@@ -1,11 +1,11 @@
 //! # gpm-families
 //!
-//! Owns the mixing laws of the augmentations — Pólya-Gamma, Gamma, inverse Gaussian, GIG,
-//! Lévy, inverse Gamma, Poisson, negative binomial, truncated normal, horseshoe — one file
-//! each, behind one trait, [`MixingLaw`]: its density (for certification by quadrature), its Laplace transform, the
-//! moments CAVI needs of the law tilted by `e^(−ωs)`, and an exact sampler for Gibbs. The same
-//! implementation serves certification (`gpm-augment`), the schedule (which names the law of
-//! every auxiliary) and the executors (`gpm-runtime`). It must not know about models, symbolic
+//! Owns the mixing laws of the augmentations — Pólya-Gamma, Gamma, inverse Gaussian, GIG, Lévy,
+//! inverse Gamma, Poisson, negative binomial, truncated normal, horseshoe — one file each, behind
+//! one trait, [`MixingLaw`]: its density (for certification by quadrature), its Laplace transform,
+//! the moments CAVI needs of the law tilted by `e^(−ωs)`, and an exact sampler for Gibbs. The same
+//! implementation serves certification (`gpm-augment`), the schedule (which names the law of every
+//! auxiliary) and the executors (`gpm-runtime`). It must not know about models, symbolic
 //! expressions or data: parameters arrive as numbers, in the order of [`MixingLaw::params`].
 //!
 //! Adding a family: a file here with a unit struct implementing [`MixingLaw`] and its tests

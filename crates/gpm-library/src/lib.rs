@@ -18,6 +18,19 @@
 //! over families.
 #![warn(missing_docs)]
 
+/// An entry's row of its registry's signature table: `impl Registered for Entry`, returning a
+/// `static` row built from the fields given (each registry's `register!` calls it once per row).
+macro_rules! registered {
+    ($entry:ty, $row:expr) => {
+        impl Registered for $entry {
+            fn signature(&self) -> &'static Signature {
+                static ROW: Signature = $row;
+                &ROW
+            }
+        }
+    };
+}
+
 /// A reference to a registered entry of a plug-in table, compared, printed and serialised by
 /// its name (what the IR and the schedule store in place of an enum of families).
 macro_rules! entry_ref {

@@ -105,7 +105,9 @@ pub fn e1_inverse_from(t: f64, log_ratio: f64) -> f64 {
     let mut y = 0.5 * (lo + hi);
     for _ in 0..200 {
         let x = y.exp();
-        let gy = g(y);
+        // `e^x E₁(x)` once per step: it gives both g and its slope.
+        let scaled = e1_scaled(x);
+        let gy = scaled.ln() - x - target;
         if gy.abs() < 1e-15 {
             break;
         }
@@ -115,7 +117,7 @@ pub fn e1_inverse_from(t: f64, log_ratio: f64) -> f64 {
             hi = y;
         }
         // d/dy log E₁(e^y) = −x e^(−x) / E₁(x) = −1 / (e^x E₁(x)).
-        let slope = -1.0 / e1_scaled(x);
+        let slope = -1.0 / scaled;
         let newton = y - gy / slope;
         y = if newton >= lo && newton <= hi {
             newton

@@ -93,8 +93,7 @@ mod scale_mixture;
 /// tried; `Ok(true)`: it took the atom (recording variables and pushing simpler atoms on
 /// `pending`); `Err(why)`: it applies, and the atom is refused for this reason.
 trait Rule: Sync {
-    fn apply(&self, w: &mut Work<'_>, atom: Atom<'_>, pending: &mut Vec<T>)
-        -> Result<bool, String>;
+    fn apply(&self, w: &mut Work<'_>, atom: Atom<'_>, pending: &mut Vec<T>) -> Applied;
 }
 
 /// What a rule says of an atom (see [`Rule`]).

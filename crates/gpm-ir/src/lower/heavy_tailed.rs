@@ -1,9 +1,9 @@
 //! Heavy-tailed latent priors: `w : vector[D] ~ student_t(nu, mu, sigma)`, `cauchy(mu, sigma)`,
-//! `laplace(mu, b)` (Stan's `double_exponential`), `horseshoe(tau)`. Each is a Gaussian scale mixture, so rather
-//! than a new kind of block the latent takes a flat prior and the prior's density becomes a
-//! factor with one observation per coordinate (`Factor::prior_of`): the recognizers find and
-//! certify its augmentation exactly as for a Student-t or Laplace likelihood (an auxiliary
-//! scale per coordinate), and Gibbs and CAVI stay conjugate.
+//! `laplace(mu, b)` (Stan's `double_exponential`), `horseshoe(tau)`. Each is a Gaussian scale
+//! mixture, so rather than a new kind of block the latent takes a flat prior and the prior's
+//! density becomes a factor with one observation per coordinate (`Factor::prior_of`): the
+//! recognizers find and certify its augmentation exactly as for a Student-t or Laplace likelihood
+//! (an auxiliary scale per coordinate), and Gibbs and CAVI stay conjugate.
 
 use super::*;
 

@@ -141,17 +141,12 @@ macro_rules! register {
         at [ $($ex:expr),* ]),* $(,)?) => {
         $(
             mod $module;
-            impl Registered for $module::$law {
-                fn signature(&self) -> &'static Signature {
-                    static ROW: Signature = Signature {
-                        name: $name,
-                        params: &[$($param),*],
-                        support: $support,
-                        example: &[$($ex),*],
-                    };
-                    &ROW
-                }
-            }
+            registered!($module::$law, Signature {
+                name: $name,
+                params: &[$($param),*],
+                support: $support,
+                example: &[$($ex),*],
+            });
             impl std::fmt::Debug for $module::$law {
                 fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                     f.write_str($name)

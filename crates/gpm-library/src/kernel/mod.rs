@@ -137,18 +137,13 @@ macro_rules! register {
         ( $($pname:literal : $role:expr),* ) at [ $($ex:expr),* ] $formula:literal),* $(,)?) => {
         $(
             mod $module;
-            impl Registered for $module::$entry {
-                fn signature(&self) -> &'static Signature {
-                    static ROW: Signature = Signature {
-                        name: $name,
-                        aliases: &[$($alias),*],
-                        params: &[$(KernelParam { name: $pname, role: $role }),*],
-                        example: &[$($ex),*],
-                        formula: $formula,
-                    };
-                    &ROW
-                }
-            }
+            registered!($module::$entry, Signature {
+                name: $name,
+                aliases: &[$($alias),*],
+                params: &[$(KernelParam { name: $pname, role: $role }),*],
+                example: &[$($ex),*],
+                formula: $formula,
+            });
         )*
         /// Every kernel of the language. Adding one: a file in this folder with how it is
         /// evaluated, and its row below (docs/ARCHITECTURE.md, "Adding a kernel").

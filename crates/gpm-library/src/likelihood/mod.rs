@@ -129,18 +129,13 @@ macro_rules! register {
         at [ $($ex:expr),* ] $formula:literal),* $(,)?) => {
         $(
             mod $module;
-            impl Registered for $module::$entry {
-                fn signature(&self) -> &'static Signature {
-                    static ROW: Signature = Signature {
-                        name: $name,
-                        params: &[$($param),*],
-                        response: ResponseKind::$response,
-                        formula: $formula,
-                        example: &[$($ex),*],
-                    };
-                    &ROW
-                }
-            }
+            registered!($module::$entry, Signature {
+                name: $name,
+                params: &[$($param),*],
+                response: ResponseKind::$response,
+                formula: $formula,
+                example: &[$($ex),*],
+            });
         )*
         /// Every likelihood of the language. Adding one: a file in this folder with its
         /// mathematics, and its row below (docs/ARCHITECTURE.md, "Adding a likelihood").
