@@ -50,6 +50,8 @@ pub struct Learned {
 const MAX_STEP: f64 = 2.0;
 /// Central-difference step in the log-hyperparameters.
 const FD_STEP: f64 = 1e-4;
+/// The phase a stop names: also when it lands inside one of the CAVI runs learning makes.
+const PHASE: &str = "type-II maximum likelihood (learn)";
 /// Converged when no coordinate's gradient exceeds this (nats per unit of log θ: moving θ by
 /// 1 % then changes the ELBO by less than 10⁻⁵).
 const GRAD_TOL: f64 = 1e-3;
@@ -99,7 +101,7 @@ impl Objective<'_> {
         from: Option<&CaviResult>,
         best: f64,
     ) -> Result<Option<CaviResult>, RuntimeError> {
-        crate::stop::check("type-II maximum likelihood (learn)")?;
+        crate::stop::check(PHASE)?;
         self.evaluations += 1;
         let h = self.hypers(x);
         let run =
@@ -109,7 +111,9 @@ impl Objective<'_> {
                 self.iterations += r.elbo.len();
                 r.elbo.last().is_some_and(|e| e.is_finite()).then_some(r)
             }
-            Err(e @ (RuntimeError::TooLarge(_) | RuntimeError::Interrupted(_))) => return Err(e),
+            Err(e @ (RuntimeError::TooLarge(_) | RuntimeError::Interrupted(_))) => {
+                return Err(in_learning(e))
+            }
             Err(_) => None,
         };
         let elbo = fit.as_ref().map_or(f64::NEG_INFINITY, |r| last(r));
@@ -132,7 +136,7 @@ impl Objective<'_> {
         for k in 0..x.len() {
             let mut side = [0.0; 2];
             for (s, sign) in side.iter_mut().zip([1.0, -1.0]) {
-                crate::stop::check("type-II maximum likelihood (learn)")?;
+                crate::stop::check(PHASE)?;
                 let mut xs = x.to_vec();
                 xs[k] += sign * FD_STEP;
                 let h = self.hypers(&xs);
@@ -140,7 +144,7 @@ impl Objective<'_> {
                 match cavi::run_from(self.schedule, self.data, &h, &one, Some(at)) {
                     Ok(r) if last(&r).is_finite() => *s = last(&r),
                     Err(e @ (RuntimeError::TooLarge(_) | RuntimeError::Interrupted(_))) => {
-                        return Err(e)
+                        return Err(in_learning(e))
                     }
                     _ => return Ok(None),
                 }
@@ -148,6 +152,14 @@ impl Objective<'_> {
             g[k] = (side[0] - side[1]) / (2.0 * FD_STEP);
         }
         Ok(Some(g))
+    }
+}
+
+/// A stop seen by an inner CAVI run is learning's: the user interrupted `learn`, not CAVI.
+fn in_learning(e: RuntimeError) -> RuntimeError {
+    match e {
+        RuntimeError::Interrupted(_) => crate::stop::check(PHASE).err().unwrap_or(e),
+        e => e,
     }
 }
 
@@ -337,6 +349,22 @@ pub fn learn(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stop that lands inside one of learning's CAVI runs is reported as learning's (the
+    /// race CI once met: the signal arrived during an evaluation's inner CAVI).
+    #[test]
+    fn a_stop_inside_an_inner_cavi_run_names_learning() {
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let inner = crate::stop::scoped(flag, || crate::stop::check("CAVI").unwrap_err());
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let outer = crate::stop::scoped(flag, || in_learning(inner));
+        assert_eq!(
+            outer,
+            RuntimeError::Interrupted(format!("{PHASE} was interrupted before it finished"))
+        );
+        let other = RuntimeError::TooLarge("x".into());
+        assert_eq!(in_learning(other.clone()), other);
+    }
 
     /// Each update satisfies the secant condition `H y = s` and keeps `H` symmetric positive
     /// definite; a step of no curvature (`sᵀy ≤ 0`) leaves `H` alone.
