@@ -5,6 +5,7 @@ use crate::language::{Expr, Math};
 use crate::CasError;
 use egg::Language;
 use num_complex::Complex64;
+use std::ops::{Add, Div, Mul, Sub};
 
 /// A unary function at a real argument (`None` outside its domain).
 pub fn apply_unary(node: &Math, x: f64) -> Option<f64> {
@@ -33,14 +34,23 @@ pub fn eval(e: &Expr, env: &dyn Fn(&str) -> Option<f64>) -> Result<f64, CasError
     eval_nodes(e, &|_, s| env(s))
 }
 
-/// Evaluate, the value of the symbol at node `k` named `s` being `sym(k, s)`.
-fn eval_nodes(e: &Expr, sym: &dyn Fn(usize, &str) -> Option<f64>) -> Result<f64, CasError> {
+/// The evaluation both arithmetics share: the nodes in order (children before parents), the
+/// constants, symbols (`sym(k, s)` for the symbol `s` at node `k`) and the four field
+/// operations here, every other node by `rest` given its children's values.
+fn eval_in<T>(
+    e: &Expr,
+    sym: &dyn Fn(usize, &str) -> Option<T>,
+    rest: impl Fn(&Math, &dyn Fn(egg::Id) -> T) -> Result<T, CasError>,
+) -> Result<T, CasError>
+where
+    T: Copy + From<f64> + Add<Output = T> + Sub<Output = T> + Mul<Output = T> + Div<Output = T>,
+{
     let nodes = e.as_ref();
-    let mut v: Vec<f64> = Vec::with_capacity(nodes.len());
+    let mut v: Vec<T> = Vec::with_capacity(nodes.len());
     for (k, n) in nodes.iter().enumerate() {
         let x = |i: egg::Id| v[usize::from(i)];
         let r = match n {
-            Math::Constant(c) => c.into_inner(),
+            Math::Constant(c) => T::from(c.into_inner()),
             Math::Symbol(s) => {
                 sym(k, s.as_str()).ok_or_else(|| CasError::Unbound(s.to_string()))?
             }
@@ -48,6 +58,17 @@ fn eval_nodes(e: &Expr, sym: &dyn Fn(usize, &str) -> Option<f64>) -> Result<f64,
             Math::Sub([a, b]) => x(*a) - x(*b),
             Math::Mul([a, b]) => x(*a) * x(*b),
             Math::Div([a, b]) => x(*a) / x(*b),
+            other => rest(other, &x)?,
+        };
+        v.push(r);
+    }
+    v.last().copied().ok_or(CasError::Empty)
+}
+
+/// Evaluate, the value of the symbol at node `k` named `s` being `sym(k, s)`.
+fn eval_nodes(e: &Expr, sym: &dyn Fn(usize, &str) -> Option<f64>) -> Result<f64, CasError> {
+    eval_in(e, sym, |n, x| {
+        Ok(match n {
             Math::Pow([a, b]) => x(*a).powf(x(*b)),
             Math::Max([a, b]) => x(*a).max(x(*b)),
             Math::Min([a, b]) => x(*a).min(x(*b)),
@@ -55,10 +76,8 @@ fn eval_nodes(e: &Expr, sym: &dyn Fn(usize, &str) -> Option<f64>) -> Result<f64,
                 gpm_special::poisson_power_moment(x(*j), x(*rate), x(*b))
             }
             other => apply_unary(other, x(other.children()[0])).unwrap_or(f64::NAN),
-        };
-        v.push(r);
-    }
-    v.last().copied().ok_or(CasError::Empty)
+        })
+    })
 }
 
 /// Evaluate in complex arithmetic (principal branches). `abs`, `max`, `min` and `normal_cdf`
@@ -74,20 +93,9 @@ fn eval_complex_nodes(
     e: &Expr,
     sym: &dyn Fn(usize, &str) -> Option<Complex64>,
 ) -> Result<Complex64, CasError> {
-    let nodes = e.as_ref();
-    let mut v: Vec<Complex64> = Vec::with_capacity(nodes.len());
-    for (k, n) in nodes.iter().enumerate() {
-        let x = |i: egg::Id| v[usize::from(i)];
-        let one = Complex64::new(1.0, 0.0);
-        let r = match n {
-            Math::Constant(c) => Complex64::new(c.into_inner(), 0.0),
-            Math::Symbol(s) => {
-                sym(k, s.as_str()).ok_or_else(|| CasError::Unbound(s.to_string()))?
-            }
-            Math::Add([a, b]) => x(*a) + x(*b),
-            Math::Sub([a, b]) => x(*a) - x(*b),
-            Math::Mul([a, b]) => x(*a) * x(*b),
-            Math::Div([a, b]) => x(*a) / x(*b),
+    let one = Complex64::new(1.0, 0.0);
+    eval_in(e, sym, |n, x| {
+        Ok(match n {
             Math::Pow([a, b]) => {
                 let (a, b) = (x(*a), x(*b));
                 if b.im == 0.0 && b.re.fract() == 0.0 && b.re.abs() < 64.0 {
@@ -113,10 +121,15 @@ fn eval_complex_nodes(
             | Math::Min(_)
             | Math::NormalCdf(_)
             | Math::PoissonPowerMoment(_) => return Err(CasError::NotAnalytic(format!("{n}"))),
-        };
-        v.push(r);
-    }
-    v.last().copied().ok_or(CasError::Empty)
+            // Listed, not `_`: a new node must be given its complex value here.
+            Math::Constant(_)
+            | Math::Symbol(_)
+            | Math::Add(_)
+            | Math::Sub(_)
+            | Math::Mul(_)
+            | Math::Div(_) => unreachable!("eval_in evaluates these itself"),
+        })
+    })
 }
 
 /// An expression whose symbols are bound to positions: symbol `vars[k]` reads `values[k]`.

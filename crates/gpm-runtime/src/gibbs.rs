@@ -662,7 +662,12 @@ impl<'a> Sampler<'a> {
                     ..
                 } => {
                     let factors: Vec<usize> = factors.iter().map(|f| f.0).collect();
-                    self.marginal_elliptical(block, &factors, steps, redraw, state, rng)?;
+                    let how = marginal_elliptical::Steps {
+                        factors: &factors,
+                        steps,
+                        redraw,
+                    };
+                    self.marginal_elliptical(block, how, state, rng)?;
                     pv = self.predictors(state);
                 }
                 GibbsStep::KernelGroup { group } => {

@@ -5,12 +5,14 @@
 use crate::data::DataError;
 use crate::Checked;
 use gpm_ir::{HyperKind, Shape};
+use gpm_runtime::data::Data;
 use gpm_runtime::diagnostics::{summarize, Summary};
 use gpm_runtime::draws::VarKind;
 use gpm_runtime::gibbs::{self, Chain, ChainTimes, GibbsConfig};
 use gpm_runtime::kernels::HyperValues;
 use gpm_runtime::rao_blackwell::WithMeans;
-use gpm_schedule::{GibbsUpdate, VariationalUpdate};
+use gpm_runtime::RuntimeError;
+use gpm_schedule::{GibbsUpdate, Schedule, VariationalUpdate};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -345,6 +347,37 @@ struct GibbsSetup<'c> {
     values: HyperValues,
 }
 
+/// What the chains kept, however they were stored.
+struct Kept {
+    draws: usize,
+    interrupted: bool,
+    rao_blackwell: Vec<(String, gpm_runtime::rao_blackwell::Estimate)>,
+}
+
+impl GibbsSetup<'_> {
+    /// The run's result: the chains (empty when streamed to files), their times and summaries,
+    /// what they kept, and what the setup decided (hyperparameters, jitter).
+    fn result(
+        self,
+        chains: Vec<Chain>,
+        times: Vec<ChainTimes>,
+        summaries: Vec<(String, Summary)>,
+        kept: Kept,
+    ) -> InferResult {
+        InferResult {
+            chains,
+            times,
+            draws: kept.draws,
+            summaries,
+            jitter: self.sampler.prepared().jitter,
+            hypers: self.hypers,
+            values: self.values,
+            interrupted: kept.interrupted,
+            rao_blackwell: kept.rao_blackwell,
+        }
+    }
+}
+
 fn gibbs_setup<'c>(
     c: &'c Checked,
     data: &gpm_runtime::data::Data,
@@ -487,17 +520,13 @@ pub fn run_gibbs_with(
             (names[j].clone(), summarize(&refs))
         })
         .collect();
-    Ok(InferResult {
-        times: chains.iter().map(Chain::times).collect(),
-        chains,
+    let times = chains.iter().map(Chain::times).collect();
+    let kept = Kept {
         draws,
-        summaries,
-        hypers: setup.hypers,
-        jitter: setup.sampler.prepared().jitter,
-        values: setup.values,
         interrupted,
         rao_blackwell,
-    })
+    };
+    Ok(setup.result(chains, times, summaries, kept))
 }
 
 /// A run whose every draw has a non-finite log density is not a posterior (a prior variance of
@@ -581,18 +610,12 @@ pub fn run_gibbs_streamed(
     for k in 1..=config.chains {
         let _ = std::fs::remove_file(spill_path(k));
     }
-    let summaries = summaries?;
-    Ok(InferResult {
-        chains: vec![],
-        times,
+    let kept = Kept {
         draws,
-        summaries,
-        hypers: setup.hypers,
-        jitter: setup.sampler.prepared().jitter,
-        values: setup.values,
         interrupted,
         rao_blackwell,
-    })
+    };
+    Ok(setup.result(vec![], times, summaries?, kept))
 }
 
 /// Run CAVI on a checked model with loaded data.
@@ -601,34 +624,52 @@ pub fn run_cavi(
     data: &gpm_runtime::data::Data,
     config: &gpm_runtime::cavi::CaviConfig,
 ) -> Result<(gpm_runtime::cavi::CaviResult, HyperReport), InferError> {
-    let (r, hypers, _) = run_cavi_with_values(c, data, config)?;
+    let (r, hypers, _) = run_learned(c, data, config)?;
     Ok((r, hypers))
 }
 
-/// [`run_cavi`], also returning the hyperparameter values used (learned ones included).
-pub fn run_cavi_with_values(
-    c: &Checked,
-    data: &gpm_runtime::data::Data,
-    config: &gpm_runtime::cavi::CaviConfig,
-) -> Result<Fitted<gpm_runtime::cavi::CaviResult>, InferError> {
-    let (schedule, hv, mut hypers) = start(c, data)?;
-    let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
-    let r = gpm_runtime::cavi::run(&schedule, data, &hv, config)?;
-    Ok((r, hypers, hv))
+/// A method that runs at the hyperparameters CAVI's type-II ML learned (its `learn()` ones;
+/// the others at their start values): CAVI itself and Gaussian particle flow.
+pub trait AfterLearning {
+    /// What the method returns.
+    type Output;
+    /// Whether it can run this schedule, asked before type-II ML runs.
+    fn refuse(&self, _schedule: &Schedule) -> Result<(), RuntimeError> {
+        Ok(())
+    }
+    /// Run it at the hyperparameters `hv`.
+    fn run(&self, s: &Schedule, d: &Data, hv: &HyperValues) -> Result<Self::Output, RuntimeError>;
 }
 
-/// Run Gaussian particle flow on a checked model with loaded data, the hyperparameters at the
-/// values CAVI would use (`learn()` ones learned by CAVI's type-II ML, where it exists).
-pub fn run_gpf(
+impl AfterLearning for gpm_runtime::cavi::CaviConfig {
+    type Output = gpm_runtime::cavi::CaviResult;
+    fn run(&self, s: &Schedule, d: &Data, hv: &HyperValues) -> Result<Self::Output, RuntimeError> {
+        gpm_runtime::cavi::run(s, d, hv, self)
+    }
+}
+
+/// Gaussian particle flow at the hyperparameters CAVI would use.
+impl AfterLearning for gpm_runtime::gpf::GpfConfig {
+    type Output = gpm_runtime::gpf::GpfResult;
+    fn refuse(&self, schedule: &Schedule) -> Result<(), RuntimeError> {
+        gpm_runtime::gpf::steps(schedule).map(|_| ())
+    }
+    fn run(&self, s: &Schedule, d: &Data, hv: &HyperValues) -> Result<Self::Output, RuntimeError> {
+        gpm_runtime::gpf::run(s, d, hv, self)
+    }
+}
+
+/// Run `method` (CAVI, particle flow) on a checked model with loaded data, after type-II ML of
+/// its `learn()` hyperparameters; also returns the hyperparameter values used.
+pub fn run_learned<M: AfterLearning>(
     c: &Checked,
     data: &gpm_runtime::data::Data,
-    config: &gpm_runtime::gpf::GpfConfig,
-) -> Result<Fitted<gpm_runtime::gpf::GpfResult>, InferError> {
+    method: &M,
+) -> Result<Fitted<M::Output>, InferError> {
     let (schedule, hv, mut hypers) = start(c, data)?;
-    // Refused before type-II ML runs.
-    gpm_runtime::gpf::steps(&schedule)?;
+    method.refuse(&schedule)?;
     let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
-    let r = gpm_runtime::gpf::run(&schedule, data, &hv, config)?;
+    let r = method.run(&schedule, data, &hv)?;
     Ok((r, hypers, hv))
 }
 

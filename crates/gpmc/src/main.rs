@@ -381,6 +381,11 @@ fn main() -> ExitCode {
                 particles,
             } = flags;
             let iterations = iterations.unwrap_or(1000);
+            // Model, data and test data are read and checked before any work.
+            let opened = match open_run(&model, &data, &predict, output, generic) {
+                Ok(x) => x,
+                Err(code) => return code,
+            };
             let method = match method {
                 Method::Gibbs => {
                     let config = gpm_runtime::gibbs::GibbsConfig {
@@ -395,11 +400,9 @@ fn main() -> ExitCode {
                         config,
                         pointwise,
                         init,
-                        output,
                         quiet,
-                        generic,
                     };
-                    return infer(&model, &data, &predict, run);
+                    return infer(opened, run);
                 }
                 Method::Cavi => Variational::Cavi {
                     max_iter: iterations,
@@ -422,28 +425,37 @@ fn main() -> ExitCode {
                 }),
             };
             let run = VariationalRun {
-                output,
                 quiet,
-                generic,
                 q: gpmc::infer::QDraws {
                     pointwise: gpm_runtime::gibbs::Pointwise { log_lik, ppc },
                     draws,
                     seed,
                 },
             };
-            variational(&model, &data, &predict, method, run)
+            variational(opened, method, run)
         }
     }
 }
 
 /// A model read, checked and bound to its data, with the run's output directory.
 struct Opened {
+    /// The data files, as given (a saved fit names them).
+    data_files: Vec<std::path::PathBuf>,
+    /// Whether every factor takes the generic update (`--generic`).
+    generic: bool,
     name: String,
     source: String,
     checked: gpmc::Checked,
     d: gpm_runtime::data::Data,
     test: Option<gpm_runtime::data::Data>,
     dir: std::path::PathBuf,
+}
+
+impl Opened {
+    /// Print an inference error with this run's model source; its exit code ([`report`]).
+    fn report(&self, e: gpmc::infer::InferError) -> ExitCode {
+        report(&self.name, &self.source, e)
+    }
 }
 
 /// Read and check the model and load its data and test data (before any work, so that a bad
@@ -471,6 +483,8 @@ fn open_run(
         )
     });
     Ok(Opened {
+        data_files: data.to_vec(),
+        generic,
         name,
         source,
         checked,
@@ -512,38 +526,15 @@ fn report(name: &str, source: &str, e: gpmc::infer::InferError) -> ExitCode {
 
 /// The settings of a variational run from the command line.
 struct VariationalRun {
-    output: Option<std::path::PathBuf>,
     quiet: bool,
-    generic: bool,
     /// Draws from q written as `chain-1.csv` (CAVI and GPF).
     q: gpmc::infer::QDraws,
 }
 
-fn variational(
-    path: &std::path::Path,
-    data: &[std::path::PathBuf],
-    predict: &[std::path::PathBuf],
-    method: Variational,
-    run: VariationalRun,
-) -> ExitCode {
-    let VariationalRun {
-        output,
-        quiet,
-        generic,
-        q,
-    } = run;
-    let Opened {
-        name,
-        source,
-        checked,
-        d,
-        test,
-        dir,
-    } = match open_run(path, data, predict, output, generic) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
-    let report = |e| report(&name, &source, e);
+fn variational(opened: Opened, method: Variational, run: VariationalRun) -> ExitCode {
+    let VariationalRun { quiet, q } = run;
+    let report = |e| opened.report(e);
+    let (checked, d, test, dir) = (&opened.checked, &opened.d, &opened.test, &opened.dir);
     // The output directory is checked and staged before the fit.
     let staging = match gpmc::output::Staging::create(&dir) {
         Ok(s) => s,
@@ -613,11 +604,11 @@ fn variational(
         .to_string();
     files.extend(gpmc::fit::files(
         &checked,
-        data,
+        &opened.data_files,
         &d,
         &hv,
         q.seed,
-        generic,
+        opened.generic,
         gpmc::fit::SavedPosterior::Q {
             method: &method,
             blocks: &blocks,
@@ -734,37 +725,18 @@ struct GibbsRun {
     config: gpm_runtime::gibbs::GibbsConfig,
     pointwise: gpm_runtime::gibbs::Pointwise,
     init: Option<std::path::PathBuf>,
-    output: Option<std::path::PathBuf>,
     quiet: bool,
-    generic: bool,
 }
 
-fn infer(
-    path: &std::path::Path,
-    data: &[std::path::PathBuf],
-    predict: &[std::path::PathBuf],
-    run: GibbsRun,
-) -> ExitCode {
+fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
     let GibbsRun {
         config,
         pointwise,
         init,
-        output,
         quiet,
-        generic,
     } = run;
-    let Opened {
-        name,
-        source,
-        checked,
-        d,
-        test,
-        dir,
-    } = match open_run(path, data, predict, output, generic) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
-    let report = |e| report(&name, &source, e);
+    let report = |e| opened.report(e);
+    let (checked, d, test, dir) = (&opened.checked, &opened.d, &opened.test, &opened.dir);
     let init = match &init {
         Some(path) => match gpmc::init::load(&checked.model, &d, path) {
             Ok(i) => i,
@@ -823,11 +795,11 @@ fn infer(
     // What `gpmc predict OUT_DIR` needs to reuse the draws.
     files.extend(gpmc::fit::files(
         &checked,
-        data,
+        &opened.data_files,
         &d,
         &result.values,
         config.seed,
-        generic,
+        opened.generic,
         gpmc::fit::SavedPosterior::Draws(pointwise),
     ));
     if let Err(e) = staging.finish(&files) {

@@ -95,7 +95,7 @@ pub fn fit(
             (summary, r.blocks, hv, hypers, None, headline)
         }
         Method::Gpf(config) => {
-            let (r, hypers, hv) = crate::infer::run_gpf(c, d, config)?;
+            let (r, hypers, hv) = crate::infer::run_learned(c, d, config)?;
             let headline = format!(
                 "GPF {} after {} steps ({} particles, {} steps undone) in {:.3} s; ELBO {:.6}",
                 status(r.converged),
@@ -125,7 +125,7 @@ pub fn fit(
                 tolerance: 1e-9,
                 max_iter: *max_iter,
             };
-            let (r, hypers, hv) = crate::infer::run_cavi_with_values(c, d, &config)?;
+            let (r, hypers, hv) = crate::infer::run_learned(c, d, &config)?;
             let headline = format!(
                 "CAVI {} after {} iterations in {:.3} s; ELBO {:.6}",
                 status(r.converged),

@@ -19,59 +19,20 @@ fn err_for(json: &str) -> gpmc::data::DataError {
 
 #[test]
 fn each_kind_of_bad_data_names_the_variable() {
+    #[rustfmt::skip]
     let cases = [
-        (
-            r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]]}"#,
-            "y",
-            "`y` is missing: the model declares `y : int[N]`; the data have `D`, `N`, `X`",
-        ),
+        (r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]]}"#, "y", "`y` is missing: the model declares `y : int[N]`; the data have `D`, `N`, `X`"),
         // Issue 37: a size is read off the data declared with it, so their absence or shape
         // is what is named, not the size.
-        (
-            r#"{"x": [[0.1], [0.2]], "y": [1, -1]}"#,
-            "X",
-            "`X` is missing (it gives the size `D`): the model declares `X : matrix[N, D]`",
-        ),
-        (
-            r#"{"N": 2, "X": [0.1, 0.2], "y": [1, -1]}"#,
-            "X",
-            "`X` is declared `matrix[N, D]` but the data give an array of 2 entries, so the size `D` cannot be read off it",
-        ),
-        (
-            r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, -1, 1]}"#,
-            "y",
-            "has 3 entries",
-        ),
-        (
-            r#"{"N": 2, "D": 1, "X": [[0.1, 0.3], [0.2]], "y": [1, -1]}"#,
-            "X",
-            "columns",
-        ),
-        (
-            r#"{"N": 2, "D": 1, "X": [[0.1], ["NaN"]], "y": [1, -1]}"#,
-            "X",
-            "NaN",
-        ),
-        (
-            r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, 0]}"#,
-            "y",
-            "outside its declared set",
-        ),
-        (
-            r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, 0.5]}"#,
-            "y",
-            "declared int",
-        ),
-        (
-            r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, null]}"#,
-            "y",
-            "null",
-        ),
-        (
-            r#"{"N": 2, "D": 1, "X": [0.1, 0.2], "y": [1, -1]}"#,
-            "X",
-            "not an array",
-        ),
+        (r#"{"x": [[0.1], [0.2]], "y": [1, -1]}"#, "X", "`X` is missing (it gives the size `D`): the model declares `X : matrix[N, D]`"),
+        (r#"{"N": 2, "X": [0.1, 0.2], "y": [1, -1]}"#, "X", "`X` is declared `matrix[N, D]` but the data give an array of 2 entries, so the size `D` cannot be read off it"),
+        (r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, -1, 1]}"#, "y", "has 3 entries"),
+        (r#"{"N": 2, "D": 1, "X": [[0.1, 0.3], [0.2]], "y": [1, -1]}"#, "X", "columns"),
+        (r#"{"N": 2, "D": 1, "X": [[0.1], ["NaN"]], "y": [1, -1]}"#, "X", "NaN"),
+        (r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, 0]}"#, "y", "outside its declared set"),
+        (r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, 0.5]}"#, "y", "declared int"),
+        (r#"{"N": 2, "D": 1, "X": [[0.1], [0.2]], "y": [1, null]}"#, "y", "null"),
+        (r#"{"N": 2, "D": 1, "X": [0.1, 0.2], "y": [1, -1]}"#, "X", "not an array"),
     ];
     for (json, var, text) in cases {
         let e = err_for(json);

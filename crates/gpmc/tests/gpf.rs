@@ -11,23 +11,10 @@ use gpm_runtime::gpf::{GpfConfig, GpfResult};
 use nalgebra::{DMatrix, DVector};
 use serde_json::json;
 
-const GP_REGRESSION: &str = r#"
-data {
-  N : int;
-  x : vector[N];
-  y : vector[N];
+/// `y ~ normal(f, 0.5)` under a GP prior `1.5 · sqexp(0.8)`.
+fn gp_regression_text() -> String {
+    common::gp_regression(0.5, 0.8, "1.5 * sqexp(lengthscale)", "y ~ normal(f, sigma)")
 }
-hyper {
-  sigma : real in 0.. = 0.5;
-  lengthscale : real in 0.. = 0.8;
-}
-latent {
-  f : vector[N] ~ gp(x, 1.5 * sqexp(lengthscale));
-}
-model {
-  y ~ normal(f, sigma);
-}
-"#;
 
 const GP_CLASSIFICATION: &str = r#"
 data {
@@ -49,7 +36,7 @@ model {
 fn run(src: &str, data: &serde_json::Value, config: GpfConfig) -> GpfResult {
     let c = gpmc::check("gpf_test", src).unwrap();
     let d = gpmc::data::from_json_value(&c.model, data).unwrap();
-    gpmc::infer::run_gpf(&c, &d, &config).unwrap().0
+    gpmc::infer::run_learned(&c, &d, &config).unwrap().0
 }
 
 fn inputs(n: usize) -> Vec<f64> {
@@ -58,7 +45,7 @@ fn inputs(n: usize) -> Vec<f64> {
         .collect()
 }
 
-/// The exact posterior of `f` in [`GP_REGRESSION`]: `Σ = (K⁻¹ + I/σ²)⁻¹`, `m = Σ y/σ²`.
+/// The exact posterior of `f` in [`gp_regression_text`]: `Σ = (K⁻¹ + I/σ²)⁻¹`, `m = Σ y/σ²`.
 fn exact_gp_posterior(x: &[f64], y: &[f64]) -> (DVector<f64>, DMatrix<f64>) {
     let n = x.len();
     let k = DMatrix::from_fn(n, n, |i, j| {
@@ -81,7 +68,7 @@ fn regression_data(n: usize) -> (Vec<f64>, Vec<f64>, serde_json::Value) {
     (x, y, data)
 }
 
-/// The flow on [`GP_REGRESSION`] with `n` points, run to a tight tolerance.
+/// The flow on [`gp_regression_text`] with `n` points, run to a tight tolerance.
 fn regression_flow(n: usize, particles: usize, max_iter: usize) -> (GpfResult, Vec<f64>, Vec<f64>) {
     let (x, y, data) = regression_data(n);
     let config = GpfConfig {
@@ -90,7 +77,7 @@ fn regression_flow(n: usize, particles: usize, max_iter: usize) -> (GpfResult, V
         tolerance: 1e-15,
         ..Default::default()
     };
-    (run(GP_REGRESSION, &data, config), x, y)
+    (run(&gp_regression_text(), &data, config), x, y)
 }
 
 fn particles_of(r: &GpfResult) -> (&DVector<f64>, &DMatrix<f64>) {

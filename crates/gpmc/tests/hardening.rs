@@ -471,18 +471,16 @@ fn sigint_during_learn_ends_the_run_within_a_second() {
     )
     .unwrap();
     let out = dir.join("out");
+    // Not quiet: the test waits for the progress line of type-II ML.
+    let mut args = infer_args(
+        &root().join("models/gp_classification.gpm"),
+        &data,
+        &out,
+        &[],
+    );
+    args.retain(|a| a != "--quiet");
     let mut child = Command::new(env!("CARGO_BIN_EXE_gpmc"))
-        .args([
-            "infer",
-            root()
-                .join("models/gp_classification.gpm")
-                .to_str()
-                .unwrap(),
-            "--data",
-            data.to_str().unwrap(),
-            "--output",
-            out.to_str().unwrap(),
-        ])
+        .args(args)
         .env("GPMC_PROGRESS_SECONDS", "0")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

@@ -36,11 +36,7 @@ impl Lcg {
 #[test]
 fn small_beta_gives_the_ordinary_posterior() {
     let src = r#"
-data {
-  N : int;
-  x : vector[N];
-  y : vector[N];
-}
+data { N : int; x : vector[N]; y : vector[N]; }
 latent {
   w : real ~ normal(0, 1);
   b : real ~ normal(0, 1);
@@ -90,26 +86,13 @@ model {
     }
 }
 
-const GP: &str = r#"
-data {
-  N : int;
-  x : vector[N];
-  y : vector[N];
+/// The robust tests' GP regression, `likelihood` its model statement.
+fn gp(likelihood: &str) -> String {
+    common::gp_regression(0.2, 1.0, "sqexp(lengthscale)", likelihood)
 }
-hyper {
-  sigma : real in 0.. = 0.2;
-  lengthscale : real in 0.. = 1.0;
-}
-latent {
-  f : vector[N] ~ gp(x, sqexp(lengthscale));
-}
-model {
-  LIKELIHOOD;
-}
-"#;
 
 fn cavi_mean(likelihood: &str, data: &serde_json::Value) -> DVector<f64> {
-    let src = GP.replace("LIKELIHOOD", likelihood);
+    let src = gp(likelihood);
     let c = gpmc::check("robust_gp", &src).unwrap();
     let d = gpmc::data::from_json_value(&c.model, data).unwrap();
     let config = CaviConfig {
@@ -189,7 +172,7 @@ fn bad_modifiers_are_diagnosed() {
         ("sturdy(beta = 0.2)", "unknown modifier `sturdy`"),
         ("robust(gamma = sigma)", "must be a number"),
     ] {
-        let src = GP.replace("LIKELIHOOD", &format!("y ~ normal(f, sigma) {modifier}"));
+        let src = gp(&format!("y ~ normal(f, sigma) {modifier}"));
         let err = gpmc::check("bad_robust", &src).err().expect("refused");
         let text = messages(&err);
         assert!(text.contains(message), "{modifier}: {text}");
@@ -287,7 +270,7 @@ fn example_lpd(src: &str, example: &str) -> f64 {
         tolerance: 1e-10,
         max_iter: 5000,
     };
-    let (r, _, hv) = gpmc::infer::run_cavi_with_values(&c, &train, &config).unwrap();
+    let (r, _, hv) = gpmc::infer::run_learned(&c, &train, &config).unwrap();
     let (_, m) = gpmc::infer::predict_variational(&c, &train, &test, &hv, &r.blocks).unwrap();
     m["mean_log_predictive_density"].as_f64().unwrap()
 }
@@ -296,12 +279,7 @@ fn example_lpd(src: &str, example: &str) -> f64 {
 /// log predictive density is the Gaussian model's (the loss itself is not a density).
 #[test]
 fn prediction_scores_the_density_not_the_loss() {
-    let lpd = |likelihood: &str| {
-        example_lpd(
-            &GP.replace("LIKELIHOOD", likelihood),
-            "robust_gp_regression",
-        )
-    };
+    let lpd = |likelihood: &str| example_lpd(&gp(likelihood), "robust_gp_regression");
     let gauss = lpd("y ~ normal(f, sigma)");
     let small = lpd("y ~ normal(f, sigma) robust(beta = 0.00000001)");
     // (β must be small against 1/ℓ² of the outliers, ℓ ≈ −800: the next term is βℓ²/2.)

@@ -20,8 +20,7 @@ fn svi_writes_draws_from_q() {
         serde_json::json!({"N": 40, "X": xs, "y": y}).to_string(),
     )
     .unwrap();
-    let o = gpmc_line(&dir, "infer s.gpm --data s.json --method svi --batch 40 --draws 4000 --log-lik --quiet --output svi");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    gpmc_ok(&dir, "infer s.gpm --data s.json --method svi --batch 40 --draws 4000 --log-lik --quiet --output svi");
     let (header, rows) = read_csv(&dir.join("svi/chain-1.csv"));
     assert_eq!(rows.len(), 4000);
     assert_eq!(
@@ -41,8 +40,7 @@ fn svi_writes_draws_from_q() {
         serde_json::json!({"N": 40, "X": xs}).to_string(),
     )
     .unwrap();
-    let o = gpmc_line(&dir, "predict svi --data at.json");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    gpmc_ok(&dir, "predict svi --data at.json");
     let csv = std::fs::read_to_string(dir.join("svi/predict/predictions.csv")).unwrap();
     let mut lines = csv.lines();
     let ph: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -76,29 +74,7 @@ fn svi_writes_draws_from_q() {
 fn variational_runs_write_draws_from_q() {
     let dir = setup("fromq");
     for method in ["cavi", "gpf"] {
-        let o = gpmc(
-            &dir,
-            &[
-                "infer",
-                "m.gpm",
-                "--data",
-                "d.json",
-                "--method",
-                method,
-                "--log-lik",
-                "--ppc",
-                "--draws",
-                "4000",
-                "--quiet",
-                "--output",
-                method,
-            ],
-        );
-        assert!(
-            o.status.success(),
-            "{method}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        gpmc_ok(&dir, &format!("infer m.gpm --data d.json --method {method} --log-lik --ppc --draws 4000 --quiet --output {method}"));
         let (header, rows) = read_csv(&dir.join(format!("{method}/chain-1.csv")));
         assert_eq!(rows.len(), 4000);
         assert_eq!(
@@ -141,40 +117,10 @@ fn a_saved_variational_fit_predicts_exactly() {
     let dir = setup("reuse_q");
     copy_example(&dir, "student_t_regression");
     for method in ["cavi", "gpf"] {
-        let o = gpmc(
+        gpmc_ok(&dir, &format!("infer student_t_regression.gpm --data student_t_regression.data.json --predict student_t_regression.test.json --method {method} --quiet --output {method}"));
+        gpmc_ok(
             &dir,
-            &[
-                "infer",
-                "student_t_regression.gpm",
-                "--data",
-                "student_t_regression.data.json",
-                "--predict",
-                "student_t_regression.test.json",
-                "--method",
-                method,
-                "--quiet",
-                "--output",
-                method,
-            ],
-        );
-        assert!(
-            o.status.success(),
-            "{method}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let o = gpmc(
-            &dir,
-            &[
-                "predict",
-                method,
-                "--data",
-                "student_t_regression.test.json",
-            ],
-        );
-        assert!(
-            o.status.success(),
-            "{method}: {}",
-            String::from_utf8_lossy(&o.stderr)
+            &format!("predict {method} --data student_t_regression.test.json"),
         );
         let in_run =
             std::fs::read_to_string(dir.join(format!("{method}/predictions.csv"))).unwrap();

@@ -49,6 +49,28 @@ pub enum KernelForm {
     Pointwise(fn(&[f64], &[f64], bool, &[f64]) -> f64),
 }
 
+/// A stationary profile `exp(g(r²))` written once by its exponent `g`: the vectorised form
+/// applies `g` to each squared distance, then one vectorised exponential; the scalar form
+/// ([`KernelLaw::profile_at`]) is `exp(g(r²))` from the same `g`.
+pub trait Exponent {
+    /// `g(r²)`.
+    fn exponent(r2: f64) -> f64;
+}
+
+/// The [`gpm_special::SliceMap`] of an [`Exponent`] kernel: `KernelForm::Stationary(
+/// vectorised::<ExpProfile<K>>)`.
+pub struct ExpProfile<K>(std::marker::PhantomData<K>);
+
+impl<K: Exponent> gpm_special::SliceMap for ExpProfile<K> {
+    #[inline(always)]
+    fn apply(v: &mut [f64], _p: &[f64]) {
+        for x in v.iter_mut() {
+            *x = K::exponent(*x);
+        }
+        gpm_special::exp_in_place(v);
+    }
+}
+
 /// A kernel's row of the `register!` table: its name and aliases, parameters with their roles,
 /// the parameters the tests check it at, and its formula as shown.
 #[derive(Debug)]

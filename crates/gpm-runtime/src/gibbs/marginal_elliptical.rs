@@ -16,6 +16,16 @@ use nalgebra::{DMatrix, DVector};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+/// What a marginal elliptical step does (its [`gpm_schedule::GibbsStep::MarginalElliptical`]).
+pub(super) struct Steps<'f> {
+    /// The factors whose log-densities are the ellipse's likelihood.
+    pub factors: &'f [usize],
+    /// How many elliptical slice steps.
+    pub steps: usize,
+    /// Whether every auxiliary is drawn again given the moved block.
+    pub redraw: bool,
+}
+
 /// One column of the block: where its values live, its prior mean, and the steps' directions.
 struct Column {
     latent: usize,
@@ -88,9 +98,7 @@ impl Sampler<'_> {
     pub(super) fn marginal_elliptical(
         &self,
         block: gpm_schedule::BlockId,
-        factors: &[usize],
-        steps: usize,
-        redraw: bool,
+        how: Steps,
         state: &mut State,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
@@ -99,7 +107,7 @@ impl Sampler<'_> {
             .clone()
             .all(|bi| state.ellipse_references[bi].is_some())
         {
-            return self.referenced_elliptical(blocks, factors, steps, redraw, state, rng);
+            return self.referenced_elliptical(blocks, how, state, rng);
         }
         let mut columns = Vec::new();
         for bi in blocks {
@@ -107,7 +115,7 @@ impl Sampler<'_> {
             let rows = prior.len();
             // Standard normals column by column, step by step: the same draws whatever the
             // thread count.
-            let z = DMatrix::from_fn(rows, steps, |_, _| {
+            let z = DMatrix::from_fn(rows, how.steps, |_, _| {
                 rng.sample::<f64, _>(rand_distr::StandardNormal)
             });
             columns.push(Column {
@@ -147,11 +155,11 @@ impl Sampler<'_> {
                     .copy_from(v);
             }
         };
-        let mut log_lik = self.marginal_log_lik(factors, state);
-        for s in 0..steps {
+        let mut log_lik = self.marginal_log_lik(how.factors, state);
+        for s in 0..how.steps {
             let moved = super::elliptical::ellipse_step(rng, log_lik, &mut |cos, sin| {
                 set(state, cos, sin, s, &current);
-                (self.marginal_log_lik(factors, state), ())
+                (self.marginal_log_lik(how.factors, state), ())
             });
             if let Some((ll, ())) = moved {
                 log_lik = ll;
@@ -170,7 +178,7 @@ impl Sampler<'_> {
                 stayed(log_lik)?;
             }
         }
-        self.after_steps(redraw, state, rng)
+        self.after_steps(how.redraw, state, rng)
     }
 
     /// Block `bi`'s latent, column and the chain's current GP prior of it.
@@ -279,9 +287,7 @@ impl Sampler<'_> {
     fn referenced_elliptical(
         &self,
         blocks: std::ops::Range<usize>,
-        factors: &[usize],
-        steps: usize,
-        redraw: bool,
+        how: Steps,
         state: &mut State,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
@@ -294,7 +300,7 @@ impl Sampler<'_> {
             let rows = prior.len();
             let offset = column * rows;
             // Standard normals column by column, step by step, as under the prior.
-            let z = DMatrix::from_fn(rows, steps, |_, _| {
+            let z = DMatrix::from_fn(rows, how.steps, |_, _| {
                 rng.sample::<f64, _>(rand_distr::StandardNormal)
             });
             let l = prior.chol.l_dirty();
@@ -339,11 +345,11 @@ impl Sampler<'_> {
             columns.iter().map(|c| c.log_ratio(cos, sin, s)).sum()
         };
         // Angle 0 of any step: the current point.
-        let mut log_lik = self.marginal_log_lik(factors, state) + ratio(&columns, 1.0, 0.0, 0);
-        for s in 0..steps {
+        let mut log_lik = self.marginal_log_lik(how.factors, state) + ratio(&columns, 1.0, 0.0, 0);
+        for s in 0..how.steps {
             let moved = super::elliptical::ellipse_step(rng, log_lik, &mut |cos, sin| {
                 set(state, &columns, cos, sin, s);
-                let ll = self.marginal_log_lik(factors, state);
+                let ll = self.marginal_log_lik(how.factors, state);
                 let total = if ll.is_finite() {
                     ll + ratio(&columns, cos, sin, s)
                 } else {
@@ -369,6 +375,6 @@ impl Sampler<'_> {
                 }
             }
         }
-        self.after_steps(redraw, state, rng)
+        self.after_steps(how.redraw, state, rng)
     }
 }

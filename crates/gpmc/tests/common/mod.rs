@@ -114,3 +114,15 @@ pub fn sine_labels(x: &[f64]) -> Vec<i64> {
         })
         .collect()
 }
+
+/// A GP regression on one input `x`: `sigma` and `lengthscale` fixed hyperparameters at the
+/// values given, `f ~ gp(x, kernel)`, and the model block's one `statement` about `y`.
+pub fn gp_regression(sigma: f64, lengthscale: f64, kernel: &str, statement: &str) -> String {
+    format!(
+        "data {{ N : int; x : vector[N]; y : vector[N]; }}
+hyper {{ sigma : real in 0.. = {sigma:?}; lengthscale : real in 0.. = {lengthscale:?}; }}
+latent {{ f : vector[N] ~ gp(x, {kernel}); }}
+model {{ {statement}; }}
+"
+    )
+}

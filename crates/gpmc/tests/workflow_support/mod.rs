@@ -59,6 +59,17 @@ pub fn gpmc_line(dir: &Path, line: &str) -> std::process::Output {
     gpmc(dir, &line.split_whitespace().collect::<Vec<_>>())
 }
 
+/// [`gpmc_line`], which must succeed (the failure shows the line and stderr).
+pub fn gpmc_ok(dir: &Path, line: &str) -> std::process::Output {
+    let o = gpmc_line(dir, line);
+    assert!(
+        o.status.success(),
+        "gpmc {line}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
 /// The header and rows of a CmdStan CSV.
 pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
     let text = std::fs::read_to_string(path).unwrap();
