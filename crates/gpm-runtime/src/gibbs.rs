@@ -29,6 +29,7 @@ mod dense_reference;
 mod elliptical;
 mod from_q;
 mod interweave_dense;
+mod laplace_dense;
 mod level_shift;
 mod log_joint;
 mod marginal_elliptical;
@@ -323,6 +324,9 @@ struct SlicedDense {
     interweave_moves: usize,
     /// The level those moves hold ([`gpm_schedule::DenseScaleUpdate::level`]).
     level: Option<interweave_dense::LevelShear>,
+    /// The block's readings for the Laplace-standardised move
+    /// ([`gpm_schedule::DenseScaleUpdate::laplace`]; `None`: no such move).
+    laplace: Option<Vec<laplace_dense::Reading>>,
 }
 
 /// A model bound to data, ready for sweeps.

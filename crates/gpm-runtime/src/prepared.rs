@@ -169,6 +169,18 @@ pub enum Block {
     },
 }
 
+/// What a factor's tape reads beside the data: predictor `p` at `preds[p]`, auxiliary `j` at
+/// `aux[j]`, the hyperparameters at `hypers`.
+#[derive(Debug, Clone, Copy)]
+pub struct TapeInputs<'a> {
+    /// Every predictor's values.
+    pub preds: &'a [Vec<f64>],
+    /// The factor's auxiliaries.
+    pub aux: &'a [Vec<f64>],
+    /// The scalar hyperparameters.
+    pub hypers: &'a [f64],
+}
+
 /// Per-factor resolved slots and sizes.
 #[derive(Debug, Clone)]
 pub struct PFactor {
@@ -195,10 +207,31 @@ impl PFactor {
         hypers: &[f64],
         stack: &mut Vec<f64>,
     ) -> f64 {
+        let mut total = 0.0;
+        let at = TapeInputs { preds, aux, hypers };
+        self.tape_chunks(tape, at, stack, |_, out| {
+            for v in out {
+                total += v;
+            }
+        });
+        total
+    }
+
+    /// The tape a chunk of observations at a time ([`gpm_schedule::tape::Tape::eval_chunk`]),
+    /// each chunk's values handed to `each` with its first observation, in order: what
+    /// [`PFactor::tape_sum`] adds up, and per-observation values where a sum is not enough
+    /// (derivatives by differences).
+    pub fn tape_chunks(
+        &self,
+        tape: &gpm_schedule::Tape,
+        at: TapeInputs,
+        stack: &mut Vec<f64>,
+        mut each: impl FnMut(usize, &[f64]),
+    ) {
+        let TapeInputs { preds, aux, hypers } = at;
         use gpm_schedule::tape::{Lane, CHUNK};
         let mut out = [0.0; CHUNK];
         let mut lanes = Vec::with_capacity(self.slots.len());
-        let mut total = 0.0;
         let mut start = 0;
         while start < self.n {
             let end = (start + CHUNK).min(self.n);
@@ -212,12 +245,9 @@ impl PFactor {
             }));
             let out = &mut out[..end - start];
             tape.eval_chunk(&lanes, out, stack);
-            for v in out.iter() {
-                total += v;
-            }
+            each(start, out);
             start = end;
         }
-        total
     }
 
     /// Observation `i`'s slot values — the one per-observation evaluator shared by Gibbs, CAVI,

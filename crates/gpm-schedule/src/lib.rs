@@ -34,7 +34,7 @@ use gpm_ir::Model;
 pub use gradient::PredictorGradient;
 pub use hypers::{
     start_value, DenseScaleUpdate, GibbsUpdate, GpKernelUpdate, HyperStep, KernelGroup, StartRule,
-    VariationalUpdate, NON_CENTRED_MOVES,
+    VariationalUpdate, LAPLACE_MAX_DIM, NON_CENTRED_MOVES,
 };
 pub use ids::{BlockId, FactorId, HyperId, LatentId, PredictorId};
 pub use prior::{BoundArg, BoundKernel, BoundPrior};

@@ -125,6 +125,16 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
                     d.interweave_moves
                 );
             }
+            if d.laplace {
+                let _ = write!(
+                    extra,
+                    "; then {} once more with the values standardised by the block's Laplace \
+                     approximation at each value, ε = Lᵀ(θ − θ̂) held (for a block of at most {} \
+                     values), and the auxiliaries drawn again",
+                    hyper_names(c, &d.hypers),
+                    gpm_schedule::LAPLACE_MAX_DIM
+                );
+            }
         }
         extra
     };

@@ -181,7 +181,8 @@ fn bounded_noise_scale_matches_quadrature() {
 /// The funnel of issue 31, item 4: `hierarchical_logistic` under `--generic` samples its group
 /// scales given the weights. With the schedule's five non-centred moves per sweep every
 /// parameter reaches bulk ESS ≥ 400 of 4 × 1 000 draws with R̂ ≤ 1.01 on seeds 3 and 6, where
-/// one move gave 340 and 203 (`sv`, R̂ 1.014 and 1.021) — the CLI's run, bit for bit.
+/// one move gave 340 and 203 (`sv`, R̂ 1.014 and 1.021) — the CLI's run, bit for bit (with the
+/// Laplace-standardised move after them, 2 400-2 700 on seeds 1-3).
 #[test]
 fn hierarchical_logistic_generic_mixes_on_every_seed() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
@@ -192,7 +193,7 @@ fn hierarchical_logistic_generic_mixes_on_every_seed() {
         &[root.join("hierarchical_logistic.data.json").as_path()],
     )
     .unwrap();
-    every_parameter_mixes(&c, &data, &[3, 6], 1.01);
+    every_parameter_mixes(&c, &data, &[3, 6], (400.0, 1.01));
 }
 
 /// The level the non-centred move holds (`DenseScaleUpdate::level`): eight schools under the
@@ -258,11 +259,12 @@ fn the_level_held_by_the_non_centred_move_keeps_the_posterior() {
 
 /// The other funnel of issue 31, item 4: the brms-style heteroscedastic approximate GP
 /// (`bench/models/heteroscedastic_agp.gpm`), whose log-scale half takes the generic update with
-/// its amplitude and lengthscale sampled given the weights. With the level held by the
-/// non-centred move and the centred move alive beside a flat intercept, every parameter reaches
-/// bulk ESS ≥ 400 of 4 × 1 000 draws (R̂ ≤ 1.02) on seeds 2 and 4, where the session before
-/// gave 83 and under 100 (`sd2`, R̂ 1.03-1.06), the level alone 302 and 299 — the CLI's run,
-/// bit for bit.
+/// its amplitude and lengthscale sampled given the weights. With the Laplace-standardised move
+/// beside the centred and non-centred ones, every parameter reaches bulk ESS ≥ 800 of
+/// 4 × 1 000 draws with R̂ ≤ 1.01 on seeds 2 and 4 (1 160 and 1 170), where without it the
+/// worst was 440 and 578 (R̂ 1.010, 1.009), with the level held but the centred move dead 302
+/// and 299, and before both 83 and under 100 (`sd2`, R̂ 1.03-1.06) — the CLI's run, bit for
+/// bit.
 #[test]
 fn heteroscedastic_approximate_gp_mixes() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/models");
@@ -273,23 +275,23 @@ fn heteroscedastic_approximate_gp_mixes() {
         &[root.join("heteroscedastic_agp.data.json").as_path()],
     )
     .unwrap();
-    every_parameter_mixes(&c, &data, &[2, 4], 1.02);
+    every_parameter_mixes(&c, &data, &[2, 4], (800.0, 1.01));
 }
 
 /// 4 × 1 000 draws after 200 warm-up sweeps (the CLI's default run) on each seed: every
-/// parameter's bulk ESS ≥ 400 and R̂ ≤ `rhat_max`.
+/// parameter's bulk ESS ≥ `ess_min` and R̂ ≤ `rhat_max`.
 fn every_parameter_mixes(
     c: &gpmc::Checked,
     data: &gpm_runtime::data::Data,
     seeds: &[u64],
-    rhat_max: f64,
+    (ess_min, rhat_max): (f64, f64),
 ) {
     for &seed in seeds {
         let config = four_chains(200, 1000, seed);
         let r = gpmc::infer::run_gibbs(c, data, &config, &|_, _| {}).unwrap();
         for (name, s) in r.summaries.iter().filter(|(n, _)| n != "lp__") {
             assert!(
-                s.ess_bulk >= 400.0 && s.rhat <= rhat_max,
+                s.ess_bulk >= ess_min && s.rhat <= rhat_max,
                 "seed {seed}: {name} bulk ESS {:.0}, R-hat {:.3}",
                 s.ess_bulk,
                 s.rhat

@@ -189,6 +189,9 @@ impl super::Sampler<'_> {
                     for _ in 0..d.interweave_moves {
                         self.interweave_dense(d, state, rng)?;
                     }
+                    if let Some(readings) = &d.laplace {
+                        self.laplace_dense(d, readings, state, rng)?;
+                    }
                 }
                 let kernel = self.kernels.iter().find(|k| k.block == bi);
                 if let Some(k) = kernel.filter(|k| !k.interweave.is_empty()) {

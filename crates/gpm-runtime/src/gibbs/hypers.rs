@@ -668,7 +668,16 @@ pub(super) fn bind_hypers(
         .enumerate()
         .map(|(i, d)| {
             let interweave: Vec<usize> = d.interweave.iter().map(|f| f.0).collect();
+            let laplace = match &prep.blocks[first_block(d.block)] {
+                Block::Dense {
+                    parts, prior_mean, ..
+                } if d.laplace && prior_mean.len() <= gpm_schedule::LAPLACE_MAX_DIM => Some(
+                    super::laplace_dense::readings(schedule, prep, parts, &interweave),
+                ),
+                _ => None,
+            };
             Ok(SlicedDense {
+                laplace,
                 level: super::interweave_dense::LevelShear::bind(
                     schedule,
                     prep,
