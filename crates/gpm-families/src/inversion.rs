@@ -84,38 +84,20 @@ pub fn sample_by_inversion(
     mean: f64,
     sd: f64,
 ) -> f64 {
-    let (mut lo, mut hi) = (0.0, f64::INFINITY);
-    let mut x = gamma_quantile_guess(u, mean, sd);
     // The inverted CDF is accurate to ~1e-8, so asking for more only costs steps.
-    for _ in 0..100 {
+    let stop = gpm_special::root::Stop {
+        f_tol: 1e-9,
+        x_tol: 1e-10,
+        relative_to_hi: true,
+        max_steps: 100,
+        x_max: 1e12,
+    };
+    let cdf = |x: f64| {
         let (big_f, small_f) = invert_cdf_pdf(phi, x);
-        let fx = big_f.clamp(0.0, 1.0) - u;
-        if fx.abs() < 1e-9 {
-            break;
-        }
-        if fx > 0.0 {
-            hi = x;
-        } else {
-            lo = x;
-        }
-        let d = small_f.max(0.0);
-        let newton = x - fx / d;
-        // With no upper end seen yet, a step may at most quadruple `x` (a tiny density far
-        // left of the root would throw it out of range).
-        let cap = if hi.is_finite() { hi } else { 4.0 * x };
-        x = if d > 0.0 && newton > lo && newton < cap {
-            newton
-        } else if hi.is_finite() {
-            0.5 * (lo + hi)
-        } else {
-            // Below the root with no upper end yet (or a flat density): grow.
-            2.0 * x
-        };
-        if hi - lo < 1e-10 * hi || x > 1e12 {
-            break;
-        }
-    }
-    x
+        (big_f.clamp(0.0, 1.0) - u, small_f.max(0.0))
+    };
+    let start = gamma_quantile_guess(u, mean, sd);
+    gpm_special::root::newton(cdf, (0.0, f64::INFINITY), start, true, stop)
 }
 
 /// The `u`-quantile of the Gamma with this mean and sd by Wilson & Hilferty's cube-root normal

@@ -102,32 +102,21 @@ pub fn e1_inverse_from(t: f64, log_ratio: f64) -> f64 {
         lo = hi;
         hi += 1.0 + (hi - lo0);
     }
-    let mut y = 0.5 * (lo + hi);
-    for _ in 0..200 {
+    // `e^x E₁(x)` once per step gives both g and its slope,
+    // d/dy log E₁(e^y) = −x e^(−x) / E₁(x) = −1 / (e^x E₁(x)).
+    let g_and_slope = |y: f64| {
         let x = y.exp();
-        // `e^x E₁(x)` once per step: it gives both g and its slope.
         let scaled = e1_scaled(x);
-        let gy = scaled.ln() - x - target;
-        if gy.abs() < 1e-15 {
-            break;
-        }
-        if gy > 0.0 {
-            lo = y;
-        } else {
-            hi = y;
-        }
-        // d/dy log E₁(e^y) = −x e^(−x) / E₁(x) = −1 / (e^x E₁(x)).
-        let slope = -1.0 / scaled;
-        let newton = y - gy / slope;
-        y = if newton >= lo && newton <= hi {
-            newton
-        } else {
-            0.5 * (lo + hi)
-        };
-        if (hi - lo) < 1e-15 * (1.0 + y.abs()) {
-            break;
-        }
-    }
+        (scaled.ln() - x - target, -1.0 / scaled)
+    };
+    let stop = crate::root::Stop {
+        f_tol: 1e-15,
+        x_tol: 1e-15,
+        relative_to_hi: false,
+        max_steps: 200,
+        x_max: f64::INFINITY,
+    };
+    let y = crate::root::newton(g_and_slope, (lo, hi), 0.5 * (lo + hi), false, stop);
     y.exp()
 }
 

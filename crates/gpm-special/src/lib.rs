@@ -13,6 +13,7 @@ mod concave_sum;
 mod exp_integral;
 mod exp_slice;
 mod poisson_power;
+pub mod root;
 mod vectorised;
 pub use concave_sum::{log_sum_concave, Lattice};
 pub use exp_integral::{e1_inverse_from, e1_scaled, e2_scaled, log_e1, log_e1_scaled};
