@@ -33,6 +33,7 @@ pub mod progress;
 pub mod quadrature;
 pub mod rao_blackwell;
 pub mod reference_ess;
+pub mod shard;
 pub mod slice;
 pub mod sparse;
 pub mod stop;

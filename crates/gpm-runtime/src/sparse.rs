@@ -79,19 +79,26 @@ impl SparseGp {
     }
 }
 
-/// The Cholesky factor of `P = I + Φ diag(w) Φᵀ`, the precision of `v` once every `ε_i` is
-/// integrated out (one GEMM: `Φ diag(√w)` times its transpose).
-fn fitc_precision(phi: &DMatrix<f64>, w: &[f64]) -> Result<Cholesky<f64, Dyn>, RuntimeError> {
-    let mut pw = phi.clone();
-    for (j, mut col) in pw.column_iter_mut().enumerate() {
-        col *= w[j].sqrt();
-    }
-    let mut prec = &pw * pw.transpose();
-    for k in 0..phi.nrows() {
-        prec[(k, k)] += 1.0;
-    }
-    crate::linalg::cholesky(prec)
-        .ok_or_else(|| RuntimeError::Numerical("I + Φ W Φᵀ is not positive definite".into()))
+/// The FITC pseudo-observations of `v` once every `ε_i` is integrated out (the shard
+/// primitive, [`crate::shard`]): weights `w_i = a_i/(1 + a_i k̃_i)`, linear terms
+/// `r_i = (b_i − a_i μ₀)/(1 + a_i k̃_i)`; and the Cholesky factor of their precision
+/// `P = I + Φ diag(w) Φᵀ` with the linear term `Φ r`.
+fn fitc_update(
+    phi: &DMatrix<f64>,
+    kt: &[f64],
+    a: &[f64],
+    b: &[f64],
+    mean0: f64,
+) -> Result<(Cholesky<f64, Dyn>, DVector<f64>, Vec<f64>, Vec<f64>), RuntimeError> {
+    let n = phi.ncols();
+    let w: Vec<f64> = (0..n).map(|i| a[i] / (1.0 + a[i] * kt[i])).collect();
+    let r: Vec<f64> = (0..n)
+        .map(|i| (b[i] - a[i] * mean0) / (1.0 + a[i] * kt[i]))
+        .collect();
+    let (prec, lin) = crate::shard::InducingStats::of(phi, &w, &r)?.natural(1.0);
+    let chol = crate::linalg::cholesky(prec)
+        .ok_or_else(|| RuntimeError::Numerical("I + Φ W Φᵀ is not positive definite".into()))?;
+    Ok((chol, lin, w, r))
 }
 
 impl SparseGp {
@@ -114,10 +121,8 @@ impl SparseGp {
         use rand_distr::StandardNormal;
         let (m, n) = (phi.nrows(), phi.ncols());
         crate::gaussian::check_curvature(a, b)?;
-        let w: Vec<f64> = (0..n).map(|i| a[i] / (1.0 + a[i] * kt[i])).collect();
-        let r = DVector::from_fn(n, |i, _| (b[i] - a[i] * self.mean) / (1.0 + a[i] * kt[i]));
-        let chol = fitc_precision(phi, &w)?;
-        let mean = chol.solve(&(phi * r));
+        let (chol, lin, _, _) = fitc_update(phi, kt, a, b, self.mean)?;
+        let mean = chol.solve(&lin);
         // v = mean + L⁻ᵀ z has covariance (L Lᵀ)⁻¹ = P⁻¹.
         let z = DVector::from_fn(m, |_, _| rng.sample::<f64, _>(StandardNormal));
         let noise = chol
@@ -158,18 +163,13 @@ impl SparseGp {
         let n = phi.ncols();
         crate::gaussian::check_curvature(a, b)?;
         let mu = self.mean;
+        let (chol, h, w, _) = fitc_update(phi, kt, a, b, mu)?;
         let mut total = 0.0;
-        let mut w = vec![0.0; n];
-        let mut r = DVector::zeros(n);
         for i in 0..n {
             let d = 1.0 + a[i] * kt[i];
             total += -0.5 * d.ln() + 0.5 * kt[i] * b[i] * b[i] / d;
-            w[i] = a[i] / d;
-            r[i] = (b[i] - a[i] * mu) / d;
             total += mu * b[i] / d - 0.5 * mu * mu * w[i];
         }
-        let chol = fitc_precision(phi, &w)?;
-        let h = phi * r;
         let u = chol
             .l_dirty()
             .solve_lower_triangular(&h)
@@ -236,16 +236,10 @@ impl QInducing {
         mean0: f64,
         scale: f64,
     ) -> Result<(DMatrix<f64>, DVector<f64>), RuntimeError> {
-        let (m, n) = phi.shape();
         crate::gaussian::check_curvature(a, b)?;
-        // Φ diag(a) Φᵀ as W Wᵀ with W = Φ diag(√a): one GEMM.
-        let w = DMatrix::from_fn(m, n, |r, c| phi[(r, c)] * (scale * a[c]).sqrt());
-        let mut prec = &w * w.transpose();
-        for r in 0..m {
-            prec[(r, r)] += 1.0;
-        }
-        let rhs = DVector::from_fn(n, |i, _| scale * (b[i] - a[i] * mean0));
-        Ok((prec, phi * rhs))
+        // The pseudo-observations `w = a`, `r = b − a μ₀` (the shard primitive).
+        let r: Vec<f64> = a.iter().zip(b).map(|(ai, bi)| bi - ai * mean0).collect();
+        Ok(crate::shard::InducingStats::of(phi, a, &r)?.natural(scale))
     }
 
     /// Means and variances of `f_i` at feature columns `phi` with residual variances `kt`.

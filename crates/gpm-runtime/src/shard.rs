@@ -1,0 +1,133 @@
+//! The shard primitive (issue 33): what a set of observations contributes to the update of a
+//! sparse GP's inducing values, as sums of `O(M²)` numbers that add up across shards.
+//!
+//! Every update of the whitened inducing values `v` (`u = L v`, prior `N(0, I)`) the sparse
+//! methods make is Gaussian in `v` with precision `I + Σ_i w_i φ_i φ_iᵀ` and linear term
+//! `Σ_i r_i φ_i`, one pseudo-observation `(w_i, r_i)` per observation `i` at its feature column
+//! `φ_i = L⁻¹ k(Z, x_i)`:
+//! - CAVI and SVI's natural-gradient target (thesis ch. 5, Algorithm 3): `w_i = a_i`,
+//!   `r_i = b_i − a_i μ₀` from the local step's curvature `a` and linear term `b`, each
+//!   observation counted `N/|B|` times in a minibatch;
+//! - sparse Gibbs under the FITC prior: `w_i = a_i/(1 + a_i k̃_i)`, `r_i = (b_i − a_i μ₀)/(1 +
+//!   a_i k̃_i)` once every `ε_i` is integrated out (`crate::sparse`).
+//!
+//! A shard computes its [`InducingStats`] from its own rows — its features, its auxiliaries or
+//! local factors, given the global state — and the sums reduce by [`InducingStats::add`]: the
+//! single-process methods are one shard, a cluster sums many in a fixed order.
+
+use crate::RuntimeError;
+use nalgebra::{DMatrix, DVector};
+
+/// One shard's pseudo-observation sums for one sparse block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InducingStats {
+    /// `Σ_i w_i φ_i φ_iᵀ` (`M × M`).
+    pub curvature: DMatrix<f64>,
+    /// `Σ_i r_i φ_i` (`M`).
+    pub linear: DVector<f64>,
+    /// Observations summed.
+    pub rows: usize,
+}
+
+impl InducingStats {
+    /// Nothing yet, for `m` inducing values.
+    pub fn zeros(m: usize) -> Self {
+        InducingStats {
+            curvature: DMatrix::zeros(m, m),
+            linear: DVector::zeros(m),
+            rows: 0,
+        }
+    }
+
+    /// The sums over the columns of `phi` (`M × n`) with weights `w ≥ 0` and linear terms `r`:
+    /// one GEMM, `Φ diag(√w)` times its transpose.
+    pub fn of(phi: &DMatrix<f64>, w: &[f64], r: &[f64]) -> Result<Self, RuntimeError> {
+        let n = phi.ncols();
+        if w.len() != n || r.len() != n {
+            return Err(RuntimeError::Inconsistent(
+                "pseudo-observations of the wrong length for the features".into(),
+            ));
+        }
+        if let Some(i) = (0..n).find(|&i| !(w[i] >= 0.0 && w[i].is_finite() && r[i].is_finite())) {
+            return Err(RuntimeError::Numerical(format!(
+                "observation {}: pseudo-observation weight {} and linear term {} (a weight must \
+                 be finite and non-negative)",
+                i + 1,
+                w[i],
+                r[i]
+            )));
+        }
+        let mut pw = phi.clone();
+        for (j, mut col) in pw.column_iter_mut().enumerate() {
+            col *= w[j].sqrt();
+        }
+        Ok(InducingStats {
+            curvature: &pw * pw.transpose(),
+            linear: phi * DVector::from_column_slice(r),
+            rows: n,
+        })
+    }
+
+    /// Add another shard's sums (the reduction; summed in a fixed order, the result does not
+    /// depend on which worker made which shard).
+    pub fn add(&mut self, other: &InducingStats) {
+        self.curvature += &other.curvature;
+        self.linear += &other.linear;
+        self.rows += other.rows;
+    }
+
+    /// The update's natural parameters with every observation counted `scale` times:
+    /// precision `I + scale Σ wφφᵀ`, linear term `scale Σ rφ`.
+    pub fn natural(&self, scale: f64) -> (DMatrix<f64>, DVector<f64>) {
+        let mut prec = &self.curvature * scale;
+        for k in 0..prec.nrows() {
+            prec[(k, k)] += 1.0;
+        }
+        (prec, &self.linear * scale)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sums over any partition of the observations into shards, added in any grouping,
+    /// equal the sums over all of them (to rounding), and the natural parameters are
+    /// `I + scale ΦWΦᵀ`, `scale Φr`.
+    #[test]
+    fn shards_add_up_to_the_whole() {
+        let (m, n) = (4, 23);
+        let phi = DMatrix::from_fn(m, n, |r, c| ((r * 7 + c * 3) as f64 * 0.37).sin());
+        let w: Vec<f64> = (0..n).map(|i| 0.1 + (i as f64 * 0.5).cos().abs()).collect();
+        let r: Vec<f64> = (0..n).map(|i| (i as f64 * 0.9).sin()).collect();
+        let whole = InducingStats::of(&phi, &w, &r).unwrap();
+        for cuts in [vec![0, 23], vec![0, 5, 23], vec![0, 1, 9, 10, 17, 23]] {
+            let mut sum = InducingStats::zeros(m);
+            for k in 0..cuts.len() - 1 {
+                let (a, b) = (cuts[k], cuts[k + 1]);
+                let part = phi.columns(a, b - a).into_owned();
+                sum.add(&InducingStats::of(&part, &w[a..b], &r[a..b]).unwrap());
+            }
+            assert_eq!(sum.rows, n);
+            assert!((&sum.curvature - &whole.curvature).amax() < 1e-12);
+            assert!((&sum.linear - &whole.linear).amax() < 1e-12);
+        }
+        let (prec, h) = whole.natural(2.0);
+        let direct = DMatrix::from_fn(m, m, |i, j| {
+            let s: f64 = (0..n).map(|k| w[k] * phi[(i, k)] * phi[(j, k)]).sum();
+            2.0 * s + if i == j { 1.0 } else { 0.0 }
+        });
+        assert!((prec - direct).amax() < 1e-12);
+        let lin = DVector::from_fn(m, |i, _| {
+            2.0 * (0..n).map(|k| r[k] * phi[(i, k)]).sum::<f64>()
+        });
+        assert!((h - lin).amax() < 1e-12);
+    }
+
+    #[test]
+    fn a_negative_weight_is_refused_with_the_observation() {
+        let phi = DMatrix::from_element(2, 3, 1.0);
+        let e = InducingStats::of(&phi, &[1.0, -0.5, 1.0], &[0.0; 3]).unwrap_err();
+        assert!(format!("{e}").contains("observation 2"), "{e}");
+    }
+}
