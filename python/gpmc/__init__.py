@@ -24,7 +24,7 @@ from ._gpmc import DataError, InferenceError, ModelError, compile as _compile
 
 __all__ = [
     "Model", "Fit", "predict", "rao_blackwell", "ModelError", "DataError", "InferenceError",
-    "GpmcWarning",
+    "GpmcWarning", "cluster",
 ]
 __version__ = "0.1.0"
 
@@ -342,3 +342,6 @@ def rao_blackwell(idata):
             }
         )
     return pd.DataFrame(rows, columns=["name", "mean", "mcse_mean", "draws_mean", "draws_mcse_mean"]).set_index("name")
+
+
+from . import cluster  # noqa: E402  (reads _frame above)

@@ -13,6 +13,7 @@
 mod along;
 pub mod block;
 pub mod cavi;
+pub mod cluster;
 pub mod data;
 pub mod diagnostics;
 pub mod draw;

@@ -181,6 +181,15 @@ pub struct TapeInputs<'a> {
     pub hypers: &'a [f64],
 }
 
+/// What [`Prepared::bind`] forms of the latent blocks.
+#[derive(Clone, Copy)]
+enum Blocks<'z> {
+    /// No blocks (test data for prediction).
+    None,
+    /// Every block, the sparse GPs' inducing inputs given or chosen from the data.
+    Formed(Option<&'z [DMatrix<f64>]>),
+}
+
 /// Per-factor resolved slots and sizes.
 #[derive(Debug, Clone)]
 pub struct PFactor {
@@ -363,7 +372,34 @@ impl Prepared {
         data: &Data,
         hypers: &HyperValues,
     ) -> Result<Self, RuntimeError> {
-        Self::bind(schedule, data, hypers, true)
+        Self::bind(schedule, data, hypers, Blocks::Formed(None))
+    }
+
+    /// [`Prepared::new`] with the inducing inputs of every sparse GP given (one matrix per
+    /// sparse GP latent, in declaration order) rather than chosen from these data: a shard of
+    /// a larger data set binds with the inducing inputs chosen once for all shards
+    /// ([`crate::shard`]).
+    pub fn with_inducing(
+        schedule: &Schedule,
+        data: &Data,
+        hypers: &HyperValues,
+        inducing: &[DMatrix<f64>],
+    ) -> Result<Self, RuntimeError> {
+        Self::bind(schedule, data, hypers, Blocks::Formed(Some(inducing)))
+    }
+
+    /// The inducing inputs of the sparse GP latents, in declaration order (as
+    /// [`Prepared::with_inducing`] takes them).
+    pub fn inducing_inputs(&self) -> Vec<DMatrix<f64>> {
+        let mut out: Vec<(usize, DMatrix<f64>)> = Vec::new();
+        for b in &self.blocks {
+            if let Block::Sparse { latent, sp, .. } = b {
+                if !out.iter().any(|(l, _)| l == latent) {
+                    out.push((*latent, sp.z.clone()));
+                }
+            }
+        }
+        out.into_iter().map(|(_, z)| z).collect()
     }
 
     /// Bind test data for prediction: predictors and factor slots only, no latent priors
@@ -373,15 +409,20 @@ impl Prepared {
         data: &Data,
         hypers: &HyperValues,
     ) -> Result<Self, RuntimeError> {
-        Self::bind(schedule, data, hypers, false)
+        Self::bind(schedule, data, hypers, Blocks::None)
     }
 
     fn bind(
         schedule: &Schedule,
         data: &Data,
         hypers: &HyperValues,
-        with_blocks: bool,
+        blocks_wanted: Blocks,
     ) -> Result<Self, RuntimeError> {
+        let (with_blocks, given_inducing) = match blocks_wanted {
+            Blocks::None => (false, None),
+            Blocks::Formed(z) => (true, z),
+        };
+        let mut sparse_seen = 0usize;
         let mut latents = Vec::new();
         let mut latent_dims = Vec::new();
         for z in &schedule.latents {
@@ -502,7 +543,19 @@ impl Prepared {
                     };
                     let mean = hypers.eval(mean)?;
                     if let Some(ind) = inducing {
+                        let given = given_inducing.map(|z| z.get(sparse_seen));
+                        sparse_seen += 1;
                         let zi = match ind {
+                            _ if given.is_some() => match given.flatten() {
+                                Some(z) if z.ncols() == x.ncols() => z.clone(),
+                                _ => {
+                                    return Err(RuntimeError::Inconsistent(format!(
+                                        "no given inducing inputs with {} columns for `{}`",
+                                        x.ncols(),
+                                        z.name
+                                    )))
+                                }
+                            },
                             Inducing::Count(m) if *m > x.nrows() => {
                                 return Err(RuntimeError::BadData(format!(
                                     "`{}` has inducing = {m} but the data have {} points: give fewer inducing points than points, or drop `inducing` (a full GP is exact and then no dearer)",

@@ -13,10 +13,21 @@
 //!
 //! A shard computes its [`InducingStats`] from its own rows — its features, its auxiliaries or
 //! local factors, given the global state — and the sums reduce by [`InducingStats::add`]: the
-//! single-process methods are one shard, a cluster sums many in a fixed order.
+//! single-process methods are one shard, a cluster sums many in a fixed order
+//! ([`crate::svi::shard_stats`] makes a CAVI step's, [`crate::cluster`] reduces them).
 
 use crate::RuntimeError;
 use nalgebra::{DMatrix, DVector};
+
+/// What one shard returns for a CAVI step: per sparse block its [`InducingStats`], and the sum
+/// of its observations' local ELBO terms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShardStats {
+    /// Per sparse block (as [`crate::prepared::Prepared::blocks`]).
+    pub blocks: Vec<InducingStats>,
+    /// `Σ_i E_q[log p(y_i | f_i, ω_i)] − KL(q(ω_i) ‖ p(ω_i))` at the local optimum.
+    pub local: f64,
+}
 
 /// One shard's pseudo-observation sums for one sparse block.
 #[derive(Debug, Clone, PartialEq)]

@@ -137,7 +137,35 @@ struct Setup<'a> {
     class_batch: usize,
 }
 
-impl Setup<'_> {
+impl<'a> Setup<'a> {
+    /// Predictor terms resolved to (block, coefficient) once.
+    fn new(
+        prep: &'a Prepared,
+        schedule: &'a Schedule,
+        class_batch: usize,
+    ) -> Result<Self, RuntimeError> {
+        let term = |t: &crate::prepared::PTerm| {
+            let col = match t.read {
+                Read::Column(c, _) => c,
+                _ => 0,
+            };
+            block_of(prep, t.latent, col)
+                .map(|b| (b, t.coef))
+                .ok_or_else(|| RuntimeError::Inconsistent("predictor reads no sparse block".into()))
+        };
+        let terms = prep
+            .preds
+            .iter()
+            .map(|p| p.terms.iter().map(term).collect::<Result<_, _>>())
+            .collect::<Result<_, _>>()?;
+        Ok(Setup {
+            prep,
+            schedule,
+            terms,
+            class_batch,
+        })
+    }
+
     /// A logistic-softmax factor on the batch: per observation, its class subsample, the local
     /// coordinate step (closed form, `λ` integrated out: [`crate::cavi::softmax_local`]), its ELBO
     /// terms, and the weighted curvature `w E[ω]` and linear term `w (y − γ)/2` of each sampled
@@ -320,6 +348,65 @@ impl Setup<'_> {
     }
 }
 
+/// Every block's sparse prior (a model [`check`]ed: every block is sparse).
+fn sparse_priors(prep: &Prepared) -> Vec<crate::sparse::SparseGp> {
+    prep.blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Sparse { sp, .. } => Some(sp.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The hyperparameter values the sparse priors were bound at, the likelihood's own filled in
+/// from the prepared model.
+fn bound_hypers(prep: &Prepared, sp: &crate::sparse::SparseGp) -> HyperValues {
+    let mut hv = sp.hypers().clone();
+    for (v, v0) in hv.scalars.iter_mut().zip(&prep.hypers) {
+        if v.is_nan() {
+            *v = *v0;
+        }
+    }
+    hv
+}
+
+/// One shard's contribution to a full-batch CAVI step of the sparse blocks at `q` (the shard
+/// primitive, [`crate::shard`]): every observation of `prep` (the shard's rows, bound with the
+/// inducing inputs shared by all shards) gets its local factors' closed-form optimum given
+/// `q`, and the shard returns, per block, the pseudo-observation sums `Σ a φφᵀ`, `Σ (b − a μ₀) φ`
+/// and the sum of its local ELBO terms. What an SVI minibatch computes, over the shard.
+pub fn shard_stats(
+    prep: &Prepared,
+    schedule: &Schedule,
+    q: &[QInducing],
+) -> Result<crate::shard::ShardStats, RuntimeError> {
+    let n = check(prep, schedule)?;
+    if q.len() != prep.blocks.len() {
+        return Err(RuntimeError::Inconsistent(format!(
+            "a global state of {} sparse blocks for a model with {}",
+            q.len(),
+            prep.blocks.len()
+        )));
+    }
+    let sps = sparse_priors(prep);
+    let setup = Setup::new(prep, schedule, 0)?;
+    let hv = bound_hypers(prep, &sps[0]);
+    let idx: Vec<usize> = (0..n).collect();
+    let BatchEval { feats, local, np } = setup.eval(&sps, &hv, q, &idx, 0)?;
+    let blocks = sps
+        .iter()
+        .enumerate()
+        .map(|(bi, sp)| {
+            let (a, b) = (&np[bi].a, &np[bi].b);
+            crate::gaussian::check_curvature(a, b)?;
+            let r: Vec<f64> = a.iter().zip(b).map(|(ai, bi)| bi - ai * sp.mean).collect();
+            crate::shard::InducingStats::of(&feats[bi], a, &r)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(crate::shard::ShardStats { blocks, local })
+}
+
 /// Check that a prepared model can run by SVI; returns the number of observations.
 fn check(prep: &Prepared, schedule: &Schedule) -> Result<usize, RuntimeError> {
     for (f, fp) in schedule.factors.iter().enumerate() {
@@ -445,50 +532,12 @@ pub fn run_learning(
             _ => unreachable!("checked"),
         })
         .collect();
-    let mut sps: Vec<crate::sparse::SparseGp> = prep
-        .blocks
-        .iter()
-        .map(|b| match b {
-            Block::Sparse { sp, .. } => sp.clone(),
-            _ => unreachable!("checked"),
-        })
-        .collect();
-    // Predictor terms resolved to blocks once.
-    let terms: Vec<Vec<(usize, f64)>> = prep
-        .preds
-        .iter()
-        .map(|p| {
-            p.terms
-                .iter()
-                .map(|t| {
-                    let col = match t.read {
-                        Read::Column(c, _) => c,
-                        _ => 0,
-                    };
-                    block_of(prep, t.latent, col)
-                        .map(|b| (b, t.coef))
-                        .ok_or_else(|| {
-                            RuntimeError::Inconsistent("predictor reads no sparse block".into())
-                        })
-                })
-                .collect::<Result<_, _>>()
-        })
-        .collect::<Result<_, _>>()?;
-    let setup = Setup {
-        prep,
-        schedule,
-        terms,
-        class_batch: config.class_batch,
-    };
+    let mut sps = sparse_priors(prep);
+    let setup = Setup::new(prep, schedule, config.class_batch)?;
     // Learned hyperparameters: current log values, all read from the first block's prior.
     // Learned hyperparameters may be read by the kernels (through the blocks' priors) and by
     // the likelihood (through the factors' slots); both read these values.
-    let mut hv = sps[0].hypers().clone();
-    for (v, v0) in hv.scalars.iter_mut().zip(&prep.hypers) {
-        if v.is_nan() {
-            *v = *v0;
-        }
-    }
+    let mut hv = bound_hypers(prep, &sps[0]);
     for &h in learn {
         match hv.scalar(h) {
             Some(v) if v > 0.0 => {}

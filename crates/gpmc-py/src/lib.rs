@@ -12,6 +12,7 @@ use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 mod checked;
+mod cluster;
 mod convert;
 mod detached;
 mod model;
@@ -46,5 +47,6 @@ fn _gpmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(model::compile, m)?)?;
     m.add_class::<model::Compiled>()?;
     m.add_class::<variational::VariationalFit>()?;
+    m.add_class::<cluster::Cluster>()?;
     Ok(())
 }

@@ -52,6 +52,13 @@ impl Compiled {
         self.checked.name.clone()
     }
 
+    /// The calls of a distributed CAVI fit of this model (`gpmc.cluster`).
+    fn cluster(&self) -> crate::cluster::Cluster {
+        crate::cluster::Cluster {
+            checked: Arc::clone(&self.checked),
+        }
+    }
+
     /// What `gpmc check --format json` prints.
     fn report_json(&self) -> String {
         gpmc::report::json(&self.checked).to_string()

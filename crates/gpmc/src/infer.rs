@@ -941,6 +941,20 @@ pub fn predict_variational(
     hypers: &HyperValues,
     blocks: &[gpm_runtime::cavi::BlockPosterior],
 ) -> Result<(String, serde_json::Value), InferError> {
+    let tr = gpm_runtime::prepared::Prepared::new(schedule(c)?, train, hypers)?;
+    predict_variational_bound(c, &tr, train, test, hypers, blocks)
+}
+
+/// [`predict_variational`] with the training side already bound (a distributed fit's, whose
+/// inducing inputs were chosen once for all shards: [`crate::cluster`]).
+pub fn predict_variational_bound(
+    c: &Checked,
+    tr: &gpm_runtime::prepared::Prepared,
+    train: &gpm_runtime::data::Data,
+    test: &gpm_runtime::data::Data,
+    hypers: &HyperValues,
+    blocks: &[gpm_runtime::cavi::BlockPosterior],
+) -> Result<(String, serde_json::Value), InferError> {
     crate::data::check_test_against(&c.model, train, test)?;
     let schedule = schedule(c)?;
     let labels = label_sets(c, test);
@@ -949,8 +963,7 @@ pub fn predict_variational(
         .iter()
         .map(|l| l.as_ref().map(|l| l.1.clone()))
         .collect();
-    let tr = gpm_runtime::prepared::Prepared::new(schedule, train, hypers)?;
-    let p = gpm_runtime::predict::predict(&tr, schedule, train, test, hypers, posterior, &sets)?;
+    let p = gpm_runtime::predict::predict(tr, schedule, train, test, hypers, posterior, &sets)?;
     Ok(prediction_outputs(&p, &labels, test))
 }
 

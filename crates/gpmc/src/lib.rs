@@ -13,6 +13,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod cluster;
 pub mod cmdstan;
 pub mod data;
 pub mod diagnostics;

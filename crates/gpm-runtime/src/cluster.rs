@@ -1,0 +1,117 @@
+//! The global side of a distributed sparse-GP fit (issue 33): the state the driver broadcasts
+//! to every shard each step — the inducing inputs, chosen once, and `q(v)` of every sparse
+//! block — and the step that reduces the shards' statistics ([`crate::shard`]) into the next
+//! state. The shards' side is [`crate::svi::shard_stats`]; the engine that moves them between
+//! machines (Dask) is the Python package's.
+
+use crate::shard::{InducingStats, ShardStats};
+use crate::sparse::QInducing;
+use crate::RuntimeError;
+use nalgebra::{DMatrix, DVector};
+use serde::{Deserialize, Serialize};
+
+/// The state every shard reads in a distributed fit: the sparse blocks' inducing inputs (one
+/// matrix per sparse GP latent, chosen once) and `q(v)` per block by its natural parameters.
+/// Flat `f64` vectors, so that it crosses to Python and over the wire as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GlobalState {
+    /// Per sparse GP latent: rows, columns and the row-major inducing inputs.
+    pub inducing: Vec<(usize, usize, Vec<f64>)>,
+    /// Per block: `M`, the precision `Λ` (row-major) and `h = Λ m`.
+    pub q: Vec<(usize, Vec<f64>, Vec<f64>)>,
+}
+
+impl GlobalState {
+    /// The prior `q(v) = N(0, I)` for every block, at these inducing inputs and block sizes.
+    pub fn prior(inducing: &[DMatrix<f64>], block_sizes: &[usize]) -> Self {
+        let q = block_sizes
+            .iter()
+            .map(|&m| {
+                (
+                    m,
+                    DMatrix::<f64>::identity(m, m).as_slice().to_vec(),
+                    vec![0.0; m],
+                )
+            })
+            .collect();
+        GlobalState {
+            inducing: inducing
+                .iter()
+                .map(|z| (z.nrows(), z.ncols(), z.transpose().as_slice().to_vec()))
+                .collect(),
+            q,
+        }
+    }
+
+    /// The inducing inputs as matrices.
+    pub fn inducing_inputs(&self) -> Result<Vec<DMatrix<f64>>, RuntimeError> {
+        self.inducing
+            .iter()
+            .map(|(r, c, v)| {
+                (v.len() == r * c)
+                    .then(|| DMatrix::from_row_slice(*r, *c, v))
+                    .ok_or_else(|| bad_state("inducing inputs"))
+            })
+            .collect()
+    }
+
+    /// `q(v)` per block.
+    pub fn q(&self) -> Result<Vec<QInducing>, RuntimeError> {
+        self.q
+            .iter()
+            .map(|(m, prec, h)| {
+                if prec.len() != m * m || h.len() != *m {
+                    return Err(bad_state("q(v)"));
+                }
+                QInducing::from_natural(
+                    DMatrix::from_row_slice(*m, *m, prec),
+                    DVector::from_column_slice(h),
+                )
+            })
+            .collect()
+    }
+
+    /// One CAVI step from the shards' statistics, summed in the order given: every block's
+    /// `q(v)` moved to its optimum given the local factors (thesis ch. 5, Algorithm 3 with the
+    /// whole data as the batch). Returns the new state and the ELBO at the state before the
+    /// step (the local terms were computed there): `Σ local − Σ KL(q(v) ‖ N(0, I))`.
+    pub fn step(&self, shards: &[ShardStats]) -> Result<(GlobalState, f64), RuntimeError> {
+        let q = self.q()?;
+        let mut total: Vec<InducingStats> =
+            q.iter().map(|b| InducingStats::zeros(b.h.len())).collect();
+        let mut local = 0.0;
+        for s in shards {
+            if s.blocks.len() != total.len() {
+                return Err(bad_state("shard statistics"));
+            }
+            for (t, b) in total.iter_mut().zip(&s.blocks) {
+                if b.linear.len() != t.linear.len() {
+                    return Err(bad_state("shard statistics"));
+                }
+                t.add(b);
+            }
+            local += s.local;
+        }
+        let mut kl = 0.0;
+        for b in &q {
+            kl += b.kl()?;
+        }
+        let mut next = self.clone();
+        for (slot, t) in next.q.iter_mut().zip(&total) {
+            let (prec, h) = t.natural(1.0);
+            QInducing::from_natural(prec.clone(), h.clone())?;
+            *slot = (
+                h.len(),
+                prec.transpose().as_slice().to_vec(),
+                h.as_slice().to_vec(),
+            );
+        }
+        Ok((next, local - kl))
+    }
+}
+
+fn bad_state(what: &str) -> RuntimeError {
+    RuntimeError::Inconsistent(format!(
+        "a distributed fit's {what} do not match the model (another model's state?)"
+    ))
+}
