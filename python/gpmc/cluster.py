@@ -66,6 +66,25 @@ def _forget_task(prefix):
     return True
 
 
+def _on_cluster(client, futures, keys, shared, attempts=3):
+    """One step's statistics from the workers, in partition order. The step's state travels
+    once (a future the workers fetch), not with every task. A worker lost meanwhile loses the
+    partitions it held (Dask recomputes them from their graph) and maybe that future: the step
+    is then asked again — a pure function of the state, so its result is the same."""
+    from distributed import CancelledError
+
+    for attempt in range(attempts):
+        [state] = client.scatter([shared], hash=False)
+        try:
+            return client.gather(
+                client.map(_shard_task, futures, keys, [state] * len(futures), pure=False)
+            )
+        except (CancelledError, OSError) as e:  # a lost worker's data
+            if attempt + 1 == attempts:
+                raise RuntimeError(f"a CAVI step failed on the cluster {attempts} times: {e}") from e
+    raise AssertionError("unreachable")
+
+
 def _partitions(data):
     """The partitions of ``data`` as a list (pandas DataFrames or dicts; a Dask DataFrame's as
     its delayed partitions), and whether they are Dask objects."""
@@ -162,6 +181,7 @@ def cavi(
     sample_rows=20000,
     seed=1,
     columns=None,
+    callback=None,
 ):
     """CAVI of a model whose latents are sparse GPs over ``data``'s partitions.
 
@@ -173,6 +193,8 @@ def cavi(
     ``sample_rows`` rows drawn (``seed``) from all partitions by their global positions, so the
     fit depends on the data and the seed, not on the partitioning's layout or the workers.
     Stops after ``iterations`` steps or when the ELBO changes by less than ``tol`` (relative).
+    ``callback(step, elbo)`` is called after each step (progress; a worker lost meanwhile is
+    replaced by Dask, which recomputes its partitions from their graph).
     """
     parts, lazy = _partitions(data)
     compiled = model._compiled
@@ -217,22 +239,24 @@ def cavi(
     try:
         for _ in range(iterations):
             if client is not None:
-                # The state goes to every worker once per step (a future), not once per task.
-                [shared] = client.scatter([(spec, columns, declared, hypers, state)], broadcast=True, hash=False)
-                stats = client.gather(
-                    client.map(_shard_task, futures, keys, [shared] * len(futures), pure=False)
-                )
+                stats = _on_cluster(client, futures, keys, (spec, columns, declared, hypers, state))
             else:
                 stats = [
                     cluster.shard(hypers, state, _data.handover(n)) for n in local
                 ]
             state, value = cluster.step(state, [(s[0], [tuple(b) for b in s[1]]) for s in stats])
             elbo.append(value)
+            if callback is not None:
+                callback(len(elbo), value)
             if len(elbo) > 1 and abs(elbo[-1] - elbo[-2]) <= tol * abs(elbo[-1]):
                 break
     finally:
         if client is not None:
-            client.run(_forget_task, fit_id)
+            # Best effort: a worker that left meanwhile took its cache with it.
+            try:
+                client.run(_forget_task, fit_id)
+            except (OSError, KeyError, ValueError, RuntimeError):  # pragma: no cover
+                pass
     return ClusterFit(model, cluster, hypers, state, sample, elbo, len(parts), total)
 
 

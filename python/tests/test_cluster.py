@@ -3,7 +3,9 @@ rows are partitioned nor on which process computes a partition (in this process,
 LocalCluster of two worker processes), and agrees with the single-process CAVI fit."""
 
 import json
+import os
 import pathlib
+import signal
 
 import numpy as np
 import pandas as pd
@@ -86,6 +88,34 @@ def test_a_dask_cluster_gives_the_same_fit(problem):
     np.testing.assert_allclose(
         fit.predict(test)["f_mean"].to_numpy(), local.predict(test)["f_mean"].to_numpy(), rtol=1e-9
     )
+
+
+def test_a_worker_lost_mid_run_changes_nothing(problem):
+    """A worker process killed after the third step: Dask recomputes the partitions it held
+    from their graph on the workers left (and the nanny's new one), each converts its
+    partitions again, and the fit is the undisturbed one."""
+    dd = pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    model, frame, _ = problem
+    ddf = dd.from_pandas(frame, npartitions=4, sort=False)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cl, distributed.Client(cl) as client:
+        calm = gpmc.cluster.cavi(model, ddf, client=client, columns=COLUMNS, iterations=8, tol=0.0)
+        pids = client.run(os.getpid)
+        victim = pids[sorted(pids)[0]]
+        killed = []
+
+        def kill(step, _elbo):
+            if step == 3:
+                os.kill(victim, signal.SIGKILL)
+                killed.append(step)
+
+        hit = gpmc.cluster.cavi(
+            model, ddf, client=client, columns=COLUMNS, iterations=8, tol=0.0, callback=kill
+        )
+    assert killed == [3]
+    assert_same_fit(calm, hit, 1e-10)
 
 
 def test_what_is_not_built_is_refused_with_what_to_do(problem):
