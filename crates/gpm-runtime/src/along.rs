@@ -33,5 +33,17 @@ pub(crate) fn central_differences(
     let lo = at(ld, slots, eta - h, vals, stack);
     let hi = at(ld, slots, eta + h, vals, stack);
     let mid = at(ld, slots, eta, vals, stack);
+    differences(lo, mid, hi, h)
+}
+
+/// The central first and second differences from the values at `η − h`, `η`, `η + h`.
+#[inline]
+pub(crate) fn differences(lo: f64, mid: f64, hi: f64, h: f64) -> (f64, f64) {
     ((hi - lo) / (2.0 * h), (hi - 2.0 * mid + lo) / (h * h))
+}
+
+/// The step of the central differences at `η`: relative to `|η|`, at least `1e-4`.
+#[inline]
+pub(crate) fn step_at(eta: f64) -> f64 {
+    1e-4 * eta.abs().max(1.0)
 }

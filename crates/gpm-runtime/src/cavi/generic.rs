@@ -86,7 +86,7 @@ impl Rule {
             let mut d1 = at(&g.grad.d1, slots, eta, vals, stack);
             let mut d2 = at(&g.d2, slots, eta, vals, stack);
             if !(d1.is_finite() && d2.is_finite()) {
-                let h = 1e-4 * eta.abs().max(1.0);
+                let h = crate::along::step_at(eta);
                 (d1, d2) = central_differences(ld, slots, eta, h, vals, stack);
             }
             e1 += w * d1;

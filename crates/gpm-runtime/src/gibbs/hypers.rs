@@ -671,9 +671,9 @@ pub(super) fn bind_hypers(
             let laplace = match &prep.blocks[first_block(d.block)] {
                 Block::Dense {
                     parts, prior_mean, ..
-                } if d.laplace && prior_mean.len() <= gpm_schedule::LAPLACE_MAX_DIM => Some(
-                    super::laplace_dense::readings(schedule, prep, parts, &interweave),
-                ),
+                } if d.laplace && prior_mean.len() <= gpm_schedule::LAPLACE_MAX_DIM => {
+                    super::laplace_dense::readings(schedule, prep, parts, &interweave)
+                }
                 _ => None,
             };
             Ok(SlicedDense {

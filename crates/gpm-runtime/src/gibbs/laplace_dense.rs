@@ -25,8 +25,8 @@ const NEWTON_TOL: f64 = 1e-6;
 /// Halvings of a Newton step that does not raise the objective, at most.
 const MAX_HALVINGS: usize = 30;
 
-/// One predictor of a factor that reads the block: its slots in the factor's values and its
-/// design (`η = Φ θ +` the other latents' part).
+/// One predictor of a factor that reads the block, and its design (`η = Φ θ +` the other
+/// latents' part).
 #[derive(Debug, Clone)]
 pub(super) struct Reading {
     factor: usize,
@@ -34,14 +34,26 @@ pub(super) struct Reading {
     design: DMatrix<f64>,
 }
 
-/// The readings of a block by `factors`, bound once.
+/// The most design entries a block's readings may hold (128 MB per chain): a block read by
+/// more observations than that keeps its centred and non-centred moves only.
+const MAX_DESIGN_ENTRIES: usize = 16 << 20;
+
+/// The readings of a block by `factors`, bound once (`None`: their designs would hold more
+/// than [`MAX_DESIGN_ENTRIES`] numbers, estimated before any is allocated).
 pub(super) fn readings(
     schedule: &Schedule,
     prep: &Prepared,
     parts: &[(usize, usize, usize)],
     factors: &[usize],
-) -> Vec<Reading> {
+) -> Option<Vec<Reading>> {
     let dim: usize = parts.iter().map(|p| p.2).sum();
+    let entries: usize = factors
+        .iter()
+        .map(|&f| prep.factors[f].n.saturating_mul(dim))
+        .fold(0usize, usize::saturating_add);
+    if entries > MAX_DESIGN_ENTRIES {
+        return None;
+    }
     let mut out = Vec::new();
     for &f in factors {
         let mut preds: Vec<usize> = Vec::new();
@@ -63,7 +75,7 @@ pub(super) fn readings(
             });
         }
     }
-    out
+    Some(out)
 }
 
 /// The Laplace approximation of a block at fixed hyperparameters: mode and the Cholesky factor
@@ -228,7 +240,7 @@ fn along_predictor(
     let factor = &fx.sampler.prep.factors[r.factor];
     let n = factor.n;
     let eta = pv[r.pred].clone();
-    let step: Vec<f64> = eta.iter().map(|e| 1e-4 * e.abs().max(1.0)).collect();
+    let step: Vec<f64> = eta.iter().map(|&e| crate::along::step_at(e)).collect();
     let mut side = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
     let mut stack = Vec::with_capacity(64);
     for (k, sign) in [-1.0, 0.0, 1.0].into_iter().enumerate() {
@@ -248,8 +260,7 @@ fn along_predictor(
     pv[r.pred].copy_from_slice(&eta);
     let (mut g, mut w) = (DVector::zeros(n), DVector::zeros(n));
     for i in 0..n {
-        let (lo, mid, hi, h) = (side[0][i], side[1][i], side[2][i], step[i]);
-        let (d1, d2) = ((hi - lo) / (2.0 * h), (hi - 2.0 * mid + lo) / (h * h));
+        let (d1, d2) = crate::along::differences(side[0][i], side[1][i], side[2][i], step[i]);
         if d1.is_finite() && d2.is_finite() {
             g[i] = d1;
             w[i] = (-d2).max(0.0);
