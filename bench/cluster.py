@@ -1,11 +1,11 @@
 """Distributed CAVI of a sparse GP classifier (issue 33), run on purpose (not in CI):
 writes N synthetic rows (D inputs) as Parquet, then fits `sparse_gp_classification.gpm`
-(M inducing points) by `gpmc.cluster.cavi` three ways — the partitions worked through in this
-process, and on a Dask LocalCluster of 2 worker processes — and prints the seconds per CAVI
-step, the bytes that travel per step, each worker's peak memory, and test accuracy and NLL.
+(M inducing points) by `gpmc.cluster.cavi` — the partitions worked through in this process, and
+on a Dask LocalCluster of 2 worker processes — and by `gpmc.cluster.svi` on the cluster (4×
+the steps, minibatches of --batch rows), and prints the seconds per step, the bytes that travel per step, each worker's peak memory, and test accuracy and NLL.
 
     target/pyenv/bin/python bench/cluster.py [--rows 1000000] [--dim 10] [--inducing 100]
-        [--partitions 8] [--steps 10]
+        [--partitions 8] [--steps 10] [--batch 10000]
 
 (`./run-tests` makes target/pyenv with gpmc, dask and distributed installed.)
 """
@@ -51,6 +51,7 @@ def main():
     ap.add_argument("--inducing", type=int, default=100)
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--batch", type=int, default=10000)
     args = ap.parse_args()
     import dask.dataframe as dd
     from distributed import Client, LocalCluster
@@ -85,19 +86,26 @@ def main():
             f"{workers_mb} | {acc:.4f} | {nll:.4f} |"
         )
 
-    print("| run | rows | partitions | s per CAVI step (start included) | bytes per step | MB: driver peak / workers' resident after the fit | test accuracy | test NLL |")
+    print("| run | rows | partitions | s per step (start included) | bytes per step | MB: driver peak / workers' resident after the fit | test accuracy | test NLL |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     parts = [pd.read_parquet(p) for p in sorted(tmp.glob("*.parquet"))]
     t = time.time()
     fit = gpmc.cluster.cavi(model, parts, columns=columns, iterations=args.steps, tol=0.0)
-    report("one process", fit, time.time() - t, f"{peak_rss_mb():.0f}")
+    report("CAVI, one process", fit, time.time() - t, f"{peak_rss_mb():.0f}")
     del parts
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, Client(cl) as client:
         t = time.time()
         fit = gpmc.cluster.cavi(model, frame, client=client, columns=columns, iterations=args.steps, tol=0.0)
         wall = time.time() - t
         mem = client.run(rss_mb)
-        report("LocalCluster, 2 workers", fit, wall, "/".join(f"{v:.0f}" for v in mem.values()))
+        report("CAVI, LocalCluster, 2 workers", fit, wall, "/".join(f"{v:.0f}" for v in mem.values()))
+        t = time.time()
+        fit = gpmc.cluster.svi(
+            model, frame, client=client, columns=columns, batch=args.batch, iterations=args.steps * 4
+        )
+        wall = time.time() - t
+        mem = client.run(rss_mb)
+        report(f"SVI (batch {args.batch}), LocalCluster, 2 workers", fit, wall, "/".join(f"{v:.0f}" for v in mem.values()))
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _data
 
-__all__ = ["cavi", "ClusterFit"]
+__all__ = ["cavi", "svi", "ClusterFit"]
 
 # On each worker process: the compiled models and the partitions' arrays, converted once.
 _MODELS: dict = {}
@@ -47,16 +47,17 @@ def _normalised(part, columns, declared):
     return norm
 
 
-def _shard_task(part, key, shared):
-    """One partition's statistics (runs on a worker): ``shared`` is the step's (model as (name,
-    source, generic), columns, declared data, hyperparameters, state)."""
+def _shard_task(part, key, subset, shared):
+    """One partition's statistics (runs on a worker) over its rows ``subset`` (``None``: all):
+    ``shared`` is the step's (model as (name, source, generic), columns, declared data,
+    hyperparameters, state)."""
     model, columns, declared, hypers, state = shared
     cluster = _cluster_of(*model)
     if key not in _PARTS:
         norm = _normalised(part, columns, declared)
         _PARTS[key] = norm
     norm = _PARTS[key]
-    return cluster.shard(hypers, state, _data.handover(norm))
+    return cluster.shard(hypers, state, _data.handover(norm), subset)
 
 
 def _forget_task(prefix):
@@ -66,7 +67,7 @@ def _forget_task(prefix):
     return True
 
 
-def _on_cluster(client, futures, keys, shared, attempts=3):
+def _on_cluster(client, futures, keys, subsets, shared, attempts=3):
     """One step's statistics from the workers, in partition order. The step's state travels
     once (a future the workers fetch), not with every task. A worker lost meanwhile loses the
     partitions it held (Dask recomputes them from their graph) and maybe that future: the step
@@ -77,7 +78,9 @@ def _on_cluster(client, futures, keys, shared, attempts=3):
         [state] = client.scatter([shared], hash=False)
         try:
             return client.gather(
-                client.map(_shard_task, futures, keys, [state] * len(futures), pure=False)
+                client.map(
+                    _shard_task, futures, keys, subsets, [state] * len(futures), pure=False
+                )
             )
         except (CancelledError, OSError) as e:  # a lost worker's data
             if attempt + 1 == attempts:
@@ -139,19 +142,21 @@ def _concat(parts, sizes):
 
 
 class ClusterFit:
-    """A distributed CAVI fit: ``elbo`` (the trace), ``hypers`` (the values used),
-    ``partitions``, ``rows`` and :meth:`predict`."""
+    """A distributed fit: ``method`` (``"cavi"`` or ``"svi"``), ``elbo`` (the trace; SVI: its
+    minibatch estimates), ``hypers`` (the values used), ``partitions``, ``rows``, ``state`` and
+    :meth:`predict`."""
 
     def __init__(self, model, cluster, hypers, state, sample, elbo, partitions, rows):
         self.model, self._cluster = model, cluster
         self._hypers, self._state, self._sample = hypers, state, sample
         self.elbo, self.partitions, self.rows = elbo, partitions, rows
+        self.method = "cavi"
         names = [n for n, kind, _d in model._compiled.declarations() if kind == "hyper"]
         self.hypers = dict(zip(names, json.loads(hypers)["scalars"]))
 
     def __repr__(self):
         return (
-            f"<gpmc.cluster.ClusterFit: CAVI over {self.partitions} partitions, {self.rows} rows, "
+            f"<gpmc.cluster.ClusterFit: {self.method} over {self.partitions} partitions, {self.rows} rows, "
             f"{len(self.elbo)} steps, ELBO {self.elbo[-1]:.6f}>"
         )
 
@@ -196,6 +201,52 @@ def cavi(
     ``callback(step, elbo)`` is called after each step (progress; a worker lost meanwhile is
     replaced by Dask, which recomputes its partitions from their graph).
     """
+
+    def plan(step, total):
+        return None, 1.0, 1.0
+
+    fit = _fit(model, data, client, plan, iterations, tol, sample_rows, seed, columns, callback)
+    fit.method = "cavi"
+    return fit
+
+
+def svi(
+    model,
+    data,
+    *,
+    client=None,
+    batch=1000,
+    iterations=1000,
+    forgetting=0.6,
+    delay=1.0,
+    sample_rows=20000,
+    seed=1,
+    columns=None,
+    callback=None,
+):
+    """Stochastic CAVI (natural-gradient steps on minibatches, thesis ch. 5 Algorithm 3) over
+    ``data``'s partitions, as :func:`cavi` takes them. Step ``t`` draws ``batch`` global row
+    positions from a stream keyed by (``seed``, ``t``) — so the batches, and the fit, do not
+    depend on the layout — each partition computes its statistics over its share, counted
+    ``N/batch`` times, and ``q(u)`` moves a fraction ``ρ_t = (t + 1 + delay)^(−forgetting)``
+    of the way to the batch's optimum. ``elbo`` holds the minibatch estimates."""
+    if batch < 1 or not (0.5 < forgetting <= 1.0):
+        raise ValueError("SVI needs a batch of at least 1 and a forgetting rate in (0.5, 1]")
+
+    def plan(step, total):
+        b = min(batch, total)
+        rows = np.sort(np.random.default_rng([seed, step + 1]).choice(total, b, replace=False))
+        return rows, total / b, (step + 1.0 + delay) ** (-forgetting)
+
+    fit = _fit(model, data, client, plan, iterations, 0.0, sample_rows, seed, columns, callback)
+    fit.method = "svi"
+    return fit
+
+
+def _fit(model, data, client, plan, iterations, tol, sample_rows, seed, columns, callback):
+    """The loop both methods share: partitions loaded (and cached on the workers), the sample
+    and the start, then per step the plan's rows of each partition, their statistics gathered
+    in partition order, and the step."""
     parts, lazy = _partitions(data)
     compiled = model._compiled
     declared = {n for n, kind, _d in compiled.declarations() if kind == "data"}
@@ -237,14 +288,24 @@ def cavi(
     hypers, state = cluster.start(_data.handover(sample))
     elbo = []
     try:
-        for _ in range(iterations):
+        for step in range(iterations):
+            rows, scale, rho = plan(step, total)
+            subsets = (
+                [None] * len(parts)
+                if rows is None
+                else [rows[(rows >= a) & (rows < b)] - a for a, b in zip(starts[:-1], starts[1:])]
+            )
+            subsets = [None if r is None else [int(i) for i in r] for r in subsets]
             if client is not None:
-                stats = _on_cluster(client, futures, keys, (spec, columns, declared, hypers, state))
+                shared = (spec, columns, declared, hypers, state)
+                stats = _on_cluster(client, futures, keys, subsets, shared)
             else:
                 stats = [
-                    cluster.shard(hypers, state, _data.handover(n)) for n in local
+                    cluster.shard(hypers, state, _data.handover(n), r)
+                    for n, r in zip(local, subsets)
                 ]
-            state, value = cluster.step(state, [(s[0], [tuple(b) for b in s[1]]) for s in stats])
+            wire = [(s[0], [tuple(b) for b in s[1]]) for s in stats]
+            state, value = cluster.step(state, wire, scale, rho)
             elbo.append(value)
             if callback is not None:
                 callback(len(elbo), value)

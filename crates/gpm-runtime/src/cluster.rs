@@ -76,6 +76,27 @@ impl GlobalState {
     /// whole data as the batch). Returns the new state and the ELBO at the state before the
     /// step (the local terms were computed there): `Σ local − Σ KL(q(v) ‖ N(0, I))`.
     pub fn step(&self, shards: &[ShardStats]) -> Result<(GlobalState, f64), RuntimeError> {
+        self.natural_step(shards, 1.0, 1.0)
+    }
+
+    /// A natural-gradient step from the shards' statistics on a minibatch (SVI, thesis ch. 5,
+    /// Algorithm 3; Hoffman et al. 2013): each observation counted `scale` (`N/|B|`) times,
+    /// `q(v)`'s natural parameters moved a fraction `rho` of the way to the batch's optimum,
+    /// `θ ← (1 − ρ) θ + ρ θ̂`. Returns the new state and the ELBO estimate at the state before
+    /// the step, `scale · Σ local − Σ KL`. With `scale = rho = 1` (the whole data as the
+    /// batch) it is [`GlobalState::step`], bit for bit.
+    pub fn natural_step(
+        &self,
+        shards: &[ShardStats],
+        scale: f64,
+        rho: f64,
+    ) -> Result<(GlobalState, f64), RuntimeError> {
+        if !(scale > 0.0 && scale.is_finite() && rho > 0.0 && rho <= 1.0) {
+            return Err(RuntimeError::Settings(format!(
+                "a natural-gradient step needs a positive scale and a step in (0, 1], not \
+                 {scale} and {rho}"
+            )));
+        }
         let q = self.q()?;
         let mut total: Vec<InducingStats> =
             q.iter().map(|b| InducingStats::zeros(b.h.len())).collect();
@@ -97,8 +118,10 @@ impl GlobalState {
             kl += b.kl()?;
         }
         let mut next = self.clone();
-        for (slot, t) in next.q.iter_mut().zip(&total) {
-            let (prec, h) = t.natural(1.0);
+        for ((slot, t), old) in next.q.iter_mut().zip(&total).zip(&q) {
+            let (target_prec, target_h) = t.natural(scale);
+            let prec = &old.prec * (1.0 - rho) + target_prec * rho;
+            let h = &old.h * (1.0 - rho) + target_h * rho;
             QInducing::from_natural(prec.clone(), h.clone())?;
             *slot = (
                 h.len(),
@@ -106,7 +129,7 @@ impl GlobalState {
                 h.as_slice().to_vec(),
             );
         }
-        Ok((next, local - kl))
+        Ok((next, scale * local - kl))
     }
 }
 

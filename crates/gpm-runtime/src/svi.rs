@@ -375,11 +375,13 @@ fn bound_hypers(prep: &Prepared, sp: &crate::sparse::SparseGp) -> HyperValues {
 /// primitive, [`crate::shard`]): every observation of `prep` (the shard's rows, bound with the
 /// inducing inputs shared by all shards) gets its local factors' closed-form optimum given
 /// `q`, and the shard returns, per block, the pseudo-observation sums `Σ a φφᵀ`, `Σ (b − a μ₀) φ`
-/// and the sum of its local ELBO terms. What an SVI minibatch computes, over the shard.
+/// and the sum of its local ELBO terms. What an SVI minibatch computes, over the shard's rows
+/// `subset` (0-based; `None`: all of them — a CAVI step).
 pub fn shard_stats(
     prep: &Prepared,
     schedule: &Schedule,
     q: &[QInducing],
+    subset: Option<&[usize]>,
 ) -> Result<crate::shard::ShardStats, RuntimeError> {
     let n = check(prep, schedule)?;
     if q.len() != prep.blocks.len() {
@@ -392,7 +394,17 @@ pub fn shard_stats(
     let sps = sparse_priors(prep);
     let setup = Setup::new(prep, schedule, 0)?;
     let hv = bound_hypers(prep, &sps[0]);
-    let idx: Vec<usize> = (0..n).collect();
+    let idx: Vec<usize> = match subset {
+        Some(rows) => {
+            if let Some(&bad) = rows.iter().find(|&&i| i >= n) {
+                return Err(RuntimeError::Inconsistent(format!(
+                    "row {bad} asked of a shard of {n} rows"
+                )));
+            }
+            rows.to_vec()
+        }
+        None => (0..n).collect(),
+    };
     let BatchEval { feats, local, np } = setup.eval(&sps, &hv, q, &idx, 0)?;
     let blocks = sps
         .iter()

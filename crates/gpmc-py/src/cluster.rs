@@ -55,19 +55,22 @@ impl Cluster {
         Ok((hypers_json(&hv), state))
     }
 
-    /// One shard's statistics at `state`: (local ELBO terms, per block (M, rows, Σwφφᵀ, Σrφ)).
+    /// One shard's statistics at `state`, over its rows `subset` (0-based; `None`: all): (local
+    /// ELBO terms, per block (M, rows, Σwφφᵀ, Σrφ)).
+    #[pyo3(signature = (hypers, state, rows, subset = None))]
     fn shard<'py>(
         &self,
         py: Python<'py>,
         hypers: &str,
         state: &str,
         rows: &Bound<'_, PyDict>,
+        subset: Option<Vec<usize>>,
     ) -> PyResult<(f64, Vec<WireBlock<'py>>)> {
         let c = &self.checked;
         let (hv, state) = (hypers_from_json(hypers)?, state_from(state)?);
         let rows = train_data(c, rows)?;
         let s = py
-            .detach(|| gpmc::cluster::shard(c, &rows, &hv, &state))
+            .detach(|| gpmc::cluster::shard(c, &rows, &hv, &state, subset.as_deref()))
             .map_err(|e| raise(c, e))?;
         let blocks = s
             .blocks
@@ -84,12 +87,16 @@ impl Cluster {
         Ok((s.local, blocks))
     }
 
-    /// One CAVI step from the shards' statistics (summed in the order given): (next state JSON,
-    /// the ELBO at `state`).
+    /// One step from the shards' statistics (summed in the order given): CAVI with the default
+    /// `scale = rho = 1`, an SVI natural-gradient step with `scale = N/|B|` and `rho` the step
+    /// size. Returns (next state JSON, the ELBO (estimate) at `state`).
+    #[pyo3(signature = (state, shards, scale = 1.0, rho = 1.0))]
     fn step(
         &self,
         state: &str,
         shards: Vec<(f64, Vec<(usize, usize, Vec<u8>, Vec<u8>)>)>,
+        scale: f64,
+        rho: f64,
     ) -> PyResult<(String, f64)> {
         let state = state_from(state)?;
         let mut stats = Vec::with_capacity(shards.len());
@@ -105,7 +112,7 @@ impl Cluster {
             stats.push(ShardStats { blocks: bs, local });
         }
         let (next, elbo) = state
-            .step(&stats)
+            .natural_step(&stats, scale, rho)
             .map_err(|e| raise(&self.checked, e.into()))?;
         Ok((serde_json::to_string(&next).expect("state JSON"), elbo))
     }

@@ -50,16 +50,23 @@ pub fn start(c: &Checked, sample: &Data) -> Result<(HyperValues, GlobalState), I
     Ok((hv, GlobalState::prior(&prep.inducing_inputs(), &sizes)))
 }
 
-/// One shard's statistics for the next step at `state`, from the shard's own rows.
+/// One shard's statistics for the next step at `state`, from the shard's own rows (`subset`
+/// of them for a minibatch step, 0-based; `None`: all).
 pub fn shard(
     c: &Checked,
     rows: &Data,
     hv: &HyperValues,
     state: &GlobalState,
+    subset: Option<&[usize]>,
 ) -> Result<ShardStats, InferError> {
     let schedule = schedule(c)?;
     let prep = Prepared::with_inducing(schedule, rows, hv, &state.inducing_inputs()?)?;
-    Ok(gpm_runtime::svi::shard_stats(&prep, schedule, &state.q()?)?)
+    Ok(gpm_runtime::svi::shard_stats(
+        &prep,
+        schedule,
+        &state.q()?,
+        subset,
+    )?)
 }
 
 /// Predictions at `test` from the state (what `predict` of a single-process fit writes): the

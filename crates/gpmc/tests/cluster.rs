@@ -36,13 +36,15 @@ fn shards_give_the_same_steps_as_one_and_the_elbo_rises() {
     let (mut one, mut three) = (start.clone(), start);
     let mut elbo = Vec::new();
     for _ in 0..8 {
-        let s = gpmc::cluster::shard(&c, &all, &hv, &one).unwrap();
+        let s = gpmc::cluster::shard(&c, &all, &hv, &one, None).unwrap();
         let (next, e) = one.step(&[s]).unwrap();
         one = next;
         elbo.push(e);
         let parts: Vec<_> = [(0, 123), (123, 124), (124, 500)]
             .iter()
-            .map(|&(a, b)| gpmc::cluster::shard(&c, &rows_of(&c, &d, a, b), &hv, &three).unwrap())
+            .map(|&(a, b)| {
+                gpmc::cluster::shard(&c, &rows_of(&c, &d, a, b), &hv, &three, None).unwrap()
+            })
             .collect();
         three = three.step(&parts).unwrap().0;
     }
@@ -66,7 +68,7 @@ fn statistics_of_another_model_are_refused() {
     let (c, d) = problem(200);
     let all = rows_of(&c, &d, 0, 200);
     let (hv, state) = gpmc::cluster::start(&c, &all).unwrap();
-    let mut s = gpmc::cluster::shard(&c, &all, &hv, &state).unwrap();
+    let mut s = gpmc::cluster::shard(&c, &all, &hv, &state, None).unwrap();
     s.blocks.push(s.blocks[0].clone());
     let e = state.step(&[s]).unwrap_err();
     assert!(e.to_string().contains("do not match the model"), "{e}");
