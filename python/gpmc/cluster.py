@@ -193,8 +193,8 @@ def cavi(
     ``data``: a Dask DataFrame (its partitions are the shards) or a list of partitions (pandas
     DataFrames or dicts of arrays); ``columns`` maps data names to columns as in
     :meth:`gpmc.Model.sample`. ``client``: a ``dask.distributed.Client`` — the partitions are
-    computed and kept on its workers, each converted once; without one, the partitions are
-    worked through in this process. The inducing inputs are chosen by k-means++ on
+    computed and kept on its workers, each converted once for all the steps; without one, the
+    partitions are worked through in this process. The inducing inputs are chosen by k-means++ on
     ``sample_rows`` rows drawn (``seed``) from all partitions by their global positions, so the
     fit depends on the data and the seed, not on the partitioning's layout or the workers.
     Stops after ``iterations`` steps or when the ELBO changes by less than ``tol`` (relative).
