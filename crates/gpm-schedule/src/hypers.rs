@@ -285,8 +285,8 @@ pub struct DenseScaleUpdate {
     /// `bench/models/heteroscedastic_agp.gpm` (4 × 1 000 draws, seeds 1-6): worst bulk ESS
     /// 407-578 with max R̂ 1.017 → 964-1 216 with max R̂ 1.004, at 1.6× the time per sweep.
     /// The runtime skips it for a block of more than [`LAPLACE_MAX_DIM`] coordinates (each
-    /// evaluation is a Newton solve) or whose designs in the reading factors would hold more
-    /// than 16 Mi numbers (128 MB per chain).
+    /// evaluation is a Newton solve) or whose reading factors' observations `n` make `n d²`
+    /// exceed 10⁷ (the Hessian's cost).
     pub laplace: bool,
 }
 

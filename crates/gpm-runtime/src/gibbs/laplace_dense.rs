@@ -34,12 +34,15 @@ pub(super) struct Reading {
     design: DMatrix<f64>,
 }
 
-/// The most design entries a block's readings may hold (128 MB per chain): a block read by
-/// more observations than that keeps its centred and non-centred moves only.
-const MAX_DESIGN_ENTRIES: usize = 16 << 20;
+/// The largest `n d²` (observations reading the block times its coordinates squared) the move
+/// runs on: each of its evaluations forms the `d × d` Hessian `Φᵀ W Φ` a few times (Newton),
+/// and a slice update makes several evaluations, so at 10⁷ a sweep spends up to a few tenths
+/// of a second here; a larger block keeps its centred and non-centred moves only. (The designs
+/// then hold at most `10⁷/d` numbers, estimated before any is allocated.)
+const MAX_HESSIAN_WORK: usize = 10_000_000;
 
-/// The readings of a block by `factors`, bound once (`None`: their designs would hold more
-/// than [`MAX_DESIGN_ENTRIES`] numbers, estimated before any is allocated).
+/// The readings of a block by `factors`, bound once (`None`: more work per Hessian than
+/// [`MAX_HESSIAN_WORK`]).
 pub(super) fn readings(
     schedule: &Schedule,
     prep: &Prepared,
@@ -47,11 +50,11 @@ pub(super) fn readings(
     factors: &[usize],
 ) -> Option<Vec<Reading>> {
     let dim: usize = parts.iter().map(|p| p.2).sum();
-    let entries: usize = factors
+    let work: usize = factors
         .iter()
-        .map(|&f| prep.factors[f].n.saturating_mul(dim))
+        .map(|&f| prep.factors[f].n.saturating_mul(dim).saturating_mul(dim))
         .fold(0usize, usize::saturating_add);
-    if entries > MAX_DESIGN_ENTRIES {
+    if work > MAX_HESSIAN_WORK {
         return None;
     }
     let mut out = Vec::new();
