@@ -42,11 +42,6 @@ def _cluster_of(name, source, generic):
     return _MODELS[key]
 
 
-def _normalised(part, columns, declared):
-    norm = _data.normalise(part, columns, declared)
-    return norm
-
-
 def _shard_task(part, key, subset, shared):
     """One partition's statistics (runs on a worker) over its rows ``subset`` (``None``: all):
     ``shared`` is the step's (model as (name, source, generic), columns, declared data,
@@ -54,8 +49,7 @@ def _shard_task(part, key, subset, shared):
     model, columns, declared, hypers, state = shared
     cluster = _cluster_of(*model)
     if key not in _PARTS:
-        norm = _normalised(part, columns, declared)
-        _PARTS[key] = norm
+        _PARTS[key] = _data.normalise(part, columns, declared)
     norm = _PARTS[key]
     return cluster.shard(hypers, state, _data.handover(norm), subset)
 
@@ -257,14 +251,14 @@ def _fit(model, data, client, plan, iterations, tol, sample_rows, seed, columns,
     if client is not None:
         futures = client.compute(parts) if lazy else client.scatter(parts, broadcast=False)
         lengths = client.gather(
-            client.map(lambda p, c=columns, d=declared: _rows(_normalised(p, c, d)), futures)
+            client.map(lambda p, c=columns, d=declared: _rows(_data.normalise(p, c, d)), futures)
         )
     else:
         if lazy:
             import dask
 
             parts = list(dask.compute(*parts))
-        local = [_normalised(p, columns, declared) for p in parts]
+        local = [_data.normalise(p, columns, declared) for p in parts]
         lengths = [_rows(n) for n in local]
     total = int(sum(lengths))
     if total == 0:
@@ -276,7 +270,7 @@ def _fit(model, data, client, plan, iterations, tol, sample_rows, seed, columns,
     if client is not None:
         pieces = client.gather(
             client.map(
-                lambda p, r, c=columns, d=declared: _take(_normalised(p, c, d), r, sizes),
+                lambda p, r, c=columns, d=declared: _take(_data.normalise(p, c, d), r, sizes),
                 futures,
                 picks,
             )

@@ -119,14 +119,11 @@ impl GlobalState {
         }
         let mut next = self.clone();
         for ((slot, t), old) in next.q.iter_mut().zip(&total).zip(&q) {
-            let (target_prec, target_h) = t.natural(scale);
-            let prec = &old.prec * (1.0 - rho) + target_prec * rho;
-            let h = &old.h * (1.0 - rho) + target_h * rho;
-            QInducing::from_natural(prec.clone(), h.clone())?;
+            let new = old.toward(t.natural(scale), rho)?;
             *slot = (
-                h.len(),
-                prec.transpose().as_slice().to_vec(),
-                h.as_slice().to_vec(),
+                new.h.len(),
+                new.prec.transpose().as_slice().to_vec(),
+                new.h.as_slice().to_vec(),
             );
         }
         Ok((next, scale * local - kl))

@@ -79,6 +79,19 @@ impl InducingStats {
         })
     }
 
+    /// The sums for CAVI's and SVI's update of `q(v)` from the local factors' curvature `a` and
+    /// linear term `b` at the columns of `phi`: `w = a`, `r = b − a μ₀`.
+    pub fn of_sites(
+        phi: &DMatrix<f64>,
+        a: &[f64],
+        b: &[f64],
+        mean0: f64,
+    ) -> Result<Self, RuntimeError> {
+        crate::gaussian::check_curvature(a, b)?;
+        let r: Vec<f64> = a.iter().zip(b).map(|(ai, bi)| bi - ai * mean0).collect();
+        Self::of(phi, a, &r)
+    }
+
     /// Add another shard's sums (the reduction; summed in a fixed order, the result does not
     /// depend on which worker made which shard).
     pub fn add(&mut self, other: &InducingStats) {

@@ -81,15 +81,15 @@ impl SparseGp {
 
 /// The FITC pseudo-observations of `v` once every `ε_i` is integrated out (the shard
 /// primitive, [`crate::shard`]): weights `w_i = a_i/(1 + a_i k̃_i)`, linear terms
-/// `r_i = (b_i − a_i μ₀)/(1 + a_i k̃_i)`; and the Cholesky factor of their precision
-/// `P = I + Φ diag(w) Φᵀ` with the linear term `Φ r`.
+/// `r_i = (b_i − a_i μ₀)/(1 + a_i k̃_i)`. Returns the Cholesky factor of their precision
+/// `P = I + Φ diag(w) Φᵀ`, the linear term `Φ r` and the weights.
 fn fitc_update(
     phi: &DMatrix<f64>,
     kt: &[f64],
     a: &[f64],
     b: &[f64],
     mean0: f64,
-) -> Result<(Cholesky<f64, Dyn>, DVector<f64>, Vec<f64>, Vec<f64>), RuntimeError> {
+) -> Result<(Cholesky<f64, Dyn>, DVector<f64>, Vec<f64>), RuntimeError> {
     let n = phi.ncols();
     let w: Vec<f64> = (0..n).map(|i| a[i] / (1.0 + a[i] * kt[i])).collect();
     let r: Vec<f64> = (0..n)
@@ -98,7 +98,7 @@ fn fitc_update(
     let (prec, lin) = crate::shard::InducingStats::of(phi, &w, &r)?.natural(1.0);
     let chol = crate::linalg::cholesky(prec)
         .ok_or_else(|| RuntimeError::Numerical("I + Φ W Φᵀ is not positive definite".into()))?;
-    Ok((chol, lin, w, r))
+    Ok((chol, lin, w))
 }
 
 impl SparseGp {
@@ -121,7 +121,7 @@ impl SparseGp {
         use rand_distr::StandardNormal;
         let (m, n) = (phi.nrows(), phi.ncols());
         crate::gaussian::check_curvature(a, b)?;
-        let (chol, lin, _, _) = fitc_update(phi, kt, a, b, self.mean)?;
+        let (chol, lin, _) = fitc_update(phi, kt, a, b, self.mean)?;
         let mean = chol.solve(&lin);
         // v = mean + L⁻ᵀ z has covariance (L Lᵀ)⁻¹ = P⁻¹.
         let z = DVector::from_fn(m, |_, _| rng.sample::<f64, _>(StandardNormal));
@@ -163,7 +163,7 @@ impl SparseGp {
         let n = phi.ncols();
         crate::gaussian::check_curvature(a, b)?;
         let mu = self.mean;
-        let (chol, h, w, _) = fitc_update(phi, kt, a, b, mu)?;
+        let (chol, h, w) = fitc_update(phi, kt, a, b, mu)?;
         let mut total = 0.0;
         for i in 0..n {
             let d = 1.0 + a[i] * kt[i];
@@ -236,10 +236,19 @@ impl QInducing {
         mean0: f64,
         scale: f64,
     ) -> Result<(DMatrix<f64>, DVector<f64>), RuntimeError> {
-        crate::gaussian::check_curvature(a, b)?;
-        // The pseudo-observations `w = a`, `r = b − a μ₀` (the shard primitive).
-        let r: Vec<f64> = a.iter().zip(b).map(|(ai, bi)| bi - ai * mean0).collect();
-        Ok(crate::shard::InducingStats::of(phi, a, &r)?.natural(scale))
+        Ok(crate::shard::InducingStats::of_sites(phi, a, b, mean0)?.natural(scale))
+    }
+
+    /// The natural-gradient step (Hoffman et al. 2013): the natural parameters moved a fraction
+    /// `rho` of the way to `target` (precision, linear term), `θ ← (1 − ρ) θ + ρ θ̂`.
+    pub fn toward(
+        &self,
+        (prec_hat, h_hat): (DMatrix<f64>, DVector<f64>),
+        rho: f64,
+    ) -> Result<Self, RuntimeError> {
+        let prec = &self.prec * (1.0 - rho) + prec_hat * rho;
+        let h = &self.h * (1.0 - rho) + h_hat * rho;
+        QInducing::from_natural(prec, h)
     }
 
     /// Means and variances of `f_i` at feature columns `phi` with residual variances `kt`.

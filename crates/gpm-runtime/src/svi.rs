@@ -410,10 +410,7 @@ pub fn shard_stats(
         .iter()
         .enumerate()
         .map(|(bi, sp)| {
-            let (a, b) = (&np[bi].a, &np[bi].b);
-            crate::gaussian::check_curvature(a, b)?;
-            let r: Vec<f64> = a.iter().zip(b).map(|(ai, bi)| bi - ai * sp.mean).collect();
-            crate::shard::InducingStats::of(&feats[bi], a, &r)
+            crate::shard::InducingStats::of_sites(&feats[bi], &np[bi].a, &np[bi].b, sp.mean)
         })
         .collect::<Result<_, _>>()?;
     Ok(crate::shard::ShardStats { blocks, local })
@@ -599,11 +596,8 @@ pub fn run_learning(
             let Block::Sparse { sp, .. } = b else {
                 unreachable!("checked")
             };
-            let (prec_hat, h_hat) =
-                QInducing::target(&feats[bi], &np[bi].a, &np[bi].b, sp.mean, scale)?;
-            let prec = &q[bi].prec * (1.0 - rho) + prec_hat * rho;
-            let h = &q[bi].h * (1.0 - rho) + h_hat * rho;
-            q[bi] = QInducing::from_natural(prec, h)?;
+            let target = QInducing::target(&feats[bi], &np[bi].a, &np[bi].b, sp.mean, scale)?;
+            q[bi] = q[bi].toward(target, rho)?;
         }
         // Hyperparameter step at the new q, on the same batch.
         if !learn.is_empty() {
