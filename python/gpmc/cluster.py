@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _data
 
-__all__ = ["cavi", "svi", "ClusterFit"]
+__all__ = ["cavi", "svi", "sample", "ClusterFit", "ClusterSamples"]
 
 # On each worker process: the compiled models and the partitions' arrays, converted once.
 _MODELS: dict = {}
@@ -48,9 +48,7 @@ def _shard_task(part, key, subset, shared):
     hyperparameters, state)."""
     model, columns, declared, hypers, state = shared
     cluster = _cluster_of(*model)
-    if key not in _PARTS:
-        _PARTS[key] = _data.normalise(part, columns, declared)
-    norm = _PARTS[key]
+    norm = _normalised(part, key, columns, declared)
     return cluster.shard(hypers, state, _data.handover(norm), subset)
 
 
@@ -237,66 +235,98 @@ def svi(
     return fit
 
 
-def _fit(model, data, client, plan, iterations, tol, sample_rows, seed, columns, callback):
-    """The loop both methods share: partitions loaded (and cached on the workers), the sample
-    and the start, then per step the plan's rows of each partition, their statistics gathered
-    in partition order, and the step."""
-    parts, lazy = _partitions(data)
-    compiled = model._compiled
-    declared = {n for n, kind, _d in compiled.declarations() if kind == "data"}
-    sizes = _sizes_of_rows(compiled)
-    spec = (model.name, model.source, model.generic)
-    fit_id = uuid.uuid4().hex
-    keys = [(fit_id, k) for k in range(len(parts))]
-    if client is not None:
-        futures = client.compute(parts) if lazy else client.scatter(parts, broadcast=False)
-        lengths = client.gather(
-            client.map(lambda p, c=columns, d=declared: _rows(_data.normalise(p, c, d)), futures)
-        )
-    else:
-        if lazy:
-            import dask
+class _Loaded:
+    """The partitions of a distributed run, loaded: on the cluster (computed and kept on the
+    workers, each converted there once) or in this process; their row counts; the sample of
+    rows drawn by global position; and the start (hyperparameters and state) from it."""
 
-            parts = list(dask.compute(*parts))
-        local = [_data.normalise(p, columns, declared) for p in parts]
-        lengths = [_rows(n) for n in local]
-    total = int(sum(lengths))
-    if total == 0:
-        raise ValueError("the partitions hold no rows")
-    # The sample: global row positions drawn once, independent of the layout.
-    chosen = np.sort(np.random.default_rng(seed).permutation(total)[: min(sample_rows, total)])
-    starts = np.concatenate([[0], np.cumsum(lengths)])
-    picks = [chosen[(chosen >= a) & (chosen < b)] - a for a, b in zip(starts[:-1], starts[1:])]
-    if client is not None:
-        pieces = client.gather(
-            client.map(
-                lambda p, r, c=columns, d=declared: _take(_data.normalise(p, c, d), r, sizes),
-                futures,
-                picks,
+    def __init__(self, model, data, client, columns, sample_rows, seed):
+        parts, lazy = _partitions(data)
+        compiled = model._compiled
+        self.client, self.columns = client, columns
+        self.declared = {n for n, kind, _d in compiled.declarations() if kind == "data"}
+        sizes = _sizes_of_rows(compiled)
+        self.spec = (model.name, model.source, model.generic)
+        self.fit_id = uuid.uuid4().hex
+        self.keys = [(self.fit_id, k) for k in range(len(parts))]
+        declared = self.declared
+        if client is not None:
+            self.futures = client.compute(parts) if lazy else client.scatter(parts, broadcast=False)
+            lengths = client.gather(
+                client.map(
+                    lambda p, c=columns, d=declared: _rows(_data.normalise(p, c, d)), self.futures
+                )
             )
+        else:
+            if lazy:
+                import dask
+
+                parts = list(dask.compute(*parts))
+            self.local = [_data.normalise(p, columns, declared) for p in parts]
+            lengths = [_rows(n) for n in self.local]
+        self.partitions = len(parts)
+        self.total = int(sum(lengths))
+        if self.total == 0:
+            raise ValueError("the partitions hold no rows")
+        # The sample: global row positions drawn once, independent of the layout.
+        chosen = np.sort(
+            np.random.default_rng(seed).permutation(self.total)[: min(sample_rows, self.total)]
         )
-    else:
-        pieces = [_take(n, r, sizes) for n, r in zip(local, picks)]
-    sample = _concat([p for p, r in zip(pieces, picks) if len(r)], sizes)
-    cluster = compiled.cluster()
-    hypers, state = cluster.start(_data.handover(sample))
+        self.starts = np.concatenate([[0], np.cumsum(lengths)])
+        picks = [chosen[(chosen >= a) & (chosen < b)] - a for a, b in self._bounds()]
+        if client is not None:
+            pieces = client.gather(
+                client.map(
+                    lambda p, r, c=columns, d=declared: _take(_data.normalise(p, c, d), r, sizes),
+                    self.futures,
+                    picks,
+                )
+            )
+        else:
+            pieces = [_take(n, r, sizes) for n, r in zip(self.local, picks)]
+        self.sample = _concat([p for p, r in zip(pieces, picks) if len(r)], sizes)
+        self.cluster = compiled.cluster()
+        self.hypers, self.state = self.cluster.start(_data.handover(self.sample))
+
+    def _bounds(self):
+        return list(zip(self.starts[:-1], self.starts[1:]))
+
+    def subsets(self, rows):
+        """Each partition's share of the global row positions ``rows`` (``None``: all)."""
+        if rows is None:
+            return [None] * self.partitions
+        return [[int(i) for i in rows[(rows >= a) & (rows < b)] - a] for a, b in self._bounds()]
+
+    def shared(self, state):
+        """What every task of a step reads besides its partition."""
+        return (self.spec, self.columns, self.declared, self.hypers, state)
+
+    def forget(self):
+        """Drop the run's cached partitions on the workers. Best effort: a worker that left
+        meanwhile took its cache with it."""
+        if self.client is not None:
+            try:
+                self.client.run(_forget_task, self.fit_id)
+            except (OSError, KeyError, ValueError, RuntimeError):  # pragma: no cover
+                pass
+
+
+def _fit(model, data, client, plan, iterations, tol, sample_rows, seed, columns, callback):
+    """The loop CAVI and SVI share: the partitions loaded, then per step the plan's rows of
+    each partition, their statistics gathered in partition order, and the step."""
+    run = _Loaded(model, data, client, columns, sample_rows, seed)
+    cluster, hypers, state = run.cluster, run.hypers, run.state
     elbo = []
     try:
         for step in range(iterations):
-            rows, scale, rho = plan(step, total)
-            subsets = (
-                [None] * len(parts)
-                if rows is None
-                else [rows[(rows >= a) & (rows < b)] - a for a, b in zip(starts[:-1], starts[1:])]
-            )
-            subsets = [None if r is None else [int(i) for i in r] for r in subsets]
+            rows, scale, rho = plan(step, run.total)
+            subsets = run.subsets(rows)
             if client is not None:
-                shared = (spec, columns, declared, hypers, state)
-                stats = _on_cluster(client, futures, keys, subsets, shared)
+                stats = _on_cluster(client, run.futures, run.keys, subsets, run.shared(state))
             else:
                 stats = [
                     cluster.shard(hypers, state, _data.handover(n), r)
-                    for n, r in zip(local, subsets)
+                    for n, r in zip(run.local, subsets)
                 ]
             wire = [(s[0], [tuple(b) for b in s[1]]) for s in stats]
             state, value = cluster.step(state, wire, scale, rho)
@@ -306,13 +336,184 @@ def _fit(model, data, client, plan, iterations, tol, sample_rows, seed, columns,
             if len(elbo) > 1 and abs(elbo[-1] - elbo[-2]) <= tol * abs(elbo[-1]):
                 break
     finally:
+        run.forget()
+    return ClusterFit(model, cluster, hypers, state, run.sample, elbo, run.partitions, run.total)
+
+
+def _normalised(part, key, columns, declared):
+    """A partition's arrays, converted once per worker (cached under ``key``)."""
+    if key not in _PARTS:
+        _PARTS[key] = _data.normalise(part, columns, declared)
+    return _PARTS[key]
+
+
+def _gibbs_task(part, key, previous, inducing, round_key, shard, shared):
+    """One partition's part of a sparse Gibbs round (runs on a worker): its chain moved by the
+    driver's last ``inducing`` values, the round's statistics. ``previous`` is what its previous
+    round returned (``None`` before the first)."""
+    model, columns, declared, hypers, state = shared
+    cluster = _cluster_of(*model)
+    norm = _normalised(part, key, columns, declared)
+    chain = None if previous is None else previous[1]
+    return cluster.gibbs_round(
+        hypers, state, _data.handover(norm), chain, inducing, round_key, shard
+    )
+
+
+def _statistics(result):
+    return result[0]
+
+
+def _identity(x):
+    return x
+
+
+def sample(
+    model,
+    data,
+    *,
+    client=None,
+    chains=4,
+    warmup=200,
+    draws=1000,
+    seed=1,
+    sample_rows=20000,
+    columns=None,
+    callback=None,
+):
+    """Sparse Gibbs (exact, under the FITC prior) of a model whose latents are sparse GPs with
+    fixed hyperparameters, over ``data``'s partitions as :func:`cavi` takes them; a
+    :class:`ClusterSamples`.
+
+    A sweep is one round per sparse block: every partition draws its rows' auxiliaries (and
+    the block's values given the ``v`` drawn last round) and returns the block's ``O(M²)``
+    FITC statistics; the driver sums them in partition order and draws the block's whitened
+    inducing values ``v``. Each partition keeps its rows' latent values and auxiliaries between
+    rounds as a Dask result on its worker; every random number comes from a stream keyed by
+    (``seed``, chain, sweep, round, partition), so the draws are bit for bit the same on any
+    number of workers, and a worker lost mid-run is recomputed by Dask from the run's task
+    graph (the rounds of the partitions it held, from the first) to the same draws. Chains run
+    side by side, their rounds in the same tasks' waves. ``callback(sweep)`` after each sweep.
+    """
+    if chains < 1 or draws < 1 or warmup < 0:
+        raise ValueError("sample needs at least one chain and one draw, and warmup >= 0")
+    run = _Loaded(model, data, client, columns, sample_rows, seed)
+    cluster, hypers, state = run.cluster, run.hypers, run.state
+    sizes, at, names = cluster.gibbs_rounds(hypers, state, _data.handover(run.sample))
+    out = np.empty((chains, draws, len(names)))
+    shards = range(run.partitions)
+    previous = [[None] * run.partitions for _ in range(chains)]
+    inducing = [None] * chains
+    try:
+        shared = None
         if client is not None:
-            # Best effort: a worker that left meanwhile took its cache with it.
-            try:
-                client.run(_forget_task, fit_id)
-            except (OSError, KeyError, ValueError, RuntimeError):  # pragma: no cover
-                pass
-    return ClusterFit(model, cluster, hypers, state, sample, elbo, len(parts), total)
+            # A task's result, not scattered data: Dask can recompute it when a worker leaves.
+            shared = client.submit(_identity, run.shared(state), key=f"gpmc-shared-{run.fit_id}")
+        for sweep in range(warmup + draws):
+            for r, (m, offset) in enumerate(zip(sizes, at)):
+                keys = [(seed, c, sweep, r) for c in range(chains)]
+                if client is not None:
+                    results = [
+                        [
+                            client.submit(
+                                _gibbs_task,
+                                run.futures[k],
+                                run.keys[k],
+                                previous[c][k],
+                                inducing[c],
+                                keys[c],
+                                k,
+                                shared,
+                                key=f"gpmc-gibbs-{run.fit_id}-{c}-{sweep}-{r}-{k}",
+                            )
+                            for k in shards
+                        ]
+                        for c in range(chains)
+                    ]
+                    stats = client.gather(
+                        [[client.submit(_statistics, f, key=f.key + "-stats") for f in row]
+                         for row in results]
+                    )
+                else:
+                    results = [
+                        [
+                            cluster.gibbs_round(
+                                hypers,
+                                state,
+                                _data.handover(run.local[k]),
+                                None if previous[c][k] is None else previous[c][k][1],
+                                inducing[c],
+                                keys[c],
+                                k,
+                            )
+                            for k in shards
+                        ]
+                        for c in range(chains)
+                    ]
+                    stats = [[res[0] for res in row] for row in results]
+                previous = results
+                for c in range(chains):
+                    inducing[c] = cluster.gibbs_draw([tuple(s) for s in stats[c]], keys[c])
+                    if sweep >= warmup:
+                        out[c, sweep - warmup, offset : offset + m] = inducing[c]
+            if callback is not None:
+                callback(sweep + 1)
+    finally:
+        run.forget()
+    return ClusterSamples(model, run, names, out, seed)
+
+
+class ClusterSamples:
+    """A distributed sparse Gibbs run's draws: ``draws`` (chain, draw, column) of each sparse
+    latent's whitened inducing values, ``columns`` their names (``<latent>_inducing.k``, as
+    a single-process run names them), :meth:`to_inference_data` and :meth:`predict`. The
+    latent values at the training rows stay on the workers."""
+
+    def __init__(self, model, run, columns, draws, seed):
+        self.model, self._cluster = model, run.cluster
+        self._hypers, self._state, self._sample = run.hypers, run.state, run.sample
+        self.columns, self.draws, self.seed = columns, draws, seed
+        self.partitions, self.rows = run.partitions, run.total
+
+    def __repr__(self):
+        c, d, _ = self.draws.shape
+        return (
+            f"<gpmc.cluster.ClusterSamples: sparse Gibbs over {self.partitions} partitions, "
+            f"{self.rows} rows, {c} chains x {d} draws>"
+        )
+
+    def to_inference_data(self):
+        """The draws as ``arviz.InferenceData`` (``posterior`` only: the data stay on the
+        cluster)."""
+        import arviz as az
+
+        from . import _idata
+
+        posterior, dims = {}, {}
+        for base, v in _idata._variables(self.columns).items():
+            posterior[base] = _idata._values(self.draws, v["positions"], v["shape"])
+            dims[base] = [f"{base}_dim_{k}" for k in range(len(v["shape"]))]
+        idata = az.from_dict(posterior=posterior, dims=dims)
+        idata.posterior.attrs.update(
+            {"gpmc_model": self.model.name, "gpmc_seed": self.seed, "gpmc_rows": self.rows}
+        )
+        return idata
+
+    def predict(self, new_data, *, columns=None, seed=None):
+        """Predictions at new inputs from the draws, as :meth:`gpmc.Model.predict` gives them
+        for a single-process run."""
+        from . import _frame
+
+        norm = self.model._data(new_data, columns)
+        csv, metrics = self._cluster.predict_draws(
+            self._hypers,
+            self._state,
+            _data.handover(self._sample),
+            _data.handover(norm),
+            self.draws.tolist(),
+            self.seed if seed is None else seed,
+        )
+        return _frame(csv, metrics)
 
 
 def _sizes_of_rows(compiled):

@@ -34,8 +34,10 @@ mod level_shift;
 mod log_joint;
 mod marginal_elliptical;
 mod pointwise;
+mod shard;
 mod start;
 pub use pointwise::Pointwise;
+pub use shard::ShardChain;
 pub use start::Init;
 mod hypers;
 use crate::prepared::Coords;
@@ -364,6 +366,17 @@ impl<'a> Sampler<'a> {
         hypers: &HyperValues,
     ) -> Result<Self, RuntimeError> {
         let prep = Prepared::new(schedule, data, hypers)?;
+        Self::bound(schedule, data, prep, hypers)
+    }
+
+    /// [`Sampler::new`] with the model already bound to the data (a shard's rows with inducing
+    /// inputs chosen for all the shards: [`Prepared::with_inducing`]).
+    pub fn bound(
+        schedule: &'a Schedule,
+        data: &Data,
+        prep: Prepared,
+        hypers: &HyperValues,
+    ) -> Result<Self, RuntimeError> {
         // Latents read by collapsed predictors are drawn in a phase of their own: a factor
         // must not also read them through a predictor sampled from the augmented likelihood
         // (that conditional, with the auxiliaries integrated out, is not Gaussian).
@@ -480,6 +493,20 @@ impl<'a> Sampler<'a> {
         for (li, dims) in self.prep.latent_dims.iter().enumerate() {
             l.push(VarKind::Latent(LatentId(li)), dims.clone());
         }
+        self.push_inducing(&mut l);
+        let observations: usize = self.observed().iter().map(|(_, n)| n).sum();
+        if self.pointwise.log_lik {
+            l.push(VarKind::LogLik, vec![observations]);
+        }
+        if self.pointwise.ppc {
+            l.push(VarKind::Replicate, vec![observations]);
+        }
+        l
+    }
+
+    /// Each sparse latent's whitened inducing coordinates, `M` or `M × columns`, in a row's
+    /// layout.
+    fn push_inducing(&self, l: &mut Layout) {
         for (li, _) in self.prep.latents.iter().enumerate() {
             let ms: Vec<usize> = self
                 .prep
@@ -497,14 +524,6 @@ impl<'a> Sampler<'a> {
                 [m, ..] => l.push(VarKind::Inducing(LatentId(li)), vec![*m, ms.len()]),
             }
         }
-        let observations: usize = self.observed().iter().map(|(_, n)| n).sum();
-        if self.pointwise.log_lik {
-            l.push(VarKind::LogLik, vec![observations]);
-        }
-        if self.pointwise.ppc {
-            l.push(VarKind::Replicate, vec![observations]);
-        }
-        l
     }
 
     /// A state with the latents at their prior means, auxiliaries at 1 (counts at 0): what

@@ -17,7 +17,8 @@
 //! ([`crate::svi::shard_stats`] makes a CAVI step's, [`crate::cluster`] reduces them).
 
 use crate::RuntimeError;
-use nalgebra::{DMatrix, DVector};
+use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
+use rand::Rng;
 
 /// What one shard returns for a CAVI step: per sparse block its [`InducingStats`], and the sum
 /// of its observations' local ELBO terms.
@@ -108,6 +109,29 @@ impl InducingStats {
             prec[(k, k)] += 1.0;
         }
         (prec, &self.linear * scale)
+    }
+
+    /// The Cholesky factor of the precision `P = I + Σ wφφᵀ` and the linear term `Σ rφ`.
+    pub fn factor(&self) -> Result<(Cholesky<f64, Dyn>, DVector<f64>), RuntimeError> {
+        let (prec, lin) = self.natural(1.0);
+        let chol = crate::linalg::cholesky(prec)
+            .ok_or_else(|| RuntimeError::Numerical("I + Φ W Φᵀ is not positive definite".into()))?;
+        Ok((chol, lin))
+    }
+
+    /// An exact draw of `v ~ N(P⁻¹ Σrφ, P⁻¹)`, the whitened inducing values given the
+    /// pseudo-observations (sparse Gibbs; summed over shards on a cluster): `m` standard
+    /// normals `z`, `v = P⁻¹Σrφ + L⁻ᵀz` with `P = LLᵀ`.
+    pub fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<DVector<f64>, RuntimeError> {
+        use rand_distr::StandardNormal;
+        let (chol, lin) = self.factor()?;
+        let mean = chol.solve(&lin);
+        let z = DVector::from_fn(lin.len(), |_, _| rng.sample::<f64, _>(StandardNormal));
+        let noise = chol
+            .l_dirty()
+            .tr_solve_lower_triangular(&z)
+            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+        Ok(mean + noise)
     }
 }
 

@@ -12,6 +12,7 @@
 
 use crate::gaussian::cholesky_jitter;
 use crate::kernels::{kernel_diag, kernel_matrix, HyperValues};
+use crate::shard::InducingStats;
 use crate::RuntimeError;
 use gpm_schedule::BoundKernel;
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
@@ -79,26 +80,63 @@ impl SparseGp {
     }
 }
 
-/// The FITC pseudo-observations of `v` once every `ε_i` is integrated out (the shard
-/// primitive, [`crate::shard`]): weights `w_i = a_i/(1 + a_i k̃_i)`, linear terms
-/// `r_i = (b_i − a_i μ₀)/(1 + a_i k̃_i)`. Returns the Cholesky factor of their precision
-/// `P = I + Φ diag(w) Φᵀ`, the linear term `Φ r` and the weights.
-fn fitc_update(
-    phi: &DMatrix<f64>,
-    kt: &[f64],
-    a: &[f64],
-    b: &[f64],
-    mean0: f64,
-) -> Result<(Cholesky<f64, Dyn>, DVector<f64>, Vec<f64>), RuntimeError> {
-    let n = phi.ncols();
-    let w: Vec<f64> = (0..n).map(|i| a[i] / (1.0 + a[i] * kt[i])).collect();
-    let r: Vec<f64> = (0..n)
-        .map(|i| (b[i] - a[i] * mean0) / (1.0 + a[i] * kt[i]))
-        .collect();
-    let (prec, lin) = crate::shard::InducingStats::of(phi, &w, &r)?.natural(1.0);
-    let chol = crate::linalg::cholesky(prec)
-        .ok_or_else(|| RuntimeError::Numerical("I + Φ W Φᵀ is not positive definite".into()))?;
-    Ok((chol, lin, w))
+impl SparseGp {
+    /// The FITC pseudo-observations of `v` once every `ε_i` is integrated out (the shard
+    /// primitive, [`crate::shard`]): weights `w_i = a_i/(1 + a_i k̃_i)`, linear terms
+    /// `r_i = (b_i − a_i μ₀)/(1 + a_i k̃_i)`, summed over the columns of `phi`. What sparse Gibbs
+    /// draws `v` from ([`InducingStats::draw`]) and integrates it against
+    /// ([`SparseGp::log_marginal`]); a shard of the data returns its own.
+    pub fn fitc_stats(
+        &self,
+        phi: &DMatrix<f64>,
+        kt: &[f64],
+        a: &[f64],
+        b: &[f64],
+    ) -> Result<InducingStats, RuntimeError> {
+        crate::gaussian::check_curvature(a, b)?;
+        let n = phi.ncols();
+        if kt.len() != n || a.len() != n || b.len() != n {
+            return Err(RuntimeError::Inconsistent(
+                "curvature of the wrong length for the features".into(),
+            ));
+        }
+        let w: Vec<f64> = (0..n).map(|i| a[i] / (1.0 + a[i] * kt[i])).collect();
+        let r: Vec<f64> = (0..n)
+            .map(|i| (b[i] - a[i] * self.mean) / (1.0 + a[i] * kt[i]))
+            .collect();
+        InducingStats::of(phi, &w, &r)
+    }
+
+    /// The latent values given `v` (the second half of [`SparseGp::sample_conditional`]):
+    /// `f_i = μ₀ + φ_iᵀv + ε_i`, each `ε_i | v` with precision `1/k̃_i + a_i` and linear term
+    /// `b_i − a_i(μ₀ + φ_iᵀv)`; one standard normal per row with `k̃_i > 0`, in row order.
+    pub fn sample_given_inducing<R: Rng + ?Sized>(
+        &self,
+        phi: &DMatrix<f64>,
+        kt: &[f64],
+        a: &[f64],
+        b: &[f64],
+        v: &DVector<f64>,
+        rng: &mut R,
+    ) -> Result<DVector<f64>, RuntimeError> {
+        use rand_distr::StandardNormal;
+        let n = phi.ncols();
+        if v.len() != phi.nrows() || kt.len() != n || a.len() != n || b.len() != n {
+            return Err(RuntimeError::Inconsistent(
+                "inducing values or curvature of the wrong length for the features".into(),
+            ));
+        }
+        let fv = phi.tr_mul(v);
+        Ok(DVector::from_fn(n, |i, _| {
+            let base = self.mean + fv[i];
+            if kt[i] <= 0.0 {
+                return base;
+            }
+            let p = 1.0 / kt[i] + a[i];
+            let mu = (b[i] - a[i] * base) / p;
+            base + mu + rng.sample::<f64, _>(StandardNormal) / p.sqrt()
+        }))
+    }
 }
 
 impl SparseGp {
@@ -118,28 +156,8 @@ impl SparseGp {
         b: &[f64],
         rng: &mut R,
     ) -> Result<(DVector<f64>, DVector<f64>), RuntimeError> {
-        use rand_distr::StandardNormal;
-        let (m, n) = (phi.nrows(), phi.ncols());
-        crate::gaussian::check_curvature(a, b)?;
-        let (chol, lin, _) = fitc_update(phi, kt, a, b, self.mean)?;
-        let mean = chol.solve(&lin);
-        // v = mean + L⁻ᵀ z has covariance (L Lᵀ)⁻¹ = P⁻¹.
-        let z = DVector::from_fn(m, |_, _| rng.sample::<f64, _>(StandardNormal));
-        let noise = chol
-            .l_dirty()
-            .tr_solve_lower_triangular(&z)
-            .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
-        let v = mean + noise;
-        let fv = phi.tr_mul(&v);
-        let f = DVector::from_fn(n, |i, _| {
-            let base = self.mean + fv[i];
-            if kt[i] <= 0.0 {
-                return base;
-            }
-            let p = 1.0 / kt[i] + a[i];
-            let mu = (b[i] - a[i] * base) / p;
-            base + mu + rng.sample::<f64, _>(StandardNormal) / p.sqrt()
-        });
+        let v = self.fitc_stats(phi, kt, a, b)?.draw(rng)?;
+        let f = self.sample_given_inducing(phi, kt, a, b, &v, rng)?;
         Ok((v, f))
     }
 }
@@ -161,14 +179,13 @@ impl SparseGp {
         b: &[f64],
     ) -> Result<f64, RuntimeError> {
         let n = phi.ncols();
-        crate::gaussian::check_curvature(a, b)?;
         let mu = self.mean;
-        let (chol, h, w) = fitc_update(phi, kt, a, b, mu)?;
+        let (chol, h) = self.fitc_stats(phi, kt, a, b)?.factor()?;
         let mut total = 0.0;
         for i in 0..n {
             let d = 1.0 + a[i] * kt[i];
             total += -0.5 * d.ln() + 0.5 * kt[i] * b[i] * b[i] / d;
-            total += mu * b[i] / d - 0.5 * mu * mu * w[i];
+            total += mu * b[i] / d - 0.5 * mu * mu * a[i] / d;
         }
         let u = chol
             .l_dirty()

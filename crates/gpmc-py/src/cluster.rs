@@ -15,6 +15,8 @@ use std::sync::Arc;
 
 /// One block's statistics as they travel: `M`, rows summed, `Σ wφφᵀ` and `Σ rφ` as bytes.
 type WireBlock<'py> = (usize, usize, Bound<'py, PyBytes>, Bound<'py, PyBytes>);
+/// The same, back from Python.
+type FromWire = (usize, usize, Vec<u8>, Vec<u8>);
 
 fn state_from(json: &str) -> PyResult<GlobalState> {
     serde_json::from_str(json).map_err(|e| {
@@ -22,6 +24,25 @@ fn state_from(json: &str) -> PyResult<GlobalState> {
             "not a distributed fit's state ({e}); pass what start or step returned"
         ))
     })
+}
+
+/// The arguments every call past `start` reads: the hyperparameters and state as `start` or
+/// `step` returned them, and rows of data (a shard's, or the sample the fit started from).
+fn bind(
+    c: &Checked,
+    hypers: &str,
+    state: &str,
+    rows: &Bound<'_, PyDict>,
+) -> PyResult<(
+    gpm_runtime::kernels::HyperValues,
+    GlobalState,
+    gpm_runtime::data::Data,
+)> {
+    Ok((
+        hypers_from_json(hypers)?,
+        state_from(state)?,
+        train_data(c, rows)?,
+    ))
 }
 
 fn floats(b: &[u8], len: usize, what: &str) -> PyResult<Vec<f64>> {
@@ -35,6 +56,27 @@ fn floats(b: &[u8], len: usize, what: &str) -> PyResult<Vec<f64>> {
     Ok(b.chunks_exact(8)
         .map(|c| f64::from_ne_bytes(c.try_into().expect("8 bytes")))
         .collect())
+}
+
+/// One block's statistics for the wire.
+fn wire<'py>(py: Python<'py>, b: &InducingStats) -> WireBlock<'py> {
+    (
+        b.linear.len(),
+        b.rows,
+        rows_bytes(py, std::iter::once(b.curvature.as_slice())),
+        rows_bytes(py, std::iter::once(b.linear.as_slice())),
+    )
+}
+
+/// One block's statistics from the wire.
+fn unwire(
+    (m, rows, curvature, linear): (usize, usize, Vec<u8>, Vec<u8>),
+) -> PyResult<InducingStats> {
+    Ok(InducingStats {
+        curvature: DMatrix::from_vec(m, m, floats(&curvature, m * m, "Σwφφᵀ")?),
+        linear: DVector::from_vec(floats(&linear, m, "Σrφ")?),
+        rows,
+    })
 }
 
 /// A compiled model's distributed-fit calls (`Compiled.cluster()`); picklable state stays in
@@ -67,23 +109,11 @@ impl Cluster {
         subset: Option<Vec<usize>>,
     ) -> PyResult<(f64, Vec<WireBlock<'py>>)> {
         let c = &self.checked;
-        let (hv, state) = (hypers_from_json(hypers)?, state_from(state)?);
-        let rows = train_data(c, rows)?;
+        let (hv, state, rows) = bind(c, hypers, state, rows)?;
         let s = py
             .detach(|| gpmc::cluster::shard(c, &rows, &hv, &state, subset.as_deref()))
             .map_err(|e| raise(c, e))?;
-        let blocks = s
-            .blocks
-            .iter()
-            .map(|b| {
-                (
-                    b.linear.len(),
-                    b.rows,
-                    rows_bytes(py, std::iter::once(b.curvature.as_slice())),
-                    rows_bytes(py, std::iter::once(b.linear.as_slice())),
-                )
-            })
-            .collect();
+        let blocks = s.blocks.iter().map(|b| wire(py, b)).collect();
         Ok((s.local, blocks))
     }
 
@@ -94,22 +124,15 @@ impl Cluster {
     fn step(
         &self,
         state: &str,
-        shards: Vec<(f64, Vec<(usize, usize, Vec<u8>, Vec<u8>)>)>,
+        shards: Vec<(f64, Vec<FromWire>)>,
         scale: f64,
         rho: f64,
     ) -> PyResult<(String, f64)> {
         let state = state_from(state)?;
         let mut stats = Vec::with_capacity(shards.len());
         for (local, blocks) in shards {
-            let mut bs = Vec::with_capacity(blocks.len());
-            for (m, rows, curvature, linear) in blocks {
-                bs.push(InducingStats {
-                    curvature: DMatrix::from_vec(m, m, floats(&curvature, m * m, "Σwφφᵀ")?),
-                    linear: DVector::from_vec(floats(&linear, m, "Σrφ")?),
-                    rows,
-                });
-            }
-            stats.push(ShardStats { blocks: bs, local });
+            let blocks = blocks.into_iter().map(unwire).collect::<PyResult<_>>()?;
+            stats.push(ShardStats { blocks, local });
         }
         let (next, elbo) = state
             .natural_step(&stats, scale, rho)
@@ -126,11 +149,102 @@ impl Cluster {
         test: &Bound<'_, PyDict>,
     ) -> PyResult<(String, String)> {
         let c = &self.checked;
-        let (hv, state) = (hypers_from_json(hypers)?, state_from(state)?);
-        let sample = train_data(c, sample)?;
+        let (hv, state, sample) = bind(c, hypers, state, sample)?;
         let test = test_data(c, test, &sample)?;
         let (csv, metrics) =
             gpmc::cluster::predict(c, &sample, &test, &hv, &state).map_err(|e| raise(c, e))?;
         Ok((csv, metrics.to_string()))
+    }
+
+    /// What a distributed sparse Gibbs sweep draws: per round, the size `M` of its block and
+    /// the offset of its `v` in a draw row, and the row's column names; an error saying what to
+    /// do for a model whose sweep does not split into rounds.
+    #[allow(clippy::type_complexity)]
+    fn gibbs_rounds(
+        &self,
+        hypers: &str,
+        state: &str,
+        sample: &Bound<'_, PyDict>,
+    ) -> PyResult<(Vec<usize>, Vec<usize>, Vec<String>)> {
+        let c = &self.checked;
+        let (hv, state, sample) = bind(c, hypers, state, sample)?;
+        let r = gpmc::cluster::gibbs_rounds(c, &sample, &hv, &state).map_err(|e| raise(c, e))?;
+        Ok((r.sizes, r.at, r.columns))
+    }
+
+    /// One shard's part of a round of sparse Gibbs: (the block's statistics, the shard's chain
+    /// to pass to its next round). `chain` and `inducing` are `None` before the first round;
+    /// `key` is (seed, chain, sweep, round).
+    #[allow(clippy::too_many_arguments)]
+    fn gibbs_round<'py>(
+        &self,
+        py: Python<'py>,
+        hypers: &str,
+        state: &str,
+        rows: &Bound<'_, PyDict>,
+        chain: Option<&[u8]>,
+        inducing: Option<Vec<f64>>,
+        key: (u64, usize, usize, usize),
+        shard: usize,
+    ) -> PyResult<(WireBlock<'py>, Bound<'py, PyBytes>)> {
+        let c = &self.checked;
+        let (hv, state, rows) = bind(c, hypers, state, rows)?;
+        let key = round_key(key);
+        let previous =
+            match (chain, inducing.as_deref()) {
+                (Some(chain), Some(inducing)) => Some(gpmc::cluster::Previous { chain, inducing }),
+                (None, None) => None,
+                _ => return Err(InferenceError::new_err(
+                    "a round needs both the shard's chain and the driver's inducing values, or \
+                     neither (the first round)",
+                )),
+            };
+        let (stats, next) = py
+            .detach(|| gpmc::cluster::gibbs_round(c, &rows, &hv, &state, previous, key, shard))
+            .map_err(|e| raise(c, e))?;
+        Ok((wire(py, &stats), PyBytes::new(py, &next)))
+    }
+
+    /// The driver's part of a round: the shards' statistics (in shard order) summed and the
+    /// block's whitened inducing values drawn from them.
+    fn gibbs_draw(
+        &self,
+        shards: Vec<FromWire>,
+        key: (u64, usize, usize, usize),
+    ) -> PyResult<Vec<f64>> {
+        let stats = shards
+            .into_iter()
+            .map(unwire)
+            .collect::<PyResult<Vec<_>>>()?;
+        gpmc::cluster::gibbs_draw(&stats, round_key(key)).map_err(|e| raise(&self.checked, e))
+    }
+
+    /// Predictions at `test` from a distributed sparse Gibbs run's draws (per chain, per kept
+    /// sweep, a row laid out as `gibbs_rounds` says): (predictions CSV, metrics JSON).
+    fn predict_draws(
+        &self,
+        hypers: &str,
+        state: &str,
+        sample: &Bound<'_, PyDict>,
+        test: &Bound<'_, PyDict>,
+        draws: Vec<Vec<Vec<f64>>>,
+        seed: u64,
+    ) -> PyResult<(String, String)> {
+        let c = &self.checked;
+        let (hv, state, sample) = bind(c, hypers, state, sample)?;
+        let test = test_data(c, test, &sample)?;
+        let (csv, metrics) =
+            gpmc::cluster::predict_draws(c, &sample, &test, &hv, &state, draws, seed)
+                .map_err(|e| raise(c, e))?;
+        Ok((csv, metrics.to_string()))
+    }
+}
+
+fn round_key((seed, chain, sweep, round): (u64, usize, usize, usize)) -> gpmc::cluster::RoundKey {
+    gpmc::cluster::RoundKey {
+        seed,
+        chain,
+        sweep,
+        round,
     }
 }

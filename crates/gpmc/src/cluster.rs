@@ -1,19 +1,23 @@
-//! CAVI of sparse-GP models over shards of the data (issue 33): the calls a distributed engine
-//! (the Python package on Dask) makes. The driver [`start`]s from a sample of the rows (the
+//! CAVI and sparse Gibbs of sparse-GP models over shards of the data (issue 33): the calls a
+//! distributed engine (the Python package on Dask) makes. The driver [`start`]s from a sample of the rows (the
 //! inducing inputs chosen once, by the same k-means++ the single-process run makes on its
 //! data), sends the state to every shard, each shard returns [`shard`] statistics of `O(M²)`
 //! numbers computed from its own rows, and the driver's [`gpm_runtime::cluster::GlobalState::step`]
 //! sums them in shard order into the next state; [`predict`] reads the state at new inputs.
+//! Sparse Gibbs goes round by round ([`gibbs_round`] on every shard, [`gibbs_draw`] on the
+//! driver; `gpm_runtime::gibbs::ShardChain` says why), and [`predict_draws`] reads its draws.
 //! Nothing here holds math: the runtime's CAVI step and prediction do it, on one shard or many.
 
 use crate::infer::{schedule, InferError};
 use crate::Checked;
 use gpm_ir::HyperKind;
+use gpm_runtime::cluster::stream;
 use gpm_runtime::cluster::GlobalState;
 use gpm_runtime::data::Data;
+use gpm_runtime::gibbs::{Chain, ShardChain};
 use gpm_runtime::kernels::HyperValues;
 use gpm_runtime::prepared::{Block, Prepared};
-use gpm_runtime::shard::ShardStats;
+use gpm_runtime::shard::{InducingStats, ShardStats};
 
 /// The hyperparameter values a distributed fit uses (their start values: `learn()` ones are
 /// refused, as their type-II ML over shards is not built) and the state before the first step:
@@ -86,4 +90,152 @@ pub fn predict(
         .map(gpm_runtime::cavi::BlockPosterior::Sparse)
         .collect();
     crate::infer::predict_variational_bound(c, &prep, sample, test, hv, &blocks)
+}
+
+/// A shard's sampler: the model bound to the shard's rows at the fit's inducing inputs.
+fn shard_sampler<'c>(
+    c: &'c Checked,
+    rows: &Data,
+    hv: &HyperValues,
+    state: &GlobalState,
+) -> Result<gpm_runtime::gibbs::Sampler<'c>, InferError> {
+    let schedule = schedule(c)?;
+    let prep = Prepared::with_inducing(schedule, rows, hv, &state.inducing_inputs()?)?;
+    Ok(gpm_runtime::gibbs::Sampler::bound(
+        schedule, rows, prep, hv,
+    )?)
+}
+
+/// What a distributed sparse Gibbs run's draws hold: per round of a sweep, the size `M` of the
+/// block it draws and where its `v` goes in a draw row; the row's column names (each sparse
+/// latent's `<name>_inducing`, as a single-process run names them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GibbsRounds {
+    /// Per round, `M`.
+    pub sizes: Vec<usize>,
+    /// Per round, the offset of its `v` in a draw row.
+    pub at: Vec<usize>,
+    /// A draw row's column names.
+    pub columns: Vec<String>,
+}
+
+/// The rounds of a distributed sparse Gibbs sweep, from the `sample` the fit started from
+/// ([`start`]); an error saying what to do for a model whose sweep does not split into them.
+pub fn gibbs_rounds(
+    c: &Checked,
+    sample: &Data,
+    hv: &HyperValues,
+    state: &GlobalState,
+) -> Result<GibbsRounds, InferError> {
+    let s = shard_sampler(c, sample, hv, state)?;
+    let rounds = s.rounds()?;
+    let (layout, at) = rounds.layout(&s);
+    Ok(GibbsRounds {
+        sizes: rounds.sizes(&s),
+        at,
+        columns: crate::infer::column_names(c, &layout),
+    })
+}
+
+/// Where a round's random numbers come from: the run's seed, the chain, the sweep (from 0,
+/// warm-up included) and the round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoundKey {
+    /// The run's seed.
+    pub seed: u64,
+    /// The chain.
+    pub chain: usize,
+    /// The sweep, from 0.
+    pub sweep: usize,
+    /// The round within the sweep.
+    pub round: usize,
+}
+
+/// A shard's chain as its previous round returned it, and the `v` the driver drew from that
+/// round's statistics.
+#[derive(Debug, Clone, Copy)]
+pub struct Previous<'a> {
+    /// What [`gibbs_round`] returned last for this shard and chain.
+    pub chain: &'a [u8],
+    /// What [`gibbs_draw`] returned last for this chain.
+    pub inducing: &'a [f64],
+}
+
+/// One shard's part of a round of sparse Gibbs: its chain (the model's start before the first
+/// round, `previous = None`) moved by the driver's last `v`, and the round's block's FITC
+/// statistics over its rows. Shard `shard`'s random numbers are the key's
+/// ([`gpm_runtime::cluster::stream`]). Returns the statistics and the chain to keep.
+pub fn gibbs_round(
+    c: &Checked,
+    rows: &Data,
+    hv: &HyperValues,
+    state: &GlobalState,
+    previous: Option<Previous>,
+    key: RoundKey,
+    shard: usize,
+) -> Result<(InducingStats, Vec<u8>), InferError> {
+    let s = shard_sampler(c, rows, hv, state)?;
+    let rounds = s.rounds()?;
+    let (mut chain, v) = match previous {
+        Some(p) => (
+            ShardChain::from_bytes(p.chain)?,
+            Some(nalgebra::DVector::from_column_slice(p.inducing)),
+        ),
+        None => (s.shard_chain(), None),
+    };
+    let mut rng = stream(key.seed, key.chain, key.sweep, key.round, Some(shard));
+    let stats = s.shard_round(&rounds, &mut chain, key.round, v.as_ref(), &mut rng)?;
+    Ok((stats, chain.to_bytes()))
+}
+
+/// The driver's part of a round: the shards' statistics summed in the order given and the
+/// block's whitened inducing values drawn from them.
+pub fn gibbs_draw(shards: &[InducingStats], key: RoundKey) -> Result<Vec<f64>, InferError> {
+    let first = shards.first().ok_or_else(|| {
+        InferError::Schedule("a round needs the statistics of at least one shard".into())
+    })?;
+    let mut total = InducingStats::zeros(first.linear.len());
+    for s in shards {
+        if s.linear.len() != total.linear.len() {
+            return Err(InferError::Schedule(
+                "the shards' statistics are for blocks of different sizes".into(),
+            ));
+        }
+        total.add(s);
+    }
+    let mut rng = stream(key.seed, key.chain, key.sweep, key.round, None);
+    Ok(total.draw(&mut rng)?.as_slice().to_vec())
+}
+
+/// Predictions at `test` from a distributed sparse Gibbs run's draws: per chain, per kept
+/// sweep, a row laid out as [`GibbsRounds`] says. The `sample` the fit started from stands for
+/// the training data, as in [`predict`].
+pub fn predict_draws(
+    c: &Checked,
+    sample: &Data,
+    test: &Data,
+    hv: &HyperValues,
+    state: &GlobalState,
+    chains: Vec<Vec<Vec<f64>>>,
+    seed: u64,
+) -> Result<(String, serde_json::Value), InferError> {
+    let s = shard_sampler(c, sample, hv, state)?;
+    let (layout, _) = s.rounds()?.layout(&s);
+    let mut out = Vec::with_capacity(chains.len());
+    for rows in chains {
+        if let Some(r) = rows.iter().find(|r| r.len() != layout.width()) {
+            return Err(InferError::Schedule(format!(
+                "a draw of {} inducing values for a model with {}",
+                r.len(),
+                layout.width()
+            )));
+        }
+        out.push(Chain::new(layout.clone(), rows, Default::default()));
+    }
+    let posterior = gpm_runtime::predict::Posterior::Draws {
+        chains: &out,
+        max_draws: crate::infer::PREDICT_DRAWS,
+        seed,
+    };
+    crate::infer::predict_bound(c, s.prepared(), sample, test, hv, posterior)
 }

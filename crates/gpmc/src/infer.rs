@@ -828,21 +828,34 @@ pub fn predict_with(
     seed: u64,
     max_draws: usize,
 ) -> Result<(String, serde_json::Value), InferError> {
-    crate::data::check_test_against(&c.model, train, test)?;
-    let schedule = schedule(c)?;
-    let hv = r.values.clone();
-    let labels = label_sets(c, test);
+    let tr = gpm_runtime::prepared::Prepared::new(schedule(c)?, train, &r.values)?;
     let posterior = gpm_runtime::predict::Posterior::Draws {
         chains: &r.chains,
         max_draws,
         seed,
     };
+    predict_bound(c, &tr, train, test, &r.values, posterior)
+}
+
+/// Predictions at `test` from a posterior, with the training side already bound (a
+/// distributed fit's, whose inducing inputs were chosen once for all shards:
+/// [`crate::cluster`]).
+pub fn predict_bound(
+    c: &Checked,
+    tr: &gpm_runtime::prepared::Prepared,
+    train: &gpm_runtime::data::Data,
+    test: &gpm_runtime::data::Data,
+    hypers: &HyperValues,
+    posterior: gpm_runtime::predict::Posterior,
+) -> Result<(String, serde_json::Value), InferError> {
+    crate::data::check_test_against(&c.model, train, test)?;
+    let schedule = schedule(c)?;
+    let labels = label_sets(c, test);
     let sets: Vec<Option<Vec<f64>>> = labels
         .iter()
         .map(|l| l.as_ref().map(|l| l.1.clone()))
         .collect();
-    let tr = gpm_runtime::prepared::Prepared::new(schedule, train, &hv)?;
-    let p = gpm_runtime::predict::predict(&tr, schedule, train, test, &hv, posterior, &sets)?;
+    let p = gpm_runtime::predict::predict(tr, schedule, train, test, hypers, posterior, &sets)?;
     Ok(prediction_outputs(&p, &labels, test))
 }
 
@@ -955,16 +968,8 @@ pub fn predict_variational_bound(
     hypers: &HyperValues,
     blocks: &[gpm_runtime::cavi::BlockPosterior],
 ) -> Result<(String, serde_json::Value), InferError> {
-    crate::data::check_test_against(&c.model, train, test)?;
-    let schedule = schedule(c)?;
-    let labels = label_sets(c, test);
     let posterior = gpm_runtime::predict::Posterior::Variational(blocks);
-    let sets: Vec<Option<Vec<f64>>> = labels
-        .iter()
-        .map(|l| l.as_ref().map(|l| l.1.clone()))
-        .collect();
-    let p = gpm_runtime::predict::predict(tr, schedule, train, test, hypers, posterior, &sets)?;
-    Ok(prediction_outputs(&p, &labels, test))
+    predict_bound(c, tr, train, test, hypers, posterior)
 }
 
 /// How Gibbs draws are described in their files.

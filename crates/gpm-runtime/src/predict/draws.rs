@@ -27,13 +27,21 @@ pub(super) fn predict(
     let Some(layout) = chains.first().map(|c| &c.layout) else {
         return Err(RuntimeError::Settings("no chains to predict from".into()));
     };
-    // Offset and length of each latent in a draw row.
+    // Offset and length of each latent in a draw row. A sparse GP's values at the training
+    // inputs are not read (its values at the test inputs are drawn from its `v`): a
+    // distributed run's draws hold its `v` only.
     let mut offsets = Vec::new();
     for (li, (name, len, _)) in tr.latents.iter().enumerate() {
-        let var = layout
-            .find(VarKind::Latent(LatentId(li)))
-            .ok_or_else(|| RuntimeError::Inconsistent(format!("no draws for `{name}`")))?;
-        offsets.push((var.offset, *len));
+        let only_sparse = tr.blocks.iter().all(|b| match b {
+            Block::Sparse { .. } => true,
+            Block::Gp { latent, .. } => *latent != li,
+            Block::Dense { parts, .. } => parts.iter().all(|p| p.0 != li),
+        });
+        match layout.find(VarKind::Latent(LatentId(li))) {
+            Some(var) => offsets.push(Some((var.offset, *len))),
+            None if only_sparse => offsets.push(None),
+            None => return Err(RuntimeError::Inconsistent(format!("no draws for `{name}`"))),
+        }
     }
     // Sampled hyperparameters: (id, offset in a row, entries: 0 for a scalar).
     let hyper_cols: Vec<(usize, usize, usize)> = layout
@@ -84,9 +92,13 @@ pub(super) fn predict(
             .iter()
             .map(|(_, n, _)| DVector::zeros(*n))
             .collect();
-        for (k, (first, len)) in offsets.iter().enumerate() {
-            if te.latents[k].1 == *len {
-                for j in 0..*len {
+        for (k, (first, len)) in offsets
+            .iter()
+            .enumerate()
+            .filter_map(|(k, o)| o.map(|o| (k, o)))
+        {
+            if te.latents[k].1 == len {
+                for j in 0..len {
                     lat[k][j] = row[first + j];
                 }
             }
@@ -99,7 +111,7 @@ pub(super) fn predict(
                 continue;
             };
             let rows = gp.len();
-            let (first, _) = offsets[*latent];
+            let (first, _) = offsets[*latent].expect("a full GP's latent is in the draws");
             let f = DVector::from_fn(rows, |i, _| row[first + column * rows + i]);
             let m = match resampled(&at.blocks[bi], &hyper_cols, &hv)? {
                 // With sampled kernel hyperparameters: the block placed at this draw's values.
