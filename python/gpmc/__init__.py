@@ -119,30 +119,34 @@ class Model:
         init=None,
         progress=True,
         columns=None,
+        client=None,
     ):
         """Exact blocked Gibbs sampling; returns ``arviz.InferenceData`` with ``posterior``
         (dimensions named from the declared shapes), ``sample_stats`` (``lp``),
         ``log_likelihood`` and ``posterior_predictive`` (one variable per response, named after
         it), ``observed_data`` and ``constant_data``. The same seed gives the same draws as
         ``gpmc infer --seed``. ``init``: initial values of latents (a dict, as ``--init``).
-        ``columns``: with a pandas DataFrame as ``data``, datum name -> column(s)."""
+        ``columns``: with a pandas DataFrame as ``data``, datum name -> column(s). ``client``: a
+        ``dask.distributed.Client`` to run each chain as a task on its workers (the data sent
+        to every worker once); the chains, summaries and warnings are those of the same call
+        without it, bit for bit (no progress bar: the chains run elsewhere)."""
         norm = self._data(data, columns)
-        bar = _Progress(progress, "gibbs")
-        try:
-            cols, rows, nchains, ndraws, summary, hypers = self._compiled.sample(
-                _data.handover(norm),
-                chains,
-                draws,
-                warmup,
-                thin,
-                seed,
-                log_lik,
-                ppc,
-                None if init is None else json.dumps(_jsonable(init)),
-                bar,
+        settings = (chains, draws, warmup, thin, seed, log_lik, ppc)
+        init_json = None if init is None else json.dumps(_jsonable(init))
+        if client is not None:
+            from . import cluster
+
+            cols, rows, nchains, ndraws, summary, hypers = cluster._chains_as_tasks(
+                self, client, norm, settings, init_json
             )
-        finally:
-            bar.close()
+        else:
+            bar = _Progress(progress, "gibbs")
+            try:
+                cols, rows, nchains, ndraws, summary, hypers = self._compiled.sample(
+                    _data.handover(norm), *settings, init_json, bar
+                )
+            finally:
+                bar.close()
         rows = np.frombuffer(rows, dtype=np.float64).reshape(nchains, ndraws, len(cols))
         declared = self._declared()
         params = [c for c in cols if _idata._pointwise(c.split(".")[0], declared) is None]

@@ -33,13 +33,47 @@ _MODELS: dict = {}
 _PARTS: dict = {}
 
 
-def _cluster_of(name, source, generic):
+def _compiled_of(name, source, generic):
+    """The model compiled once per worker process."""
     key = (name, source, generic)
     if key not in _MODELS:
         from ._gpmc import compile as _compile
 
-        _MODELS[key] = _compile(name, source, generic).cluster()
+        _MODELS[key] = _compile(name, source, generic)
     return _MODELS[key]
+
+
+def _cluster_of(name, source, generic):
+    return _compiled_of(name, source, generic).cluster()
+
+
+def _chain_task(spec, data, first_chain, settings, init):
+    """One chain of a Gibbs run (runs on a worker): the chain ``first_chain`` of the run, from
+    its own random stream."""
+    chains, draws, warmup, thin, seed, log_lik, ppc = settings
+    return _compiled_of(*spec).sample(
+        _data.handover(data), 1, draws, warmup, thin, seed, log_lik, ppc, init, None, first_chain
+    )
+
+
+def _chains_as_tasks(model, client, data, settings, init):
+    """``model.sample`` with each chain a task on ``client``'s workers, joined into the run of
+    all of them (chain ``k`` draws from stream ``k`` wherever it runs, so the chains are the
+    single-process run's)."""
+    chains = settings[0]
+    if chains < 1:
+        raise ValueError("sample needs at least one chain")
+    spec = (model.name, model.source, model.generic)
+    [shared] = client.scatter([data], broadcast=True, hash=False)
+    futures = [
+        client.submit(_chain_task, spec, shared, k, settings, init, pure=False)
+        for k in range(chains)
+    ]
+    results = client.gather(futures)
+    cols, hypers = results[0][0], results[0][5]
+    parts = [(rows, nchains, ndraws, summary) for _c, rows, nchains, ndraws, summary, _h in results]
+    rows, nchains, ndraws, summary = model._compiled.merge_samples(cols, parts)
+    return cols, rows, nchains, ndraws, summary, hypers
 
 
 def _shard_task(part, key, subset, shared):

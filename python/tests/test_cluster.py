@@ -215,3 +215,28 @@ def test_sparse_gibbs_refuses_sampled_hyperparameters(problem):
     )
     with pytest.raises(gpmc.InferenceError, match="kernel hyperparameter is sampled"):
         gpmc.cluster.sample(sampled, [frame.iloc[:50]], columns=COLUMNS)
+
+
+def test_chains_of_any_model_as_dask_tasks_are_the_single_process_chains():
+    """``Model.sample(client=...)`` runs each chain as a task (chain k from stream k wherever
+    it runs): the draws are the single-process run's bit for bit, and so are the summaries
+    and warnings computed over all the chains."""
+    distributed = pytest.importorskip("distributed")
+    model = gpmc.Model((MODELS / "logistic_regression.gpm").read_text())
+    data = json.loads((MODELS / "logistic_regression.data.json").read_text())
+    kw = dict(chains=3, draws=150, warmup=50, seed=9)
+    with pytest.warns(gpmc.GpmcWarning):
+        one = model.sample(data, progress=False, **kw)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cl, distributed.Client(cl) as client:
+        with pytest.warns(gpmc.GpmcWarning):
+            tasks = model.sample(data, client=client, **kw)
+    for name in one.posterior.data_vars:
+        assert np.array_equal(one.posterior[name].values, tasks.posterior[name].values), name
+    assert np.array_equal(one.log_likelihood["y"].values, tasks.log_likelihood["y"].values)
+    s1, s2 = (json.loads(x.posterior.attrs["gpmc_summary"]) for x in (one, tasks))
+    assert s1["variables"] == s2["variables"] and s1["warnings"] == s2["warnings"]
+    assert s2["chains"] == 3 and len(s2["timing_seconds"]["sampling"]) == 3
+    for a, b in zip(s1["rao_blackwell"], s2["rao_blackwell"]):
+        assert a["name"] == b["name"] and abs(a["mean"] - b["mean"]) < 1e-12

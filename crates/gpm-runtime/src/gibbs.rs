@@ -57,6 +57,10 @@ pub struct GibbsConfig {
     pub thin: usize,
     /// Seed.
     pub seed: u64,
+    /// The first chain's number: chain `k` of this run draws from stream `first_chain + k`,
+    /// so that runs of a few chains each (tasks on a cluster) make the chains one run of all
+    /// of them would.
+    pub first_chain: usize,
 }
 
 /// The draws of one chain: one row per kept draw, laid out as [`Chain::layout`] says (the log
@@ -937,13 +941,14 @@ pub fn run_into<S: RowSink>(
         .into_par_iter()
         .enumerate()
         .map(|(c, mut sink)| {
+            let stream = (config.first_chain + c) as u64;
             let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-            rng.set_stream(c as u64);
+            rng.set_stream(stream);
             let mut state = sampler.start(&mut rng);
             // Replicated responses have a stream of their own, so that asking for them leaves
             // the chain's draws unchanged.
             let mut replicate_rng = ChaCha8Rng::seed_from_u64(config.seed ^ REPLICATE_SEED);
-            replicate_rng.set_stream(c as u64);
+            replicate_rng.set_stream(stream);
             let t0 = std::time::Instant::now();
             for s in 0..config.warmup {
                 if stopped() {

@@ -149,7 +149,7 @@ impl Compiled {
     /// draw after draw —, chains kept, draws per chain, summary JSON, hyperparameter values
     /// JSON, interrupted).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    #[pyo3(signature = (data, chains, draws, warmup, thin, seed, log_lik, ppc, init = None, progress = None))]
+    #[pyo3(signature = (data, chains, draws, warmup, thin, seed, log_lik, ppc, init = None, progress = None, first_chain = 0))]
     fn sample<'py>(
         &self,
         py: Python<'py>,
@@ -163,6 +163,7 @@ impl Compiled {
         ppc: bool,
         init: Option<String>,
         progress: Option<Bound<'py, PyAny>>,
+        first_chain: usize,
     ) -> PyResult<(
         Vec<String>,
         Bound<'py, PyBytes>,
@@ -183,6 +184,7 @@ impl Compiled {
             None => Default::default(),
         };
         let config = gpm_runtime::gibbs::GibbsConfig {
+            first_chain,
             chains,
             warmup,
             draws,
@@ -223,6 +225,47 @@ impl Compiled {
             r.draws,
             summary,
             hypers_json(&r.values),
+        ))
+    }
+
+    /// Runs of a few chains each (what `sample` returned, with `first_chain` set so that the
+    /// chains follow on) joined into the run of all of them: (draw rows as float64 bytes,
+    /// chains, draws per chain, summary JSON).
+    #[allow(clippy::type_complexity)]
+    fn merge_samples<'py>(
+        &self,
+        py: Python<'py>,
+        columns: Vec<String>,
+        parts: Vec<(Bound<'py, PyBytes>, usize, usize, String)>,
+    ) -> PyResult<(Bound<'py, PyBytes>, usize, usize, String)> {
+        let c = &self.checked;
+        let mut runs = Vec::with_capacity(parts.len());
+        for (rows, chains, draws, summary) in &parts {
+            let bytes = rows.as_bytes();
+            if bytes.len() % 8 != 0 {
+                return Err(InferenceError::new_err(
+                    "a run's rows are not float64 bytes",
+                ));
+            }
+            runs.push(gpmc::infer::RunPart {
+                summary: serde_json::from_str(summary).map_err(|e| {
+                    InferenceError::new_err(format!("a run's summary is not JSON: {e}"))
+                })?,
+                rows: bytes
+                    .chunks_exact(8)
+                    .map(|b| f64::from_ne_bytes(b.try_into().expect("8 bytes")))
+                    .collect(),
+                chains: *chains,
+                draws: *draws,
+            });
+        }
+        let (rows, chains, draws, summary) =
+            gpmc::infer::merge_runs(c, &columns, &runs).map_err(|e| raise(c, e))?;
+        Ok((
+            rows_bytes(py, std::iter::once(rows.as_slice())),
+            chains,
+            draws,
+            summary.to_string(),
         ))
     }
 

@@ -17,8 +17,10 @@ use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+mod merge;
 mod outputs;
 mod prediction_outputs;
+pub use merge::{merge_runs, RunPart};
 use outputs::chain_head;
 pub use outputs::{chain_csv, draws_csv, gibbs_warnings, summary_json, summary_table};
 pub use prediction_outputs::prediction_outputs;
@@ -928,6 +930,7 @@ pub fn write_draws_from_q(
     }
     let algorithm = format!("draws from the {method} posterior q, by gpmc");
     let config = GibbsConfig {
+        first_chain: 0,
         chains: 1,
         warmup: 0,
         draws,

@@ -389,6 +389,7 @@ fn main() -> ExitCode {
             let method = match method {
                 Method::Gibbs => {
                     let config = gpm_runtime::gibbs::GibbsConfig {
+                        first_chain: 0,
                         chains: chains.unwrap_or(4),
                         warmup: warmup.unwrap_or(200),
                         draws: draws.unwrap_or(1000),

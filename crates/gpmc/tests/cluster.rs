@@ -134,6 +134,7 @@ fn sparse_gibbs_over_shards_matches_the_single_process_chain() {
     let shards = cluster_gibbs(&c, &d, &[0, 90, 91, 400], 2, (100, 1500), 7);
     let all = rows_of(&c, &d, 0, 400);
     let config = gpm_runtime::gibbs::GibbsConfig {
+        first_chain: 0,
         chains: 2,
         warmup: 100,
         draws: 1500,

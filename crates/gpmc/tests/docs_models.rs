@@ -70,6 +70,7 @@ fn the_stan_translations_check_and_run() {
         );
         let d = gpmc::data::from_json_value(&c.model, &data(&c.model)).unwrap();
         let config = gpm_runtime::gibbs::GibbsConfig {
+            first_chain: 0,
             chains: 1,
             warmup: 50,
             draws: 50,

@@ -13,6 +13,7 @@ use serde_json::json;
 fn run(c: &gpmc::Checked, data: &serde_json::Value, draws: usize, seed: u64) -> InferResult {
     let d = gpmc::data::from_json_value(&c.model, data).unwrap();
     let config = GibbsConfig {
+        first_chain: 0,
         chains: 4,
         warmup: 200,
         draws,

@@ -245,6 +245,7 @@ fn logistic_regression_in_two_dimensions_matches_grid_quadrature() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(5000);
     let config = GibbsConfig {
+        first_chain: 0,
         chains: 4,
         warmup: 300,
         draws,
@@ -563,6 +564,7 @@ fn own_hyperparameter_of_a_shared_group_block_is_sampled() {
     let json = serde_json::json!({"N": n, "x": x, "y1": y1, "y2": y2});
     let data = gpmc::data::from_json_value(&c.model, &json).unwrap();
     let config = GibbsConfig {
+        first_chain: 0,
         chains: 2,
         warmup: 100,
         draws: 500,

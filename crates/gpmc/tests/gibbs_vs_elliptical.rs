@@ -106,6 +106,7 @@ fn gibbs_agrees_with_elliptical_slice_sampling_on_gp_models() {
         let d =
             gpmc::data::load(&c.model, &[root.join(format!("{m}.data.json")).as_path()]).unwrap();
         let config = GibbsConfig {
+            first_chain: 0,
             chains: 4,
             warmup: 300,
             draws: if std::env::var("GPMC_LONG").is_ok() {

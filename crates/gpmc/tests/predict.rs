@@ -27,6 +27,7 @@ fn predictive_density_matches_the_gaussian_closed_form() {
     )
     .unwrap();
     let config = GibbsConfig {
+        first_chain: 0,
         chains: 2,
         warmup: 100,
         draws: 2000,

@@ -152,6 +152,7 @@ fn streamed_draws_equal_the_draws_in_memory() {
     let checked = gpmc::check("m.gpm", MODEL).unwrap();
     let data = gpmc::data::load(&checked.model, &[dir.join("d.json").as_path()]).unwrap();
     let config = gpm_runtime::gibbs::GibbsConfig {
+        first_chain: 0,
         chains: 3,
         warmup: 200,
         draws: 700,

@@ -59,10 +59,7 @@ pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde
             "warmup": r.times.iter().map(|t| t.warmup_seconds).collect::<Vec<_>>(),
             "sampling": r.times.iter().map(|t| t.sampling_seconds).collect::<Vec<_>>(),
         },
-        "variables": r.summaries.iter().map(|(n, s)| json!({
-            "name": n, "mean": s.mean, "sd": s.sd, "q5": s.q5, "q50": s.q50, "q95": s.q95,
-            "mcse_mean": s.mcse_mean, "mad": s.mad, "ess_bulk": s.ess_bulk, "ess_tail": s.ess_tail, "rhat": s.rhat,
-        })).collect::<Vec<_>>(),
+        "variables": variables_json(&r.summaries),
         // The average of each latent's conditional mean over the draws, beside the plain
         // average above (docs/inference.md, "Rao-Blackwellised means").
         "rao_blackwell": r.rao_blackwell.iter().map(|(n, e)| json!({
@@ -70,6 +67,17 @@ pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde
         })).collect::<Vec<_>>(),
         "warnings": gibbs_warnings(c, r),
     })
+}
+
+/// `summary.json`'s `variables`.
+pub(super) fn variables_json(summaries: &[(String, Summary)]) -> serde_json::Value {
+    summaries
+        .iter()
+        .map(|(n, s)| json!({
+            "name": n, "mean": s.mean, "sd": s.sd, "q5": s.q5, "q50": s.q50, "q95": s.q95,
+            "mcse_mean": s.mcse_mean, "mad": s.mad, "ess_bulk": s.ess_bulk, "ess_tail": s.ess_tail, "rhat": s.rhat,
+        }))
+        .collect()
 }
 
 /// The warnings of a Gibbs run ([`crate::warnings`]): chains that have not mixed, learned

@@ -7,6 +7,7 @@ use gpm_runtime::gibbs::GibbsConfig;
 /// 4 chains × `draws` after `warmup` sweeps, unthinned, from `seed`.
 pub fn four_chains(warmup: usize, draws: usize, seed: u64) -> GibbsConfig {
     GibbsConfig {
+        first_chain: 0,
         chains: 4,
         warmup,
         draws,
