@@ -20,6 +20,7 @@ are. See docs/cluster.md.
 from __future__ import annotations
 
 import json
+import os
 import uuid
 
 import numpy as np
@@ -86,6 +87,14 @@ def _shard_task(part, key, subset, shared):
     return cluster.shard(hypers, state, _data.handover(norm), subset)
 
 
+def _gradient_task(part, key, subset, shared):
+    """One partition's gradient of its local ELBO terms in the learned hyperparameters (runs
+    on a worker), over its rows ``subset``."""
+    model, columns, declared, hypers, state = shared
+    norm = _normalised(part, key, columns, declared)
+    return _cluster_of(*model).gradient(hypers, state, _data.handover(norm), subset)
+
+
 def _forget_task(prefix):
     """Drop a finished fit's cached partitions (runs on each worker)."""
     for k in [k for k in _PARTS if k[0] == prefix]:
@@ -93,7 +102,7 @@ def _forget_task(prefix):
     return True
 
 
-def _on_cluster(client, futures, keys, subsets, shared, attempts=3):
+def _on_cluster(client, task, futures, keys, subsets, shared, attempts=3):
     """One step's statistics from the workers, in partition order. The step's state travels
     once (a future the workers fetch), not with every task. A worker lost meanwhile loses the
     partitions it held (Dask recomputes them from their graph) and maybe that future: the step
@@ -104,9 +113,7 @@ def _on_cluster(client, futures, keys, subsets, shared, attempts=3):
         [state] = client.scatter([shared], hash=False)
         try:
             return client.gather(
-                client.map(
-                    _shard_task, futures, keys, subsets, [state] * len(futures), pure=False
-                )
+                client.map(task, futures, keys, subsets, [state] * len(futures), pure=False)
             )
         except (CancelledError, OSError) as e:  # a lost worker's data
             if attempt + 1 == attempts:
@@ -116,7 +123,18 @@ def _on_cluster(client, futures, keys, subsets, shared, attempts=3):
 
 def _partitions(data):
     """The partitions of ``data`` as a list (pandas DataFrames or dicts; a Dask DataFrame's as
-    its delayed partitions), and whether they are Dask objects."""
+    its delayed partitions; Parquet paths — a path, a glob or a list of them — read by
+    ``dask.dataframe.read_parquet``, one partition per file or row group as Dask makes them),
+    and whether they are Dask objects."""
+    if isinstance(data, (str, os.PathLike)) or (
+        isinstance(data, (list, tuple))
+        and data
+        and all(isinstance(p, (str, os.PathLike)) for p in data)
+    ):
+        import dask.dataframe as dd
+
+        paths = [os.fspath(p) for p in data] if isinstance(data, (list, tuple)) else os.fspath(data)
+        data = dd.read_parquet(paths)
     try:
         import dask.dataframe as dd
 
@@ -127,8 +145,8 @@ def _partitions(data):
     if isinstance(data, (list, tuple)) and data:
         return list(data), False
     raise TypeError(
-        "data must be a Dask DataFrame or a non-empty list of partitions (pandas DataFrames "
-        f"or dicts of arrays), not {type(data).__name__}"
+        "data must be a Dask DataFrame, Parquet paths or a non-empty list of partitions "
+        f"(pandas DataFrames or dicts of arrays), not {type(data).__name__}"
     )
 
 
@@ -169,16 +187,20 @@ def _concat(parts, sizes):
 
 class ClusterFit:
     """A distributed fit: ``method`` (``"cavi"`` or ``"svi"``), ``elbo`` (the trace; SVI: its
-    minibatch estimates), ``hypers`` (the values used), ``partitions``, ``rows``, ``state`` and
-    :meth:`predict`."""
+    minibatch estimates), ``hypers`` (the values used; learned ones at their final values),
+    ``report`` (per hyperparameter: name, value, how it was set), ``partitions``, ``rows``,
+    ``state`` and :meth:`predict`."""
 
-    def __init__(self, model, cluster, hypers, state, sample, elbo, partitions, rows):
-        self.model, self._cluster = model, cluster
-        self._hypers, self._state, self._sample = hypers, state, sample
-        self.elbo, self.partitions, self.rows = elbo, partitions, rows
+    def __init__(self, model, run, state, elbo):
+        self.model, self._cluster = model, run.cluster
+        self._hypers, self._state, self._sample = run.hypers, state, run.sample
+        self.elbo, self.partitions, self.rows = elbo, run.partitions, run.total
         self.method = "cavi"
         names = [n for n, kind, _d in model._compiled.declarations() if kind == "hyper"]
-        self.hypers = dict(zip(names, json.loads(hypers)["scalars"]))
+        self.hypers = dict(zip(names, json.loads(run.hypers)["scalars"]))
+        learned = dict(run.cluster.learned(run.hypers, state))
+        self.hypers.update(learned)
+        self.report = [(n, learned.get(n, v), how) for n, v, how in run.report]
 
     def __repr__(self):
         return (
@@ -213,6 +235,7 @@ def cavi(
     seed=1,
     columns=None,
     callback=None,
+    hyper_rate=0.01,
 ):
     """CAVI of a model whose latents are sparse GPs over ``data``'s partitions.
 
@@ -225,13 +248,23 @@ def cavi(
     fit depends on the data and the seed, not on the partitioning's layout or the workers.
     Stops after ``iterations`` steps or when the ELBO changes by less than ``tol`` (relative).
     ``callback(step, elbo)`` is called after each step (progress; a worker lost meanwhile is
-    replaced by Dask, which recomputes its partitions from their graph).
+    replaced by Dask, which recomputes its partitions from their graph). The positive scalar
+    ``learn()`` hyperparameters are learned as single-process SVI learns them: after each step
+    of ``q(u)``, one Adam step of size ``hyper_rate`` on their logarithms along the gradient of
+    the ELBO, summed over the partitions (``fit.hypers`` holds the final values).
     """
 
     def plan(step, total):
         return None, 1.0, 1.0
 
-    fit = _fit(model, data, client, plan, iterations, tol, sample_rows, seed, columns, callback)
+    run = _Loaded(model, data, client, columns, sample_rows, seed, hyper_rate)
+    from . import _warn
+
+    _warn(run.warnings)
+    try:
+        fit = _fit(run, plan, iterations, tol, callback)
+    finally:
+        run.forget()
     fit.method = "cavi"
     return fit
 
@@ -249,13 +282,15 @@ def svi(
     seed=1,
     columns=None,
     callback=None,
+    hyper_rate=0.01,
 ):
     """Stochastic CAVI (natural-gradient steps on minibatches, thesis ch. 5 Algorithm 3) over
     ``data``'s partitions, as :func:`cavi` takes them. Step ``t`` draws ``batch`` global row
     positions from a stream keyed by (``seed``, ``t``) — so the batches, and the fit, do not
     depend on the layout — each partition computes its statistics over its share, counted
     ``N/batch`` times, and ``q(u)`` moves a fraction ``ρ_t = (t + 1 + delay)^(−forgetting)``
-    of the way to the batch's optimum. ``elbo`` holds the minibatch estimates."""
+    of the way to the batch's optimum. ``elbo`` holds the minibatch estimates; ``learn()``
+    hyperparameters are learned as :func:`cavi` learns them, on the same batch."""
     if batch < 1 or not (0.5 < forgetting <= 1.0):
         raise ValueError("SVI needs a batch of at least 1 and a forgetting rate in (0.5, 1]")
 
@@ -264,7 +299,14 @@ def svi(
         rows = np.sort(np.random.default_rng([seed, step + 1]).choice(total, b, replace=False))
         return rows, total / b, (step + 1.0 + delay) ** (-forgetting)
 
-    fit = _fit(model, data, client, plan, iterations, 0.0, sample_rows, seed, columns, callback)
+    run = _Loaded(model, data, client, columns, sample_rows, seed, hyper_rate)
+    from . import _warn
+
+    _warn(run.warnings)
+    try:
+        fit = _fit(run, plan, iterations, 0.0, callback)
+    finally:
+        run.forget()
     fit.method = "svi"
     return fit
 
@@ -274,10 +316,10 @@ class _Loaded:
     workers, each converted there once) or in this process; their row counts; the sample of
     rows drawn by global position; and the start (hyperparameters and state) from it."""
 
-    def __init__(self, model, data, client, columns, sample_rows, seed):
+    def __init__(self, model, data, client, columns, sample_rows, seed, hyper_rate=0.01):
         parts, lazy = _partitions(data)
         compiled = model._compiled
-        self.client, self.columns = client, columns
+        self.model, self.client, self.columns = model, client, columns
         self.declared = {n for n, kind, _d in compiled.declarations() if kind == "data"}
         sizes = _sizes_of_rows(compiled)
         self.spec = (model.name, model.source, model.generic)
@@ -320,7 +362,10 @@ class _Loaded:
             pieces = [_take(n, r, sizes) for n, r in zip(self.local, picks)]
         self.sample = _concat([p for p, r in zip(pieces, picks) if len(r)], sizes)
         self.cluster = compiled.cluster()
-        self.hypers, self.state = self.cluster.start(_data.handover(self.sample))
+        start = self.cluster.start(_data.handover(self.sample), hyper_rate)
+        # What a single-process variational fit warns of (priors held at their start): the
+        # variational methods say it (`warn`), Gibbs refuses a sampled prior instead.
+        self.hypers, self.state, self.report, self.warnings = start
 
     def _bounds(self):
         return list(zip(self.starts[:-1], self.starts[1:]))
@@ -335,6 +380,17 @@ class _Loaded:
         """What every task of a step reads besides its partition."""
         return (self.spec, self.columns, self.declared, self.hypers, state)
 
+    def each(self, task, local, subsets, state):
+        """``task`` on every partition's rows ``subsets`` at ``state``, in partition order: on
+        the cluster, or ``local`` (the same call of the model's) in this process."""
+        if self.client is not None:
+            return _on_cluster(
+                self.client, task, self.futures, self.keys, subsets, self.shared(state)
+            )
+        return [
+            local(self.hypers, state, _data.handover(n), r) for n, r in zip(self.local, subsets)
+        ]
+
     def forget(self):
         """Drop the run's cached partitions on the workers. Best effort: a worker that left
         meanwhile took its cache with it."""
@@ -345,33 +401,28 @@ class _Loaded:
                 pass
 
 
-def _fit(model, data, client, plan, iterations, tol, sample_rows, seed, columns, callback):
-    """The loop CAVI and SVI share: the partitions loaded, then per step the plan's rows of
-    each partition, their statistics gathered in partition order, and the step."""
-    run = _Loaded(model, data, client, columns, sample_rows, seed)
-    cluster, hypers, state = run.cluster, run.hypers, run.state
+def _fit(run, plan, iterations, tol, callback):
+    """The loop CAVI and SVI share over loaded partitions: per step the plan's rows of each
+    partition, their statistics gathered in partition order and the step of ``q(u)``; then,
+    when hyperparameters are learned, their gradients over the same rows and Adam's step."""
+    cluster, state = run.cluster, run.state
+    learning = json.loads(state).get("learning") is not None
     elbo = []
-    try:
-        for step in range(iterations):
-            rows, scale, rho = plan(step, run.total)
-            subsets = run.subsets(rows)
-            if client is not None:
-                stats = _on_cluster(client, run.futures, run.keys, subsets, run.shared(state))
-            else:
-                stats = [
-                    cluster.shard(hypers, state, _data.handover(n), r)
-                    for n, r in zip(run.local, subsets)
-                ]
-            wire = [(s[0], [tuple(b) for b in s[1]]) for s in stats]
-            state, value = cluster.step(state, wire, scale, rho)
-            elbo.append(value)
-            if callback is not None:
-                callback(len(elbo), value)
-            if len(elbo) > 1 and abs(elbo[-1] - elbo[-2]) <= tol * abs(elbo[-1]):
-                break
-    finally:
-        run.forget()
-    return ClusterFit(model, cluster, hypers, state, run.sample, elbo, run.partitions, run.total)
+    for step in range(iterations):
+        rows, scale, rho = plan(step, run.total)
+        subsets = run.subsets(rows)
+        stats = run.each(_shard_task, cluster.shard, subsets, state)
+        wire = [(s[0], [tuple(b) for b in s[1]]) for s in stats]
+        state, value = cluster.step(state, wire, scale, rho)
+        if learning:
+            grads = run.each(_gradient_task, cluster.gradient, subsets, state)
+            state = cluster.hyper_step(state, grads, scale)
+        elbo.append(value)
+        if callback is not None:
+            callback(len(elbo), value)
+        if len(elbo) > 1 and abs(elbo[-1] - elbo[-2]) <= tol * abs(elbo[-1]):
+            break
+    return ClusterFit(run.model, run, state, elbo)
 
 
 def _normalised(part, key, columns, declared):
@@ -414,6 +465,8 @@ def sample(
     sample_rows=20000,
     columns=None,
     callback=None,
+    hyper_rate=0.01,
+    learn_iterations=500,
 ):
     """Sparse Gibbs (exact, under the FITC prior) of a model whose latents are sparse GPs with
     fixed hyperparameters, over ``data``'s partitions as :func:`cavi` takes them; a
@@ -428,73 +481,92 @@ def sample(
     number of workers, and a worker lost mid-run is recomputed by Dask from the run's task
     graph (the rounds of the partitions it held, from the first) to the same draws. Chains run
     side by side, their rounds in the same tasks' waves. ``callback(sweep)`` after each sweep.
+    ``learn()`` hyperparameters are learned first, as single-process Gibbs learns them, by a
+    distributed CAVI fit (:func:`cavi`, at most ``learn_iterations`` steps; ``hyper_rate``), and
+    sampled at their learned values (``ClusterSamples.hypers``).
     """
     if chains < 1 or draws < 1 or warmup < 0:
         raise ValueError("sample needs at least one chain and one draw, and warmup >= 0")
-    run = _Loaded(model, data, client, columns, sample_rows, seed)
-    cluster, hypers, state = run.cluster, run.hypers, run.state
-    sizes, at, names = cluster.gibbs_rounds(hypers, state, _data.handover(run.sample))
-    out = np.empty((chains, draws, len(names)))
-    shards = range(run.partitions)
-    previous = [[None] * run.partitions for _ in range(chains)]
-    inducing = [None] * chains
+    run = _Loaded(model, data, client, columns, sample_rows, seed, hyper_rate)
     try:
-        shared = None
-        if client is not None:
-            # A task's result, not scattered data: Dask can recompute it when a worker leaves.
-            shared = client.submit(_identity, run.shared(state), key=f"gpmc-shared-{run.fit_id}")
-        for sweep in range(warmup + draws):
-            for r, (m, offset) in enumerate(zip(sizes, at)):
-                keys = [(seed, c, sweep, r) for c in range(chains)]
-                if client is not None:
-                    results = [
-                        [
-                            client.submit(
-                                _gibbs_task,
-                                run.futures[k],
-                                run.keys[k],
-                                previous[c][k],
-                                inducing[c],
-                                keys[c],
-                                k,
-                                shared,
-                                key=f"gpmc-gibbs-{run.fit_id}-{c}-{sweep}-{r}-{k}",
-                            )
-                            for k in shards
-                        ]
-                        for c in range(chains)
-                    ]
-                    stats = client.gather(
-                        [[client.submit(_statistics, f, key=f.key + "-stats") for f in row]
-                         for row in results]
-                    )
-                else:
-                    results = [
-                        [
-                            cluster.gibbs_round(
-                                hypers,
-                                state,
-                                _data.handover(run.local[k]),
-                                None if previous[c][k] is None else previous[c][k][1],
-                                inducing[c],
-                                keys[c],
-                                k,
-                            )
-                            for k in shards
-                        ]
-                        for c in range(chains)
-                    ]
-                    stats = [[res[0] for res in row] for row in results]
-                previous = results
-                for c in range(chains):
-                    inducing[c] = cluster.gibbs_draw([tuple(s) for s in stats[c]], keys[c])
-                    if sweep >= warmup:
-                        out[c, sweep - warmup, offset : offset + m] = inducing[c]
-            if callback is not None:
-                callback(sweep + 1)
+        return _sample(run, chains, warmup, draws, seed, callback, learn_iterations)
     finally:
         run.forget()
-    return ClusterSamples(model, run, names, out, seed)
+
+
+def _sample(run, chains, warmup, draws, seed, callback, learn_iterations):
+    """:func:`sample` on loaded partitions."""
+    client = run.client
+    if json.loads(run.state).get("learning") is not None:
+        fit = _fit(run, lambda step, total: (None, 1.0, 1.0), learn_iterations, 1e-9, None)
+        run.hypers, run.state = run.cluster.settle(run.hypers, fit._state)
+        run.report = fit.report
+    cluster, state = run.cluster, run.state
+    sizes, at, names = cluster.gibbs_rounds(run.hypers, state, _data.handover(run.sample))
+    out = np.empty((chains, draws, len(names)))
+    previous = [[None] * run.partitions for _ in range(chains)]
+    inducing = [None] * chains
+    shared = None
+    if client is not None:
+        # A task's result, not scattered data: Dask can recompute it when a worker leaves.
+        shared = client.submit(_identity, run.shared(state), key=f"gpmc-shared-{run.fit_id}")
+    for sweep in range(warmup + draws):
+        for r, (m, offset) in enumerate(zip(sizes, at)):
+            keys = [(seed, c, sweep, r) for c in range(chains)]
+            previous, stats = _round(run, shared, previous, inducing, keys)
+            for c in range(chains):
+                inducing[c] = cluster.gibbs_draw([tuple(s) for s in stats[c]], keys[c])
+                if sweep >= warmup:
+                    out[c, sweep - warmup, offset : offset + m] = inducing[c]
+        if callback is not None:
+            callback(sweep + 1)
+    return ClusterSamples(run.model, run, names, out, seed)
+
+
+def _round(run, shared, previous, inducing, keys):
+    """One round of every chain on every partition: per chain, per partition, what the round
+    returned (on the cluster: its future, kept on the worker for the next round) and its
+    statistics."""
+    shards = range(run.partitions)
+    if run.client is None:
+        results = [
+            [
+                run.cluster.gibbs_round(
+                    run.hypers,
+                    run.state,
+                    _data.handover(run.local[k]),
+                    None if previous[c][k] is None else previous[c][k][1],
+                    inducing[c],
+                    key,
+                    k,
+                )
+                for k in shards
+            ]
+            for c, key in enumerate(keys)
+        ]
+        return results, [[res[0] for res in row] for row in results]
+    client = run.client
+    results = [
+        [
+            client.submit(
+                _gibbs_task,
+                run.futures[k],
+                run.keys[k],
+                previous[c][k],
+                inducing[c],
+                key,
+                k,
+                shared,
+                key=f"gpmc-gibbs-{run.fit_id}-{c}-{key[2]}-{key[3]}-{k}",
+            )
+            for k in shards
+        ]
+        for c, key in enumerate(keys)
+    ]
+    stats = client.gather(
+        [[client.submit(_statistics, f, key=f.key + "-stats") for f in row] for row in results]
+    )
+    return results, stats
 
 
 class ClusterSamples:
@@ -508,6 +580,9 @@ class ClusterSamples:
         self._hypers, self._state, self._sample = run.hypers, run.state, run.sample
         self.columns, self.draws, self.seed = columns, draws, seed
         self.partitions, self.rows = run.partitions, run.total
+        names = [n for n, kind, _d in model._compiled.declarations() if kind == "hyper"]
+        self.hypers = dict(zip(names, json.loads(run.hypers)["scalars"]))
+        self.report = run.report
 
     def __repr__(self):
         c, d, _ = self.draws.shape

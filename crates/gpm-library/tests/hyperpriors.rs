@@ -169,7 +169,6 @@ fn bad_priors_are_errors() {
 /// trait's fallback, the whole line, would be wrong for it.
 #[test]
 fn a_support_set_by_the_parameters_is_the_laws_own() {
-    use gpm_library::hyperprior::Registered;
     let mut checked = 0;
     for law in HYPER_PRIORS
         .iter()

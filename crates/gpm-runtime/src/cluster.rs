@@ -4,9 +4,12 @@
 //! state. The shards' side is [`crate::svi::shard_stats`]; the engine that moves them between
 //! machines (Dask) is the Python package's.
 
+use crate::adam::Adam;
+use crate::kernels::HyperValues;
 use crate::shard::{InducingStats, ShardStats};
 use crate::sparse::QInducing;
 use crate::RuntimeError;
+use gpm_schedule::HyperId;
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -21,6 +24,22 @@ pub struct GlobalState {
     pub inducing: Vec<(usize, usize, Vec<f64>)>,
     /// Per block: `M`, the precision `Λ` (row-major) and `h = Λ m`.
     pub q: Vec<(usize, Vec<f64>, Vec<f64>)>,
+    /// The hyperparameters learned over the shards, if any.
+    #[serde(default)]
+    pub learning: Option<Learning>,
+}
+
+/// Hyperparameters learned over shards as SVI learns them on one machine: Adam on their
+/// logarithms along the summed gradient of the local ELBO terms
+/// ([`crate::svi::shard_gradient`]), one step after each step of `q(v)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Learning {
+    /// The learned hyperparameters ([`HyperId`] indices).
+    pub ids: Vec<usize>,
+    /// Their logarithms.
+    pub log_theta: Vec<f64>,
+    /// Adam's state.
+    pub adam: Adam,
 }
 
 impl GlobalState {
@@ -42,7 +61,91 @@ impl GlobalState {
                 .map(|z| (z.nrows(), z.ncols(), z.transpose().as_slice().to_vec()))
                 .collect(),
             q,
+            learning: None,
         }
+    }
+
+    /// The same state with the hyperparameters `learn` learned from their values in `hv`, by
+    /// Adam steps of size `rate` on their logarithms.
+    pub fn learning(
+        mut self,
+        learn: &[HyperId],
+        hv: &HyperValues,
+        rate: f64,
+    ) -> Result<Self, RuntimeError> {
+        let mut log_theta = Vec::with_capacity(learn.len());
+        for &h in learn {
+            match hv.scalar(h) {
+                Some(v) if v > 0.0 && v.is_finite() => log_theta.push(v.ln()),
+                _ => {
+                    return Err(RuntimeError::Unsupported(format!(
+                        "hyperparameter #{} is not a positive scalar: only those are learned \
+                         over shards",
+                        h.0 + 1
+                    )))
+                }
+            }
+        }
+        if !(rate > 0.0 && rate.is_finite()) {
+            return Err(RuntimeError::Settings(format!(
+                "the hyperparameters' step size must be positive, not {rate}"
+            )));
+        }
+        self.learning = (!learn.is_empty()).then(|| Learning {
+            ids: learn.iter().map(|h| h.0).collect(),
+            log_theta,
+            adam: Adam::new(learn.len(), rate),
+        });
+        Ok(self)
+    }
+
+    /// The hyperparameters learned over the shards (none without [`GlobalState::learning`]).
+    pub fn learned(&self) -> Vec<HyperId> {
+        self.learning
+            .iter()
+            .flat_map(|l| l.ids.iter().map(|&i| HyperId(i)))
+            .collect()
+    }
+
+    /// `base` with the learned hyperparameters at their current values.
+    pub fn hypers(&self, base: &HyperValues) -> HyperValues {
+        let mut hv = base.clone();
+        if let Some(l) = &self.learning {
+            for (&i, x) in l.ids.iter().zip(&l.log_theta) {
+                hv.set_scalar(HyperId(i), x.exp());
+            }
+        }
+        hv
+    }
+
+    /// One Adam step of the learned hyperparameters along the shards' gradients of their local
+    /// ELBO terms (summed in the order given), each observation counted `scale` (`N/|B|`)
+    /// times: the step single-process SVI takes after each step of `q(v)`.
+    pub fn hyper_step(&self, shards: &[Vec<f64>], scale: f64) -> Result<GlobalState, RuntimeError> {
+        let mut next = self.clone();
+        let Some(l) = &mut next.learning else {
+            return Err(RuntimeError::Settings(
+                "this fit learns no hyperparameters".into(),
+            ));
+        };
+        let mut grad = vec![0.0; l.ids.len()];
+        for g in shards {
+            if g.len() != grad.len() {
+                return Err(bad_state("hyperparameter gradients"));
+            }
+            for (t, x) in grad.iter_mut().zip(g) {
+                *t += scale * x;
+            }
+        }
+        if let Some(k) = grad.iter().position(|g| !g.is_finite()) {
+            return Err(RuntimeError::Numerical(format!(
+                "the gradient of the ELBO in hyperparameter #{} is {}",
+                l.ids[k] + 1,
+                grad[k]
+            )));
+        }
+        l.adam.step(&mut l.log_theta, &grad);
+        Ok(next)
     }
 
     /// The inducing inputs as matrices.

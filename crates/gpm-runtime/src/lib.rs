@@ -10,6 +10,7 @@
 //! diagnostics as values.
 #![warn(missing_docs)]
 
+pub mod adam;
 mod along;
 pub mod block;
 pub mod cavi;

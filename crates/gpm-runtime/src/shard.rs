@@ -20,6 +20,10 @@ use crate::RuntimeError;
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use rand::Rng;
 
+/// Columns of `Φ` weighted at a time by [`InducingStats::of`]: large enough for an efficient
+/// GEMM, small enough that the copy stays a few megabytes at `M = 100`.
+pub const CHUNK: usize = 4096;
+
 /// What one shard returns for a CAVI step: per sparse block its [`InducingStats`], and the sum
 /// of its observations' local ELBO terms.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,7 +56,8 @@ impl InducingStats {
     }
 
     /// The sums over the columns of `phi` (`M × n`) with weights `w ≥ 0` and linear terms `r`:
-    /// one GEMM, `Φ diag(√w)` times its transpose.
+    /// `Φ diag(√w)` times its transpose, a block of [`CHUNK`] columns at a time (a copy of
+    /// `Φ` would double a large fit's memory).
     pub fn of(phi: &DMatrix<f64>, w: &[f64], r: &[f64]) -> Result<Self, RuntimeError> {
         let n = phi.ncols();
         if w.len() != n || r.len() != n {
@@ -69,12 +74,18 @@ impl InducingStats {
                 r[i]
             )));
         }
-        let mut pw = phi.clone();
-        for (j, mut col) in pw.column_iter_mut().enumerate() {
-            col *= w[j].sqrt();
+        let m = phi.nrows();
+        let mut curvature = DMatrix::zeros(m, m);
+        for start in (0..n).step_by(CHUNK) {
+            let len = CHUNK.min(n - start);
+            let mut pw = phi.columns(start, len).into_owned();
+            for (j, mut col) in pw.column_iter_mut().enumerate() {
+                col *= w[start + j].sqrt();
+            }
+            curvature.gemm(1.0, &pw, &pw.transpose(), 1.0);
         }
         Ok(InducingStats {
-            curvature: &pw * pw.transpose(),
+            curvature,
             linear: phi * DVector::from_column_slice(r),
             rows: n,
         })

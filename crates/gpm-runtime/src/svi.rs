@@ -10,6 +10,7 @@
 //! Memory is `O(M² + |B|·M)` per block plus the data themselves; nothing of size `N × N` or
 //! `N × M` is ever formed.
 
+use crate::adam::Adam;
 use crate::cavi::{local_elbo, local_step};
 use crate::data::Data;
 use crate::kernels::HyperValues;
@@ -85,37 +86,6 @@ pub struct SviResult {
     pub seconds: f64,
     /// Final values of the learned hyperparameters (empty when none were learned).
     pub hypers: Vec<(HyperId, f64)>,
-}
-
-/// Adam (Kingma & Ba 2015), ascending, on the logarithms of the learned hyperparameters.
-struct Adam {
-    m: Vec<f64>,
-    v: Vec<f64>,
-    t: i32,
-    rate: f64,
-}
-
-impl Adam {
-    fn new(dim: usize, rate: f64) -> Adam {
-        Adam {
-            m: vec![0.0; dim],
-            v: vec![0.0; dim],
-            t: 0,
-            rate,
-        }
-    }
-    fn step(&mut self, x: &mut [f64], grad: &[f64]) {
-        const B1: f64 = 0.9;
-        const B2: f64 = 0.999;
-        self.t += 1;
-        for k in 0..x.len() {
-            self.m[k] = B1 * self.m[k] + (1.0 - B1) * grad[k];
-            self.v[k] = B2 * self.v[k] + (1.0 - B2) * grad[k] * grad[k];
-            let mh = self.m[k] / (1.0 - B1.powi(self.t));
-            let vh = self.v[k] / (1.0 - B2.powi(self.t));
-            x[k] += self.rate * mh / (vh.sqrt() + 1e-8);
-        }
-    }
 }
 
 /// One minibatch evaluated at given priors and `q`: the features of every block, the sum of the
@@ -394,17 +364,7 @@ pub fn shard_stats(
     let sps = sparse_priors(prep);
     let setup = Setup::new(prep, schedule, 0)?;
     let hv = bound_hypers(prep, &sps[0]);
-    let idx: Vec<usize> = match subset {
-        Some(rows) => {
-            if let Some(&bad) = rows.iter().find(|&&i| i >= n) {
-                return Err(RuntimeError::Inconsistent(format!(
-                    "row {bad} asked of a shard of {n} rows"
-                )));
-            }
-            rows.to_vec()
-        }
-        None => (0..n).collect(),
-    };
+    let idx = shard_rows(n, subset)?;
     let BatchEval { feats, local, np } = setup.eval(&sps, &hv, q, &idx, 0)?;
     let blocks = sps
         .iter()
@@ -414,6 +374,102 @@ pub fn shard_stats(
         })
         .collect::<Result<_, _>>()?;
     Ok(crate::shard::ShardStats { blocks, local })
+}
+
+/// One shard's part of a hyperparameter step over shards: the central-difference gradient in
+/// `log θ` of the sum of its local ELBO terms at `q` (the hyperparameters `learn`, at the values
+/// `prep` was bound with), over its rows `subset` (0-based; `None`: all) — what the
+/// single-process SVI's step reads from its minibatch ([`local_gradient`]), unscaled.
+pub fn shard_gradient(
+    prep: &Prepared,
+    schedule: &Schedule,
+    q: &[QInducing],
+    learn: &[HyperId],
+    subset: Option<&[usize]>,
+) -> Result<Vec<f64>, RuntimeError> {
+    let n = check(prep, schedule)?;
+    let sps = sparse_priors(prep);
+    let setup = Setup::new(prep, schedule, 0)?;
+    let hv = bound_hypers(prep, &sps[0]);
+    check_learnable(schedule, &hv, learn)?;
+    local_gradient(&setup, &hv, learn, q, &shard_rows(n, subset)?, 0)
+}
+
+/// The rows `subset` asks of a shard of `n` (all of them for `None`).
+fn shard_rows(n: usize, subset: Option<&[usize]>) -> Result<Vec<usize>, RuntimeError> {
+    match subset {
+        Some(rows) => {
+            if let Some(&bad) = rows.iter().find(|&&i| i >= n) {
+                return Err(RuntimeError::Inconsistent(format!(
+                    "row {bad} asked of a shard of {n} rows"
+                )));
+            }
+            Ok(rows.to_vec())
+        }
+        None => Ok((0..n).collect()),
+    }
+}
+
+/// The sparse priors of `prep`'s blocks at other hyperparameter values.
+fn priors_at(
+    prep: &Prepared,
+    hv: &HyperValues,
+) -> Result<Vec<crate::sparse::SparseGp>, RuntimeError> {
+    prep.blocks
+        .iter()
+        .map(|b| match b {
+            Block::Sparse { sp, .. } => sp.with_hypers(hv),
+            _ => unreachable!("checked"),
+        })
+        .collect()
+}
+
+/// The central-difference gradient in `log θ` (step `10⁻⁴`) of the local ELBO terms of the
+/// rows `idx` at `q`, each learned hyperparameter moved alone from `hv`: what SVI's Adam step
+/// on the hyperparameters reads (times `N/|B|`), on one machine or summed over shards.
+fn local_gradient(
+    setup: &Setup,
+    hv: &HyperValues,
+    learn: &[HyperId],
+    q: &[QInducing],
+    idx: &[usize],
+    class_seed: u64,
+) -> Result<Vec<f64>, RuntimeError> {
+    const STEP: f64 = 1e-4;
+    learn
+        .iter()
+        .map(|&h| {
+            let log_theta = hv.scalars[h.0].ln();
+            let at = |x: f64| -> Result<f64, RuntimeError> {
+                let mut h2 = hv.clone();
+                h2.set_scalar(h, x.exp());
+                Ok(setup
+                    .eval(&priors_at(setup.prep, &h2)?, &h2, q, idx, class_seed)?
+                    .local)
+            };
+            Ok((at(log_theta + STEP)? - at(log_theta - STEP)?) / (2.0 * STEP))
+        })
+        .collect()
+}
+
+/// SVI learns positive scalar hyperparameters only.
+fn check_learnable(
+    schedule: &Schedule,
+    hv: &HyperValues,
+    learn: &[HyperId],
+) -> Result<(), RuntimeError> {
+    for &h in learn {
+        match hv.scalar(h) {
+            Some(v) if v > 0.0 => {}
+            _ => {
+                return Err(RuntimeError::Unsupported(format!(
+                    "SVI can learn positive scalar hyperparameters only; `{}` is not one",
+                    schedule.hyper_decls[h.0].name
+                )))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Check that a prepared model can run by SVI; returns the number of observations.
@@ -547,28 +603,9 @@ pub fn run_learning(
     // Learned hyperparameters may be read by the kernels (through the blocks' priors) and by
     // the likelihood (through the factors' slots); both read these values.
     let mut hv = bound_hypers(prep, &sps[0]);
-    for &h in learn {
-        match hv.scalar(h) {
-            Some(v) if v > 0.0 => {}
-            _ => {
-                return Err(RuntimeError::Unsupported(format!(
-                    "SVI can learn positive scalar hyperparameters only; `{}` is not one",
-                    schedule.hyper_decls[h.0].name
-                )))
-            }
-        }
-    }
+    check_learnable(schedule, &hv, learn)?;
     let mut log_theta: Vec<f64> = learn.iter().map(|k| hv.scalars[k.0].ln()).collect();
     let mut adam = Adam::new(learn.len(), config.hyper_rate);
-    let rebuild = |hv: &HyperValues| -> Result<Vec<crate::sparse::SparseGp>, RuntimeError> {
-        prep.blocks
-            .iter()
-            .map(|b| match b {
-                Block::Sparse { sp, .. } => sp.with_hypers(hv),
-                _ => unreachable!("checked"),
-            })
-            .collect()
-    };
     let mut trace = Vec::new();
     let mut elapsed = 0.0;
     let mut idx = vec![0usize; batch];
@@ -601,24 +638,16 @@ pub fn run_learning(
         }
         // Hyperparameter step at the new q, on the same batch.
         if !learn.is_empty() {
-            const STEP: f64 = 1e-4;
-            let mut grad = vec![0.0; learn.len()];
-            for k in 0..learn.len() {
-                let at = |x: f64| -> Result<f64, RuntimeError> {
-                    let mut h2 = hv.clone();
-                    h2.set_scalar(learn[k], x.exp());
-                    Ok(setup
-                        .eval(&rebuild(&h2)?, &h2, &q, &idx, config.seed ^ (t as u64 + 1))?
-                        .local)
-                };
-                grad[k] =
-                    scale * (at(log_theta[k] + STEP)? - at(log_theta[k] - STEP)?) / (2.0 * STEP);
-            }
+            let seed = config.seed ^ (t as u64 + 1);
+            let grad: Vec<f64> = local_gradient(&setup, &hv, learn, &q, &idx, seed)?
+                .into_iter()
+                .map(|g| scale * g)
+                .collect();
             adam.step(&mut log_theta, &grad);
             for (k, h) in learn.iter().enumerate() {
                 hv.set_scalar(*h, log_theta[k].exp());
             }
-            sps = rebuild(&hv)?;
+            sps = priors_at(prep, &hv)?;
         }
         elapsed += t0.elapsed().as_secs_f64();
         if !elbo.is_finite() {

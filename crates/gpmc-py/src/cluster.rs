@@ -88,13 +88,75 @@ pub struct Cluster {
 
 #[pymethods]
 impl Cluster {
-    /// Start a distributed fit from a sample of the rows: (hyperparameters JSON, state JSON).
-    fn start(&self, sample: &Bound<'_, PyDict>) -> PyResult<(String, String)> {
+    /// Start a distributed fit from a sample of the rows: (hyperparameters JSON, state JSON,
+    /// per hyperparameter (name, value, how it is set), warnings). The positive scalar
+    /// `learn()` hyperparameters are learned by Adam steps of `hyper_rate` on their logarithms.
+    #[pyo3(signature = (sample, hyper_rate = 0.01))]
+    #[allow(clippy::type_complexity)]
+    fn start(
+        &self,
+        sample: &Bound<'_, PyDict>,
+        hyper_rate: f64,
+    ) -> PyResult<(String, String, Vec<(String, f64, String)>, Vec<String>)> {
         let c = &self.checked;
         let sample = train_data(c, sample)?;
-        let (hv, state) = gpmc::cluster::start(c, &sample).map_err(|e| raise(c, e))?;
-        let state = serde_json::to_string(&state).expect("state JSON");
-        Ok((hypers_json(&hv), state))
+        let s = gpmc::cluster::start(c, &sample, hyper_rate).map_err(|e| raise(c, e))?;
+        let state = serde_json::to_string(&s.state).expect("state JSON");
+        Ok((hypers_json(&s.hypers), state, s.report, s.warnings))
+    }
+
+    /// One shard's gradient of its local ELBO terms in the logarithms of the learned
+    /// hyperparameters at `state`, over its rows `subset` (0-based; `None`: all).
+    #[pyo3(signature = (hypers, state, rows, subset = None))]
+    fn gradient(
+        &self,
+        py: Python<'_>,
+        hypers: &str,
+        state: &str,
+        rows: &Bound<'_, PyDict>,
+        subset: Option<Vec<usize>>,
+    ) -> PyResult<Vec<f64>> {
+        let c = &self.checked;
+        let (hv, state, rows) = bind(c, hypers, state, rows)?;
+        py.detach(|| gpmc::cluster::gradient(c, &rows, &hv, &state, subset.as_deref()))
+            .map_err(|e| raise(c, e))
+    }
+
+    /// The learned hyperparameters' Adam step from the shards' gradients (summed in the order
+    /// given, each counted `scale` times): the next state JSON.
+    #[pyo3(signature = (state, gradients, scale = 1.0))]
+    fn hyper_step(&self, state: &str, gradients: Vec<Vec<f64>>, scale: f64) -> PyResult<String> {
+        let next = state_from(state)?
+            .hyper_step(&gradients, scale)
+            .map_err(|e| raise(&self.checked, e.into()))?;
+        Ok(serde_json::to_string(&next).expect("state JSON"))
+    }
+
+    /// The learned hyperparameters' current values, by name (empty when none are learned).
+    fn learned(&self, hypers: &str, state: &str) -> PyResult<Vec<(String, f64)>> {
+        let (hv, state) = (hypers_from_json(hypers)?, state_from(state)?);
+        let now = state.hypers(&hv);
+        Ok(state
+            .learned()
+            .into_iter()
+            .map(|h| {
+                (
+                    self.checked.model.hypers[h.0].name.clone(),
+                    now.scalars[h.0],
+                )
+            })
+            .collect())
+    }
+
+    /// The hyperparameters made fixed at their current values and the state that learns no
+    /// more: (hyperparameters JSON, state JSON), what sparse Gibbs over shards starts from.
+    fn settle(&self, hypers: &str, state: &str) -> PyResult<(String, String)> {
+        let (hv, state) = (hypers_from_json(hypers)?, state_from(state)?);
+        let (hv, state) = gpmc::cluster::settle(&hv, &state);
+        Ok((
+            hypers_json(&hv),
+            serde_json::to_string(&state).expect("state JSON"),
+        ))
     }
 
     /// One shard's statistics at `state`, over its rows `subset` (0-based; `None`: all): (local

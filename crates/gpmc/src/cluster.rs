@@ -10,7 +10,6 @@
 
 use crate::infer::{schedule, InferError};
 use crate::Checked;
-use gpm_ir::HyperKind;
 use gpm_runtime::cluster::stream;
 use gpm_runtime::cluster::GlobalState;
 use gpm_runtime::data::Data;
@@ -18,25 +17,48 @@ use gpm_runtime::gibbs::{Chain, ShardChain};
 use gpm_runtime::kernels::HyperValues;
 use gpm_runtime::prepared::{Block, Prepared};
 use gpm_runtime::shard::{InducingStats, ShardStats};
+use gpm_schedule::VariationalUpdate;
 
-/// The hyperparameter values a distributed fit uses (their start values: `learn()` ones are
-/// refused, as their type-II ML over shards is not built) and the state before the first step:
-/// the inducing inputs chosen from `sample`, `q(v)` at the prior.
-pub fn start(c: &Checked, sample: &Data) -> Result<(HyperValues, GlobalState), InferError> {
-    if let Some(h) = c
-        .model
-        .hypers
-        .iter()
-        .find(|h| matches!(h.kind, HyperKind::Learn { .. }))
-    {
-        return Err(InferError::Schedule(format!(
-            "`{}` is learned (`learn()`), and type-II ML over shards is not built yet: give it a \
-             value (`{} : real in 0.. = 1.0;`) or fit on one machine",
-            h.name, h.name
-        )));
-    }
+/// How a distributed fit starts: the hyperparameter values (the learned ones at their start),
+/// the state before the first step — the inducing inputs chosen from the sample, `q(v)` at the
+/// prior, the hyperparameters to learn — and, per hyperparameter, its value and how it was set
+/// (as a single-process fit reports them), with the warnings a single-process fit gives.
+#[derive(Debug, Clone)]
+pub struct Start {
+    /// Hyperparameter values at the start.
+    pub hypers: HyperValues,
+    /// The state before the first step.
+    pub state: GlobalState,
+    /// Per hyperparameter: name, starting value, how it is set.
+    pub report: Vec<(String, f64, String)>,
+    /// What a single-process variational fit warns of (priors held at their start).
+    pub warnings: Vec<String>,
+}
+
+/// The start of a distributed fit from a `sample` of the rows: the positive scalar `learn()`
+/// hyperparameters are learned over the shards as SVI learns them (Adam of step `hyper_rate`
+/// on their logarithms, [`gradient`] and `GlobalState::hyper_step`); the others keep their
+/// values.
+pub fn start(c: &Checked, sample: &Data, hyper_rate: f64) -> Result<Start, InferError> {
     let schedule = schedule(c)?;
-    let (hv, _) = crate::infer::hyper_values(c);
+    let (hv, mut report) = crate::infer::hyper_values(c);
+    let mut learn = Vec::new();
+    for (step, x) in schedule.hyper_steps.iter().zip(report.iter_mut()) {
+        match step.variational {
+            VariationalUpdate::TypeIiMl => {
+                learn.push(step.hyper);
+                x.2 = LEARNED.into();
+            }
+            VariationalUpdate::TypeIiMlCaviOnly => {
+                return Err(InferError::Schedule(format!(
+                    "`{}` is learned (`learn()`) but is not a positive scalar, which only \
+                     single-process CAVI learns: give it a value, or fit on one machine",
+                    x.0
+                )))
+            }
+            _ => {}
+        }
+    }
     let prep = Prepared::new(schedule, sample, &hv)?;
     let mut sizes = Vec::new();
     for b in &prep.blocks {
@@ -51,7 +73,50 @@ pub fn start(c: &Checked, sample: &Data) -> Result<(HyperValues, GlobalState), I
             }
         }
     }
-    Ok((hv, GlobalState::prior(&prep.inducing_inputs(), &sizes)))
+    let state =
+        GlobalState::prior(&prep.inducing_inputs(), &sizes).learning(&learn, &hv, hyper_rate)?;
+    let warnings = crate::warnings::held_by_variational(c, &report);
+    Ok(Start {
+        hypers: hv,
+        state,
+        report,
+        warnings,
+    })
+}
+
+/// How a hyperparameter learned over shards is reported.
+pub const LEARNED: &str = "learned over the shards: Adam on the ELBO (finite-difference gradient in log θ summed over the shards), alternating with the steps of q(u)";
+
+/// The hyperparameter values at `state` made fixed (the learned ones at their current
+/// values), and the state that learns nothing more: what sparse Gibbs over shards starts from
+/// after a distributed CAVI fit learned them (single-process Gibbs learns `learn()` ones by
+/// CAVI's type-II ML first, too).
+pub fn settle(hv: &HyperValues, state: &GlobalState) -> (HyperValues, GlobalState) {
+    let mut fixed = state.clone();
+    fixed.learning = None;
+    (state.hypers(hv), fixed)
+}
+
+/// One shard's gradient of its local ELBO terms in the logarithms of the learned
+/// hyperparameters, at `state` (its `q(v)`, its hyperparameter values), over its rows `subset`
+/// (0-based; `None`: all) — summed over the shards by `GlobalState::hyper_step`.
+pub fn gradient(
+    c: &Checked,
+    rows: &Data,
+    hv: &HyperValues,
+    state: &GlobalState,
+    subset: Option<&[usize]>,
+) -> Result<Vec<f64>, InferError> {
+    let schedule = schedule(c)?;
+    let hv = state.hypers(hv);
+    let prep = Prepared::with_inducing(schedule, rows, &hv, &state.inducing_inputs()?)?;
+    Ok(gpm_runtime::svi::shard_gradient(
+        &prep,
+        schedule,
+        &state.q()?,
+        &state.learned(),
+        subset,
+    )?)
 }
 
 /// One shard's statistics for the next step at `state`, from the shard's own rows (`subset`
@@ -64,7 +129,8 @@ pub fn shard(
     subset: Option<&[usize]>,
 ) -> Result<ShardStats, InferError> {
     let schedule = schedule(c)?;
-    let prep = Prepared::with_inducing(schedule, rows, hv, &state.inducing_inputs()?)?;
+    let hv = state.hypers(hv);
+    let prep = Prepared::with_inducing(schedule, rows, &hv, &state.inducing_inputs()?)?;
     Ok(gpm_runtime::svi::shard_stats(
         &prep,
         schedule,
@@ -83,6 +149,7 @@ pub fn predict(
     state: &GlobalState,
 ) -> Result<(String, serde_json::Value), InferError> {
     let schedule = schedule(c)?;
+    let hv = &state.hypers(hv);
     let prep = Prepared::with_inducing(schedule, sample, hv, &state.inducing_inputs()?)?;
     let blocks: Vec<gpm_runtime::cavi::BlockPosterior> = state
         .q()?
@@ -99,6 +166,13 @@ fn shard_sampler<'c>(
     hv: &HyperValues,
     state: &GlobalState,
 ) -> Result<gpm_runtime::gibbs::Sampler<'c>, InferError> {
+    if state.learning.is_some() {
+        return Err(InferError::Schedule(
+            "sparse Gibbs over shards samples at fixed hyperparameter values: learn the \
+             `learn()` ones first (a distributed CAVI fit) and settle them"
+                .into(),
+        ));
+    }
     let schedule = schedule(c)?;
     let prep = Prepared::with_inducing(schedule, rows, hv, &state.inducing_inputs()?)?;
     Ok(gpm_runtime::gibbs::Sampler::bound(

@@ -32,7 +32,11 @@ fn rows_of(
 fn shards_give_the_same_steps_as_one_and_the_elbo_rises() {
     let (c, d) = problem(500);
     let all = rows_of(&c, &d, 0, 500);
-    let (hv, start) = gpmc::cluster::start(&c, &all).unwrap();
+    let gpmc::cluster::Start {
+        hypers: hv,
+        state: start,
+        ..
+    } = gpmc::cluster::start(&c, &all, 0.01).unwrap();
     let (mut one, mut three) = (start.clone(), start);
     let mut elbo = Vec::new();
     for _ in 0..8 {
@@ -67,7 +71,9 @@ fn shards_give_the_same_steps_as_one_and_the_elbo_rises() {
 fn statistics_of_another_model_are_refused() {
     let (c, d) = problem(200);
     let all = rows_of(&c, &d, 0, 200);
-    let (hv, state) = gpmc::cluster::start(&c, &all).unwrap();
+    let gpmc::cluster::Start {
+        hypers: hv, state, ..
+    } = gpmc::cluster::start(&c, &all, 0.01).unwrap();
     let mut s = gpmc::cluster::shard(&c, &all, &hv, &state, None).unwrap();
     s.blocks.push(s.blocks[0].clone());
     let e = state.step(&[s]).unwrap_err();
@@ -86,7 +92,9 @@ fn cluster_gibbs(
 ) -> Vec<Vec<Vec<f64>>> {
     let n = *cuts.last().unwrap();
     let all = rows_of(c, d, 0, n);
-    let (hv, state) = gpmc::cluster::start(c, &all).unwrap();
+    let gpmc::cluster::Start {
+        hypers: hv, state, ..
+    } = gpmc::cluster::start(c, &all, 0.01).unwrap();
     let rounds = gpmc::cluster::gibbs_rounds(c, &all, &hv, &state).unwrap();
     assert_eq!((rounds.sizes, rounds.at), (vec![15], vec![0]));
     assert_eq!(rounds.columns[0], "f_inducing.1");
@@ -193,7 +201,9 @@ fn sparse_gibbs_over_shards_is_a_function_of_the_seed() {
 fn sparse_gibbs_refuses_a_chain_it_cannot_continue_and_a_model_it_cannot_split() {
     let (c, d) = problem(100);
     let all = rows_of(&c, &d, 0, 100);
-    let (hv, state) = gpmc::cluster::start(&c, &all).unwrap();
+    let gpmc::cluster::Start {
+        hypers: hv, state, ..
+    } = gpmc::cluster::start(&c, &all, 0.01).unwrap();
     let key = gpmc::cluster::RoundKey {
         seed: 1,
         chain: 0,
@@ -226,10 +236,58 @@ fn sparse_gibbs_refuses_a_chain_it_cannot_continue_and_a_model_it_cannot_split()
         "lengthscale : real in 0.. ~ gamma(2, 4);",
     );
     let sampled = gpmc::check("s.gpm", &src).unwrap();
-    let (hv2, state2) = gpmc::cluster::start(&sampled, &all).unwrap();
+    let gpmc::cluster::Start {
+        hypers: hv2,
+        state: state2,
+        ..
+    } = gpmc::cluster::start(&sampled, &all, 0.01).unwrap();
     let e = gpmc::cluster::gibbs_rounds(&sampled, &all, &hv2, &state2).unwrap_err();
     assert!(
         e.to_string().contains("kernel hyperparameter is sampled"),
         "{e}"
     );
+}
+
+/// The learned hyperparameters' gradient adds up over shards (to rounding: central
+/// differences of sums), and one Adam step moves each by at most its step size in log θ.
+#[test]
+fn learned_hyperparameters_step_on_the_summed_gradient() {
+    let (c, d) = problem(300);
+    let src = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../models/sparse_gp_classification.gpm"),
+    )
+    .unwrap()
+    .replace("inducing = 50", "inducing = 15")
+    .replace("= 0.5;", "= learn(0.5);")
+    .replace("= 3.0;", "= learn(3.0);");
+    let learned = gpmc::check("l.gpm", &src).unwrap();
+    let all = rows_of(&c, &d, 0, 300);
+    let gpmc::cluster::Start { hypers, state, .. } =
+        gpmc::cluster::start(&learned, &all, 0.05).unwrap();
+    assert_eq!(state.learned().len(), 2);
+    let s = gpmc::cluster::shard(&learned, &all, &hypers, &state, None).unwrap();
+    let state = state.step(&[s]).unwrap().0;
+    let whole = gpmc::cluster::gradient(&learned, &all, &hypers, &state, None).unwrap();
+    let parts: Vec<Vec<f64>> = [(0, 100), (100, 300)]
+        .iter()
+        .map(|&(a, b)| {
+            gpmc::cluster::gradient(&learned, &rows_of(&c, &d, a, b), &hypers, &state, None)
+                .unwrap()
+        })
+        .collect();
+    for k in 0..2 {
+        let sum = parts[0][k] + parts[1][k];
+        assert!(
+            (sum - whole[k]).abs() < 1e-6 * whole[k].abs().max(1.0),
+            "{sum} vs {whole:?}"
+        );
+    }
+    let next = state.hyper_step(&parts, 1.0).unwrap();
+    let (before, after) = (state.hypers(&hypers), next.hypers(&hypers));
+    for h in state.learned() {
+        let moved = (after.scalars[h.0] / before.scalars[h.0]).ln();
+        assert!(moved.abs() <= 0.05 + 1e-12 && moved.abs() > 0.01, "{moved}");
+    }
+    assert!(state.hyper_step(&[vec![1.0]], 1.0).is_err());
 }
