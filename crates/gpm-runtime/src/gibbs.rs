@@ -406,6 +406,7 @@ impl<'a> Sampler<'a> {
             }
         }
         // Sparse blocks: the features of the training inputs, once (`M × N`).
+        crate::memory::check_features(&prep.sparse_sizes(), "Gibbs sampling")?;
         let sparse_feats = prep
             .blocks
             .iter()

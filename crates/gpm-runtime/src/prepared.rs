@@ -388,6 +388,18 @@ impl Prepared {
         Self::bind(schedule, data, hypers, Blocks::Formed(Some(inducing)))
     }
 
+    /// Per sparse GP block: its rows `N` and inducing points `M` (what a full-batch method's
+    /// features hold, [`crate::memory::check_features`]).
+    pub fn sparse_sizes(&self) -> Vec<(usize, usize)> {
+        self.blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Sparse { sp, inputs, .. } => Some((inputs.nrows(), sp.m())),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The inducing inputs of the sparse GP latents, in declaration order (as
     /// [`Prepared::with_inducing`] takes them).
     pub fn inducing_inputs(&self) -> Vec<DMatrix<f64>> {

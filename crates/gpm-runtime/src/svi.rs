@@ -365,6 +365,8 @@ pub fn shard_stats(
     let setup = Setup::new(prep, schedule, 0)?;
     let hv = bound_hypers(prep, &sps[0]);
     let idx = shard_rows(n, subset)?;
+    let sizes: Vec<(usize, usize)> = sps.iter().map(|sp| (idx.len(), sp.m())).collect();
+    crate::memory::check_features(&sizes, "a partition's step")?;
     let BatchEval { feats, local, np } = setup.eval(&sps, &hv, q, &idx, 0)?;
     let blocks = sps
         .iter()

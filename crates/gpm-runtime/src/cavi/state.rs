@@ -141,6 +141,7 @@ impl<'a> CaviState<'a> {
         let (mut mean, mut var) = (zeros(), zeros());
         let nb = prep.blocks.len();
         let mut dense_cov = vec![None; nb];
+        crate::memory::check_features(&prep.sparse_sizes(), "CAVI")?;
         let mut features = vec![None; nb];
         let mut posteriors = Vec::with_capacity(nb);
         for (bi, b) in prep.blocks.iter().enumerate() {
