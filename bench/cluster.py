@@ -117,13 +117,23 @@ def main():
         report(label, fit, wall, f"{peak_rss_mb():.0f} / {workers}")
     if args.skip_single:
         return
-    # The single-process runs on the same data, read into memory.
-    data = pd.concat([pd.read_parquet(p) for p in sorted(tmp.glob("*.parquet"))])
+    # The single-process runs on the same data: CAVI through the partitions one after the
+    # other in this process (bounded memory), `Model.cavi` on all the rows at once (refused
+    # when its features would not fit), `Model.svi` on all the rows in memory.
+    parts = [pd.read_parquet(p) for p in sorted(tmp.glob("*.parquet"))]
+    t = time.time()
+    fit = gpmc.cluster.cavi(model, parts, columns=columns, iterations=args.steps, tol=0.0)
+    report("CAVI, one process, partition after partition", fit, time.time() - t, f"{peak_rss_mb():.0f}")
+    data = pd.concat(parts)
+    del parts
     arrays = {"X": data[cols].to_numpy(), "y": data["y"].to_numpy()}
     del data
     t = time.time()
-    fit = model.cavi(arrays, iterations=args.steps, progress=False)
-    report("CAVI, one process (`Model.cavi`)", Steps(fit, args.steps), time.time() - t, f"{peak_rss_mb():.0f}")
+    try:
+        fit = model.cavi(arrays, iterations=args.steps, progress=False)
+        report("CAVI, one process (`Model.cavi`)", Steps(fit, args.steps), time.time() - t, f"{peak_rss_mb():.0f}")
+    except gpmc.InferenceError as e:
+        print(f"| CAVI, one process (`Model.cavi`) | {args.rows} | 1 | refused: {e} | | | | |", flush=True)
     t = time.time()
     fit = model.svi(arrays, batch=args.batch, iterations=args.steps * 4, progress=False)
     report(f"SVI (batch {args.batch}), one process (`Model.svi`)", Steps(fit, args.steps * 4), time.time() - t, f"{peak_rss_mb():.0f}")

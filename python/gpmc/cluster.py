@@ -29,9 +29,8 @@ from . import _data
 
 __all__ = ["cavi", "svi", "sample", "ClusterFit", "ClusterSamples"]
 
-# On each worker process: the compiled models and the partitions' arrays, converted once.
+# On each worker process: the compiled models.
 _MODELS: dict = {}
-_PARTS: dict = {}
 
 
 def _compiled_of(name, source, generic):
@@ -77,32 +76,36 @@ def _chains_as_tasks(model, client, data, settings, init):
     return cols, rows, nchains, ndraws, summary, hypers
 
 
-def _shard_task(part, key, subset, shared):
+def _normalise_task(part, columns, declared):
+    """A partition converted to the model's arrays (runs on a worker, once per fit: the
+    result stays there, in place of the partition, for every step)."""
+    return _data.normalise(part, columns, declared)
+
+
+def _rows_asked(norm, subset, sizes):
+    """The rows ``subset`` of a normalised partition as one of their own (``None``: all of
+    them), so that a minibatch step binds its batch's rows only."""
+    return norm if subset is None else _take(norm, np.asarray(subset, dtype=np.int64), sizes)
+
+
+def _shard_task(norm, subset, shared):
     """One partition's statistics (runs on a worker) over its rows ``subset`` (``None``: all):
-    ``shared`` is the step's (model as (name, source, generic), columns, declared data,
-    hyperparameters, state)."""
-    model, columns, declared, hypers, state = shared
-    cluster = _cluster_of(*model)
-    norm = _normalised(part, key, columns, declared)
-    return cluster.shard(hypers, state, _data.handover(norm), subset)
+    ``shared`` is the step's (model as (name, source, generic), row sizes, hyperparameters,
+    state)."""
+    model, sizes, hypers, state = shared
+    rows = _rows_asked(norm, subset, sizes)
+    return _cluster_of(*model).shard(hypers, state, _data.handover(rows))
 
 
-def _gradient_task(part, key, subset, shared):
+def _gradient_task(norm, subset, shared):
     """One partition's gradient of its local ELBO terms in the learned hyperparameters (runs
     on a worker), over its rows ``subset``."""
-    model, columns, declared, hypers, state = shared
-    norm = _normalised(part, key, columns, declared)
-    return _cluster_of(*model).gradient(hypers, state, _data.handover(norm), subset)
+    model, sizes, hypers, state = shared
+    rows = _rows_asked(norm, subset, sizes)
+    return _cluster_of(*model).gradient(hypers, state, _data.handover(rows))
 
 
-def _forget_task(prefix):
-    """Drop a finished fit's cached partitions (runs on each worker)."""
-    for k in [k for k in _PARTS if k[0] == prefix]:
-        del _PARTS[k]
-    return True
-
-
-def _on_cluster(client, task, futures, keys, subsets, shared, attempts=3):
+def _on_cluster(client, task, futures, subsets, shared, attempts=3):
     """One step's statistics from the workers, in partition order. The step's state travels
     once (a future the workers fetch), not with every task. A worker lost meanwhile loses the
     partitions it held (Dask recomputes them from their graph) and maybe that future: the step
@@ -113,7 +116,7 @@ def _on_cluster(client, task, futures, keys, subsets, shared, attempts=3):
         [state] = client.scatter([shared], hash=False)
         try:
             return client.gather(
-                client.map(task, futures, keys, subsets, [state] * len(futures), pure=False)
+                client.map(task, futures, subsets, [state] * len(futures), pure=False)
             )
         except (CancelledError, OSError) as e:  # a lost worker's data
             if attempt + 1 == attempts:
@@ -212,6 +215,15 @@ class ClusterFit:
     def state(self):
         """The global state (inducing inputs and ``q(u)`` per block) as a dict."""
         return json.loads(self._state)
+
+    def to_inference_data(self, draws=1000, seed=1):
+        """``draws`` draws of each sparse latent's whitened inducing values from ``q(u)`` as
+        ``arviz.InferenceData`` (one chain; ``posterior`` only: the data stay where they are)."""
+        columns, rows = self._cluster.q_draws(
+            self._hypers, self._state, _data.handover(self._sample), draws, seed
+        )
+        rows = np.frombuffer(rows, dtype=np.float64).reshape(1, draws, len(columns))
+        return _posterior(self.model, columns, rows, {"gpmc_method": self.method, "gpmc_seed": seed})
 
     def predict(self, new_data, *, columns=None):
         """Predictions at new inputs, as :meth:`gpmc.Fit.predict` gives them."""
@@ -321,18 +333,17 @@ class _Loaded:
         compiled = model._compiled
         self.model, self.client, self.columns = model, client, columns
         self.declared = {n for n, kind, _d in compiled.declarations() if kind == "data"}
-        sizes = _sizes_of_rows(compiled)
+        self.sizes = sizes = _sizes_of_rows(compiled)
         self.spec = (model.name, model.source, model.generic)
         self.fit_id = uuid.uuid4().hex
-        self.keys = [(self.fit_id, k) for k in range(len(parts))]
         declared = self.declared
         if client is not None:
-            self.futures = client.compute(parts) if lazy else client.scatter(parts, broadcast=False)
-            lengths = client.gather(
-                client.map(
-                    lambda p, c=columns, d=declared: _rows(_data.normalise(p, c, d)), self.futures
-                )
-            )
+            raw = client.compute(parts) if lazy else client.scatter(parts, broadcast=False)
+            # The converted arrays replace the partitions on the workers (Dask frees a
+            # partition once converted; it can compute it again from its graph).
+            self.futures = client.map(_normalise_task, raw, columns=columns, declared=declared)
+            del raw
+            lengths = client.gather(client.map(_rows, self.futures))
         else:
             if lazy:
                 import dask
@@ -351,13 +362,7 @@ class _Loaded:
         self.starts = np.concatenate([[0], np.cumsum(lengths)])
         picks = [chosen[(chosen >= a) & (chosen < b)] - a for a, b in self._bounds()]
         if client is not None:
-            pieces = client.gather(
-                client.map(
-                    lambda p, r, c=columns, d=declared: _take(_data.normalise(p, c, d), r, sizes),
-                    self.futures,
-                    picks,
-                )
-            )
+            pieces = client.gather(client.map(_take, self.futures, picks, sizes=sizes))
         else:
             pieces = [_take(n, r, sizes) for n, r in zip(self.local, picks)]
         self.sample = _concat([p for p, r in zip(pieces, picks) if len(r)], sizes)
@@ -378,27 +383,27 @@ class _Loaded:
 
     def shared(self, state):
         """What every task of a step reads besides its partition."""
-        return (self.spec, self.columns, self.declared, self.hypers, state)
+        return (self.spec, self.sizes, self.hypers, state)
 
     def each(self, task, local, subsets, state):
         """``task`` on every partition's rows ``subsets`` at ``state``, in partition order: on
-        the cluster, or ``local`` (the same call of the model's) in this process."""
+        the cluster, or ``local`` (the same call of the model's) in this process. A partition
+        none of whose rows are asked for adds nothing and is not asked."""
+        asked = [k for k, r in enumerate(subsets) if r is None or len(r)]
+        subsets = [subsets[k] for k in asked]
         if self.client is not None:
-            return _on_cluster(
-                self.client, task, self.futures, self.keys, subsets, self.shared(state)
-            )
-        return [
-            local(self.hypers, state, _data.handover(n), r) for n, r in zip(self.local, subsets)
-        ]
+            futures = [self.futures[k] for k in asked]
+            return _on_cluster(self.client, task, futures, subsets, self.shared(state))
+        out = []
+        for n, r in zip([self.local[k] for k in asked], subsets):
+            rows = _rows_asked(n, r, self.sizes)  # alive while the extension reads it
+            out.append(local(self.hypers, state, _data.handover(rows)))
+        return out
 
     def forget(self):
-        """Drop the run's cached partitions on the workers. Best effort: a worker that left
-        meanwhile took its cache with it."""
-        if self.client is not None:
-            try:
-                self.client.run(_forget_task, self.fit_id)
-            except (OSError, KeyError, ValueError, RuntimeError):  # pragma: no cover
-                pass
+        """Let the workers drop the run's partitions (Dask frees them once no future refers
+        to them)."""
+        self.futures = None
 
 
 def _fit(run, plan, iterations, tol, callback):
@@ -425,22 +430,13 @@ def _fit(run, plan, iterations, tol, callback):
     return ClusterFit(run.model, run, state, elbo)
 
 
-def _normalised(part, key, columns, declared):
-    """A partition's arrays, converted once per worker (cached under ``key``)."""
-    if key not in _PARTS:
-        _PARTS[key] = _data.normalise(part, columns, declared)
-    return _PARTS[key]
-
-
-def _gibbs_task(part, key, previous, inducing, round_key, shard, shared):
+def _gibbs_task(norm, previous, inducing, round_key, shard, shared):
     """One partition's part of a sparse Gibbs round (runs on a worker): its chain moved by the
     driver's last ``inducing`` values, the round's statistics. ``previous`` is what its previous
     round returned (``None`` before the first)."""
-    model, columns, declared, hypers, state = shared
-    cluster = _cluster_of(*model)
-    norm = _normalised(part, key, columns, declared)
+    model, _sizes, hypers, state = shared
     chain = None if previous is None else previous[1]
-    return cluster.gibbs_round(
+    return _cluster_of(*model).gibbs_round(
         hypers, state, _data.handover(norm), chain, inducing, round_key, shard
     )
 
@@ -551,7 +547,6 @@ def _round(run, shared, previous, inducing, keys):
             client.submit(
                 _gibbs_task,
                 run.futures[k],
-                run.keys[k],
                 previous[c][k],
                 inducing[c],
                 key,
@@ -594,19 +589,7 @@ class ClusterSamples:
     def to_inference_data(self):
         """The draws as ``arviz.InferenceData`` (``posterior`` only: the data stay on the
         cluster)."""
-        import arviz as az
-
-        from . import _idata
-
-        posterior, dims = {}, {}
-        for base, v in _idata._variables(self.columns).items():
-            posterior[base] = _idata._values(self.draws, v["positions"], v["shape"])
-            dims[base] = [f"{base}_dim_{k}" for k in range(len(v["shape"]))]
-        idata = az.from_dict(posterior=posterior, dims=dims)
-        idata.posterior.attrs.update(
-            {"gpmc_model": self.model.name, "gpmc_seed": self.seed, "gpmc_rows": self.rows}
-        )
-        return idata
+        return _posterior(self.model, self.columns, self.draws, {"gpmc_seed": self.seed, "gpmc_rows": self.rows})
 
     def predict(self, new_data, *, columns=None, seed=None):
         """Predictions at new inputs from the draws, as :meth:`gpmc.Model.predict` gives them
@@ -623,6 +606,21 @@ class ClusterSamples:
             self.seed if seed is None else seed,
         )
         return _frame(csv, metrics)
+
+
+def _posterior(model, columns, rows, attrs):
+    """InferenceData whose ``posterior`` holds the (chain, draw, column) ``rows`` by variable."""
+    import arviz as az
+
+    from . import _idata
+
+    posterior, dims = {}, {}
+    for base, v in _idata._variables(columns).items():
+        posterior[base] = _idata._values(rows, v["positions"], v["shape"])
+        dims[base] = [f"{base}_dim_{k}" for k in range(len(v["shape"]))]
+    idata = az.from_dict(posterior=posterior, dims=dims)
+    idata.posterior.attrs.update({"gpmc_model": model.name, **attrs})
+    return idata
 
 
 def _sizes_of_rows(compiled):

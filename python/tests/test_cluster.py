@@ -288,3 +288,18 @@ def test_chains_of_any_model_as_dask_tasks_are_the_single_process_chains():
     assert s2["chains"] == 3 and len(s2["timing_seconds"]["sampling"]) == 3
     for a, b in zip(s1["rao_blackwell"], s2["rao_blackwell"]):
         assert a["name"] == b["name"] and abs(a["mean"] - b["mean"]) < 1e-12
+
+
+def test_a_variational_fit_gives_draws_of_q_as_inference_data(problem):
+    model, frame, _ = problem
+    fit = gpmc.cluster.cavi(model, split(frame, [0, 600, N]), columns=COLUMNS, tol=1e-12)
+    idata = fit.to_inference_data(draws=4000, seed=2)
+    v = idata.posterior["f_inducing"].values
+    assert v.shape == (1, 4000, 20)
+    # The draws' mean is q's: h = Λ m, checked against the state within Monte Carlo error.
+    [(m, prec, h)] = fit.state["q"]
+    prec = np.array(prec).reshape(m, m)
+    mean = np.linalg.solve(prec, np.array(h))
+    sd = np.sqrt(np.diag(np.linalg.inv(prec)))
+    z = (v[0].mean(0) - mean) / (sd / np.sqrt(4000))
+    assert np.max(np.abs(z)) < 4.5, z

@@ -176,6 +176,19 @@ impl GlobalState {
             .collect()
     }
 
+    /// `draws` draws of every block's `v` from `q(v)` (seeded): per draw, per block.
+    pub fn draws_of_q(
+        &self,
+        draws: usize,
+        seed: u64,
+    ) -> Result<Vec<Vec<DVector<f64>>>, RuntimeError> {
+        let q = self.q()?;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        (0..draws)
+            .map(|_| q.iter().map(|b| b.draw(&mut rng)).collect())
+            .collect()
+    }
+
     /// One CAVI step from the shards' statistics, summed in the order given: every block's
     /// `q(v)` moved to its optimum given the local factors (thesis ch. 5, Algorithm 3 with the
     /// whole data as the batch). Returns the new state and the ELBO at the state before the

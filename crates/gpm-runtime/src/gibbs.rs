@@ -498,7 +498,7 @@ impl<'a> Sampler<'a> {
         for (li, dims) in self.prep.latent_dims.iter().enumerate() {
             l.push(VarKind::Latent(LatentId(li)), dims.clone());
         }
-        self.push_inducing(&mut l);
+        self.prep.push_inducing(&mut l);
         let observations: usize = self.observed().iter().map(|(_, n)| n).sum();
         if self.pointwise.log_lik {
             l.push(VarKind::LogLik, vec![observations]);
@@ -507,28 +507,6 @@ impl<'a> Sampler<'a> {
             l.push(VarKind::Replicate, vec![observations]);
         }
         l
-    }
-
-    /// Each sparse latent's whitened inducing coordinates, `M` or `M × columns`, in a row's
-    /// layout.
-    fn push_inducing(&self, l: &mut Layout) {
-        for (li, _) in self.prep.latents.iter().enumerate() {
-            let ms: Vec<usize> = self
-                .prep
-                .blocks
-                .iter()
-                .filter_map(|b| match b {
-                    Block::Sparse { latent, sp, .. } if *latent == li => Some(sp.m()),
-                    _ => None,
-                })
-                .collect();
-            // One block per column of a matrix latent, each with the same M.
-            match ms.as_slice() {
-                [] => {}
-                [m] => l.push(VarKind::Inducing(LatentId(li)), vec![*m]),
-                [m, ..] => l.push(VarKind::Inducing(LatentId(li)), vec![*m, ms.len()]),
-            }
-        }
     }
 
     /// A state with the latents at their prior means, auxiliaries at 1 (counts at 0): what

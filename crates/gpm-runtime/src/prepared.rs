@@ -388,6 +388,44 @@ impl Prepared {
         Self::bind(schedule, data, hypers, Blocks::Formed(Some(inducing)))
     }
 
+    /// Each sparse latent's whitened inducing coordinates, `M` or `M × columns`, pushed onto a
+    /// draw row's layout (as Gibbs rows and draws from `q` hold them).
+    pub fn push_inducing(&self, l: &mut crate::draws::Layout) {
+        use crate::draws::VarKind;
+        for (li, _) in self.latents.iter().enumerate() {
+            let ms: Vec<usize> = self
+                .blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Block::Sparse { latent, sp, .. } if *latent == li => Some(sp.m()),
+                    _ => None,
+                })
+                .collect();
+            // One block per column of a matrix latent, each with the same M.
+            let id = gpm_schedule::LatentId(li);
+            match ms.as_slice() {
+                [] => {}
+                [m] => l.push(VarKind::Inducing(id), vec![*m]),
+                [m, ..] => l.push(VarKind::Inducing(id), vec![*m, ms.len()]),
+            }
+        }
+    }
+
+    /// Where sparse block `bi`'s `v` starts in a row laid out by [`Prepared::push_inducing`]
+    /// (`None` for another kind of block).
+    pub fn inducing_offset(&self, l: &crate::draws::Layout, bi: usize) -> Option<usize> {
+        let Block::Sparse {
+            latent, column, sp, ..
+        } = &self.blocks[bi]
+        else {
+            return None;
+        };
+        let var = l.find(crate::draws::VarKind::Inducing(gpm_schedule::LatentId(
+            *latent,
+        )))?;
+        Some(var.offset + column * sp.m())
+    }
+
     /// Per sparse GP block: its rows `N` and inducing points `M` (what a full-batch method's
     /// features hold, [`crate::memory::check_features`]).
     pub fn sparse_sizes(&self) -> Vec<(usize, usize)> {

@@ -218,6 +218,23 @@ impl Cluster {
         Ok((csv, metrics.to_string()))
     }
 
+    /// `draws` draws from `q(v)` at `state` (seeded): (column names, rows as float64 bytes).
+    fn q_draws<'py>(
+        &self,
+        py: Python<'py>,
+        hypers: &str,
+        state: &str,
+        sample: &Bound<'_, PyDict>,
+        draws: usize,
+        seed: u64,
+    ) -> PyResult<(Vec<String>, Bound<'py, PyBytes>)> {
+        let c = &self.checked;
+        let (hv, state, sample) = bind(c, hypers, state, sample)?;
+        let (columns, rows) = gpmc::cluster::q_draws(c, &sample, &hv, &state, draws, seed)
+            .map_err(|e| raise(c, e))?;
+        Ok((columns, rows_bytes(py, rows.iter().map(|r| r.as_slice()))))
+    }
+
     /// What a distributed sparse Gibbs sweep draws: per round, the size `M` of its block and
     /// the offset of its `v` in a draw row, and the row's column names; an error saying what to
     /// do for a model whose sweep does not split into rounds.

@@ -119,6 +119,39 @@ pub fn gradient(
     )?)
 }
 
+/// `draws` draws of every sparse block's whitened inducing values from `q(v)` at `state`
+/// (seeded), laid out as a single-process run's rows hold them: (column names, rows).
+pub fn q_draws(
+    c: &Checked,
+    sample: &Data,
+    hv: &HyperValues,
+    state: &GlobalState,
+    draws: usize,
+    seed: u64,
+) -> Result<(Vec<String>, Vec<Vec<f64>>), InferError> {
+    let schedule = schedule(c)?;
+    let hv = state.hypers(hv);
+    let prep = Prepared::with_inducing(schedule, sample, &hv, &state.inducing_inputs()?)?;
+    let mut layout = gpm_runtime::draws::Layout::default();
+    prep.push_inducing(&mut layout);
+    let at: Vec<usize> = (0..prep.blocks.len())
+        .map(|bi| prep.inducing_offset(&layout, bi))
+        .collect::<Option<_>>()
+        .ok_or_else(|| InferError::Schedule("a distributed fit's block is not sparse".into()))?;
+    let rows = state
+        .draws_of_q(draws, seed)?
+        .into_iter()
+        .map(|vs| {
+            let mut row = vec![0.0; layout.width()];
+            for (v, &a) in vs.iter().zip(&at) {
+                row[a..a + v.len()].copy_from_slice(v.as_slice());
+            }
+            row
+        })
+        .collect();
+    Ok((crate::infer::column_names(c, &layout), rows))
+}
+
 /// One shard's statistics for the next step at `state`, from the shard's own rows (`subset`
 /// of them for a minibatch step, 0-based; `None`: all).
 pub fn shard(

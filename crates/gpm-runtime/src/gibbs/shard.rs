@@ -46,19 +46,13 @@ impl Rounds {
     /// single-process row ([`VarKind::Inducing`]) — and where each round's `v` goes in it.
     pub fn layout(&self, sampler: &Sampler) -> (Layout, Vec<usize>) {
         let mut l = Layout::default();
-        sampler.push_inducing(&mut l);
+        sampler.prep.push_inducing(&mut l);
         let at = self
             .rounds
             .iter()
             .map(|&(_, bi)| {
-                let Block::Sparse {
-                    latent, column, sp, ..
-                } = &sampler.prep.blocks[bi]
-                else {
-                    unreachable!("rounds are sparse blocks")
-                };
-                let var = l.find(VarKind::Inducing(LatentId(*latent)));
-                var.expect("a sparse latent's inducing values").offset + column * sp.m()
+                let at = sampler.prep.inducing_offset(&l, bi);
+                at.expect("rounds are sparse blocks")
             })
             .collect();
         (l, at)
