@@ -72,58 +72,77 @@ def main():
     columns = {"X": cols, "y": "y"}
     frame = str(tmp / "*.parquet")  # Parquet paths: gpmc.cluster reads them with Dask
 
-    def report(label, fit, wall, workers_mb):
+    class Clock:
+        """The times of the steps (the callback): seconds per step after the first, i.e.
+        without the start (loading the partitions, choosing the inducing inputs)."""
+
+        def __init__(self):
+            self.times = []
+
+        def __call__(self, *_):
+            self.times.append(time.time())
+
+        def per_step(self):
+            t = self.times
+            return (t[-1] - t[0]) / (len(t) - 1) if len(t) > 1 else float("nan")
+
+    def report(label, fit, wall, workers_mb, clock=None):
         p = fit.predict({"X": Xt}, columns=None)
         prob = p["p_1_1"].to_numpy()
         acc = np.mean(np.where(prob > 0.5, 1.0, -1.0) == yt)
         nll = -np.mean(np.log(np.where(yt > 0, prob, 1 - prob).clip(1e-300)))
         m = args.inducing
+        # The partitions' statistics are tree-summed on the workers: one block's reach the
+        # driver, the others travel between workers.
         travel = (
-            f"{len(json.dumps(fit.state)) / 1e3:.0f} kB out, "
-            f"{fit.partitions * 8 * (m * m + m) / 1e3:.0f} kB back"
+            f"{len(json.dumps(fit.state)) / 1e3:.0f} kB out, {8 * (m * m + m) / 1e3:.0f} kB back "
+            f"({(fit.partitions - 1) * 8 * (m * m + m) / 1e3:.0f} kB between workers)"
             if fit.state
             else "-"
         )
+        steady = f"{clock.per_step():.3f}" if clock is not None else "-"
         print(
-            f"| {label} | {args.rows} | {fit.partitions} | {wall / len(fit.elbo):.3f} | "
+            f"| {label} | {args.rows} | {fit.partitions} | {wall / len(fit.elbo):.3f} | {steady} | "
             f"{travel} | {workers_mb} | {acc:.4f} | {nll:.4f} |",
             flush=True,
         )
 
     print(
-        "| run | rows | partitions | s per step (setup included) | bytes per step | "
+        "| run | rows | partitions | s per step (setup included) | s per step after the first | bytes per step | "
         "peak MB: driver / each worker | test accuracy | test NLL |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |", flush=True)
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |", flush=True)
     for method in ("cavi", "svi"):
         steps = args.steps if method == "cavi" else args.steps * 4
         with LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
         ) as cl, Client(cl) as client:
-            t = time.time()
+            t, clock = time.time(), Clock()
             if method == "cavi":
                 fit = gpmc.cluster.cavi(
-                    model, frame, client=client, columns=columns, iterations=steps, tol=0.0
+                    model, frame, client=client, columns=columns, iterations=steps, tol=0.0,
+                    callback=clock,
                 )
                 label = "CAVI, LocalCluster, 2 workers"
             else:
                 fit = gpmc.cluster.svi(
-                    model, frame, client=client, columns=columns, batch=args.batch, iterations=steps
+                    model, frame, client=client, columns=columns, batch=args.batch,
+                    iterations=steps, callback=clock,
                 )
                 label = f"SVI (batch {args.batch}), LocalCluster, 2 workers"
             wall = time.time() - t
             mem = client.run(peak_rss_mb)
         workers = " / ".join(f"{v:.0f}" for v in mem.values())
-        report(label, fit, wall, f"{peak_rss_mb():.0f} / {workers}")
+        report(label, fit, wall, f"{peak_rss_mb():.0f} / {workers}", clock)
     if args.skip_single:
         return
     # The single-process runs on the same data: CAVI through the partitions one after the
     # other in this process (bounded memory), `Model.cavi` on all the rows at once (refused
     # when its features would not fit), `Model.svi` on all the rows in memory.
     parts = [pd.read_parquet(p) for p in sorted(tmp.glob("*.parquet"))]
-    t = time.time()
-    fit = gpmc.cluster.cavi(model, parts, columns=columns, iterations=args.steps, tol=0.0)
-    report("CAVI, one process, partition after partition", fit, time.time() - t, f"{peak_rss_mb():.0f}")
+    t, clock = time.time(), Clock()
+    fit = gpmc.cluster.cavi(model, parts, columns=columns, iterations=args.steps, tol=0.0, callback=clock)
+    report("CAVI, one process, partition after partition", fit, time.time() - t, f"{peak_rss_mb():.0f}", clock)
     data = pd.concat(parts)
     del parts
     arrays = {"X": data[cols].to_numpy(), "y": data["y"].to_numpy()}
@@ -133,7 +152,7 @@ def main():
         fit = model.cavi(arrays, iterations=args.steps, progress=False)
         report("CAVI, one process (`Model.cavi`)", Steps(fit, args.steps), time.time() - t, f"{peak_rss_mb():.0f}")
     except gpmc.InferenceError as e:
-        print(f"| CAVI, one process (`Model.cavi`) | {args.rows} | 1 | refused: {e} | | | | |", flush=True)
+        print(f"| CAVI, one process (`Model.cavi`) | {args.rows} | 1 | refused: {e} | | | | | |", flush=True)
     t = time.time()
     fit = model.svi(arrays, batch=args.batch, iterations=args.steps * 4, progress=False)
     report(f"SVI (batch {args.batch}), one process (`Model.svi`)", Steps(fit, args.steps * 4), time.time() - t, f"{peak_rss_mb():.0f}")

@@ -105,19 +105,42 @@ def _gradient_task(norm, subset, shared):
     return _cluster_of(*model).gradient(hypers, state, _data.handover(rows))
 
 
-def _on_cluster(client, task, futures, subsets, shared, attempts=3):
-    """One step's statistics from the workers, in partition order. The step's state travels
-    once (a future the workers fetch), not with every task. A worker lost meanwhile loses the
-    partitions it held (Dask recomputes them from their graph) and maybe that future: the step
-    is then asked again — a pure function of the state, so its result is the same."""
+def _tree(items, add):
+    """``items`` summed pairwise, level by level — ((0 + 1) + (2 + 3)) + 4 — a shape fixed by
+    their number alone, so the sums are the same wherever each addition runs."""
+    items = list(items)
+    while len(items) > 1:
+        pairs = [add(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
+        items = pairs + items[len(items) - len(items) % 2 :]
+    return items[0]
+
+
+def _add_task(a, b, kind, model):
+    """Two partitions' statistics added (runs on a worker: the tree reduction)."""
+    cluster = _cluster_of(*model)
+    return cluster.add_shards(a, b) if kind == "shards" else cluster.add_blocks(a, b)
+
+
+def _on_cluster(client, task, futures, subsets, shared, reduce, attempts=3):
+    """One step's results from the workers, in partition order — or, with ``reduce``, their
+    tree sum made on the workers, so that one partition's worth of statistics reaches the
+    driver. The step's state travels once (a future the workers fetch), not with every task.
+    A worker lost meanwhile loses the partitions it held (Dask recomputes them from their
+    graph) and maybe that future: the step is then asked again — a pure function of the
+    state, so its result is the same."""
     from distributed import CancelledError
 
     for attempt in range(attempts):
         [state] = client.scatter([shared], hash=False)
         try:
-            return client.gather(
-                client.map(task, futures, subsets, [state] * len(futures), pure=False)
+            results = client.map(task, futures, subsets, [state] * len(futures), pure=False)
+            if reduce is None:
+                return client.gather(results)
+            root = _tree(
+                results,
+                lambda a, b: client.submit(_add_task, a, b, reduce, shared[0], pure=False),
             )
+            return [client.gather(root)]
         except (CancelledError, OSError) as e:  # a lost worker's data
             if attempt + 1 == attempts:
                 raise RuntimeError(f"a CAVI step failed on the cluster {attempts} times: {e}") from e
@@ -385,20 +408,23 @@ class _Loaded:
         """What every task of a step reads besides its partition."""
         return (self.spec, self.sizes, self.hypers, state)
 
-    def each(self, task, local, subsets, state):
+    def each(self, task, local, subsets, state, reduce=None):
         """``task`` on every partition's rows ``subsets`` at ``state``, in partition order: on
         the cluster, or ``local`` (the same call of the model's) in this process. A partition
-        none of whose rows are asked for adds nothing and is not asked."""
+        none of whose rows are asked for adds nothing and is not asked. With ``reduce``
+        (``"shards"``), the results' tree sum, as a list of one."""
         asked = [k for k, r in enumerate(subsets) if r is None or len(r)]
         subsets = [subsets[k] for k in asked]
         if self.client is not None:
             futures = [self.futures[k] for k in asked]
-            return _on_cluster(self.client, task, futures, subsets, self.shared(state))
+            return _on_cluster(self.client, task, futures, subsets, self.shared(state), reduce)
         out = []
         for n, r in zip([self.local[k] for k in asked], subsets):
             rows = _rows_asked(n, r, self.sizes)  # alive while the extension reads it
             out.append(local(self.hypers, state, _data.handover(rows)))
-        return out
+        if reduce is None:
+            return out
+        return [_tree(out, self.cluster.add_shards)]
 
     def forget(self):
         """Let the workers drop the run's partitions (Dask frees them once no future refers
@@ -416,7 +442,7 @@ def _fit(run, plan, iterations, tol, callback):
     for step in range(iterations):
         rows, scale, rho = plan(step, run.total)
         subsets = run.subsets(rows)
-        stats = run.each(_shard_task, cluster.shard, subsets, state)
+        stats = run.each(_shard_task, cluster.shard, subsets, state, reduce="shards")
         wire = [(s[0], [tuple(b) for b in s[1]]) for s in stats]
         state, value = cluster.step(state, wire, scale, rho)
         if learning:
@@ -511,7 +537,7 @@ def _sample(run, chains, warmup, draws, seed, callback, learn_iterations):
             keys = [(seed, c, sweep, r) for c in range(chains)]
             previous, stats = _round(run, shared, previous, inducing, keys)
             for c in range(chains):
-                inducing[c] = cluster.gibbs_draw([tuple(s) for s in stats[c]], keys[c])
+                inducing[c] = cluster.gibbs_draw([tuple(stats[c])], keys[c])
                 if sweep >= warmup:
                     out[c, sweep - warmup, offset : offset + m] = inducing[c]
         if callback is not None:
@@ -540,7 +566,8 @@ def _round(run, shared, previous, inducing, keys):
             ]
             for c, key in enumerate(keys)
         ]
-        return results, [[res[0] for res in row] for row in results]
+        add = run.cluster.add_blocks
+        return results, [_tree([res[0] for res in row], add) for row in results]
     client = run.client
     results = [
         [
@@ -558,10 +585,14 @@ def _round(run, shared, previous, inducing, keys):
         ]
         for c, key in enumerate(keys)
     ]
-    stats = client.gather(
-        [[client.submit(_statistics, f, key=f.key + "-stats") for f in row] for row in results]
-    )
-    return results, stats
+    def add(a, b):
+        return client.submit(_add_task, a, b, "blocks", run.spec, pure=False)
+
+    roots = [
+        _tree([client.submit(_statistics, f, key=f.key + "-stats") for f in row], add)
+        for row in results
+    ]
+    return results, client.gather(roots)
 
 
 class ClusterSamples:

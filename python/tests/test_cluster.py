@@ -303,3 +303,24 @@ def test_a_variational_fit_gives_draws_of_q_as_inference_data(problem):
     sd = np.sqrt(np.diag(np.linalg.inv(prec)))
     z = (v[0].mean(0) - mean) / (sd / np.sqrt(4000))
     assert np.max(np.abs(z)) < 4.5, z
+
+
+def test_a_sparse_multiclass_model_over_partitions():
+    """The logistic-softmax with a sparse GP per class: CAVI over two uneven partitions equals
+    one partition's (1e-10) and the single-process fit's predictions; sparse Gibbs over
+    partitions refuses it with what to do."""
+    src = (MODELS / "multiclass_gp.gpm").read_text()
+    model = gpmc.Model(src.replace("gp(X, sqexp(lengthscale))", "gp(X, sqexp(lengthscale), inducing = 20)"))
+    d = json.loads((MODELS / "multiclass_gp.data.json").read_text())
+    X, y, C = np.array(d["X"]), np.array(d["y"], dtype=float), float(d["C"])
+    n = len(y)
+    whole = gpmc.cluster.cavi(model, [{"X": X, "y": y, "C": C}], tol=1e-10)
+    parts = [{"X": X[a:b], "y": y[a:b], "C": C} for a, b in [(0, n // 3), (n // 3, n)]]
+    split_fit = gpmc.cluster.cavi(model, parts, tol=1e-10)
+    assert_same_fit(whole, split_fit, 1e-10)
+    ref = model.cavi({"X": X, "y": y, "C": C}, progress=False)
+    a = whole.predict({"X": X, "C": C})[["p_1_1", "p_1_2", "p_1_3"]].to_numpy()
+    b = ref.predict({"X": X, "C": C})[["p_1_1", "p_1_2", "p_1_3"]].to_numpy()
+    assert np.max(np.abs(a - b)) < 1e-4
+    with pytest.raises(gpmc.InferenceError, match="logistic-softmax.*sample this model on one machine"):
+        gpmc.cluster.sample(model, parts, chains=1, warmup=1, draws=1)

@@ -34,6 +34,23 @@ pub struct ShardStats {
     pub local: f64,
 }
 
+impl ShardStats {
+    /// Add another shard's statistics (a reduction's step: a tree of these, in a fixed shape,
+    /// gives the same sums wherever each addition runs).
+    pub fn add(&mut self, other: &ShardStats) -> Result<(), RuntimeError> {
+        if self.blocks.len() != other.blocks.len() {
+            return Err(RuntimeError::Inconsistent(
+                "statistics of shards with different blocks".into(),
+            ));
+        }
+        for (a, b) in self.blocks.iter_mut().zip(&other.blocks) {
+            a.add_checked(b)?;
+        }
+        self.local += other.local;
+        Ok(())
+    }
+}
+
 /// One shard's pseudo-observation sums for one sparse block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InducingStats {
@@ -110,6 +127,19 @@ impl InducingStats {
         self.curvature += &other.curvature;
         self.linear += &other.linear;
         self.rows += other.rows;
+    }
+
+    /// [`InducingStats::add`], refusing the sums of a block of another size.
+    pub fn add_checked(&mut self, other: &InducingStats) -> Result<(), RuntimeError> {
+        if self.linear.len() != other.linear.len() {
+            return Err(RuntimeError::Inconsistent(format!(
+                "statistics of blocks of {} and {} inducing points",
+                self.linear.len(),
+                other.linear.len()
+            )));
+        }
+        self.add(other);
+        Ok(())
     }
 
     /// The update's natural parameters with every observation counted `scale` times:

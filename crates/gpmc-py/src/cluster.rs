@@ -179,6 +179,38 @@ impl Cluster {
         Ok((s.local, blocks))
     }
 
+    /// Two shards' statistics added (a step of the tree reduction `gpmc.cluster` runs on the
+    /// workers): (local ELBO terms, per block (M, rows, Σwφφᵀ, Σrφ)).
+    #[allow(clippy::type_complexity)]
+    fn add_shards<'py>(
+        &self,
+        py: Python<'py>,
+        a: (f64, Vec<FromWire>),
+        b: (f64, Vec<FromWire>),
+    ) -> PyResult<(f64, Vec<WireBlock<'py>>)> {
+        let of = |(local, blocks): (f64, Vec<FromWire>)| -> PyResult<ShardStats> {
+            let blocks = blocks.into_iter().map(unwire).collect::<PyResult<_>>()?;
+            Ok(ShardStats { blocks, local })
+        };
+        let mut sum = of(a)?;
+        sum.add(&of(b)?)
+            .map_err(|e| raise(&self.checked, e.into()))?;
+        Ok((sum.local, sum.blocks.iter().map(|b| wire(py, b)).collect()))
+    }
+
+    /// Two shards' statistics of one sparse Gibbs round added: (M, rows, Σwφφᵀ, Σrφ).
+    fn add_blocks<'py>(
+        &self,
+        py: Python<'py>,
+        a: FromWire,
+        b: FromWire,
+    ) -> PyResult<WireBlock<'py>> {
+        let mut sum = unwire(a)?;
+        sum.add_checked(&unwire(b)?)
+            .map_err(|e| raise(&self.checked, e.into()))?;
+        Ok(wire(py, &sum))
+    }
+
     /// One step from the shards' statistics (summed in the order given): CAVI with the default
     /// `scale = rho = 1`, an SVI natural-gradient step with `scale = N/|B|` and `rho` the step
     /// size. Returns (next state JSON, the ELBO (estimate) at `state`).

@@ -80,15 +80,21 @@ impl<'a> Sampler<'a> {
     /// every step must draw auxiliaries or a sparse GP block (no sampled hyperparameters, no
     /// collapsed or elliptical phases), and no factor may be the logistic-softmax.
     pub fn rounds(&self) -> Result<Rounds, RuntimeError> {
-        let refuse = |why: &str| {
+        let refuse = |why: &str, instead: &str| {
             Err(RuntimeError::Unsupported(format!(
                 "sparse Gibbs over shards needs a sweep of auxiliaries and sparse GP blocks only: \
-                 {why}; fit this model on one machine (`gpmc infer`), or fix its \
-                 hyperparameters' values"
+                 {why}; {instead}"
             )))
         };
+        const ONE_MACHINE: &str = "sample this model on one machine (`gpmc infer`, \
+                                   `Model.sample`), or fit it over the shards by CAVI or SVI";
+        const FIX: &str = "give the hyperparameter a value or declare it `learn(...)` (learned \
+                           over the shards before sampling), or sample on one machine";
         if self.labels.iter().any(Option::is_some) {
-            return refuse("the logistic-softmax's class auxiliaries are not kept per shard");
+            return refuse(
+                "the logistic-softmax's class auxiliaries are not kept per shard",
+                ONE_MACHINE,
+            );
         }
         let mut rounds = Vec::new();
         for (k, step) in self.schedule.gibbs.iter().enumerate() {
@@ -100,19 +106,27 @@ impl<'a> Sampler<'a> {
                 } => {
                     for bi in self.prep.spec_blocks[block.0].clone() {
                         if !matches!(self.prep.blocks[bi], Block::Sparse { .. }) {
-                            return refuse("every latent must be a sparse GP (`inducing = M`)");
+                            return refuse(
+                                "every latent must be a sparse GP (`inducing = M`)",
+                                ONE_MACHINE,
+                            );
                         }
                         if self.kernels.iter().any(|sk| sk.block == bi) {
-                            return refuse("a kernel hyperparameter is sampled");
+                            return refuse("a kernel hyperparameter is sampled", FIX);
                         }
                         rounds.push((k, bi));
                     }
                 }
-                _ => return refuse(&format!("step {} is not one of them", k + 1)),
+                _ => {
+                    let kind = format!("{step:?}");
+                    let kind = kind.split([' ', '{', '(']).next().unwrap_or_default();
+                    let why = format!("step {} of the sweep (`{kind}`) is not one of them", k + 1);
+                    return refuse(&why, FIX);
+                }
             }
         }
         if rounds.is_empty() {
-            return refuse("the model has no sparse GP");
+            return refuse("the model has no sparse GP", ONE_MACHINE);
         }
         Ok(Rounds { rounds })
     }
