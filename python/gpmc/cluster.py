@@ -456,14 +456,15 @@ def _fit(run, plan, iterations, tol, callback):
     return ClusterFit(run.model, run, state, elbo)
 
 
-def _gibbs_task(norm, previous, inducing, round_key, shard, shared):
+def _gibbs_task(norm, previous, inducing, round_key, first_row, shared):
     """One partition's part of a sparse Gibbs round (runs on a worker): its chain moved by the
     driver's last ``inducing`` values, the round's statistics. ``previous`` is what its previous
-    round returned (``None`` before the first)."""
+    round returned (``None`` before the first); ``first_row`` the global position of its first
+    row (each row's random numbers are keyed by its position)."""
     model, _sizes, hypers, state = shared
     chain = None if previous is None else previous[1]
     return _cluster_of(*model).gibbs_round(
-        hypers, state, _data.handover(norm), chain, inducing, round_key, shard
+        hypers, state, _data.handover(norm), chain, inducing, round_key, first_row
     )
 
 
@@ -499,9 +500,11 @@ def sample(
     FITC statistics; the driver sums them in partition order and draws the block's whitened
     inducing values ``v``. Each partition keeps its rows' latent values and auxiliaries between
     rounds as a Dask result on its worker; every random number comes from a stream keyed by
-    (``seed``, chain, sweep, round, partition), so the draws are bit for bit the same on any
-    number of workers, and a worker lost mid-run is recomputed by Dask from the run's task
-    graph (the rounds of the partitions it held, from the first) to the same draws. Chains run
+    (``seed``, chain, sweep, round) and, for a row's, its global position — so the draws are
+    bit for bit the same on any number of workers, over another partitioning of the rows they
+    differ only by the rounding of the partitions' sums, and a worker lost mid-run is
+    recomputed by Dask from the run's task graph (the rounds of the partitions it held, from
+    the first) to the same draws. Chains run
     side by side, their rounds in the same tasks' waves. ``callback(sweep)`` after each sweep.
     ``learn()`` hyperparameters are learned first, as single-process Gibbs learns them, by a
     distributed CAVI fit (:func:`cavi`, at most ``learn_iterations`` steps; ``hyper_rate``), and
@@ -560,7 +563,7 @@ def _round(run, shared, previous, inducing, keys):
                     None if previous[c][k] is None else previous[c][k][1],
                     inducing[c],
                     key,
-                    k,
+                    int(run.starts[k]),
                 )
                 for k in shards
             ]
@@ -577,7 +580,7 @@ def _round(run, shared, previous, inducing, keys):
                 previous[c][k],
                 inducing[c],
                 key,
-                k,
+                int(run.starts[k]),
                 shared,
                 key=f"gpmc-gibbs-{run.fit_id}-{c}-{key[2]}-{key[3]}-{k}",
             )

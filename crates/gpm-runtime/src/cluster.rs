@@ -248,29 +248,24 @@ impl GlobalState {
     }
 }
 
-/// The random stream of one party of a distributed Gibbs round: shard `shard` (`None`: the
-/// driver drawing `v`) of chain `chain` in round `round` of sweep `sweep`. A pure function of
-/// the key, so a round recomputed on another worker (one lost) draws the same numbers, and
-/// the chains do not depend on which worker ran which shard.
-pub fn stream(
-    seed: u64,
-    chain: usize,
-    sweep: usize,
-    round: usize,
-    shard: Option<usize>,
-) -> ChaCha8Rng {
-    // splitmix64 (Steele, Lea & Flood 2014) folded over the key's words: distinct keys give
-    // unrelated ChaCha8 keys.
+/// The random stream keyed by `words` (a distributed Gibbs run's: the driver's draw of a
+/// block's `v` by (seed, chain, sweep, round), a row's draws by those and its global position
+/// and purpose). A pure function of the key, so a round recomputed on another worker (one
+/// lost) draws the same numbers, and the draws do not depend on which worker, or which
+/// partition, holds a row.
+pub fn stream(words: &[u64]) -> ChaCha8Rng {
+    // splitmix64 (Steele, Lea & Flood 2014) folded over the key's words, its length first:
+    // distinct keys give unrelated ChaCha8 keys.
     let mix = |mut z: u64| {
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     };
-    let shard = shard.map_or(u64::MAX, |s| s as u64);
-    let words = [seed, chain as u64, sweep as u64, round as u64, shard];
-    let key = words.iter().fold(0x6770_6d63_5f67_6962_u64, |h, &w| {
-        mix(h.wrapping_add(0x9e37_79b9_7f4a_7c15) ^ w)
-    });
+    let key = std::iter::once(words.len() as u64)
+        .chain(words.iter().copied())
+        .fold(0x6770_6d63_5f67_6962_u64, |h, w| {
+            mix(h.wrapping_add(0x9e37_79b9_7f4a_7c15) ^ w)
+        });
     ChaCha8Rng::seed_from_u64(key)
 }
 

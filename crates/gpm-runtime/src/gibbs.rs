@@ -37,7 +37,7 @@ mod pointwise;
 mod shard;
 mod start;
 pub use pointwise::Pointwise;
-pub use shard::ShardChain;
+pub use shard::{RowStreams, ShardChain};
 pub use start::Init;
 mod hypers;
 use crate::prepared::Coords;
@@ -734,20 +734,24 @@ impl<'a> Sampler<'a> {
         Ok(())
     }
 
-    pub(super) fn sample_aux(
+    /// Every auxiliary from its exact conditional, row by row; row `i` of factor `f` draws
+    /// from `rows.at(f, i)` (one stream for a single-process chain: [`RowRng`]).
+    pub(super) fn sample_aux<G: RowRng + ?Sized>(
         &self,
         state: &mut State,
         pv: &[Vec<f64>],
-        rng: &mut ChaCha8Rng,
+        rows: &mut G,
     ) -> Result<(), RuntimeError> {
         let mut stack = Vec::with_capacity(64);
         for (f, fp) in self.schedule.factors.iter().enumerate() {
             if let Some((labels, classes)) = &self.labels[f] {
+                let rng = rows.at(f, 0);
                 self.sample_categorical_aux(f, fp, labels, *classes, state, pv, rng)?;
                 continue;
             }
             let mut vals = vec![0.0; fp.slots.len()];
             for i in 0..self.prep.factors[f].n {
+                let rng = rows.at(f, i);
                 self.fill(f, i, pv, state, &mut vals);
                 for (j, a) in fp.aux.iter().enumerate() {
                     let ev = |t: &gpm_schedule::Tape, st: &mut Vec<f64>| t.eval(&vals, st);
@@ -825,6 +829,21 @@ impl<'a> Sampler<'a> {
             self.push_pointwise(state, &pv, rng, &mut r);
         }
         r
+    }
+}
+
+/// Where row `i` of factor `f` takes its random numbers in the auxiliaries' step: one stream
+/// for every row (a single-process chain, in row order), or a stream of its own per row (a
+/// shard of a distributed run, keyed by the row's global position, so that the draws do not
+/// depend on how the rows are partitioned: [`shard::RowStreams`]).
+pub trait RowRng {
+    /// The stream of row `i` of factor `f`.
+    fn at(&mut self, f: usize, i: usize) -> &mut ChaCha8Rng;
+}
+
+impl RowRng for ChaCha8Rng {
+    fn at(&mut self, _: usize, _: usize) -> &mut ChaCha8Rng {
+        self
     }
 }
 

@@ -109,17 +109,17 @@ impl SparseGp {
 
     /// The latent values given `v` (the second half of [`SparseGp::sample_conditional`]):
     /// `f_i = μ₀ + φ_iᵀv + ε_i`, each `ε_i | v` with precision `1/k̃_i + a_i` and linear term
-    /// `b_i − a_i(μ₀ + φ_iᵀv)`; one standard normal per row with `k̃_i > 0`, in row order.
-    pub fn sample_given_inducing<R: Rng + ?Sized>(
+    /// `b_i − a_i(μ₀ + φ_iᵀv)`; `normal(i)` is row `i`'s standard normal, asked for each row
+    /// with `k̃_i > 0`, in row order.
+    pub fn sample_given_inducing(
         &self,
         phi: &DMatrix<f64>,
         kt: &[f64],
         a: &[f64],
         b: &[f64],
         v: &DVector<f64>,
-        rng: &mut R,
+        mut normal: impl FnMut(usize) -> f64,
     ) -> Result<DVector<f64>, RuntimeError> {
-        use rand_distr::StandardNormal;
         let n = phi.ncols();
         if v.len() != phi.nrows() || kt.len() != n || a.len() != n || b.len() != n {
             return Err(RuntimeError::Inconsistent(
@@ -134,7 +134,7 @@ impl SparseGp {
             }
             let p = 1.0 / kt[i] + a[i];
             let mu = (b[i] - a[i] * base) / p;
-            base + mu + rng.sample::<f64, _>(StandardNormal) / p.sqrt()
+            base + mu + normal(i) / p.sqrt()
         }))
     }
 }
@@ -156,8 +156,10 @@ impl SparseGp {
         b: &[f64],
         rng: &mut R,
     ) -> Result<(DVector<f64>, DVector<f64>), RuntimeError> {
+        use rand_distr::StandardNormal;
         let v = self.fitc_stats(phi, kt, a, b)?.draw(rng)?;
-        let f = self.sample_given_inducing(phi, kt, a, b, &v, rng)?;
+        let normal = |_: usize| rng.sample::<f64, _>(StandardNormal);
+        let f = self.sample_given_inducing(phi, kt, a, b, &v, normal)?;
         Ok((v, f))
     }
 }

@@ -285,7 +285,8 @@ impl Cluster {
 
     /// One shard's part of a round of sparse Gibbs: (the block's statistics, the shard's chain
     /// to pass to its next round). `chain` and `inducing` are `None` before the first round;
-    /// `key` is (seed, chain, sweep, round).
+    /// `key` is (seed, chain, sweep, round); `first_row` the global position of the shard's
+    /// first row (its rows' random streams are keyed by their positions).
     #[allow(clippy::too_many_arguments)]
     fn gibbs_round<'py>(
         &self,
@@ -296,7 +297,7 @@ impl Cluster {
         chain: Option<&[u8]>,
         inducing: Option<Vec<f64>>,
         key: (u64, usize, usize, usize),
-        shard: usize,
+        first_row: usize,
     ) -> PyResult<(WireBlock<'py>, Bound<'py, PyBytes>)> {
         let c = &self.checked;
         let (hv, state, rows) = bind(c, hypers, state, rows)?;
@@ -311,7 +312,7 @@ impl Cluster {
                 )),
             };
         let (stats, next) = py
-            .detach(|| gpmc::cluster::gibbs_round(c, &rows, &hv, &state, previous, key, shard))
+            .detach(|| gpmc::cluster::gibbs_round(c, &rows, &hv, &state, previous, key, first_row))
             .map_err(|e| raise(c, e))?;
         Ok((wire(py, &stats), PyBytes::new(py, &next)))
     }

@@ -13,7 +13,7 @@ use crate::Checked;
 use gpm_runtime::cluster::stream;
 use gpm_runtime::cluster::GlobalState;
 use gpm_runtime::data::Data;
-use gpm_runtime::gibbs::{Chain, ShardChain};
+use gpm_runtime::gibbs::{Chain, RowStreams, ShardChain};
 use gpm_runtime::kernels::HyperValues;
 use gpm_runtime::prepared::{Block, Prepared};
 use gpm_runtime::shard::{InducingStats, ShardStats};
@@ -268,10 +268,24 @@ pub struct Previous<'a> {
     pub inducing: &'a [f64],
 }
 
+impl RoundKey {
+    /// The key as the words of a stream's key.
+    pub fn words(&self) -> [u64; 4] {
+        [
+            self.seed,
+            self.chain as u64,
+            self.sweep as u64,
+            self.round as u64,
+        ]
+    }
+}
+
 /// One shard's part of a round of sparse Gibbs: its chain (the model's start before the first
 /// round, `previous = None`) moved by the driver's last `v`, and the round's block's FITC
-/// statistics over its rows. Shard `shard`'s random numbers are the key's
-/// ([`gpm_runtime::cluster::stream`]). Returns the statistics and the chain to keep.
+/// statistics over its rows, whose first is at global position `first_row`: each row's random
+/// numbers come from a stream keyed by the key and that position
+/// ([`gpm_runtime::gibbs::RowStreams`]), so the draws do not depend on the partitioning.
+/// Returns the statistics and the chain to keep.
 pub fn gibbs_round(
     c: &Checked,
     rows: &Data,
@@ -279,7 +293,7 @@ pub fn gibbs_round(
     state: &GlobalState,
     previous: Option<Previous>,
     key: RoundKey,
-    shard: usize,
+    first_row: usize,
 ) -> Result<(InducingStats, Vec<u8>), InferError> {
     let s = shard_sampler(c, rows, hv, state)?;
     let rounds = s.rounds()?;
@@ -290,8 +304,8 @@ pub fn gibbs_round(
         ),
         None => (s.shard_chain(), None),
     };
-    let mut rng = stream(key.seed, key.chain, key.sweep, key.round, Some(shard));
-    let stats = s.shard_round(&rounds, &mut chain, key.round, v.as_ref(), &mut rng)?;
+    let mut rows = RowStreams::new(key.words(), first_row as u64);
+    let stats = s.shard_round(&rounds, &mut chain, key.round, v.as_ref(), &mut rows)?;
     Ok((stats, chain.to_bytes()))
 }
 
@@ -310,7 +324,7 @@ pub fn gibbs_draw(shards: &[InducingStats], key: RoundKey) -> Result<Vec<f64>, I
         }
         total.add(s);
     }
-    let mut rng = stream(key.seed, key.chain, key.sweep, key.round, None);
+    let mut rng = stream(&key.words());
     Ok(total.draw(&mut rng)?.as_slice().to_vec())
 }
 

@@ -14,6 +14,7 @@
 
 use super::*;
 use crate::shard::InducingStats;
+use rand::Rng;
 
 /// A shard's part of one chain of a distributed sparse Gibbs run, kept between rounds: its
 /// rows' latent values and auxiliaries, and the curvature of the block whose `v` the driver
@@ -72,6 +73,49 @@ impl Rounds {
     /// Whether there is none (never, for a model that passed [`Sampler::rounds`]).
     pub fn is_empty(&self) -> bool {
         self.rounds.is_empty()
+    }
+}
+
+/// The per-row streams of one round of a distributed chain: row `i` of the shard (global
+/// position `first_row + i`) draws factor `f`'s auxiliaries from the stream keyed by
+/// (seed, chain, sweep, round, global position, `f`) and its latent values given `v` from
+/// (…, global position, [`VALUES`]) — so a row's draws are the same whichever partition holds
+/// it, and a chain over any partitioning of the rows differs only by the rounding of the
+/// shards' sums.
+#[derive(Debug, Clone)]
+pub struct RowStreams {
+    /// (seed, chain, sweep, round).
+    pub key: [u64; 4],
+    /// The global position of the shard's first row.
+    pub first_row: u64,
+    current: ChaCha8Rng,
+}
+
+/// The purpose word of a row's draws of its latent values given `v` (factors are 0, 1, …).
+const VALUES: u64 = u64::MAX;
+
+impl RowStreams {
+    /// The streams of round `key` = (seed, chain, sweep, round) of a shard whose first row is
+    /// at global position `first_row`.
+    pub fn new(key: [u64; 4], first_row: u64) -> RowStreams {
+        RowStreams {
+            key,
+            first_row,
+            current: ChaCha8Rng::seed_from_u64(0),
+        }
+    }
+
+    fn of(&mut self, i: usize, purpose: u64) -> &mut ChaCha8Rng {
+        let [seed, chain, sweep, round] = self.key;
+        let row = self.first_row + i as u64;
+        self.current = crate::cluster::stream(&[seed, chain, sweep, round, row, purpose]);
+        &mut self.current
+    }
+}
+
+impl RowRng for RowStreams {
+    fn at(&mut self, f: usize, i: usize) -> &mut ChaCha8Rng {
+        self.of(i, f as u64)
     }
 }
 
@@ -145,14 +189,15 @@ impl<'a> Sampler<'a> {
 
     /// Round `round` of a sweep on this shard: the values of the block drawn last round given
     /// its `v` (`inducing`; `None` only before the very first round), the sweep's steps up to
-    /// this round's block, and the block's FITC statistics over the shard's rows.
+    /// this round's block, and the block's FITC statistics over the shard's rows, every row's
+    /// random numbers from its own stream (`rows`).
     pub fn shard_round(
         &self,
         rounds: &Rounds,
         chain: &mut ShardChain,
         round: usize,
         inducing: Option<&DVector<f64>>,
-        rng: &mut ChaCha8Rng,
+        rows: &mut RowStreams,
     ) -> Result<InducingStats, RuntimeError> {
         let k = rounds.len();
         let expected = chain.pending.as_ref().map(|p| (p.0 + 1) % k).unwrap_or(0);
@@ -182,7 +227,7 @@ impl<'a> Sampler<'a> {
         state.aux = std::mem::take(&mut chain.aux);
         let swept = chain.pending.is_some();
         if let (Some((last, a, b)), Some(v)) = (chain.pending.take(), inducing) {
-            self.values_given_inducing(rounds.rounds[last].1, &a, &b, v, &mut state, rng)?;
+            self.values_given_inducing(rounds.rounds[last].1, &a, &b, v, &mut state, rows)?;
         }
         // The steps between the previous round's block and this one's; round 0 runs those
         // after the last block of the previous sweep first.
@@ -201,7 +246,7 @@ impl<'a> Sampler<'a> {
         for s in steps {
             if let GibbsStep::Auxiliaries = self.schedule.gibbs[s] {
                 let pv = self.predictors(&state);
-                self.sample_aux(&mut state, &pv, rng)?;
+                self.sample_aux(&mut state, &pv, rows)?;
             }
         }
         let pv = self.predictors(&state);
@@ -233,8 +278,9 @@ impl<'a> Sampler<'a> {
         b: &[f64],
         v: &DVector<f64>,
         state: &mut State,
-        rng: &mut ChaCha8Rng,
+        rows: &mut RowStreams,
     ) -> Result<(), RuntimeError> {
+        use rand_distr::StandardNormal;
         let Block::Sparse {
             sp, latent, column, ..
         } = &self.prep.blocks[bi]
@@ -244,7 +290,8 @@ impl<'a> Sampler<'a> {
         let (phi, kt) = self.sparse_feats[bi]
             .as_ref()
             .expect("a sparse block's features");
-        let f = sp.sample_given_inducing(phi, kt, a, b, v, rng)?;
+        let normal = |i: usize| rows.of(i, VALUES).sample::<f64, _>(StandardNormal);
+        let f = sp.sample_given_inducing(phi, kt, a, b, v, normal)?;
         let rows = f.len();
         state.latents[*latent]
             .rows_mut(column * rows, rows)
