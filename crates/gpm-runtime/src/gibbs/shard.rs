@@ -7,10 +7,11 @@
 //! per sparse block: each shard (its rows' latents and auxiliaries kept between rounds, a
 //! [`ShardChain`]) first draws the values of the block the driver drew `v` for last round, then
 //! the steps before this round's block (the auxiliaries), and returns the block's
-//! [`InducingStats`]; the driver sums them in shard order and draws the block's `v`
-//! ([`InducingStats::draw`]). The math is the single-process sweep's, through the same
-//! functions; only the random streams differ (one per shard and round), so a cluster's chain
-//! and a single-process chain agree in distribution, not draw for draw.
+//! [`InducingStats`]; the shards' statistics are summed (in a fixed order or tree) and the
+//! driver draws the block's `v` ([`InducingStats::draw`]). The math is the single-process
+//! sweep's, through the same functions; only the random streams differ (one per row and round,
+//! [`RowStreams`]), so a cluster's chain and a single-process chain agree in distribution, not
+//! draw for draw.
 
 use super::*;
 use crate::shard::InducingStats;
