@@ -19,8 +19,6 @@ use gpm_schedule::{AuxKind, FactorProgram, GibbsStep, LatentId, Schedule};
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 mod ellipse_reference;
 pub use ellipse_reference::Reference as EllipseReference;
@@ -34,9 +32,11 @@ mod level_shift;
 mod log_joint;
 mod marginal_elliptical;
 mod pointwise;
+mod run;
 mod shard;
 mod start;
 pub use pointwise::Pointwise;
+pub use run::{run, run_into, run_until, ChainTimes, RowSink};
 pub use shard::{RowStreams, ShardChain};
 pub use start::Init;
 mod hypers;
@@ -849,148 +849,3 @@ impl RowRng for ChaCha8Rng {
 
 /// Mixed into the seed of the replicated responses' streams.
 const REPLICATE_SEED: u64 = 0x7965_725f_7265_7063;
-
-/// Where one chain's draws go, row by row as they are made: kept in memory
-/// (`Vec<Vec<f64>>`), or written to a file by the caller so that memory stays flat in the
-/// number of draws (the runtime never opens a file itself).
-pub trait RowSink: Send {
-    /// Take one draw row.
-    fn push(&mut self, row: Vec<f64>) -> Result<(), RuntimeError>;
-    /// Keep only the first `rows` rows (chains of an interrupted run are cut to the shortest).
-    fn truncate(&mut self, rows: usize) -> Result<(), RuntimeError>;
-    /// The latents' conditional means at the draw just pushed, and which latents have none
-    /// ([`State::conditional_means`]); a sink that reports Rao-Blackwellised means keeps them.
-    fn conditional_means(&mut self, _means: &[DVector<f64>], _without: &[bool]) {}
-}
-
-impl RowSink for Vec<Vec<f64>> {
-    fn push(&mut self, row: Vec<f64>) -> Result<(), RuntimeError> {
-        Vec::push(self, row);
-        Ok(())
-    }
-    fn truncate(&mut self, rows: usize) -> Result<(), RuntimeError> {
-        Vec::truncate(self, rows);
-        Ok(())
-    }
-}
-
-/// What a chain did, besides its draws.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct ChainTimes {
-    /// Seconds spent in warm-up.
-    pub warmup_seconds: f64,
-    /// Seconds spent sampling.
-    pub sampling_seconds: f64,
-}
-
-/// Run several chains in parallel. `progress(chain, sweep)` is called after every sweep.
-pub fn run(
-    sampler: &Sampler,
-    config: &GibbsConfig,
-    progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Vec<Chain>, RuntimeError> {
-    run_until(sampler, config, progress, &AtomicBool::new(false))
-}
-
-/// [`run`], stopping early when `stop` is set (an interrupted run): each chain ends after its
-/// current sweep and keeps the draws it has; chains with no draw (not started, with more chains
-/// than threads) are dropped and the others cut to the shortest, so that every chain has the
-/// same number of complete draws.
-pub fn run_until(
-    sampler: &Sampler,
-    config: &GibbsConfig,
-    progress: &(dyn Fn(usize, usize) + Sync),
-    stop: &AtomicBool,
-) -> Result<Vec<Chain>, RuntimeError> {
-    let sinks = (0..config.chains).map(|_| Vec::new()).collect();
-    let (chains, _) = run_into(sampler, config, progress, stop, sinks)?;
-    let layout = sampler.layout();
-    Ok(chains
-        .into_iter()
-        .map(|(rows, t)| Chain::new(layout.clone(), rows, t))
-        .collect())
-}
-
-/// [`run_until`] with each chain's rows handed to its sink as they are made (one sink per
-/// chain, in chain order). Returns the chains that kept draws, each with its sink and times,
-/// and the number of draws each kept (the same for all: the sinks are cut to the shortest).
-#[allow(clippy::type_complexity)]
-pub fn run_into<S: RowSink>(
-    sampler: &Sampler,
-    config: &GibbsConfig,
-    progress: &(dyn Fn(usize, usize) + Sync),
-    stop: &AtomicBool,
-    sinks: Vec<S>,
-) -> Result<(Vec<(S, ChainTimes)>, usize), RuntimeError> {
-    let stopped = || stop.load(Ordering::Relaxed);
-    if config.chains == 0 || config.draws == 0 || config.thin == 0 {
-        return Err(RuntimeError::Settings(
-            "chains, draws and thin must be at least 1".into(),
-        ));
-    }
-    if sinks.len() != config.chains {
-        return Err(RuntimeError::Inconsistent(format!(
-            "{} sinks for {} chains",
-            sinks.len(),
-            config.chains
-        )));
-    }
-    let results = sinks
-        .into_par_iter()
-        .enumerate()
-        .map(|(c, mut sink)| {
-            let stream = (config.first_chain + c) as u64;
-            let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-            rng.set_stream(stream);
-            let mut state = sampler.start(&mut rng);
-            // Replicated responses have a stream of their own, so that asking for them leaves
-            // the chain's draws unchanged.
-            let mut replicate_rng = ChaCha8Rng::seed_from_u64(config.seed ^ REPLICATE_SEED);
-            replicate_rng.set_stream(stream);
-            let t0 = std::time::Instant::now();
-            for s in 0..config.warmup {
-                if stopped() {
-                    break;
-                }
-                sampler.warmup_sweep(&mut state, &mut rng, s + 1, config.warmup)?;
-                progress(c, s + 1);
-            }
-            let warmup_seconds = t0.elapsed().as_secs_f64();
-            let t1 = std::time::Instant::now();
-            let mut kept = 0;
-            for s in 0..config.draws * config.thin {
-                if stopped() {
-                    break;
-                }
-                sampler.sweep(&mut state, &mut rng)?;
-                if (s + 1) % config.thin == 0 {
-                    sink.push(sampler.row(&state, &mut replicate_rng))?;
-                    sink.conditional_means(&state.conditional_means, &state.without_mean);
-                    kept += 1;
-                }
-                progress(c, config.warmup + s + 1);
-            }
-            let times = ChainTimes {
-                warmup_seconds,
-                sampling_seconds: t1.elapsed().as_secs_f64(),
-            };
-            Ok((sink, times, kept))
-        })
-        .collect::<Result<Vec<_>, RuntimeError>>()?;
-    // With more chains than threads, the last ones may not have started.
-    let kept = results
-        .iter()
-        .map(|r| r.2)
-        .filter(|&k| k > 0)
-        .min()
-        .unwrap_or(0);
-    let mut chains = Vec::with_capacity(results.len());
-    for (mut sink, times, k) in results {
-        if k == 0 {
-            continue;
-        }
-        sink.truncate(kept)?;
-        chains.push((sink, times));
-    }
-    Ok((chains, kept))
-}
