@@ -289,10 +289,18 @@ def cavi(
     the ELBO, summed over the partitions (``fit.hypers`` holds the final values).
     """
 
-    def plan(step, total):
-        return None, 1.0, 1.0
-
     run = _Loaded(model, data, client, columns, sample_rows, seed, hyper_rate)
+    return _fit_loaded("cavi", run, _full_batch, iterations, tol, callback)
+
+
+def _full_batch(step, total):
+    """CAVI's plan: every row at every step, counted once, the whole step taken."""
+    return None, 1.0, 1.0
+
+
+def _fit_loaded(method, run, plan, iterations, tol, callback):
+    """A variational fit on loaded partitions: the warnings a single-process fit gives, the
+    steps, and the partitions let go whatever happens."""
     from . import _warn
 
     _warn(run.warnings)
@@ -300,7 +308,7 @@ def cavi(
         fit = _fit(run, plan, iterations, tol, callback)
     finally:
         run.forget()
-    fit.method = "cavi"
+    fit.method = method
     return fit
 
 
@@ -335,15 +343,7 @@ def svi(
         return rows, total / b, (step + 1.0 + delay) ** (-forgetting)
 
     run = _Loaded(model, data, client, columns, sample_rows, seed, hyper_rate)
-    from . import _warn
-
-    _warn(run.warnings)
-    try:
-        fit = _fit(run, plan, iterations, 0.0, callback)
-    finally:
-        run.forget()
-    fit.method = "svi"
-    return fit
+    return _fit_loaded("svi", run, plan, iterations, 0.0, callback)
 
 
 class _Loaded:
@@ -523,7 +523,7 @@ def _sample(run, chains, warmup, draws, seed, callback, learn_iterations):
     """:func:`sample` on loaded partitions."""
     client = run.client
     if json.loads(run.state).get("learning") is not None:
-        fit = _fit(run, lambda step, total: (None, 1.0, 1.0), learn_iterations, 1e-9, None)
+        fit = _fit(run, _full_batch, learn_iterations, 1e-9, None)
         run.hypers, run.state = run.cluster.settle(run.hypers, fit._state)
         run.report = fit.report
     cluster, state = run.cluster, run.state

@@ -129,6 +129,18 @@ impl InducingStats {
         self.rows += other.rows;
     }
 
+    /// The sums of several shards' statistics of one block, added in the order given.
+    pub fn sum(parts: &[InducingStats]) -> Result<InducingStats, RuntimeError> {
+        let first = parts
+            .first()
+            .ok_or_else(|| RuntimeError::Inconsistent("no shard's statistics to add up".into()))?;
+        let mut total = InducingStats::zeros(first.linear.len());
+        for p in parts {
+            total.add_checked(p)?;
+        }
+        Ok(total)
+    }
+
     /// [`InducingStats::add`], refusing the sums of a block of another size.
     pub fn add_checked(&mut self, other: &InducingStats) -> Result<(), RuntimeError> {
         if self.linear.len() != other.linear.len() {

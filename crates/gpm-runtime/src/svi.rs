@@ -353,20 +353,12 @@ pub fn shard_stats(
     q: &[QInducing],
     subset: Option<&[usize]>,
 ) -> Result<crate::shard::ShardStats, RuntimeError> {
-    let n = check(prep, schedule)?;
-    if q.len() != prep.blocks.len() {
-        return Err(RuntimeError::Inconsistent(format!(
-            "a global state of {} sparse blocks for a model with {}",
-            q.len(),
-            prep.blocks.len()
-        )));
-    }
-    let sps = sparse_priors(prep);
-    let setup = Setup::new(prep, schedule, 0)?;
-    let hv = bound_hypers(prep, &sps[0]);
-    let idx = shard_rows(n, subset)?;
-    let sizes: Vec<(usize, usize)> = sps.iter().map(|sp| (idx.len(), sp.m())).collect();
-    crate::memory::check_features(&sizes, "a partition's step")?;
+    let Shard {
+        sps,
+        setup,
+        hv,
+        idx,
+    } = Shard::new(prep, schedule, q, subset)?;
     let BatchEval { feats, local, np } = setup.eval(&sps, &hv, q, &idx, 0)?;
     let blocks = sps
         .iter()
@@ -389,12 +381,49 @@ pub fn shard_gradient(
     learn: &[HyperId],
     subset: Option<&[usize]>,
 ) -> Result<Vec<f64>, RuntimeError> {
-    let n = check(prep, schedule)?;
-    let sps = sparse_priors(prep);
-    let setup = Setup::new(prep, schedule, 0)?;
-    let hv = bound_hypers(prep, &sps[0]);
+    let Shard { setup, hv, idx, .. } = Shard::new(prep, schedule, q, subset)?;
     check_learnable(schedule, &hv, learn)?;
-    local_gradient(&setup, &hv, learn, q, &shard_rows(n, subset)?, 0)
+    local_gradient(&setup, &hv, learn, q, &idx, 0)
+}
+
+/// What a shard's step and its gradient both read: the sparse priors, the batch evaluation's
+/// setup, the hyperparameter values `prep` was bound with, and the rows asked — checked once
+/// (the model runs by SVI, `q` has its blocks, the rows' features fit in memory).
+struct Shard<'a> {
+    sps: Vec<crate::sparse::SparseGp>,
+    setup: Setup<'a>,
+    hv: HyperValues,
+    idx: Vec<usize>,
+}
+
+impl<'a> Shard<'a> {
+    fn new(
+        prep: &'a Prepared,
+        schedule: &'a Schedule,
+        q: &[QInducing],
+        subset: Option<&[usize]>,
+    ) -> Result<Self, RuntimeError> {
+        let n = check(prep, schedule)?;
+        if q.len() != prep.blocks.len() {
+            return Err(RuntimeError::Inconsistent(format!(
+                "a global state of {} sparse blocks for a model with {}",
+                q.len(),
+                prep.blocks.len()
+            )));
+        }
+        let sps = sparse_priors(prep);
+        let setup = Setup::new(prep, schedule, 0)?;
+        let hv = bound_hypers(prep, &sps[0]);
+        let idx = shard_rows(n, subset)?;
+        let sizes: Vec<(usize, usize)> = sps.iter().map(|sp| (idx.len(), sp.m())).collect();
+        crate::memory::check_features(&sizes, "a partition's step")?;
+        Ok(Shard {
+            sps,
+            setup,
+            hv,
+            idx,
+        })
+    }
 }
 
 /// The rows `subset` asks of a shard of `n` (all of them for `None`).

@@ -97,6 +97,21 @@ pub fn settle(hv: &HyperValues, state: &GlobalState) -> (HyperValues, GlobalStat
     (state.hypers(hv), fixed)
 }
 
+/// The model bound to `rows` at the fit's inducing inputs and current hyperparameter values
+/// (the learned ones where they are now): what every call on a shard, or on the sample the fit
+/// started from, reads.
+fn bind<'c>(
+    c: &'c Checked,
+    rows: &Data,
+    hv: &HyperValues,
+    state: &GlobalState,
+) -> Result<(&'c gpm_schedule::Schedule, HyperValues, Prepared), InferError> {
+    let schedule = schedule(c)?;
+    let hv = state.hypers(hv);
+    let prep = Prepared::with_inducing(schedule, rows, &hv, &state.inducing_inputs()?)?;
+    Ok((schedule, hv, prep))
+}
+
 /// One shard's gradient of its local ELBO terms in the logarithms of the learned
 /// hyperparameters, at `state` (its `q(v)`, its hyperparameter values), over its rows `subset`
 /// (0-based; `None`: all) — summed over the shards by `GlobalState::hyper_step`.
@@ -107,9 +122,7 @@ pub fn gradient(
     state: &GlobalState,
     subset: Option<&[usize]>,
 ) -> Result<Vec<f64>, InferError> {
-    let schedule = schedule(c)?;
-    let hv = state.hypers(hv);
-    let prep = Prepared::with_inducing(schedule, rows, &hv, &state.inducing_inputs()?)?;
+    let (schedule, _, prep) = bind(c, rows, hv, state)?;
     Ok(gpm_runtime::svi::shard_gradient(
         &prep,
         schedule,
@@ -129,9 +142,7 @@ pub fn q_draws(
     draws: usize,
     seed: u64,
 ) -> Result<(Vec<String>, Vec<Vec<f64>>), InferError> {
-    let schedule = schedule(c)?;
-    let hv = state.hypers(hv);
-    let prep = Prepared::with_inducing(schedule, sample, &hv, &state.inducing_inputs()?)?;
+    let (_, _, prep) = bind(c, sample, hv, state)?;
     let mut layout = gpm_runtime::draws::Layout::default();
     prep.push_inducing(&mut layout);
     let at: Vec<usize> = (0..prep.blocks.len())
@@ -161,9 +172,7 @@ pub fn shard(
     state: &GlobalState,
     subset: Option<&[usize]>,
 ) -> Result<ShardStats, InferError> {
-    let schedule = schedule(c)?;
-    let hv = state.hypers(hv);
-    let prep = Prepared::with_inducing(schedule, rows, &hv, &state.inducing_inputs()?)?;
+    let (schedule, _, prep) = bind(c, rows, hv, state)?;
     Ok(gpm_runtime::svi::shard_stats(
         &prep,
         schedule,
@@ -181,15 +190,13 @@ pub fn predict(
     hv: &HyperValues,
     state: &GlobalState,
 ) -> Result<(String, serde_json::Value), InferError> {
-    let schedule = schedule(c)?;
-    let hv = &state.hypers(hv);
-    let prep = Prepared::with_inducing(schedule, sample, hv, &state.inducing_inputs()?)?;
+    let (_, hv, prep) = bind(c, sample, hv, state)?;
     let blocks: Vec<gpm_runtime::cavi::BlockPosterior> = state
         .q()?
         .into_iter()
         .map(gpm_runtime::cavi::BlockPosterior::Sparse)
         .collect();
-    crate::infer::predict_variational_bound(c, &prep, sample, test, hv, &blocks)
+    crate::infer::predict_variational_bound(c, &prep, sample, test, &hv, &blocks)
 }
 
 /// A shard's sampler: the model bound to the shard's rows at the fit's inducing inputs.
@@ -206,10 +213,9 @@ fn shard_sampler<'c>(
                 .into(),
         ));
     }
-    let schedule = schedule(c)?;
-    let prep = Prepared::with_inducing(schedule, rows, hv, &state.inducing_inputs()?)?;
+    let (schedule, hv, prep) = bind(c, rows, hv, state)?;
     Ok(gpm_runtime::gibbs::Sampler::bound(
-        schedule, rows, prep, hv,
+        schedule, rows, prep, &hv,
     )?)
 }
 
@@ -312,20 +318,11 @@ pub fn gibbs_round(
 /// The driver's part of a round: the shards' statistics summed in the order given and the
 /// block's whitened inducing values drawn from them.
 pub fn gibbs_draw(shards: &[InducingStats], key: RoundKey) -> Result<Vec<f64>, InferError> {
-    let first = shards.first().ok_or_else(|| {
-        InferError::Schedule("a round needs the statistics of at least one shard".into())
-    })?;
-    let mut total = InducingStats::zeros(first.linear.len());
-    for s in shards {
-        if s.linear.len() != total.linear.len() {
-            return Err(InferError::Schedule(
-                "the shards' statistics are for blocks of different sizes".into(),
-            ));
-        }
-        total.add(s);
-    }
     let mut rng = stream(&key.words());
-    Ok(total.draw(&mut rng)?.as_slice().to_vec())
+    Ok(InducingStats::sum(shards)?
+        .draw(&mut rng)?
+        .as_slice()
+        .to_vec())
 }
 
 /// Predictions at `test` from a distributed sparse Gibbs run's draws: per chain, per kept
