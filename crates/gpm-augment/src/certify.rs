@@ -392,45 +392,62 @@ fn log_negative_binomial(n: f64, r: f64, q: f64) -> f64 {
 /// `σ(η_k)/Σ_c σ(η_c) = ∫₀^∞ σ(η_k) Π_c Σ_n Po(n | λ) σ(−η_c)^n dλ` (λ by quadrature, the
 /// Poisson sums truncated far in the tail). The Pólya-Gamma step is the identity certified for
 /// the logistic factors.
-pub fn certify_categorical(classes: usize) -> Certificate {
-    // The check depends on the number of classes only: once per number per process (a model
-    // with 200 categorical statements certifies once, not 200 times).
-    static DONE: std::sync::Mutex<Vec<(usize, Certificate)>> = std::sync::Mutex::new(Vec::new());
+pub fn certify_categorical(classes: usize, link: &gpm_ir::SoftmaxLink) -> Certificate {
+    // The check depends on the number of classes and the link only: once per process each (a
+    // model with 200 categorical statements certifies once, not 200 times).
+    let key = (classes, link.bijective, link.scale.is_some());
+    static DONE: std::sync::Mutex<Vec<((usize, bool, bool), Certificate)>> =
+        std::sync::Mutex::new(Vec::new());
     if let Ok(done) = DONE.lock() {
-        if let Some((_, c)) = done.iter().find(|(k, _)| *k == classes) {
+        if let Some((_, c)) = done.iter().find(|(k, _)| *k == key) {
             return c.clone();
         }
     }
-    let c = certify_categorical_once(classes);
+    let c = certify_categorical_once(classes, key.1, key.2);
     if let Ok(mut done) = DONE.lock() {
-        done.push((classes, c.clone()));
+        done.push((key, c.clone()));
     }
     c
 }
 
-fn certify_categorical_once(classes: usize) -> Certificate {
+/// `log ∫ [θ_k σ(η_k)] Π_c Σ_n Po(n | λθ_c) σ(−η_c)^n · e^(−λ θ_K D) dλ` by quadrature in
+/// `log λ` against `log w_k − log Σ_j w_j` at random `η`, labels and (scaled) `θ`.
+fn certify_categorical_once(classes: usize, bijective: bool, scaled: bool) -> Certificate {
     use rand::Rng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
     let sig = gpm_special::logistic;
+    let d = gpm_ir::FIXED_CLASS_WEIGHT;
+    let columns = classes - usize::from(bijective);
     let mut worst: f64 = 0.0;
     for _ in 0..6 {
-        let eta: Vec<f64> = (0..classes).map(|_| rng.gen_range(-3.0..3.0)).collect();
+        let eta: Vec<f64> = (0..columns).map(|_| rng.gen_range(-3.0..3.0)).collect();
+        let theta: Vec<f64> = (0..classes)
+            .map(|_| if scaled { rng.gen_range(0.3..3.0) } else { 1.0 })
+            .collect();
         let k = rng.gen_range(0..classes);
-        let target = sig(eta[k]).ln() - eta.iter().map(|&e| sig(e)).sum::<f64>().ln();
-        // log n! once for every n the sums reach (λ ≤ e⁶ below).
-        let max_top = (6f64.exp() + 12.0 * 3f64.exp() + 41.0) as usize;
+        let fixed = if bijective { theta[columns] * d } else { 0.0 };
+        let w_k = if k < columns {
+            theta[k] * sig(eta[k])
+        } else {
+            fixed
+        };
+        let total = fixed + (0..columns).map(|c| theta[c] * sig(eta[c])).sum::<f64>();
+        let target = w_k.ln() - total.ln();
+        // log n! once for every n the sums reach (λθ ≤ 3e⁶ below).
+        let max_top = (3.0 * 6f64.exp() + 12.0 * (3.0 * 6f64.exp()).sqrt() + 41.0) as usize;
         let log_fact: Vec<f64> = (0..max_top).map(|n| lgamma(n as f64 + 1.0)).collect();
         let log_sig_neg: Vec<f64> = eta.iter().map(|&e| sig(-e).ln()).collect();
         let mut terms = Vec::with_capacity(max_top);
         let mut log_integrand = |lam: f64| -> f64 {
-            let mut s = sig(eta[k]).ln();
-            let top = (lam + 12.0 * lam.sqrt() + 40.0) as usize;
-            let log_lam = lam.ln();
-            for &ls in &log_sig_neg {
+            let mut s = w_k.ln() - lam * fixed;
+            for (c, &ls) in log_sig_neg.iter().enumerate() {
+                let rate = lam * theta[c];
+                let top = (rate + 12.0 * rate.sqrt() + 40.0) as usize;
+                let log_rate = rate.ln();
                 terms.clear();
                 terms.extend((0..top).map(|n| {
                     let nf = n as f64;
-                    nf * log_lam - lam - log_fact[n] + nf * ls
+                    nf * log_rate - rate - log_fact[n] + nf * ls
                 }));
                 s += log_sum_exp(&terms);
             }
@@ -453,6 +470,10 @@ fn certify_categorical_once(classes: usize) -> Certificate {
         points: 6,
         max_rel_error: worst,
         passed: worst < TOLERANCE,
-        method: format!("λ by quadrature, Poisson sums, {classes} classes"),
+        method: format!(
+            "λ by quadrature, Poisson sums, {classes} classes{}{}",
+            if bijective { ", bijective" } else { "" },
+            if scaled { ", random class scales" } else { "" }
+        ),
     }
 }

@@ -458,8 +458,42 @@ fn softmax_is_certified_for_the_models_number_of_classes() {
     let c = &r[0].as_ref().expect("recognised").certificate;
     assert!(c.passed && c.method.contains("2 and 3 classes"), "{c:?}");
     for classes in [2, 7, 12] {
-        let c = gpm_augment::certify::certify_categorical(classes);
+        let c = gpm_augment::certify::certify_categorical(classes, &gpm_ir::SoftmaxLink::default());
         assert!(c.passed, "{classes} classes: {c:?}");
         assert!(c.max_rel_error < 1e-10, "{classes}: {}", c.max_rel_error);
     }
+}
+
+/// Thesis §7.4.2-7.4.3: the bijective link (K − 1 columns, the last class of weight σ(0), λ
+/// under a proper Gamma(1, θ_K D) prior) and the scaled link (random class scales) integrate
+/// back to their likelihoods to 1e-8 for 2 to 12 classes, and a model written with them is
+/// recognised and certified for its own number of classes.
+#[test]
+fn the_bijective_and_scaled_links_are_certified() {
+    for bijective in [false, true] {
+        for scaled in [false, true] {
+            let link = gpm_ir::SoftmaxLink {
+                bijective,
+                scale: scaled.then(|| "theta".to_string()),
+            };
+            for classes in [2, 5, 12] {
+                let c = gpm_augment::certify::certify_categorical(classes, &link);
+                assert!(c.max_rel_error < 1e-8, "{link:?}, {classes} classes: {c:?}");
+                assert!(c.passed);
+            }
+        }
+    }
+    let r = plans(
+        "N : int; X : matrix[N, 2]; y : int[N] in 1..5;",
+        "theta : vector[5] in 0.. ~ gamma(2, 2);",
+        "F : matrix[N, 4] ~ gp(X, sqexp(1.0));",
+        "y ~ categorical_logistic_softmax(F, link = \"bijective\", scale = theta);",
+    );
+    let p = r[0].as_ref().expect("recognised");
+    assert!(p.form.contains("scaled bijective"), "{}", p.form);
+    assert!(
+        p.certificate.passed && p.certificate.method.contains("5 classes, bijective"),
+        "{:?}",
+        p.certificate
+    );
 }

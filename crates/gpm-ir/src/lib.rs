@@ -28,7 +28,9 @@ mod sx;
 mod transformed;
 
 pub use diag::{did_you_mean, SemanticError, SemanticErrors};
-pub use gpm_library::likelihood::{LikelihoodRef, ResponseKind, LIKELIHOODS, MAX_CLASSES};
+pub use gpm_library::likelihood::{
+    ClassWeights, LikelihoodRef, ResponseKind, FIXED_CLASS_WEIGHT, LIKELIHOODS, MAX_CLASSES,
+};
 pub use library::MATH_FUNCTIONS;
 pub use lower::lower;
 pub use model::*;

@@ -252,6 +252,9 @@ pub enum LatentPrior {
         mean: Param,
         /// Sparse approximation (Titsias 2009 / Hensman 2013), if requested.
         inducing: Option<Inducing>,
+        /// The Power-EP power of a sparse GP under Gibbs (thesis §7.5, Algorithm 6; Bui et al.
+        /// 2017): 1 is FITC (the default), 0 Titsias' variational posterior.
+        alpha: f64,
     },
     /// The improper flat prior `flat()` (Stan's default for a parameter with no prior): zero
     /// prior precision. Accepted where every coordinate's conditional is Gaussian given the
@@ -423,7 +426,20 @@ pub enum FactorForm {
         class_predictor: String,
         /// `log w(η)`.
         log_weight: Sx,
+        /// Bijective or over-parametrised, scaled or not (thesis §7.4.2-7.4.3).
+        link: SoftmaxLink,
     },
+}
+
+/// The variant of a logistic-softmax factor (thesis §7.4).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SoftmaxLink {
+    /// §7.4.2: the latent matrix has one column fewer than there are classes, and the last
+    /// class has the fixed weight `D = σ(0) = 1/2` (`link = "bijective"`).
+    pub bijective: bool,
+    /// §7.4.3: a vector hyperparameter of class scales θ, one entry per class: the class
+    /// weights are `θ_k σ(f_k)` (and `θ_K D` for the fixed class) (`scale = theta`).
+    pub scale: Option<String>,
 }
 
 /// A library distribution to draw a response from at observation `i`.

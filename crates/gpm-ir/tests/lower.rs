@@ -238,3 +238,109 @@ fn factors_know_their_response() {
     let responses: Vec<Option<&str>> = m.factors.iter().map(|f| f.response.as_deref()).collect();
     assert_eq!(responses, vec![Some("y"), Some("k"), Some("t"), None]);
 }
+
+/// Issue 34: the logistic-softmax written with its class sum spelled out term by term (each
+/// term may spell `w` its own way) and the observed class picked by the labels is the library's
+/// factor; a sum that misses a class, or whose terms differ, is refused with what to write.
+#[test]
+fn a_class_sum_written_out_is_the_logistic_softmax() {
+    let head = "data { N : int; X : matrix[N, 2]; y : int[N] in 1..3; }
+         latent { F : matrix[N, 3] ~ gp(X, sqexp(1.0)); }";
+    for body in [
+        "for i in 1..N { target += log(logistic(F[i, y[i]])) - log(logistic(F[i, 1]) + 1 / (1 + exp(-F[i, 2])) + logistic(F[i, 3])); }",
+        "for i in 1..N { factor(logistic(F[i, y[i]]) / (logistic(F[i, 3]) + (logistic(F[i, 1]) + logistic(F[i, 2])))); }",
+    ] {
+        let m = lower_src(&format!("{head} model {{ {body} }}"));
+        let FactorForm::Categorical {
+            classes, link, ..
+        } = &m.factors[0].form
+        else {
+            panic!("{body}: not categorical")
+        };
+        assert_eq!(*classes, Dim::Const(3));
+        assert_eq!(*link, SoftmaxLink::default());
+    }
+    for (body, says) in [
+        (
+            "for i in 1..N { target += log(logistic(F[i, y[i]])) - log(logistic(F[i, 1]) + logistic(F[i, 2])); }",
+            "has 2 terms",
+        ),
+        (
+            "for i in 1..N { target += log(logistic(F[i, y[i]])) - log(logistic(F[i, 1]) + logistic(F[i, 2]) + exp(F[i, 3])); }",
+            "different class weights",
+        ),
+    ] {
+        let p = gpm_syntax::parse(&format!("{head} model {{ {body} }}")).unwrap();
+        let errs = gpm_ir::lower(&p).unwrap_err();
+        assert!(
+            errs.0.iter().any(|e| e.message.contains(says)),
+            "{body}: {:?}",
+            errs.0.iter().map(|e| &e.message).collect::<Vec<_>>()
+        );
+    }
+}
+
+/// The link's options: a link that does not exist, scales that are not a positive vector of
+/// one entry per class with a Gamma prior, a bijective latent with as many columns as classes,
+/// and a string where a number belongs are refused with what to write.
+#[test]
+fn the_softmax_options_are_checked() {
+    let model = |hyper: &str, columns: &str, options: &str| {
+        format!(
+            "data {{ N : int; X : matrix[N, 2]; y : int[N] in 1..3; }}
+             hyper {{ {hyper} }}
+             latent {{ F : matrix[N, {columns}] ~ gp(X, sqexp(1.0)); }}
+             model {{ y ~ categorical_logistic_softmax(F{options}); }}"
+        )
+    };
+    let ok = lower_src(&model(
+        "t : vector[3] in 0.. ~ gamma(2, 2);",
+        "2",
+        ", link = \"bijective\", scale = t",
+    ));
+    let FactorForm::Categorical { link, classes, .. } = &ok.factors[0].form else {
+        panic!()
+    };
+    assert!(link.bijective && link.scale.as_deref() == Some("t"));
+    assert_eq!(*classes, Dim::Const(3));
+    for (src, says) in [
+        (model("", "3", ", link = \"probit\""), "not a valid `link`"),
+        (model("", "3", ", scale = nothing"), "not a valid `scale`"),
+        (
+            model("t : vector[2] in 0.. ~ gamma(2, 2);", "3", ", scale = t"),
+            "not a vector[3]",
+        ),
+        (
+            model("t : vector[3] ~ gamma(2, 2);", "3", ", scale = t"),
+            "in 0..",
+        ),
+        (
+            model(
+                "t : vector[3] in 0.. ~ lognormal(0, 1);",
+                "3",
+                ", scale = t",
+            ),
+            "gamma(a, b)",
+        ),
+        (
+            model("", "3", ", link = \"bijective\""),
+            "C = 3 + 1 classes",
+        ),
+        (model("", "2", ""), "C = 2 classes"),
+        (
+            "data { N : int; x : vector[N]; y : vector[N]; }
+             latent { f : vector[N] ~ gp(x, sqexp(1.0)); }
+             model { y ~ normal(f, \"one\"); }"
+                .to_string(),
+            "a string is only",
+        ),
+    ] {
+        let p = gpm_syntax::parse(&src).unwrap();
+        let errs = gpm_ir::lower(&p).unwrap_err();
+        assert!(
+            errs.0.iter().any(|e| e.message.contains(says)),
+            "{says}: {:?}",
+            errs.0.iter().map(|e| &e.message).collect::<Vec<_>>()
+        );
+    }
+}

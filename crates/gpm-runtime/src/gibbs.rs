@@ -22,6 +22,7 @@ use rand_chacha::ChaCha8Rng;
 
 mod ellipse_reference;
 pub use ellipse_reference::Reference as EllipseReference;
+mod categorical;
 mod conditional;
 mod dense_reference;
 mod elliptical;
@@ -339,8 +340,8 @@ struct SlicedDense {
 pub struct Sampler<'a> {
     schedule: &'a Schedule,
     prep: Prepared,
-    /// Per categorical factor: labels (0-based) and the number of classes.
-    labels: Vec<Option<(Vec<usize>, usize)>>,
+    /// Per categorical factor: its labels and classes.
+    labels: Vec<Option<crate::categorical::BoundCategorical>>,
     /// Dense-block designs per (block, factor, curvature index), the factor's collapsed
     /// curvatures first.
     dense_designs: Vec<Vec<Vec<Option<DMatrix<f64>>>>>,
@@ -418,14 +419,12 @@ impl<'a> Sampler<'a> {
         let mut labels = Vec::new();
         for fp in &schedule.factors {
             labels.push(match &fp.categorical {
-                Some(c) => {
-                    let y = data.vector(&c.label).ok_or_else(|| {
-                        RuntimeError::MissingData(format!("no labels `{}`", c.label))
-                    })?;
-                    let li = c.latent_id.0;
-                    let classes = prep.latents[li].1 / y.len().max(1);
-                    Some((y.iter().map(|v| *v as usize - 1).collect(), classes))
-                }
+                Some(c) => Some(crate::categorical::BoundCategorical::new(
+                    c,
+                    data,
+                    prep.latents[c.latent_id.0].1,
+                    hypers,
+                )?),
                 None => None,
             });
         }
@@ -568,11 +567,11 @@ impl<'a> Sampler<'a> {
             .iter()
             .zip(&self.prep.factors)
             .map(|(l, pf)| {
-                l.as_ref().map(|(_, c)| {
+                l.as_ref().map(|b| {
                     (
                         vec![1.0; pf.n],
-                        DMatrix::zeros(pf.n, *c),
-                        DMatrix::from_element(pf.n, *c, 1.0),
+                        DMatrix::zeros(pf.n, b.columns),
+                        DMatrix::from_element(pf.n, b.columns, 1.0),
                     )
                 })
             })
@@ -744,9 +743,9 @@ impl<'a> Sampler<'a> {
     ) -> Result<(), RuntimeError> {
         let mut stack = Vec::with_capacity(64);
         for (f, fp) in self.schedule.factors.iter().enumerate() {
-            if let Some((labels, classes)) = &self.labels[f] {
+            if let Some(bound) = &self.labels[f] {
                 let rng = rows.at(f, 0);
-                self.sample_categorical_aux(f, fp, labels, *classes, state, pv, rng)?;
+                self.sample_categorical_aux(f, fp, bound, state, pv, rng)?;
                 continue;
             }
             let mut vals = vec![0.0; fp.slots.len()];
@@ -768,43 +767,6 @@ impl<'a> Sampler<'a> {
                     vals[a.slot] = v;
                     state.aux[f][j][i] = v;
                 }
-            }
-        }
-        Ok(())
-    }
-
-    /// The logistic-softmax chain of thesis ch. 4: λ | η (counts integrated out), then n | λ, η,
-    /// then ω | n, η.
-    #[allow(clippy::too_many_arguments)]
-    fn sample_categorical_aux(
-        &self,
-        f: usize,
-        fp: &FactorProgram,
-        labels: &[usize],
-        classes: usize,
-        state: &mut State,
-        _pv: &[Vec<f64>],
-        rng: &mut ChaCha8Rng,
-    ) -> Result<(), RuntimeError> {
-        let c = fp.categorical.as_ref().unwrap();
-        let li = c.latent_id.0;
-        let n = labels.len();
-        let z = &state.latents[li];
-        let (lambda, counts, omega) = state.cat[f].as_mut().unwrap();
-        for i in 0..n {
-            // λ with the counts integrated out (thesis §7.4.1): Σ_n Π_c Po(n_c | λ) σ(−η_c)^n_c
-            // = e^(−λ Σ_c σ(η_c)), so λ | η ~ Gamma(1, Σ_c σ(η_c)); the counts are drawn right
-            // after, so this partially collapsed step is exact and does not wait on old counts.
-            let rate: f64 = (0..classes)
-                .map(|k| gpm_special::logistic(z[k * n + i]))
-                .sum();
-            lambda[i] = draw::gamma(rng, 1.0, rate)?;
-            for k in 0..classes {
-                let eta = z[k * n + i];
-                let s = 1.0 / (1.0 + eta.exp()); // σ(−η)
-                counts[(i, k)] = draw::poisson(rng, lambda[i] * s)?;
-                let y = if labels[i] == k { 1.0 } else { 0.0 };
-                omega[(i, k)] = draw::pg(rng, y + counts[(i, k)], eta)?;
             }
         }
         Ok(())

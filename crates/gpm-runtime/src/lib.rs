@@ -13,6 +13,7 @@
 pub mod adam;
 mod along;
 pub mod block;
+pub mod categorical;
 pub mod cavi;
 pub mod cluster;
 pub mod data;

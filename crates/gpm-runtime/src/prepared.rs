@@ -515,6 +515,7 @@ impl Prepared {
                         kernel,
                         mean,
                         inducing,
+                        alpha,
                     } = &schedule.priors[li]
                     else {
                         return Err(RuntimeError::Inconsistent(format!(
@@ -568,7 +569,8 @@ impl Prepared {
                                 z.as_ref().clone()
                             }
                         };
-                        let sp = SparseGp::new(kernel, hypers, zi, mean)?;
+                        let mut sp = SparseGp::new(kernel, hypers, zi, mean)?;
+                        sp.alpha = *alpha;
                         jitter = jitter.max(sp.jitter);
                         for c in 0..cols {
                             blocks.push(Block::Sparse {

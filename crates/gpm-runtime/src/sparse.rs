@@ -29,6 +29,11 @@ pub struct SparseGp {
     pub mean: f64,
     /// Diagonal jitter that was needed to factor `K_mm`.
     pub jitter: f64,
+    /// The Power-EP power α of sparse Gibbs (thesis §7.5, Algorithm 6): `v` is drawn from the
+    /// pseudo-observations with `ε` at α times its variance, `ε` from its tilted conditional
+    /// (the sites to the power α). 1 (FITC: the exact conditional of the FITC model) unless the
+    /// model says `alpha`.
+    pub alpha: f64,
     kernel: BoundKernel,
     hypers: HyperValues,
 }
@@ -48,6 +53,7 @@ impl SparseGp {
             z,
             mean,
             jitter,
+            alpha: 1.0,
             kernel: kernel.clone(),
             hypers: hypers.clone(),
         })
@@ -55,7 +61,9 @@ impl SparseGp {
 
     /// The same inducing inputs and kernel at other hyperparameter values (`K_mm` refactored).
     pub fn with_hypers(&self, hypers: &HyperValues) -> Result<Self, RuntimeError> {
-        SparseGp::new(&self.kernel, hypers, self.z.clone(), self.mean)
+        let mut sp = SparseGp::new(&self.kernel, hypers, self.z.clone(), self.mean)?;
+        sp.alpha = self.alpha;
+        Ok(sp)
     }
 
     /// The hyperparameter values of the kernel.
@@ -82,10 +90,13 @@ impl SparseGp {
 
 impl SparseGp {
     /// The FITC pseudo-observations of `v` once every `ε_i` is integrated out (the shard
-    /// primitive, [`crate::shard`]): weights `w_i = a_i/(1 + a_i k̃_i)`, linear terms
-    /// `r_i = (b_i − a_i μ₀)/(1 + a_i k̃_i)`, summed over the columns of `phi`. What sparse Gibbs
-    /// draws `v` from ([`InducingStats::draw`]) and integrates it against
-    /// ([`SparseGp::log_marginal`]); a shard of the data returns its own.
+    /// primitive, [`crate::shard`]): weights `w_i = a_i/(1 + α a_i k̃_i)`, linear terms
+    /// `r_i = (b_i − a_i μ₀)/(1 + α a_i k̃_i)`, summed over the columns of `phi`. What sparse
+    /// Gibbs draws `v` from ([`InducingStats::draw`]) and integrates it against
+    /// ([`SparseGp::log_marginal`], α = 1 only); a shard of the data returns its own. With α
+    /// the Power-EP optimum of Bui, Yan & Turner (2017) for the Gaussian sites
+    /// `N(b_i/a_i | f_i, 1/a_i)`: each site of `u` has variance `1/a_i + α k̃_i` (thesis §7.5;
+    /// α = 1 FITC, α = 0 Titsias' optimal `q(u)`).
     pub fn fitc_stats(
         &self,
         phi: &DMatrix<f64>,
@@ -100,17 +111,22 @@ impl SparseGp {
                 "curvature of the wrong length for the features".into(),
             ));
         }
-        let w: Vec<f64> = (0..n).map(|i| a[i] / (1.0 + a[i] * kt[i])).collect();
+        let alpha = self.alpha;
+        let w: Vec<f64> = (0..n)
+            .map(|i| a[i] / (1.0 + alpha * a[i] * kt[i]))
+            .collect();
         let r: Vec<f64> = (0..n)
-            .map(|i| (b[i] - a[i] * self.mean) / (1.0 + a[i] * kt[i]))
+            .map(|i| (b[i] - a[i] * self.mean) / (1.0 + alpha * a[i] * kt[i]))
             .collect();
         InducingStats::of(phi, &w, &r)
     }
 
     /// The latent values given `v` (the second half of [`SparseGp::sample_conditional`]):
-    /// `f_i = μ₀ + φ_iᵀv + ε_i`, each `ε_i | v` with precision `1/k̃_i + a_i` and linear term
-    /// `b_i − a_i(μ₀ + φ_iᵀv)`; `normal(i)` is row `i`'s standard normal, asked for each row
-    /// with `k̃_i > 0`, in row order.
+    /// `f_i = μ₀ + φ_iᵀv + ε_i`, each `ε_i | v` with precision `1/k̃_i + α a_i` and linear term
+    /// `α(b_i − a_i(μ₀ + φ_iᵀv))` — the prior's conditional `p(f_i | u)` times the site to the
+    /// power α, Power-EP's tilted distribution (α = 1: the exact conditional; α = 0: `p(f_i | u)`,
+    /// the variational family's `q(f | u)`); `normal(i)` is row `i`'s standard normal, asked for
+    /// each row with `k̃_i > 0`, in row order.
     pub fn sample_given_inducing(
         &self,
         phi: &DMatrix<f64>,
@@ -132,8 +148,8 @@ impl SparseGp {
             if kt[i] <= 0.0 {
                 return base;
             }
-            let p = 1.0 / kt[i] + a[i];
-            let mu = (b[i] - a[i] * base) / p;
+            let p = 1.0 / kt[i] + self.alpha * a[i];
+            let mu = self.alpha * (b[i] - a[i] * base) / p;
             base + mu + normal(i) / p.sqrt()
         }))
     }

@@ -506,7 +506,13 @@ fn check_learnable(
 /// Check that a prepared model can run by SVI; returns the number of observations.
 fn check(prep: &Prepared, schedule: &Schedule) -> Result<usize, RuntimeError> {
     for (f, fp) in schedule.factors.iter().enumerate() {
-        if fp.categorical.is_some() {
+        if let Some(c) = &fp.categorical {
+            if c.bijective || c.scale.is_some() {
+                return Err(RuntimeError::Unsupported(format!(
+                    "factor #{}: SVI for the bijective or scaled logistic-softmax is not built; use --method cavi or gibbs",
+                    fp.factor + 1
+                )));
+            }
             if prep.factors[f].categorical.is_none() {
                 return Err(RuntimeError::MissingData(format!(
                     "factor #{}: no labels for the logistic-softmax",

@@ -107,6 +107,17 @@ pub enum GibbsUpdate {
         /// The block.
         block: BlockId,
     },
+    /// The class scales of a scaled logistic-softmax factor: each drawn from its Gamma
+    /// conditional with the factor's counts integrated out, inside the factor's auxiliary step
+    /// between `λ` and the counts (thesis §7.4.3).
+    ClassScales {
+        /// The factor.
+        factor: FactorId,
+        /// The Gamma prior's shape.
+        shape: f64,
+        /// The Gamma prior's rate.
+        rate: f64,
+    },
     /// A prior that Gibbs cannot sample yet: held at its starting value.
     Held {
         /// Why.
@@ -139,6 +150,10 @@ impl GibbsUpdate {
                     "sampled by slice sampling with one of the GPs that share it integrated out and the others given (a likelihood couples them: slower mixing, check its ESS)".into()
                 }
             }
+            GibbsUpdate::ClassScales { factor, shape, rate } => format!(
+                "sampled in factor #{}'s auxiliary step: θ_k | λ, F ~ Gamma({shape} + #{{y = k}}, {rate} + Σ_i λ_i σ(F_ik)), the counts integrated out (thesis §7.4.3)",
+                factor.0 + 1
+            ),
             GibbsUpdate::Held { reason } => format!("held at its starting value ({reason})"),
         }
     }
@@ -153,6 +168,7 @@ impl GibbsUpdate {
                 | GibbsUpdate::KernelGroup { .. }
                 | GibbsUpdate::DenseMarginal { .. }
                 | GibbsUpdate::GivenValues { .. }
+                | GibbsUpdate::ClassScales { .. }
         )
     }
 }
@@ -171,6 +187,14 @@ pub enum VariationalUpdate {
     TypeIiMlCaviOnly,
     /// `learn()` without closed-form CAVI for some factor: held at its initial value.
     LearnUnavailable,
+    /// `learn()` of a scaled logistic-softmax factor's class scales: after each CAVI step,
+    /// their closed-form maximiser of the ELBO given `q(f)` (thesis §7.4.3), normalised to a
+    /// geometric mean of 1 (the likelihood does not change when all scales are multiplied by
+    /// one number). SVI keeps their initial values.
+    ClassScales {
+        /// The factor.
+        factor: FactorId,
+    },
     /// A prior: held at its starting value (the variational methods do not integrate over
     /// hyperparameter priors).
     Held,
@@ -190,6 +214,9 @@ impl VariationalUpdate {
             }
             VariationalUpdate::Held => {
                 "held at its starting value (CAVI and SVI do not integrate over hyperparameter priors)"
+            }
+            VariationalUpdate::ClassScales { .. } => {
+                "learned under CAVI by the closed-form maximiser θ_k = #{y = k} / Σ_i E[λ_i] (1 − σ̃_ik) (thesis §7.4.3), normalised to geometric mean 1; SVI keeps its initial value"
             }
         }
     }
@@ -423,38 +450,66 @@ pub(crate) fn plan(
         let id = HyperId(hi);
         let (start, start_rule) = start_value(&h.kind);
         let scalar = matches!(h.shape, Shape::Scalar);
-        let (gibbs, variational) = match &h.kind {
-            HyperKind::Fixed { .. } => (GibbsUpdate::Fixed, VariationalUpdate::Fixed),
-            // SVI learns log θ: positive scalars only.
-            HyperKind::Learn { init } if has_cavi => {
-                let positive = scalar && h.lower.is_some_and(|l| l >= 0.0) && *init > 0.0;
-                (
-                    GibbsUpdate::TypeIiMl,
-                    if positive {
-                        VariationalUpdate::TypeIiMl
-                    } else {
-                        VariationalUpdate::TypeIiMlCaviOnly
+        // The class scales of a scaled logistic-softmax: their own closed forms (§7.4.3).
+        let scales_of = factors
+            .iter()
+            .position(|fp| fp.categorical.as_ref().is_some_and(|c| c.scale == Some(id)));
+        let (gibbs, variational) = match (&h.kind, scales_of) {
+            (HyperKind::Learn { .. }, Some(f)) if has_cavi => (
+                GibbsUpdate::TypeIiMl,
+                VariationalUpdate::ClassScales {
+                    factor: FactorId(f),
+                },
+            ),
+            (HyperKind::Prior { prior }, Some(f)) => match prior.conjugate_gamma() {
+                Some((shape, rate)) => (
+                    GibbsUpdate::ClassScales {
+                        factor: FactorId(f),
+                        shape,
+                        rate,
                     },
-                )
-            }
-            HyperKind::Learn { .. } => (
-                GibbsUpdate::LearnUnavailable,
-                VariationalUpdate::LearnUnavailable,
-            ),
-            HyperKind::Prior { .. } => (
-                gibbs_update(
-                    model,
-                    factors,
-                    conjugate,
-                    blocks,
-                    id,
-                    &mut likelihood,
-                    &mut kernels,
-                    &mut groups,
-                    &mut dense,
+                    VariationalUpdate::Held,
                 ),
-                VariationalUpdate::Held,
-            ),
+                None => (
+                    GibbsUpdate::Held {
+                        reason: "class scales are sampled under a Gamma prior only".into(),
+                    },
+                    VariationalUpdate::Held,
+                ),
+            },
+            (kind, _) => match kind {
+                HyperKind::Fixed { .. } => (GibbsUpdate::Fixed, VariationalUpdate::Fixed),
+                // SVI learns log θ: positive scalars only.
+                HyperKind::Learn { init } if has_cavi => {
+                    let positive = scalar && h.lower.is_some_and(|l| l >= 0.0) && *init > 0.0;
+                    (
+                        GibbsUpdate::TypeIiMl,
+                        if positive {
+                            VariationalUpdate::TypeIiMl
+                        } else {
+                            VariationalUpdate::TypeIiMlCaviOnly
+                        },
+                    )
+                }
+                HyperKind::Learn { .. } => (
+                    GibbsUpdate::LearnUnavailable,
+                    VariationalUpdate::LearnUnavailable,
+                ),
+                HyperKind::Prior { .. } => (
+                    gibbs_update(
+                        model,
+                        factors,
+                        conjugate,
+                        blocks,
+                        id,
+                        &mut likelihood,
+                        &mut kernels,
+                        &mut groups,
+                        &mut dense,
+                    ),
+                    VariationalUpdate::Held,
+                ),
+            },
         };
         steps.push(HyperStep {
             hyper: id,
@@ -660,6 +715,12 @@ fn gibbs_update(
                     LatentPrior::Gp { mean, .. } if mean.symbols().iter().any(|(_, n)| *n == h.name));
                 if reads_mean || b.per_column || !b.elliptical.is_empty() {
                     return held("sampling a sparse GP's prior mean, or the kernel of a matrix or generic-update sparse GP, is not implemented");
+                }
+                // Integrating the column out is FITC's marginal; at another Power-EP power the
+                // draws are of a variational posterior, which has no such marginal to slice on.
+                if matches!(&model.latents[li.0].prior, LatentPrior::Gp { alpha, .. } if *alpha != 1.0)
+                {
+                    return held("sampling the kernel of a sparse GP with `alpha` below 1 is not implemented (its draws are a Power-EP approximation, not the FITC model's posterior): fix it, or `learn()` it");
                 }
             } else if !full_gp(*li) {
                 return held("sampling the hyperparameters of a normal prior shared this way is not implemented");

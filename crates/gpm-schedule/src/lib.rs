@@ -13,6 +13,7 @@
 
 pub mod blocks;
 mod cavi_program;
+pub use cavi_program::{CaviAux, CaviFamily, CaviPoisson, CaviProgram, CountLaw, PolyTapes};
 mod conjugate;
 pub mod ellipse_reference;
 pub mod gradient;
@@ -207,107 +208,12 @@ pub struct CategoricalProgram {
     pub latent: String,
     /// The same latent, by id.
     pub latent_id: LatentId,
-}
-
-/// A polynomial of degree ≤ 2 in the predictors (diagonal quadratic terms only), compiled:
-/// its expectation under a Gaussian `q` is `c0 + Σ lin·m + Σ quad·(m² + v)`.
-#[derive(Debug, Clone)]
-pub struct PolyTapes {
-    /// Constant term.
-    pub c0: Tape,
-    /// Linear coefficients by predictor.
-    pub lin: Vec<(PredictorId, Tape)>,
-    /// Coefficients of `η²` by predictor.
-    pub quad: Vec<(PredictorId, Tape)>,
-}
-
-/// The mixing law of an auxiliary variable, as CAVI needs it: `E[ω]` and `log φ` at `E[s]`.
-#[derive(Debug, Clone)]
-pub enum CaviFamily {
-    /// A named law's prior, tilted in closed form ([`MixingLaw::tilted`]).
-    Law {
-        /// The law.
-        law: &'static dyn MixingLaw,
-        /// Its prior parameters.
-        params: Vec<Tape>,
-    },
-    /// A CAS-proved `φ = exp(−ψ)`: `E[ω] = ψ'(s)`, `log φ(s) = −ψ(s)`.
-    Tilted(Tilted),
-}
-
-/// One auxiliary variable in CAVI: the augmented log-likelihood contains `−ω·s(η)`.
-#[derive(Debug, Clone)]
-pub struct CaviAux {
-    /// Index of the variable among the plan's auxiliaries (its slot holds `E[ω]`).
-    pub index: usize,
-    /// Slot of `ω` (holds `E[ω]` during CAVI).
-    pub slot: usize,
-    /// Its mixing law.
-    pub family: CaviFamily,
-    /// `s(η)`.
-    pub s: PolyTapes,
-}
-
-/// What CAVI needs of a factor (thesis ch. 5 §3.3.1): `ELBO_i = log C + E[P₀] + Σ log φ(E[s])`.
-#[derive(Debug, Clone)]
-pub struct CaviProgram {
-    /// `log C`.
-    pub log_c: Tape,
-    /// The augmented polynomial with every auxiliary at 0.
-    pub p0: PolyTapes,
-    /// The continuous auxiliaries.
-    pub aux: Vec<CaviAux>,
-    /// A Poisson count `n ~ Po(κ)` of the Poisson MGF rule, if any: `q(n) = Po(γ)` with the
-    /// Pólya-Gamma shape `b(n)` linear in `n` (thesis §7.1). `P₀`, `log C` and `b` read `n`'s
-    /// slot, which holds `γ = E[n]`.
-    pub poisson: Option<CaviPoisson>,
-    /// Predictors read only through the Poisson rate (collapsed in Gibbs): their blocks are
-    /// updated from the double bound.
-    pub double_bound: Vec<PredictorId>,
-}
-
-/// The Poisson count of a factor in CAVI.
-#[derive(Debug, Clone)]
-pub struct CaviPoisson {
-    /// Index among the plan's auxiliaries.
-    pub index: usize,
-    /// Its slot.
-    pub slot: usize,
-    /// The prior rate `κ`, a polynomial of degree ≤ 2 in the predictors. When it reads a
-    /// predictor (the heteroscedastic Gaussian's `λ(y − f)²/2`, thesis §7.2.1), CAVI uses the
-    /// double bound: first `E_q(f)` of the log-likelihood, which is linear in `κ`, then the
-    /// Poisson MGF at `E_q[κ]`; those predictors' blocks get the curvature of `−(1 − γ/E κ)·κ`
-    /// (see [`CaviProgram::double_bound`]). For a Gamma-scaled count, `κ` without `τ`; for a
-    /// negative-binomial count, `κ = p/(1 − p)`.
-    pub kappa: PolyTapes,
-    /// The count's prior law.
-    pub law: CountLaw,
-}
-
-/// The prior law of a factor's count in CAVI.
-#[derive(Debug, Clone)]
-pub enum CountLaw {
-    /// `n ~ Po(κ)`.
-    Poisson,
-    /// `n ~ Po(τκ)` with `τ ~ Gamma(shape, rate)`, another auxiliary of the plan (the Gamma
-    /// scale mixture of the heteroscedastic Student-t, thesis eq. 7.7). CAVI keeps `q(τ)` at its
-    /// optimum given `q(n) = Po(γ)`: `Gamma(shape + γ, rate + E[κ])`; its slot holds `E[τ]`.
-    GammaScaled {
-        /// Index of `τ` among the plan's auxiliaries.
-        index: usize,
-        /// Slot of `τ`.
-        slot: usize,
-        /// Prior shape of `τ`.
-        shape: Tape,
-        /// Prior rate of `τ`.
-        rate: Tape,
-    },
-    /// `k ~ NB(shape, κ/(1 + κ))` (thesis §7.2.2 with a known location): `q(k)` is negative
-    /// binomial too, `NB(shape, p e^(∂F/∂k))`.
-    NegativeBinomial {
-        /// Its shape.
-        shape: Tape,
-    },
+    /// The bijective link: one latent column fewer than classes, the last class of fixed
+    /// weight [`gpm_ir::FIXED_CLASS_WEIGHT`] (thesis §7.4.2).
+    pub bijective: bool,
+    /// The class scales θ of a scaled link (thesis §7.4.3): a vector hyperparameter, one entry
+    /// per class; its updates are its [`HyperStep`].
+    pub scale: Option<HyperId>,
 }
 
 /// Everything the runtime needs to run one likelihood factor.
@@ -553,7 +459,7 @@ pub struct Schedule {
 
 impl Schedule {
     /// Hyperparameters Gibbs samples, in the order of the draws' columns: conjugate ones, then
-    /// the likelihood's, one GP's, shared-kernel groups', dense blocks'.
+    /// the likelihood's, one GP's, shared-kernel groups', dense blocks', class scales.
     pub fn sampled_hypers(&self) -> Vec<HyperId> {
         self.hypers
             .iter()
@@ -573,6 +479,12 @@ impl Schedule {
                 self.dense_updates
                     .iter()
                     .flat_map(|d| d.hypers.iter().copied()),
+            )
+            .chain(
+                self.hyper_steps
+                    .iter()
+                    .filter(|s| matches!(s.gibbs, GibbsUpdate::ClassScales { .. }))
+                    .map(|s| s.hyper),
             )
             .collect()
     }
@@ -646,6 +558,11 @@ fn compile_factor(
     let err = |message: String| ScheduleError::Factor { factor: k, message };
     let f = &model.factors[k];
     if let Some(c) = &plan.categorical {
+        let gpm_ir::FactorForm::Categorical { link, .. } = &f.form else {
+            return Err(err(
+                "a categorical plan for a factor that is not categorical".into(),
+            ));
+        };
         return Ok(FactorProgram {
             factor: k,
             n: f.n.clone(),
@@ -664,6 +581,17 @@ fn compile_factor(
             generic: None,
             gradient: Err("the logistic-softmax likelihood has no compiled gradient".into()),
             categorical: Some(CategoricalProgram {
+                bijective: link.bijective,
+                scale: match &link.scale {
+                    Some(t) => Some(HyperId(
+                        model
+                            .hypers
+                            .iter()
+                            .position(|h| &h.name == t)
+                            .ok_or_else(|| err(format!("unknown class scales `{t}`")))?,
+                    )),
+                    None => None,
+                },
                 label: c.label.clone(),
                 latent: c.latent.clone(),
                 latent_id: LatentId(

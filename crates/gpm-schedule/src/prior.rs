@@ -53,6 +53,8 @@ pub enum BoundPrior {
         mean: Tape,
         /// Inducing points, for a sparse GP.
         inducing: Option<Inducing>,
+        /// Its Power-EP power under Gibbs (1: FITC).
+        alpha: f64,
     },
     /// Independent normals.
     Normal {
@@ -188,11 +190,13 @@ impl Binder<'_> {
                 kernel,
                 mean,
                 inducing,
+                alpha,
             } => BoundPrior::Gp {
                 inputs: inputs.clone(),
                 kernel: self.kernel(kernel)?,
                 mean: self.param(mean)?,
                 inducing: inducing.clone(),
+                alpha: *alpha,
             },
             LatentPrior::Normal { mean, scale } => {
                 let mut data: Vec<String> = Vec::new();

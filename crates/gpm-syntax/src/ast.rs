@@ -318,6 +318,8 @@ pub enum ExprKind {
     },
     /// A name.
     Var(String),
+    /// A string literal, without its quotes: only an argument's value (`link = "bijective"`).
+    Str(String),
     /// `-e`
     Neg(Box<Expr>),
     /// `a op b`
@@ -342,7 +344,7 @@ impl Expr {
     pub fn walk<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         f(self);
         match &self.kind {
-            ExprKind::Num { .. } | ExprKind::Var(_) => {}
+            ExprKind::Num { .. } | ExprKind::Var(_) | ExprKind::Str(_) => {}
             ExprKind::Neg(e) => e.walk(f),
             ExprKind::Binary(_, a, b) => {
                 a.walk(f);
@@ -375,6 +377,7 @@ impl std::fmt::Display for Expr {
                 }
             }
             ExprKind::Var(v) => write!(f, "{v}"),
+            ExprKind::Str(s) => write!(f, "{s:?}"),
             ExprKind::Neg(e) => write!(f, "(-({e}))"),
             ExprKind::Binary(op, a, b) => write!(f, "({a} {} {b})", op.symbol()),
             ExprKind::Call(c) => write!(f, "{c}"),

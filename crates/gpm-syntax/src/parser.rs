@@ -342,7 +342,16 @@ fn call(p: Pair<Rule>) -> Result<Call, ParseError> {
     let mut args = Vec::new();
     for a in it {
         let mut inner = a.into_inner().collect::<Vec<_>>();
-        let value = expr(inner.pop().unwrap())?;
+        let last = inner.pop().unwrap();
+        let value = if last.as_rule() == Rule::string {
+            let text = last.as_str();
+            Expr {
+                kind: ExprKind::Str(text[1..text.len() - 1].to_string()),
+                span: span_of(&last),
+            }
+        } else {
+            expr(last)?
+        };
         let name = inner.pop().map(ident);
         args.push(Arg { name, value });
     }
@@ -500,6 +509,7 @@ fn rule_name(r: &Rule) -> Option<&'static str> {
         Rule::index => "`[`",
         Rule::neg => "`-`",
         Rule::arg => "an argument",
+        Rule::string => "a string",
         Rule::signed_int => "an integer",
         Rule::EOI => "the end of the file",
         _ => return None,

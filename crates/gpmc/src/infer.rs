@@ -211,11 +211,65 @@ fn learn_hypers(
     hv: HyperValues,
     hypers: &mut [(String, f64, String)],
 ) -> Result<HyperValues, InferError> {
+    let hv = learn_by_gradient(c, schedule, data, hv, hypers)?;
+    learn_class_scales(schedule, data, hv, hypers)
+}
+
+/// The class scales CAVI learns in closed form ([`VariationalUpdate::ClassScales`]): one CAVI
+/// run at the other hyperparameters' values, whose scales the methods then use.
+fn learn_class_scales(
+    schedule: &gpm_schedule::Schedule,
+    data: &gpm_runtime::data::Data,
+    mut hv: HyperValues,
+    hypers: &mut [(String, f64, String)],
+) -> Result<HyperValues, InferError> {
+    if !schedule
+        .hyper_steps
+        .iter()
+        .any(|s| matches!(s.variational, VariationalUpdate::ClassScales { .. }))
+    {
+        return Ok(hv);
+    }
+    let config = gpm_runtime::cavi::CaviConfig {
+        tolerance: 1e-10,
+        max_iter: 1000,
+    };
+    let r = gpm_runtime::cavi::run(schedule, data, &hv, &config)?;
+    for (id, theta) in r.class_scales {
+        if let Some(x) = hypers.get_mut(id.0) {
+            x.1 = theta[0];
+            x.2 = format!(
+                "learned by CAVI in closed form (thesis §7.4.3, ELBO {:.4}), normalised to mean 1: {}",
+                r.elbo.last().copied().unwrap_or(f64::NAN),
+                theta
+                    .iter()
+                    .map(|t| format!("{t:.4}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        hv.set_vector(id, theta);
+    }
+    Ok(hv)
+}
+
+/// The `learn()` hyperparameters type-II ML learns along the ELBO's gradient.
+fn learn_by_gradient(
+    c: &Checked,
+    schedule: &gpm_schedule::Schedule,
+    data: &gpm_runtime::data::Data,
+    hv: HyperValues,
+    hypers: &mut [(String, f64, String)],
+) -> Result<HyperValues, InferError> {
     use gpm_runtime::learn::Coord;
     let mut coords = Vec::new();
     for (k, h) in c.model.hypers.iter().enumerate() {
         let id = gpm_schedule::HyperId(k);
-        if let HyperKind::Learn { .. } = h.kind {
+        let closed_form = matches!(
+            schedule.hyper_steps[k].variational,
+            VariationalUpdate::ClassScales { .. }
+        );
+        if let (HyperKind::Learn { .. }, false) = (&h.kind, closed_form) {
             match &h.shape {
                 Shape::Scalar => coords.push(Coord::Scalar(id)),
                 _ => {
@@ -276,6 +330,7 @@ fn certify_for_data(c: &Checked, data: &gpm_runtime::data::Data) -> Result<(), I
     for (k, f) in c.model.factors.iter().enumerate() {
         let gpm_ir::FactorForm::Categorical {
             classes: gpm_ir::Dim::Var(v),
+            link,
             ..
         } = &f.form
         else {
@@ -284,7 +339,7 @@ fn certify_for_data(c: &Checked, data: &gpm_runtime::data::Data) -> Result<(), I
         let Some(classes) = data.scalar(v) else {
             continue; // reported by the data checks
         };
-        let cert = gpm_augment::certify::certify_categorical(classes as usize);
+        let cert = gpm_augment::certify::certify_categorical(classes as usize, link);
         if !cert.passed {
             return Err(InferError::Schedule(format!(
                 "factor #{}: the logistic-softmax augmentation failed certification for {} classes (relative error {:.2e})",

@@ -89,6 +89,7 @@ fn latent_text(m: &gpm_ir::Model, z: &Latent) -> String {
             kernel,
             mean,
             inducing,
+            alpha,
         } => {
             let mut s = format!("gp over rows of {inputs}, kernel {}", kernel_text(kernel));
             if *mean != Sx::Num(0.0) {
@@ -105,6 +106,13 @@ fn latent_text(m: &gpm_ir::Model, z: &Latent) -> String {
                     let _ = write!(s, ", sparse with inducing inputs the rows of {z}");
                 }
                 None => {}
+            }
+            if inducing.is_some() {
+                let _ = write!(
+                    s,
+                    "; Gibbs draws it at Power-EP α = {alpha}{} (thesis §7.5), CAVI and SVI by the variational bound (α = 0)",
+                    if *alpha == 1.0 { ", FITC" } else if *alpha == 0.0 { ", Titsias' q(u)" } else { "" }
+                );
             }
             if let Shape::Matrix(_, c) = &z.shape {
                 let _ = write!(s, " (independently for each of the {c} columns)");
@@ -161,8 +169,11 @@ fn factor_formula(f: &Factor) -> String {
             latent,
             class_predictor,
             log_weight,
+            link,
         } => format!(
-            "p({label} = k) = w({latent}[i, k]) / Σ_c w({latent}[i, c]), c = 1..{classes}, with log w({class_predictor}) = {log_weight}"
+            "p({label} = k) = w({latent}[i, k]) / Σ_c w({latent}[i, c]), c = 1..{classes}, with log w({class_predictor}) = {log_weight}{}{}",
+            if link.bijective { "; bijective: the last class has no column and weight σ(0)" } else { "" },
+            link.scale.as_ref().map_or(String::new(), |t| format!("; class k's weight scaled by {t}[k]"))
         ),
     }
 }

@@ -239,3 +239,26 @@ fn cli_runs_and_writes_every_file_reproducibly() {
         .to_string_lossy()
         .contains(".tmp")));
 }
+
+/// Issue 34: under the bijective link the classes are the columns plus one; when both are data
+/// the mismatch is found when the data are read, naming both.
+#[test]
+fn a_bijective_latent_needs_one_column_fewer_than_classes() {
+    let src = "data { N : int; C : int; J : int; X : matrix[N, 1]; y : int[N] in 1..C; }
+               latent { F : matrix[N, J] ~ gp(X, sqexp(1.0)); }
+               model { y ~ categorical_logistic_softmax(F, link = \"bijective\"); }";
+    let c = gpmc::check("bijective.gpm", src).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(r#"{"N": 2, "C": 3, "J": 3, "X": [[0.1], [0.2]], "y": [1, 3]}"#)
+            .unwrap();
+    let e = gpmc::data::from_json_value(&c.model, &v).unwrap_err();
+    assert!(
+        e.message.contains("`C` = 3 classes") && e.message.contains("J = 3 columns"),
+        "{}",
+        e.message
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(r#"{"N": 2, "C": 3, "J": 2, "X": [[0.1], [0.2]], "y": [1, 3]}"#)
+            .unwrap();
+    assert!(gpmc::data::from_json_value(&c.model, &v).is_ok());
+}

@@ -21,7 +21,22 @@ impl Lowerer {
             }
             ExprKind::Call(c) => self.call_node(c, ctx, param_only),
             ExprKind::Index(base, ix) => self.index_node(base, ix, e.span, ctx, param_only),
+            ExprKind::Str(_) => self.misplaced_string(e.span),
         }
+    }
+
+    /// A string literal where a number or expression is needed.
+    pub(super) fn misplaced_string<T>(&mut self, span: Span) -> Option<T> {
+        self.err(
+            SemanticError::new(
+                "gpm::bad_argument",
+                "a string is only the value of a named option (`link = \"bijective\"`)",
+                span,
+                "a string here",
+            )
+            .help("write a number or an expression"),
+        );
+        None
     }
 
     pub(super) fn not_scalar(&mut self, span: Span) -> Option<Node> {

@@ -141,6 +141,7 @@ impl Lowerer {
         let mut mean = Sx::num(0.0);
         let mut inducing = None;
         let mut inducing_points: Option<(String, Span)> = None;
+        let mut alpha = None;
         for a in c.args.iter().filter(|a| a.name.is_some()) {
             let n = a.name.as_ref().unwrap();
             match n.name.as_str() {
@@ -168,6 +169,22 @@ impl Lowerer {
                     }
                     inducing = Some(Inducing::Count(v as usize));
                 }
+                "alpha" => {
+                    let v = self.constant(&a.value, "the Power-EP power α")?;
+                    if !(0.0..=1.0).contains(&v) {
+                        self.err(
+                            SemanticError::new(
+                                "gpm::bad_parameter",
+                                format!("`alpha` = {v} is outside [0, 1]"),
+                                a.value.span,
+                                "not in [0, 1]",
+                            )
+                            .help("α = 1 is FITC (the default), α = 0 Titsias' variational posterior (thesis §7.5)"),
+                        );
+                        return None;
+                    }
+                    alpha = Some((v, a.value.span));
+                }
                 other => {
                     self.err(
                         SemanticError::new(
@@ -176,7 +193,7 @@ impl Lowerer {
                             n.span,
                             "unknown argument",
                         )
-                        .help("`gp(X, kernel, mean = m, inducing = M)`"),
+                        .help("`gp(X, kernel, mean = m, inducing = M, alpha = 1.0)`"),
                     );
                     return None;
                 }
@@ -282,11 +299,24 @@ impl Lowerer {
             inducing = Some(Inducing::Points(z));
         }
         let kernel = self.kernel(&positional[1].value, &dims)?;
+        if let (Some((_, span)), None) = (alpha, &inducing) {
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_parameter",
+                    "`alpha` is the power of a sparse GP's Power-EP approximation",
+                    span,
+                    "no inducing points",
+                )
+                .help("add `inducing = M` (a full GP is exact: it has no α)"),
+            );
+            return None;
+        }
         Some(LatentPrior::Gp {
             inputs: inputs.clone(),
             kernel,
             mean,
             inducing,
+            alpha: alpha.map_or(1.0, |a| a.0),
         })
     }
 

@@ -309,18 +309,32 @@ fn is_kernel_expr(e: &ast::Expr) -> bool {
     found
 }
 
-/// Replace `F[i]` (row, when `label` is None) or `F[i, label[i]]` by the class symbol.
-fn replace_index(e: &ast::Expr, f: &str, i: &str, label: Option<&str>, sym: &str) -> ast::Expr {
+/// Which entries of a latent matrix's row [`replace_index`] replaces.
+#[derive(Clone, Copy)]
+enum ClassRead<'a> {
+    /// The row `F[i]`.
+    Row,
+    /// `F[i, y[i]]`: the column a label picks.
+    Label(&'a str),
+    /// `F[i, k]` for a literal `k`.
+    Column(f64),
+}
+
+/// Replace `F[i]`, `F[i, y[i]]` or `F[i, k]` (as `read` says) by the class symbol.
+fn replace_index(e: &ast::Expr, f: &str, i: &str, read: ClassRead, sym: &str) -> ast::Expr {
     let is_i = |x: &ast::Expr| matches!(&x.kind, ExprKind::Var(j) if j == i);
     let hit = match &e.kind {
-        ExprKind::Index(b, ix) => match (&b.kind, ix.as_slice(), label) {
-            (ExprKind::Var(v), [a], None) => v == f && is_i(a),
-            (ExprKind::Var(v), [a, c], Some(l)) => {
+        ExprKind::Index(b, ix) => match (&b.kind, ix.as_slice(), read) {
+            (ExprKind::Var(v), [a], ClassRead::Row) => v == f && is_i(a),
+            (ExprKind::Var(v), [a, c], ClassRead::Label(l)) => {
                 v == f
                     && is_i(a)
                     && matches!(&c.kind, ExprKind::Index(lb, li)
                         if matches!(&lb.kind, ExprKind::Var(x) if x == l)
                         && li.len() == 1 && is_i(&li[0]))
+            }
+            (ExprKind::Var(v), [a, c], ClassRead::Column(k)) => {
+                v == f && is_i(a) && matches!(&c.kind, ExprKind::Num { value, .. } if *value == k)
             }
             _ => false,
         },
@@ -332,9 +346,9 @@ fn replace_index(e: &ast::Expr, f: &str, i: &str, label: Option<&str>, sym: &str
             span: Span::default(),
         };
     }
-    let r = |x: &ast::Expr| replace_index(x, f, i, label, sym);
+    let r = |x: &ast::Expr| replace_index(x, f, i, read, sym);
     let kind = match &e.kind {
-        ExprKind::Num { .. } | ExprKind::Var(_) => e.kind.clone(),
+        ExprKind::Num { .. } | ExprKind::Var(_) | ExprKind::Str(_) => e.kind.clone(),
         ExprKind::Neg(a) => ExprKind::Neg(Box::new(r(a))),
         ExprKind::Binary(op, a, b) => ExprKind::Binary(*op, Box::new(r(a)), Box::new(r(b))),
         ExprKind::Call(c) => ExprKind::Call(ast::Call {

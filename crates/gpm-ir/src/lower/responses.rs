@@ -225,7 +225,25 @@ impl Lowerer {
         {
             return;
         }
-        let Some(args) = self.check_args(dist, info.params()) else {
+        // The logistic-softmax's options (`link`, `scale`) are not parameters of its density.
+        let (options, dist) = if info.response() == ResponseKind::Category {
+            let (options, rest): (Vec<ast::Arg>, Vec<ast::Arg>) =
+                dist.args.iter().cloned().partition(|a| {
+                    a.name.as_ref().is_some_and(|n| {
+                        super::categorical::CATEGORICAL_OPTIONS.contains(&n.name.as_str())
+                    })
+                });
+            (
+                options,
+                std::borrow::Cow::Owned(ast::Call {
+                    args: rest,
+                    ..dist.clone()
+                }),
+            )
+        } else {
+            (vec![], std::borrow::Cow::Borrowed(dist))
+        };
+        let Some(args) = self.check_args(&dist, info.params()) else {
             return;
         };
         let ctx = ObsCtx {
@@ -233,7 +251,7 @@ impl Lowerer {
             var: lp.map(|(i, _)| i.to_string()),
         };
         if info.response() == ResponseKind::Category {
-            self.categorical_library(&d, &args[0], &ctx, span);
+            self.categorical_library(&d, &args[0], &options, &ctx, span);
             return;
         }
         let mut params = Vec::new();

@@ -12,14 +12,37 @@ impl Lowerer {
         if !self.declare(&t.name, Binding::Data) {
             return;
         }
+        // An integer scalar (`let J = C - 1;`) can size a vector or matrix.
+        let elem = if shape == Shape::Scalar && self.int_valued(&expr) {
+            Elem::Int
+        } else {
+            Elem::Real
+        };
         self.model.data.push(DataVar {
             name: t.name.name.clone(),
-            elem: Elem::Real,
+            elem,
             shape,
             constraint: ValueSet::Any,
             span: t.span,
             derived: Some(expr),
         });
+    }
+
+    /// Integer literals and `int` data under `+`, `-` and `*`.
+    fn int_valued(&self, e: &DataExpr) -> bool {
+        match e {
+            DataExpr::Num { value } => value.fract() == 0.0,
+            DataExpr::Data { name } => self.model.datum(name).is_some_and(|d| d.elem == Elem::Int),
+            DataExpr::Neg { arg } => self.int_valued(arg),
+            DataExpr::Binary { op, left, right } => {
+                matches!(
+                    op,
+                    crate::DataOp::Add | crate::DataOp::Sub | crate::DataOp::Mul
+                ) && self.int_valued(left)
+                    && self.int_valued(right)
+            }
+            _ => false,
+        }
     }
 
     fn bad_transform(
@@ -39,6 +62,7 @@ impl Lowerer {
     fn data_expr(&mut self, e: &ast::Expr) -> Option<(DataExpr, Shape)> {
         match &e.kind {
             ExprKind::Num { value, .. } => Some((DataExpr::Num { value: *value }, Shape::Scalar)),
+            ExprKind::Str(_) => self.misplaced_string(e.span),
             ExprKind::Var(v) => match self.names.get(v).map(|b| &b.0) {
                 Some(Binding::Data) => {
                     let shape = self.model.datum(v)?.shape.clone();

@@ -7,6 +7,70 @@ use rand::{Rng, RngCore};
 /// The logistic-softmax likelihood.
 pub struct CategoricalLogisticSoftmax;
 
+/// The weight `D = σ(0)` of the last class under the bijective link, which has no latent
+/// column (thesis §7.4.2, eq. 7.11 with `f_K = 0`).
+pub const FIXED_CLASS_WEIGHT: f64 = 0.5;
+
+/// The class weights of the logistic-softmax's variants, one implementation for every method
+/// (thesis §7.4): `p(y = k | f, θ) = w_k / Σ_j w_j` with `w_k = θ_k σ(f_k)` for the latent
+/// columns and, under the bijective link, `w_K = θ_K D` for the last class.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClassWeights<'a> {
+    /// Whether the last class is the fixed one (§7.4.2).
+    pub bijective: bool,
+    /// The class scales θ (§7.4.3), one per class; empty: all 1.
+    pub theta: &'a [f64],
+}
+
+impl ClassWeights<'_> {
+    /// The number of classes of a latent matrix with `columns` columns.
+    pub fn classes(&self, columns: usize) -> usize {
+        columns + usize::from(self.bijective)
+    }
+
+    /// `θ_k` (1 when unscaled).
+    pub fn scale(&self, k: usize) -> f64 {
+        self.theta.get(k).copied().unwrap_or(1.0)
+    }
+
+    /// The fixed class's weight `θ_K D` (0 when over-parametrised).
+    pub fn fixed_weight(&self, columns: usize) -> f64 {
+        if self.bijective {
+            self.scale(columns) * FIXED_CLASS_WEIGHT
+        } else {
+            0.0
+        }
+    }
+
+    /// The weights of one observation whose latent values are `f(0..columns)`, into `w`.
+    pub fn weights(&self, f: impl Fn(usize) -> f64, columns: usize, w: &mut Vec<f64>) {
+        w.clear();
+        w.extend((0..columns).map(|k| self.scale(k) * gpm_special::logistic(f(k))));
+        if self.bijective {
+            w.push(self.fixed_weight(columns));
+        }
+    }
+
+    /// `log p(y = label | f, θ) = log w_label − log Σ_j w_j` (0-based label), in log space
+    /// where `σ(f_label)` underflows.
+    pub fn log_prob(&self, f: impl Fn(usize) -> f64, columns: usize, label: usize) -> f64 {
+        let mut norm = self.fixed_weight(columns);
+        let mut own = if label == columns { norm } else { 0.0 };
+        for k in 0..columns {
+            let s = self.scale(k) * gpm_special::logistic(f(k));
+            norm += s;
+            if k == label {
+                own = s;
+            }
+        }
+        if own > 1e-300 || label == columns {
+            own.ln() - norm.ln()
+        } else {
+            self.scale(label).ln() + gpm_special::log_logistic(f(label)) - norm.ln()
+        }
+    }
+}
+
 impl Likelihood for CategoricalLogisticSoftmax {
     fn log_density(&self, _labels: Labels) -> Option<Formula> {
         None

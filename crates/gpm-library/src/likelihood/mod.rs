@@ -159,7 +159,9 @@ register! {
     horseshoe::Horseshoe = "horseshoe"("mu", "tau") -> Real at [-0.4, 0.8] "log(e^x E1(x)) - log(tau) - log(pi) - log(2 pi)/2, x = ((y - mu)/tau)^2/2",
 }
 
-pub use categorical_logistic_softmax::CategoricalLogisticSoftmax;
+pub use categorical_logistic_softmax::{
+    CategoricalLogisticSoftmax, ClassWeights, FIXED_CLASS_WEIGHT,
+};
 
 /// The likelihood of this name.
 pub fn lookup(name: &str) -> Option<LikelihoodRef> {

@@ -47,6 +47,9 @@ pub struct CaviResult {
     pub seconds: f64,
     /// The final variational posterior of every block (as [`Prepared::blocks`]), for prediction.
     pub blocks: Vec<BlockPosterior>,
+    /// The class scales CAVI learned ([`gpm_schedule::VariationalUpdate::ClassScales`]), by
+    /// hyperparameter.
+    pub class_scales: Vec<(gpm_schedule::HyperId, Vec<f64>)>,
     /// The generic factors' Gaussian sites, for a run resumed from this one ([`run_from`]).
     sites: Vec<Option<generic::Sites>>,
 }
@@ -176,7 +179,7 @@ pub fn run_from(
     }
     let has_generic = schedule.factors.iter().any(|f| f.generic.is_some());
     let prep = Prepared::new(schedule, data, hypers)?;
-    let mut q = CaviState::new(&prep, schedule, data)?;
+    let mut q = CaviState::new(&prep, schedule, data, hypers)?;
     if let Some(start) = start {
         q.warm_start(start);
     }
@@ -225,6 +228,7 @@ pub fn run_from(
         elbo: elbo_trace,
         converged,
         seconds: t0.elapsed().as_secs_f64(),
+        class_scales: q.learned_scales(),
         blocks: q.posteriors,
         sites: q.sites,
     })

@@ -125,11 +125,12 @@ impl<'a> CaviState<'a> {
         prep: &'a Prepared,
         schedule: &'a Schedule,
         data: &Data,
+        hypers: &crate::kernels::HyperValues,
     ) -> Result<Self, RuntimeError> {
         let mut softmax = Vec::new();
         for fp in &schedule.factors {
             if let Some(cat) = &fp.categorical {
-                softmax.push(SoftmaxQ::new(cat, prep, data)?);
+                softmax.push(SoftmaxQ::new(cat, schedule, prep, data, hypers)?);
             }
         }
         let zeros = || -> Vec<DVector<f64>> {
@@ -298,6 +299,14 @@ impl<'a> CaviState<'a> {
             &self.hyper_values,
             &mut self.vals,
         );
+    }
+
+    /// The class scales the softmax factors learned.
+    pub(super) fn learned_scales(&self) -> Vec<(gpm_schedule::HyperId, Vec<f64>)> {
+        self.softmax
+            .iter()
+            .filter_map(SoftmaxQ::learned_scales)
+            .collect()
     }
 
     /// Every factor's local step at the moments `pm`: `q(ω)`, `q(n)`, and the softmax factors.

@@ -28,7 +28,7 @@ impl<'a> Sampler<'a> {
         let rows = self.rows_of(bi, b);
         let mut np = NaturalParams::zeros(rows);
         for (f, fp) in self.schedule.factors.iter().enumerate() {
-            if let Some((labels, _)) = &self.labels[f] {
+            if let Some(crate::categorical::BoundCategorical { labels, .. }) = &self.labels[f] {
                 let cat = fp.categorical.as_ref().unwrap();
                 if !collapsed_phase && self.prep.latents[*latent].0 == cat.latent {
                     let (_, counts, omega) = state.cat[f].as_ref().unwrap();

@@ -39,13 +39,12 @@ impl Sampler<'_> {
         state: &mut State,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
-        let Some((labels, classes)) = &self.labels[f] else {
+        let Some(bound) = &self.labels[f] else {
             return Err(RuntimeError::Inconsistent(
                 "a level move of a factor that is not categorical".into(),
             ));
         };
-        let (labels, classes) = (labels.as_slice(), *classes);
-        let n = labels.len();
+        let (n, classes) = (bound.labels.len(), bound.columns);
         // Σ_c 1ᵀK_c⁻¹1 and Σ_c 1ᵀK_c⁻¹(f_c − μ_c), from each column's prior factor.
         let (mut quad, mut lin) = (0.0, 0.0);
         let mut latent = None;
@@ -76,6 +75,11 @@ impl Sampler<'_> {
             return Ok(());
         };
         let z = &state.latents[li];
+        let cat = self.schedule.factors[f]
+            .categorical
+            .as_ref()
+            .expect("categorical");
+        let theta = crate::categorical::scales(cat, &state.vectors);
         if z.len() != n * classes {
             return Err(RuntimeError::Inconsistent(format!(
                 "a latent matrix of {} entries for {n} observations of {classes} classes",
@@ -83,7 +87,7 @@ impl Sampler<'_> {
             )));
         }
         let mut log_post = |delta: f64| -> f64 {
-            super::marginal_elliptical::categorical_log_lik(z.as_slice(), labels, classes, delta)
+            super::marginal_elliptical::categorical_log_lik(z.as_slice(), bound, theta, delta)
                 - delta * lin
                 - 0.5 * delta * delta * quad
         };
@@ -94,6 +98,6 @@ impl Sampler<'_> {
         }
         let pv = self.predictors(state);
         let fp = &self.schedule.factors[f];
-        self.sample_categorical_aux(f, fp, labels, classes, state, &pv, rng)
+        self.sample_categorical_aux(f, fp, bound, state, &pv, rng)
     }
 }

@@ -24,6 +24,14 @@ impl<'a> Sampler<'a> {
         {
             lp += h.prior.log_density(h.get(state));
         }
+        // Sampled class scales (thesis §7.4.3): their Gamma(a, b) prior, entry by entry.
+        for step in &self.schedule.hyper_steps {
+            if let gpm_schedule::GibbsUpdate::ClassScales { shape, rate, .. } = step.gibbs {
+                for &t in &state.vectors[step.hyper.0] {
+                    lp += (shape - 1.0) * t.ln() - rate * t;
+                }
+            }
+        }
         for (bi, b) in self.prep.blocks.iter().enumerate() {
             match b {
                 Block::Gp { latent, column, gp } => {
@@ -91,10 +99,11 @@ impl<'a> Sampler<'a> {
         let mut stack = Vec::new();
         let mut total = 0.0;
         for (f, fp) in self.schedule.factors.iter().enumerate() {
-            if let Some((labels, classes)) = &self.labels[f] {
+            if let Some(bound) = &self.labels[f] {
                 let c = fp.categorical.as_ref().unwrap();
                 let z = state.latents[c.latent_id.0].as_slice();
-                total += marginal_elliptical::categorical_log_lik(z, labels, *classes, 0.0);
+                let theta = crate::categorical::scales(c, &state.vectors);
+                total += marginal_elliptical::categorical_log_lik(z, bound, theta, 0.0);
                 continue;
             }
             let Some(tape) = &fp.log_density else {

@@ -35,31 +35,23 @@ struct Column {
     directions: DMatrix<f64>,
 }
 
-/// The logistic-softmax log-likelihood `Σ_i log σ(f_{i,y_i} + δ) − log Σ_c σ(f_ic + δ)` of the
-/// latent matrix `z` (column-major, one column per class) moved by `δ` — the factor's density
-/// with its auxiliaries integrated out (thesis eq. 7.2).
-pub(super) fn categorical_log_lik(z: &[f64], labels: &[usize], classes: usize, delta: f64) -> f64 {
-    let n = labels.len();
-    let mut ll = 0.0;
-    for (i, &y) in labels.iter().enumerate() {
-        let mut norm = 0.0;
-        let mut own = 0.0;
-        for k in 0..classes {
-            let s = gpm_special::logistic(z[k * n + i] + delta);
-            norm += s;
-            if k == y {
-                own = s;
-            }
-        }
-        // log σ_y − log Σ_c σ_c as one logarithm of the σ's already made (a third of this
-        // function's exponentials and logarithms); in log space where σ_y underflows.
-        ll += if own > 1e-300 {
-            (own / norm).ln()
-        } else {
-            gpm_special::log_logistic(z[y * n + i] + delta) - norm.ln()
-        };
-    }
-    ll
+/// The logistic-softmax log-likelihood `Σ_i log w_{y_i} − log Σ_c w_c`, `w_c = θ_c σ(f_ic + δ)`
+/// (and the fixed class's `θ_K D` under the bijective link), of the latent matrix `z`
+/// (column-major, one column per latent class) moved by `δ` — the factor's density with its
+/// auxiliaries integrated out (thesis eq. 7.2, §7.4.2-7.4.3).
+pub(super) fn categorical_log_lik(
+    z: &[f64],
+    cat: &crate::categorical::BoundCategorical,
+    theta: &[f64],
+    delta: f64,
+) -> f64 {
+    let n = cat.labels.len();
+    let w = cat.weights(theta);
+    cat.labels
+        .iter()
+        .enumerate()
+        .map(|(i, &y)| w.log_prob(|k| z[k * n + i] + delta, cat.columns, y))
+        .sum()
 }
 
 impl Sampler<'_> {
@@ -71,12 +63,13 @@ impl Sampler<'_> {
         let mut stack = Vec::new();
         let mut total = 0.0;
         for &f in factors {
-            if let Some((labels, classes)) = &self.labels[f] {
+            if let Some(bound) = &self.labels[f] {
                 let Some(c) = &self.schedule.factors[f].categorical else {
                     return f64::NEG_INFINITY;
                 };
                 let z = state.latents[c.latent_id.0].as_slice();
-                total += categorical_log_lik(z, labels, *classes, 0.0);
+                let theta = crate::categorical::scales(c, &state.vectors);
+                total += categorical_log_lik(z, bound, theta, 0.0);
                 continue;
             }
             let fp = &self.schedule.factors[f];

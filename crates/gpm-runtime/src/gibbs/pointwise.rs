@@ -51,7 +51,7 @@ impl<'a> Sampler<'a> {
         (0..self.schedule.factors.len())
             .filter(|&f| !self.schedule.factors[f].is_prior)
             .map(|f| match &self.labels[f] {
-                Some((labels, _)) => (f, labels.len()),
+                Some(b) => (f, b.labels.len()),
                 None => (f, self.prep.factors[f].n),
             })
             .collect()
@@ -74,16 +74,17 @@ impl<'a> Sampler<'a> {
         let mut stack = Vec::new();
         for (f, n) in self.observed() {
             let fp = &self.schedule.factors[f];
-            if let Some((labels, classes)) = &self.labels[f] {
-                // p(y = k) = σ(z_k) / Σ_c σ(z_c): the logistic-softmax.
-                let z = &state.latents[fp.categorical.as_ref().expect("categorical").latent_id.0];
-                for (i, &label) in labels.iter().enumerate() {
-                    let w: Vec<f64> = (0..*classes)
-                        .map(|k| gpm_special::logistic(z[k * n + i]))
-                        .collect();
-                    let total: f64 = w.iter().sum();
+            if let Some(bound) = &self.labels[f] {
+                // p(y = k) = w_k / Σ_c w_c: the logistic-softmax (thesis §7.4).
+                let cat = fp.categorical.as_ref().expect("categorical");
+                let z = &state.latents[cat.latent_id.0];
+                let weights = bound.weights(crate::categorical::scales(cat, &state.vectors));
+                let mut w = Vec::new();
+                for (i, &label) in bound.labels.iter().enumerate() {
+                    let at = |k: usize| z[k * n + i];
+                    weights.weights(at, bound.columns, &mut w);
                     if log_lik {
-                        row.push((w[label] / total).ln());
+                        row.push(weights.log_prob(at, bound.columns, label));
                     }
                     if ppc {
                         y_rep.push(CategoricalLogisticSoftmax.draw(&w, None, rng));

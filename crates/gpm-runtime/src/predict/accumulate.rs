@@ -61,7 +61,7 @@ impl DrawAccumulator {
         }
     }
 
-    /// One draw: the test latents `lat` and the hyperparameter values `hv` (by id).
+    /// One draw: the test latents `lat` and the hyperparameter values `hypers`.
     pub(super) fn add_draw(
         &mut self,
         schedule: &Schedule,
@@ -69,9 +69,10 @@ impl DrawAccumulator {
         test: &Data,
         labels: &super::Labels,
         lat: &[DVector<f64>],
-        hv: &[f64],
+        hypers: &crate::kernels::HyperValues,
         rng: &mut rand_chacha::ChaCha8Rng,
     ) {
+        let hv = hypers.scalars.as_slice();
         let (sum, sumsq, lp_draws, label_acc, y_draws, stack) = (
             &mut self.sum,
             &mut self.sumsq,
@@ -94,10 +95,15 @@ impl DrawAccumulator {
                 };
                 let li = c.latent_id.0;
                 let n = te.factors[f].n;
-                let classes = te.latents[li].1 / n.max(1);
+                let columns = te.latents[li].1 / n.max(1);
+                let weights = gpm_library::likelihood::ClassWeights {
+                    bijective: c.bijective,
+                    theta: crate::categorical::scales(c, &hypers.vectors),
+                };
+                let classes = weights.classes(columns);
+                let mut w = Vec::with_capacity(classes);
                 for i in 0..n {
-                    let sig = gpm_special::logistic;
-                    let w: Vec<f64> = (0..classes).map(|k| sig(lat[li][k * n + i])).collect();
+                    weights.weights(|k| lat[li][k * n + i], columns, &mut w);
                     let tot: f64 = w.iter().sum();
                     if let Some(yd) = &mut y_draws[f] {
                         yd[i].push(CategoricalLogisticSoftmax.draw(&w, None, rng));
@@ -112,8 +118,9 @@ impl DrawAccumulator {
                     if y[i].is_nan() {
                         continue;
                     }
-                    let yi = y[i] as usize - 1;
-                    lp_draws[f][i].push((w[yi] / tot).ln());
+                    // A label the model cannot produce has probability 0.
+                    let yi = (y[i] as usize).wrapping_sub(1);
+                    lp_draws[f][i].push(w.get(yi).map_or(f64::NEG_INFINITY, |wy| (wy / tot).ln()));
                 }
                 continue;
             }

@@ -153,15 +153,7 @@ pub(super) fn predict(
             };
             draw_into(&mut lat[*latent], *column, &m, &mut rng);
         }
-        acc.add_draw(
-            schedule,
-            te,
-            test,
-            labels,
-            &lat,
-            &hv.scalars,
-            &mut response_rng,
-        );
+        acc.add_draw(schedule, te, test, labels, &lat, &hv, &mut response_rng);
     }
     Ok(acc.finish(te, labels))
 }

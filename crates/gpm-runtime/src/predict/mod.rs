@@ -167,7 +167,7 @@ pub fn predict(
                     ))
                 })?;
             }
-            variational::predict(&setting, post)?
+            variational::predict(&setting, post, hypers)?
         }
     };
     // A predictor only a latent's prior factor reads (`w ~ laplace(...)`: its coordinates)

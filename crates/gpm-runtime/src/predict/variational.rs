@@ -104,13 +104,15 @@ fn class_marginals<'m>(
     columns
 }
 
-/// Class probabilities `E_q[σ(f_k) / Σ_c σ(f_c)]` of a logistic-softmax factor at the test
-/// inputs, with the classes' test marginals independent Gaussians: Monte Carlo with a fixed seed
-/// and common random numbers across points (4000 draws; MC error below 1e-2 relative). Returns
-/// the log predictive density at the test labels (when given) and the probability table.
+/// Class probabilities `E_q[w_k / Σ_c w_c]` (`w_k = θ_k σ(f_k)`, thesis §7.4) of a
+/// logistic-softmax factor at the test inputs, with the classes' test marginals independent
+/// Gaussians: Monte Carlo with a fixed seed and common random numbers across points (4000
+/// draws; MC error below 1e-2 relative). Returns the log predictive density at the test labels
+/// (when given) and the probability table.
 #[allow(clippy::type_complexity)]
 fn softmax_predictive(
     cat: &gpm_schedule::CategoricalProgram,
+    theta: &[f64],
     tr: &Prepared,
     test: &Data,
     marg: &[Option<Marginals>],
@@ -119,24 +121,28 @@ fn softmax_predictive(
     use rand::SeedableRng;
     use rand_distr::{Distribution, StandardNormal};
     let columns = class_marginals(cat, tr, marg);
-    let classes = columns.len();
+    let weights = gpm_library::likelihood::ClassWeights {
+        bijective: cat.bijective,
+        theta,
+    };
+    let (cols, classes) = (columns.len(), weights.classes(columns.len()));
     let n = columns.first().map_or(0, |c| c.1.mean.len());
     const DRAWS: usize = 4000;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5EED);
-    let z: Vec<f64> = (0..DRAWS * classes)
+    let z: Vec<f64> = (0..DRAWS * cols)
         .map(|_| StandardNormal.sample(&mut rng))
         .collect();
-    let sig = gpm_special::logistic;
     let mut probs = Vec::with_capacity(n);
-    let mut w = vec![0.0; classes];
+    let mut w = Vec::with_capacity(classes);
     for i in 0..n {
         let mut p = vec![0.0; classes];
         for d in 0..DRAWS {
-            let mut tot = 0.0;
-            for (k, (_, m)) in columns.iter().enumerate() {
-                w[k] = sig(m.mean[i] + m.var[i].sqrt() * z[d * classes + k]);
-                tot += w[k];
-            }
+            let at = |k: usize| {
+                let m = columns[k].1;
+                m.mean[i] + m.var[i].sqrt() * z[d * cols + k]
+            };
+            weights.weights(at, cols, &mut w);
+            let tot: f64 = w.iter().sum();
             for k in 0..classes {
                 p[k] += w[k] / tot / DRAWS as f64;
             }
@@ -185,6 +191,7 @@ fn set_predictor(slots: &[Slot], vals: &mut [f64], p: usize, x: f64) {
 pub(super) fn predict(
     setting: &Setting,
     post: &[BlockPosterior],
+    hypers: &crate::kernels::HyperValues,
 ) -> Result<Prediction, RuntimeError> {
     let (schedule, tr, te, at, test, labels) = setting.parts();
     let marg = tr
@@ -260,7 +267,8 @@ pub(super) fn predict(
     let mut stack = Vec::new();
     for (f, fp) in schedule.factors.iter().enumerate() {
         if let Some(cat) = &fp.categorical {
-            let (lp, probs) = softmax_predictive(cat, tr, test, &marg, labels.get(f))?;
+            let theta = crate::categorical::scales(cat, &hypers.vectors);
+            let (lp, probs) = softmax_predictive(cat, theta, tr, test, &marg, labels.get(f))?;
             log_predictive.push(lp);
             label_probabilities.push(probs);
             continue;
@@ -337,7 +345,7 @@ pub(super) fn predict(
         log_predictive.push(lp);
         label_probabilities.push(label.map(|ls| (ls, probs)));
     }
-    let responses = responses(schedule, tr, te, &predictors, &marg)?;
+    let responses = responses(schedule, tr, te, &predictors, &marg, hypers)?;
     Ok(Prediction {
         predictors,
         log_predictive,
@@ -362,6 +370,7 @@ fn responses(
     te: &Prepared,
     predictors: &[(String, Vec<f64>, Vec<f64>)],
     marg: &[Option<Marginals>],
+    hypers: &crate::kernels::HyperValues,
 ) -> Result<Vec<Option<Vec<super::ResponseSummary>>>, RuntimeError> {
     use rand::SeedableRng;
     use rand_distr::{Distribution, StandardNormal};
@@ -372,15 +381,21 @@ fn responses(
     for (f, fp) in schedule.factors.iter().enumerate() {
         if let Some(cat) = &fp.categorical {
             let columns = class_marginals(cat, tr, marg);
+            let weights = gpm_library::likelihood::ClassWeights {
+                bijective: cat.bijective,
+                theta: crate::categorical::scales(cat, &hypers.vectors),
+            };
             let n = columns.first().map_or(0, |c| c.1.mean.len());
-            let mut w = vec![0.0; columns.len()];
+            let mut w = Vec::with_capacity(columns.len() + 1);
+            let mut f = vec![0.0; columns.len()];
             let mut points = Vec::with_capacity(n);
             for i in 0..n {
                 for y in ys.iter_mut() {
-                    for (k, (_, m)) in columns.iter().enumerate() {
+                    for (fk, (_, m)) in f.iter_mut().zip(&columns) {
                         let z: f64 = StandardNormal.sample(&mut rng);
-                        w[k] = gpm_special::logistic(m.mean[i] + m.var[i].max(0.0).sqrt() * z);
+                        *fk = m.mean[i] + m.var[i].max(0.0).sqrt() * z;
                     }
+                    weights.weights(|k| f[k], columns.len(), &mut w);
                     *y = CategoricalLogisticSoftmax.draw(&w, None, &mut rng);
                 }
                 points.push(super::ResponseSummary::of(&ys));

@@ -26,12 +26,49 @@ pub(super) fn check(model: &Model, data: &Data) -> Result<(), DataError> {
                 ));
             }
         }
+        bijective_classes(model, data, &f.form)?;
         let (Some(rep), Some(y)) = (&f.replicate, &f.response) else {
             continue;
         };
         if let Some(t) = rep.likelihood.trials() {
             binomial_trials(data, y, &rep.params[t], &f.source)?;
         }
+    }
+    Ok(())
+}
+
+/// Under the bijective link (thesis §7.4.2) the labels' number of classes is the latent
+/// matrix's columns plus one; when either is a datum the lowering could not check it.
+fn bijective_classes(
+    model: &Model,
+    data: &Data,
+    form: &gpm_ir::FactorForm,
+) -> Result<(), DataError> {
+    let gpm_ir::FactorForm::Categorical {
+        classes,
+        latent,
+        link,
+        ..
+    } = form
+    else {
+        return Ok(());
+    };
+    let Some(gpm_ir::Shape::Matrix(_, columns)) = model.latent(latent).map(|z| &z.shape) else {
+        return Ok(());
+    };
+    let size = |d: &gpm_ir::Dim| match d {
+        gpm_ir::Dim::Const(c) => Some(*c as f64),
+        gpm_ir::Dim::Var(v) => data.scalar(v),
+    };
+    let (Some(c), Some(k)) = (size(classes), size(columns)) else {
+        return Ok(()); // a missing size is reported by the data checks
+    };
+    if link.bijective && c != k + 1.0 {
+        return Err(err(
+            &classes.to_string(),
+            format!("`{classes}` = {c} classes, but `{latent}` has {columns} = {k} columns: the bijective link has one column fewer than classes"),
+            Some("declare the columns `let J = C - 1;` and the latent `matrix[N, J]`"),
+        ));
     }
     Ok(())
 }
