@@ -78,15 +78,21 @@ def test_svi_steps_do_not_depend_on_the_partitions(problem):
 
 def test_agrees_with_the_single_process_cavi(problem):
     model, frame, test = problem
+    # The same inducing inputs (k-means++ on every row) and the same optimum.
+    assert_agrees_with_one_process(model, frame, test)
+
+
+def assert_agrees_with_one_process(model, frame, test):
+    """Cluster CAVI over one partition against `Model.cavi`: CAVI stops at a relative ELBO
+    change of 1e-9, where the latent means are still ~1e-5 off. Returns the cluster fit."""
     fit = gpmc.cluster.cavi(model, [frame], columns=COLUMNS, tol=1e-12)
     data = {"X": frame[["x1", "x2"]].to_numpy(), "y": frame["y"].to_numpy()}
     ref = model.cavi(data, progress=False)
-    # The same inducing inputs (k-means++ on every row) and the same optimum: CAVI stops at
-    # a relative ELBO change of 1e-9, where the latent means are still ~1e-5 off.
     assert abs(fit.elbo[-1] - ref.elbo[-1]) < 1e-6 * abs(ref.elbo[-1])
     p, r = fit.predict(test), ref.predict(test)
     assert np.max(np.abs(p["f_mean"].to_numpy() - r["f_mean"].to_numpy())) < 1e-3
     assert np.max(np.abs(p["f_sd"].to_numpy() - r["f_sd"].to_numpy())) < 1e-3
+    return fit
 
 
 def test_parquet_paths_are_read_as_partitions(problem, tmp_path):
@@ -329,3 +335,15 @@ def test_a_sparse_multiclass_model_over_partitions():
     assert np.max(np.abs(a - b)) < 1e-4
     with pytest.raises(gpmc.InferenceError, match="logistic-softmax.*sample this model on one machine"):
         gpmc.cluster.sample(model, parts, chains=1, warmup=1, draws=1)
+
+
+def test_online_inducing_points_over_partitions(problem):
+    """`inducing = adaptive(...)` (thesis Appendix A) on a cluster: the driver chooses the
+    points by the online rule over its sample of the rows, in one pass; with one partition
+    that is every row in order, as single-process CAVI chooses them, and the fits agree."""
+    _, frame, test = problem
+    src = (MODELS / "sparse_gp_classification.gpm").read_text()
+    model = gpmc.Model(src.replace("inducing = 50", "inducing = adaptive(rho = 0.6, max = 40)"))
+    fit = assert_agrees_with_one_process(model, frame, test)
+    m = len(fit.state["q"][0][2])
+    assert 5 < m <= 40, m

@@ -236,6 +236,16 @@ pub enum Inducing {
     Count(usize),
     /// `inducing = Z`: the rows of a data matrix (same columns as the inputs).
     Points(String),
+    /// `inducing = adaptive(rho, max)`: chosen online (thesis Appendix A, Algorithm 1): a row
+    /// becomes an inducing point when its kernel correlation with every current one is below
+    /// `rho`, up to `max` points — as SVI streams its minibatches, or in one pass over the
+    /// rows in order for the full-batch methods.
+    Adaptive {
+        /// The acceptance threshold ρ in (0, 1).
+        rho: f64,
+        /// The largest number of inducing points.
+        max: usize,
+    },
 }
 
 /// The Gaussian prior of a latent block.

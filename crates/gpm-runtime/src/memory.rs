@@ -165,6 +165,8 @@ pub(crate) fn check_blocks(
                             gpm_ir::Inducing::Points(z) => {
                                 data.inputs(z).map_or(0, |z| z.nrows() as u64)
                             }
+                            // At most `max`: what the rule may reach.
+                            gpm_ir::Inducing::Adaptive { max, .. } => (*max as u64).min(n),
                         };
                         // What every method forms: `K_mm`, its factor and `q(v)` per column.
                         // The `M × N` features are the full-batch methods' (CAVI, Gibbs),

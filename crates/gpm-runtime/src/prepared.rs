@@ -4,9 +4,9 @@
 use crate::data::{Data, Value};
 use crate::gaussian::{DenseBlock, GpBlock};
 use crate::kernels::{kernel_matrix, HyperValues};
-use crate::sparse::{kmeans_pp, SparseGp};
+use crate::sparse::SparseGp;
 use crate::RuntimeError;
-use gpm_ir::{Design, Dim, Inducing, Shape};
+use gpm_ir::{Design, Dim, Shape};
 
 /// Seed of the k-means++ choice of inducing points: fixed, so that `inducing = M` gives the same
 /// points on every run and in every chain.
@@ -14,6 +14,7 @@ pub const INDUCING_SEED: u64 = 0x5eed_1d0c;
 use gpm_schedule::{BlockKind, BoundPrior, Schedule, Source};
 use nalgebra::{DMatrix, DVector};
 
+mod inducing;
 mod sparse_blocks;
 
 /// Where a slot's value comes from, resolved against the data.
@@ -190,6 +191,9 @@ enum Blocks<'z> {
     None,
     /// Every block, the sparse GPs' inducing inputs given or chosen from the data.
     Formed(Option<&'z [DMatrix<f64>]>),
+    /// Every block, an online-chosen sparse GP's points started from the first row only: SVI
+    /// starts them again from its first minibatch ([`Prepared::for_streaming`]).
+    Streaming,
 }
 
 /// Per-factor resolved slots and sizes.
@@ -390,6 +394,17 @@ impl Prepared {
         Self::bind(schedule, data, hypers, Blocks::Formed(Some(inducing)))
     }
 
+    /// [`Prepared::new`] for SVI: a sparse GP whose points are chosen online
+    /// (`inducing = adaptive(…)`) starts from the first row rather than a pass over all of them,
+    /// since SVI chooses them again as its minibatches arrive.
+    pub fn for_streaming(
+        schedule: &Schedule,
+        data: &Data,
+        hypers: &HyperValues,
+    ) -> Result<Self, RuntimeError> {
+        Self::bind(schedule, data, hypers, Blocks::Streaming)
+    }
+
     /// Bind test data for prediction: predictors and factor slots only, no latent priors
     /// (`blocks` is empty, nothing of size test × test is formed).
     pub fn for_test(
@@ -409,7 +424,9 @@ impl Prepared {
         let (with_blocks, given_inducing) = match blocks_wanted {
             Blocks::None => (false, None),
             Blocks::Formed(z) => (true, z),
+            Blocks::Streaming => (true, None),
         };
+        let streaming = matches!(blocks_wanted, Blocks::Streaming);
         let mut sparse_seen = 0usize;
         let mut latents = Vec::new();
         let mut latent_dims = Vec::new();
@@ -534,43 +551,21 @@ impl Prepared {
                     if let Some(ind) = inducing {
                         let given = given_inducing.map(|z| z.get(sparse_seen));
                         sparse_seen += 1;
-                        let zi = match ind {
-                            _ if given.is_some() => match given.flatten() {
-                                Some(z) if z.ncols() == x.ncols() => z.clone(),
-                                _ => {
-                                    return Err(RuntimeError::Inconsistent(format!(
-                                        "no given inducing inputs with {} columns for `{}`",
-                                        x.ncols(),
-                                        z.name
-                                    )))
-                                }
+                        let sp = inducing::bind_sparse(
+                            &inducing::SparseBinding {
+                                latent: &z.name,
+                                inputs,
+                                x: &x,
+                                data,
+                                kernel,
+                                hypers,
+                                mean,
+                                alpha: *alpha,
+                                streaming,
                             },
-                            Inducing::Count(m) if *m > x.nrows() => {
-                                return Err(RuntimeError::BadData(format!(
-                                    "`{}` has inducing = {m} but the data have {} points: give fewer inducing points than points, or drop `inducing` (a full GP is exact and then no dearer)",
-                                    z.name,
-                                    x.nrows()
-                                )))
-                            }
-                            Inducing::Count(m) => kmeans_pp(&x, *m, INDUCING_SEED)?,
-                            Inducing::Points(name) => {
-                                let z = data.inputs(name).ok_or_else(|| {
-                                    RuntimeError::MissingData(format!(
-                                        "no inducing inputs `{name}` in the data"
-                                    ))
-                                })?;
-                                if z.ncols() != x.ncols() {
-                                    return Err(RuntimeError::BadData(format!(
-                                        "the inducing inputs `{name}` have {} columns, the inputs `{inputs}` {}",
-                                        z.ncols(),
-                                        x.ncols()
-                                    )));
-                                }
-                                z.as_ref().clone()
-                            }
-                        };
-                        let mut sp = SparseGp::new(kernel, hypers, zi, mean)?;
-                        sp.alpha = *alpha;
+                            ind,
+                            given,
+                        )?;
                         jitter = jitter.max(sp.jitter);
                         for c in 0..cols {
                             blocks.push(Block::Sparse {

@@ -34,9 +34,15 @@ pub struct SparseGp {
     /// (the sites to the power α). 1 (FITC: the exact conditional of the FITC model) unless the
     /// model says `alpha`.
     pub alpha: f64,
+    /// The online rule that may add inducing points as data arrive (`inducing = adaptive(…)`);
+    /// `None`: the points are fixed.
+    pub online: Option<Online>,
     kernel: BoundKernel,
     hypers: HyperValues,
 }
+
+mod online;
+pub use online::Online;
 
 impl SparseGp {
     /// Factor `K_mm` for the inducing inputs `z`.
@@ -54,6 +60,7 @@ impl SparseGp {
             mean,
             jitter,
             alpha: 1.0,
+            online: None,
             kernel: kernel.clone(),
             hypers: hypers.clone(),
         })
@@ -63,6 +70,7 @@ impl SparseGp {
     pub fn with_hypers(&self, hypers: &HyperValues) -> Result<Self, RuntimeError> {
         let mut sp = SparseGp::new(&self.kernel, hypers, self.z.clone(), self.mean)?;
         sp.alpha = self.alpha;
+        sp.online = self.online;
         Ok(sp)
     }
 
@@ -230,6 +238,9 @@ pub struct QInducing {
     pub h: DVector<f64>,
     /// Mean `m`.
     pub mean: DVector<f64>,
+    /// The inducing inputs `q` lives on when the run chose them itself (SVI with
+    /// `inducing = adaptive(…)`: [`crate::svi`]); `None`: those the model binds to the data.
+    pub inputs: Option<DMatrix<f64>>,
     chol: Cholesky<f64, Dyn>,
 }
 
@@ -242,7 +253,20 @@ impl QInducing {
             prec,
             h: DVector::zeros(m),
             mean: DVector::zeros(m),
+            inputs: None,
         }
+    }
+
+    /// `q(v) ⊗ N(0, I_added)`: the prior's law for `added` new whitened coordinates, which
+    /// leaves `q(f)` and the KL as they are (a new point's `v_new` is independent of the
+    /// others under the prior: [`crate::svi`]'s online inducing points).
+    pub fn extended(&self, added: usize) -> Result<Self, RuntimeError> {
+        let m = self.h.len();
+        let mut prec = DMatrix::identity(m + added, m + added);
+        prec.view_mut((0, 0), (m, m)).copy_from(&self.prec);
+        let mut h = DVector::zeros(m + added);
+        h.rows_mut(0, m).copy_from(&self.h);
+        QInducing::from_natural(prec, h)
     }
 
     /// From natural parameters; the precision must be positive definite.
@@ -258,6 +282,7 @@ impl QInducing {
             prec,
             h,
             mean,
+            inputs: None,
             chol,
         })
     }

@@ -90,6 +90,8 @@ pub struct SviResult {
 
 /// One minibatch evaluated at given priors and `q`: the features of every block, the sum of the
 /// local ELBO terms (at their optimal `q(ω)`), and the curvature and linear terms per block.
+mod growth;
+
 struct BatchEval {
     feats: Vec<DMatrix<f64>>,
     local: f64,
@@ -381,9 +383,14 @@ pub fn shard_gradient(
     learn: &[HyperId],
     subset: Option<&[usize]>,
 ) -> Result<Vec<f64>, RuntimeError> {
-    let Shard { setup, hv, idx, .. } = Shard::new(prep, schedule, q, subset)?;
+    let Shard {
+        setup,
+        hv,
+        idx,
+        sps,
+    } = Shard::new(prep, schedule, q, subset)?;
     check_learnable(schedule, &hv, learn)?;
-    local_gradient(&setup, &hv, learn, q, &idx, 0)
+    local_gradient(&setup, &sps, &hv, learn, q, &idx, 0)
 }
 
 /// What a shard's step and its gradient both read: the sparse priors, the batch evaluation's
@@ -441,18 +448,12 @@ fn shard_rows(n: usize, subset: Option<&[usize]>) -> Result<Vec<usize>, RuntimeE
     }
 }
 
-/// The sparse priors of `prep`'s blocks at other hyperparameter values.
+/// The sparse priors `sps` (with their current inducing inputs) at other hyperparameter values.
 fn priors_at(
-    prep: &Prepared,
+    sps: &[crate::sparse::SparseGp],
     hv: &HyperValues,
 ) -> Result<Vec<crate::sparse::SparseGp>, RuntimeError> {
-    prep.blocks
-        .iter()
-        .map(|b| match b {
-            Block::Sparse { sp, .. } => sp.with_hypers(hv),
-            _ => unreachable!("checked"),
-        })
-        .collect()
+    sps.iter().map(|sp| sp.with_hypers(hv)).collect()
 }
 
 /// The central-difference gradient in `log θ` (step `10⁻⁴`) of the local ELBO terms of the
@@ -460,6 +461,7 @@ fn priors_at(
 /// on the hyperparameters reads (times `N/|B|`), on one machine or summed over shards.
 fn local_gradient(
     setup: &Setup,
+    sps: &[crate::sparse::SparseGp],
     hv: &HyperValues,
     learn: &[HyperId],
     q: &[QInducing],
@@ -475,7 +477,7 @@ fn local_gradient(
                 let mut h2 = hv.clone();
                 h2.set_scalar(h, x.exp());
                 Ok(setup
-                    .eval(&priors_at(setup.prep, &h2)?, &h2, q, idx, class_seed)?
+                    .eval(&priors_at(sps, &h2)?, &h2, q, idx, class_seed)?
                     .local)
             };
             Ok((at(log_theta + STEP)? - at(log_theta - STEP)?) / (2.0 * STEP))
@@ -586,7 +588,7 @@ pub fn run(
     config: &SviConfig,
     report: &mut dyn FnMut(&SviPoint, &[BlockPosterior]),
 ) -> Result<SviResult, RuntimeError> {
-    let prep = Prepared::new(schedule, data, hypers)?;
+    let prep = Prepared::for_streaming(schedule, data, hypers)?;
     run_prepared(&prep, schedule, config, report)
 }
 
@@ -646,6 +648,7 @@ pub fn run_learning(
     let mut trace = Vec::new();
     let mut elapsed = 0.0;
     let mut idx = vec![0usize; batch];
+    let growth = growth::Growth::new(prep);
     for t in 0..config.iterations {
         crate::stop::check("SVI")?;
         let t0 = std::time::Instant::now();
@@ -657,6 +660,7 @@ pub fn run_learning(
             *slot = order[cursor];
             cursor += 1;
         }
+        growth.offer(t == 0, &idx, &mut sps, &mut q)?;
         let BatchEval { feats, local, np } =
             setup.eval(&sps, &hv, &q, &idx, config.seed ^ (t as u64 + 1))?;
         let mut kl = 0.0;
@@ -676,7 +680,7 @@ pub fn run_learning(
         // Hyperparameter step at the new q, on the same batch.
         if !learn.is_empty() {
             let seed = config.seed ^ (t as u64 + 1);
-            let grad: Vec<f64> = local_gradient(&setup, &hv, learn, &q, &idx, seed)?
+            let grad: Vec<f64> = local_gradient(&setup, &sps, &hv, learn, &q, &idx, seed)?
                 .into_iter()
                 .map(|g| scale * g)
                 .collect();
@@ -684,7 +688,7 @@ pub fn run_learning(
             for (k, h) in learn.iter().enumerate() {
                 hv.set_scalar(*h, log_theta[k].exp());
             }
-            sps = priors_at(prep, &hv)?;
+            sps = priors_at(&sps, &hv)?;
         }
         elapsed += t0.elapsed().as_secs_f64();
         if !elbo.is_finite() {
@@ -706,6 +710,7 @@ pub fn run_learning(
             report(&point, &posts);
         }
     }
+    let q = growth.carry_inputs(q, &sps);
     Ok(SviResult {
         blocks: q.into_iter().map(BlockPosterior::Sparse).collect(),
         trace,

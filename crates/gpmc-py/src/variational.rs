@@ -45,10 +45,11 @@ impl VariationalFit {
         ppc: bool,
     ) -> PyResult<(Vec<String>, Bound<'py, PyBytes>)> {
         let c = &self.checked;
-        let schedule = gpmc::infer::schedule(c).map_err(|e| raise(c, e))?;
-        let sampler = gpm_runtime::gibbs::Sampler::new(schedule, &self.data, &self.fit.values)
-            .and_then(|s| s.with_pointwise(gpm_runtime::gibbs::Pointwise { log_lik, ppc }))
-            .map_err(|e| raise(c, e.into()))?;
+        let sampler =
+            gpmc::infer::posterior_sampler(c, &self.data, &self.fit.values, &self.fit.blocks)
+                .map_err(|e| raise(c, e))?
+                .with_pointwise(gpm_runtime::gibbs::Pointwise { log_lik, ppc })
+                .map_err(|e| raise(c, e.into()))?;
         let chain = py
             .detach(|| sampler.draws_from_q(&self.fit.blocks, draws, seed))
             .map_err(|e| raise(c, e.into()))?;

@@ -111,9 +111,11 @@ fn rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
 fn q_to_json(b: &BlockPosterior) -> serde_json::Value {
     match b {
         BlockPosterior::Gp { a, b } => json!({"kind": "gp", "a": a, "b": b}),
-        BlockPosterior::Sparse(q) => {
-            json!({"kind": "sparse", "prec": rows(&q.prec), "h": q.h.as_slice()})
-        }
+        BlockPosterior::Sparse(q) => match &q.inputs {
+            None => json!({"kind": "sparse", "prec": rows(&q.prec), "h": q.h.as_slice()}),
+            Some(z) => json!({"kind": "sparse", "prec": rows(&q.prec), "h": q.h.as_slice(),
+                              "inducing_inputs": rows(z)}),
+        },
         BlockPosterior::Particles { mean, spread } => {
             json!({"kind": "particles", "mean": mean.as_slice(), "spread": rows(spread)})
         }
@@ -145,9 +147,17 @@ fn q_from_json(v: &serde_json::Value) -> Option<BlockPosterior> {
             if prec.nrows() != prec.ncols() || prec.nrows() != h.len() {
                 return None;
             }
-            BlockPosterior::Sparse(
-                gpm_runtime::sparse::QInducing::from_natural(prec, DVector::from_vec(h)).ok()?,
-            )
+            let mut q =
+                gpm_runtime::sparse::QInducing::from_natural(prec, DVector::from_vec(h)).ok()?;
+            // The inducing inputs an online choice made (one row per coordinate of `q`).
+            if !v["inducing_inputs"].is_null() {
+                let z = matrix(&v["inducing_inputs"])?;
+                if z.nrows() != q.h.len() {
+                    return None;
+                }
+                q.inputs = Some(z);
+            }
+            BlockPosterior::Sparse(q)
         }
         "particles" => BlockPosterior::Particles {
             mean: DVector::from_vec(vector(&v["mean"])?),

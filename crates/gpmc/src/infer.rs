@@ -25,8 +25,8 @@ pub use merge::{merge_runs, RunPart};
 use outputs::chain_head;
 pub use outputs::{chain_csv, draws_csv, gibbs_warnings, summary_json, summary_table};
 pub use predict::{
-    label_sets, predict, predict_bound, predict_variational, predict_variational_bound,
-    predict_with, PREDICT_DRAWS,
+    bind_posterior, label_sets, posterior_sampler, predict, predict_bound, predict_variational,
+    predict_variational_bound, predict_with, PREDICT_DRAWS,
 };
 pub use prediction_outputs::prediction_outputs;
 
@@ -758,7 +758,7 @@ pub fn run_svi(
             _ => {}
         }
     }
-    let prep = gpm_runtime::prepared::Prepared::new(&schedule, data, &hv)?;
+    let prep = gpm_runtime::prepared::Prepared::for_streaming(&schedule, data, &hv)?;
     let r = gpm_runtime::svi::run_learning(&prep, &schedule, config, &learn, report)?;
     for &(id, v) in &r.hypers {
         hv.set_scalar(id, v);
@@ -777,8 +777,7 @@ pub fn inducing_csv(
     hypers: &HyperValues,
     blocks: &[gpm_runtime::cavi::BlockPosterior],
 ) -> Result<String, InferError> {
-    let schedule = schedule(c)?;
-    let prep = gpm_runtime::prepared::Prepared::new(&schedule, data, hypers)?;
+    let prep = bind_posterior(c, data, hypers, blocks)?;
     let mut s = String::from("variable,mean,sd\n");
     for (b, post) in prep.blocks.iter().zip(blocks) {
         if let (
@@ -899,8 +898,7 @@ pub fn write_draws_from_q(
     if q.draws.is_none() && latent_values(c, data) > Q_DRAWS_WIDEST {
         return Ok(0);
     }
-    let schedule = schedule(c)?;
-    let sampler = gibbs::Sampler::new(schedule, data, hypers)?.with_pointwise(q.pointwise)?;
+    let sampler = posterior_sampler(c, data, hypers, blocks)?.with_pointwise(q.pointwise)?;
     let layout = sampler.layout();
     let draws = q.draws.unwrap_or_else(|| default_q_draws(layout.width()));
     let columns = column_names(c, &layout);

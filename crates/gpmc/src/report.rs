@@ -105,6 +105,12 @@ fn latent_text(m: &gpm_ir::Model, z: &Latent) -> String {
                 Some(gpm_ir::Inducing::Points(z)) => {
                     let _ = write!(s, ", sparse with inducing inputs the rows of {z}");
                 }
+                Some(gpm_ir::Inducing::Adaptive { rho, max }) => {
+                    let _ = write!(
+                        s,
+                        ", sparse with at most {max} inducing points chosen online (a row joins when its kernel correlation with every point is below {rho}: as SVI's minibatches arrive, else in one pass over {inputs})"
+                    );
+                }
                 None => {}
             }
             if inducing.is_some() {

@@ -127,6 +127,37 @@ impl Lowerer {
         }
     }
 
+    /// `adaptive(rho, max)` (by position or name): ρ in (0, 1), `max` a positive integer.
+    fn adaptive_inducing(&mut self, c: &ast::Call) -> Option<Inducing> {
+        let args = self.check_args(c, &["rho", "max"])?;
+        let rho = self.constant(&args[0], "the acceptance threshold ρ")?;
+        let max = self.constant(&args[1], "the largest number of inducing points")?;
+        let bad = if !(rho > 0.0 && rho < 1.0) {
+            Some((
+                args[0].span,
+                "`rho` is a kernel correlation threshold strictly between 0 and 1",
+            ))
+        } else if !(max >= 1.0 && max.fract() == 0.0) {
+            Some((
+                args[1].span,
+                "`max` is a positive whole number of inducing points",
+            ))
+        } else {
+            None
+        };
+        if let Some((span, message)) = bad {
+            self.err(
+                SemanticError::new("gpm::bad_parameter", message, span, "out of range")
+                    .help("`inducing = adaptive(rho = 0.8, max = 200)`: a row becomes an inducing point when its kernel correlation with every current one is below rho (thesis Appendix A)"),
+            );
+            return None;
+        }
+        Some(Inducing::Adaptive {
+            rho,
+            max: max as usize,
+        })
+    }
+
     pub(super) fn gp_prior(
         &mut self,
         c: &ast::Call,
@@ -152,6 +183,13 @@ impl Lowerer {
                         unreachable!()
                     };
                     inducing_points = Some((z.clone(), a.value.span));
+                }
+                "inducing" if matches!(&a.value.kind, ExprKind::Call(c) if c.func.name == "adaptive") =>
+                {
+                    let ExprKind::Call(c) = &a.value.kind else {
+                        unreachable!()
+                    };
+                    inducing = Some(self.adaptive_inducing(c)?);
                 }
                 "inducing" => {
                     let v = self.constant(&a.value, "the number of inducing points")?;

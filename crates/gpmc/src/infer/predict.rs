@@ -93,8 +93,60 @@ pub fn predict_variational(
     hypers: &HyperValues,
     blocks: &[gpm_runtime::cavi::BlockPosterior],
 ) -> Result<(String, serde_json::Value), InferError> {
-    let tr = gpm_runtime::prepared::Prepared::new(schedule(c)?, train, hypers)?;
+    let tr = bind_posterior(c, train, hypers, blocks)?;
     predict_variational_bound(c, &tr, train, test, hypers, blocks)
+}
+
+/// The model bound to the training data as a variational posterior saw it: with the inducing
+/// inputs its `q` carries (those an SVI run chose online, `inducing = adaptive(…)`), else with
+/// those the binding chooses from the data.
+pub fn bind_posterior(
+    c: &Checked,
+    train: &gpm_runtime::data::Data,
+    hypers: &HyperValues,
+    blocks: &[gpm_runtime::cavi::BlockPosterior],
+) -> Result<gpm_runtime::prepared::Prepared, InferError> {
+    use gpm_runtime::cavi::BlockPosterior;
+    use gpm_runtime::prepared::{Block, Prepared};
+    let schedule = schedule(c)?;
+    let prep = Prepared::new(schedule, train, hypers)?;
+    if !blocks
+        .iter()
+        .any(|b| matches!(b, BlockPosterior::Sparse(q) if q.inputs.is_some()))
+    {
+        return Ok(prep);
+    }
+    // One matrix per sparse latent, in the blocks' order (a matrix latent's columns share it).
+    let (mut seen, mut inducing) = (Vec::new(), Vec::new());
+    for (b, post) in prep.blocks.iter().zip(blocks) {
+        if let Block::Sparse { latent, sp, .. } = b {
+            if !seen.contains(latent) {
+                seen.push(*latent);
+                inducing.push(match post {
+                    BlockPosterior::Sparse(q) => q.inputs.clone().unwrap_or_else(|| sp.z.clone()),
+                    _ => sp.z.clone(),
+                });
+            }
+        }
+    }
+    Ok(Prepared::with_inducing(schedule, train, hypers, &inducing)?)
+}
+
+/// A sampler of the model as a variational posterior saw it ([`bind_posterior`]), for draws
+/// from `q`.
+pub fn posterior_sampler<'c>(
+    c: &'c Checked,
+    train: &gpm_runtime::data::Data,
+    hypers: &HyperValues,
+    blocks: &[gpm_runtime::cavi::BlockPosterior],
+) -> Result<gpm_runtime::gibbs::Sampler<'c>, InferError> {
+    let prep = bind_posterior(c, train, hypers, blocks)?;
+    Ok(gpm_runtime::gibbs::Sampler::bound(
+        schedule(c)?,
+        train,
+        prep,
+        hypers,
+    )?)
 }
 
 /// [`predict_variational`] with the training side already bound (a distributed fit's, whose
