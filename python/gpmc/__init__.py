@@ -139,14 +139,43 @@ class Model:
             cols, rows, nchains, ndraws, summary, hypers = cluster._chains_as_tasks(
                 self, client, norm, settings, init_json
             )
-        else:
-            bar = _Progress(progress, "gibbs")
-            try:
-                cols, rows, nchains, ndraws, summary, hypers = self._compiled.sample(
-                    _data.handover(norm), *settings, init_json, bar
-                )
-            finally:
-                bar.close()
+            return self._draws_data(cols, rows, nchains, ndraws, summary, hypers, norm, seed)
+        return self._run_chains(norm, settings, init_json, progress, "gibbs")
+
+    def nuts(
+        self,
+        data,
+        chains=4,
+        draws=1000,
+        warmup=1000,
+        seed=1,
+        *,
+        thin=1,
+        log_lik=True,
+        ppc=True,
+        progress=True,
+        columns=None,
+    ):
+        """NUTS (the nuts-rs sampler nutpie is built on) on the original model, the latents
+        whitened by their priors and the gradients from the compiled model (``gpmc infer
+        --method nuts``): the same ``arviz.InferenceData`` as :meth:`sample`; divergences are
+        warned of as Stan does. Needs every factor's gradient and no sampled hyperparameter
+        (fixed or ``learn()``)."""
+        norm = self._data(data, columns)
+        settings = (chains, draws, warmup, thin, seed, log_lik, ppc)
+        return self._run_chains(norm, settings, None, progress, "nuts")
+
+    def _run_chains(self, norm, settings, init_json, progress, method):
+        bar = _Progress(progress, method)
+        try:
+            cols, rows, nchains, ndraws, summary, hypers = self._compiled.sample(
+                _data.handover(norm), *settings, init_json, bar, nuts=(method == "nuts")
+            )
+        finally:
+            bar.close()
+        return self._draws_data(cols, rows, nchains, ndraws, summary, hypers, norm, settings[4])
+
+    def _draws_data(self, cols, rows, nchains, ndraws, summary, hypers, norm, seed):
         rows = np.frombuffer(rows, dtype=np.float64).reshape(nchains, ndraws, len(cols))
         declared = self._declared()
         params = [c for c in cols if _idata._pointwise(c.split(".")[0], declared) is None]

@@ -147,6 +147,36 @@ def test_the_same_seed_gives_the_cli_draws(tmp_path):
         np.testing.assert_allclose(idata.sample_stats["lp"].values[k - 1], lp, rtol=1e-9)
 
 
+def test_nuts_gives_the_cli_draws_and_refuses_sampled_hyperparameters(tmp_path):
+    """`Model.nuts` is `gpmc infer --method nuts`: the same draws for the same seed, in the
+    same InferenceData as `Model.sample`; a model with a sampled hyperparameter is refused."""
+    cli = subprocess.run(
+        [
+            cli_binary(), "infer", str(MODELS / "gp_classification.gpm"), "--method", "nuts",
+            "--data", str(MODELS / "gp_classification.data.json"),
+            "--chains", "2", "--draws", "100", "--warmup", "200", "--seed", "5", "--quiet",
+            "--output", str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 0, cli.stderr
+    idata = gpmc.Model(MODELS / "gp_classification.gpm").nuts(
+        gp_data(), chains=2, draws=100, warmup=200, seed=5, progress=False
+    )
+    lines = [l for l in (tmp_path / "run" / "chain-2.csv").read_text().splitlines() if not l.startswith("#")]
+    header = lines[0].split(",")
+    rows = np.array([[float(v) for v in l.split(",")] for l in lines[1:]])
+    np.testing.assert_allclose(idata.posterior["f"].values[1, :, 3], rows[:, header.index("f.4")], rtol=1e-9)
+    assert "log_likelihood" in idata.groups()
+    summary = json.loads(idata.posterior.attrs["gpmc_summary"])
+    assert summary["method"] == "nuts" and len(summary["nuts"]) == 2
+    with pytest.raises(Exception, match="sampled hyperparameters"):
+        gpmc.Model(MODELS / "hierarchical_logistic.gpm").nuts(
+            model_data("hierarchical_logistic"), chains=1, draws=10, progress=False
+        )
+
+
 def model_data(name, kind="data"):
     d = json.loads((MODELS / f"{name}.{kind}.json").read_text())
     return {k: (np.array(v) if isinstance(v, list) else v) for k, v in d.items()}

@@ -37,6 +37,7 @@ mod run;
 mod shard;
 mod start;
 pub use pointwise::Pointwise;
+pub(crate) use run::complete_draws;
 pub use run::{run, run_into, run_until, ChainTimes, RowSink};
 pub use shard::{RowStreams, ShardChain};
 pub use start::Init;
@@ -770,6 +771,19 @@ impl<'a> Sampler<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The draw row of these latent values (the other variables at [`Sampler::init`]'s):
+    /// what a sampler that moves the latents alone writes ([`crate::nuts`]).
+    pub fn row_at(&self, latents: Vec<DVector<f64>>, rng: &mut ChaCha8Rng) -> Vec<f64> {
+        let mut state = self.init();
+        state.latents = latents;
+        self.row(&state, rng)
+    }
+
+    /// The compiled model this sampler runs.
+    pub fn schedule(&self) -> &'a Schedule {
+        self.schedule
     }
 
     fn row(&self, state: &State, rng: &mut ChaCha8Rng) -> Vec<f64> {

@@ -19,9 +19,10 @@
 //! halved, an accepted one grows `ε` by 10%, so the recorded `F̃` never increases.
 
 use crate::posterior::BlockPosterior;
-use crate::prepared::{Block, Coords, Prepared};
+use crate::prepared::Prepared;
+use crate::whitened::{WhitenedBlock, Whitening};
 use crate::RuntimeError;
-use gpm_schedule::{GpfStep, Schedule, Tape};
+use gpm_schedule::{GpfStep, Schedule};
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -92,93 +93,6 @@ pub struct GpfResult {
     pub blocks: Vec<BlockPosterior>,
 }
 
-/// A block's prior, the map from whitened coordinates to its values.
-enum Whitening {
-    /// `f = μ + L v`.
-    Gp {
-        mean: f64,
-        l: DMatrix<f64>,
-        lt: DMatrix<f64>,
-    },
-    /// `θ = μ + σ ⊙ v`.
-    Dense {
-        mean: DVector<f64>,
-        sd: DVector<f64>,
-    },
-}
-
-/// One block of the flow: where its values live and its whitening.
-struct FlowBlock<'a> {
-    coords: Coords<'a>,
-    whitening: Whitening,
-}
-
-impl<'a> FlowBlock<'a> {
-    /// A block of the prepared model, whitened by its prior.
-    fn new(b: &'a Block) -> Result<Self, RuntimeError> {
-        Ok(match b {
-            Block::Gp { latent, column, gp } => {
-                let l = gp.chol.l();
-                FlowBlock {
-                    coords: Coords::Column {
-                        latent: *latent,
-                        column: *column,
-                        rows: gp.len(),
-                    },
-                    whitening: Whitening::Gp {
-                        mean: gp.mean,
-                        lt: l.transpose(),
-                        l,
-                    },
-                }
-            }
-            Block::Dense {
-                parts,
-                prior_mean,
-                prior_sd,
-            } => FlowBlock {
-                coords: Coords::Dense(parts),
-                whitening: Whitening::Dense {
-                    mean: prior_mean.clone(),
-                    sd: prior_sd.clone(),
-                },
-            },
-            Block::Sparse { .. } => {
-                return Err(RuntimeError::Inconsistent(
-                    "a sparse GP block reached the particle flow".into(),
-                ))
-            }
-        })
-    }
-
-    fn dim(&self) -> usize {
-        match &self.whitening {
-            Whitening::Gp { l, .. } => l.nrows(),
-            Whitening::Dense { mean, .. } => mean.len(),
-        }
-    }
-
-    /// Every particle's values from its whitened coordinates (columns).
-    fn values(&self, v: &DMatrix<f64>) -> DMatrix<f64> {
-        match &self.whitening {
-            Whitening::Gp { mean, l, .. } => crate::linalg::lower_times(l, v).add_scalar(*mean),
-            Whitening::Dense { mean, sd } => {
-                DMatrix::from_fn(v.nrows(), v.ncols(), |i, j| mean[i] + sd[i] * v[(i, j)])
-            }
-        }
-    }
-
-    /// `∇_v` of a function from its gradient in the values: `Lᵀ g`, `σ ⊙ g`.
-    fn pullback(&self, g: &DMatrix<f64>) -> DMatrix<f64> {
-        match &self.whitening {
-            Whitening::Gp { lt, .. } => crate::linalg::matmul(lt, g),
-            Whitening::Dense { sd, .. } => {
-                DMatrix::from_fn(g.nrows(), g.ncols(), |i, j| sd[i] * g[(i, j)])
-            }
-        }
-    }
-}
-
 /// The particles' state at one position: what the flow and the free energy need.
 struct Evaluation {
     /// `∇_v φ` per block (`D_b × N`).
@@ -194,7 +108,7 @@ struct Evaluation {
 struct Flow<'a> {
     prep: &'a Prepared,
     schedule: &'a Schedule,
-    blocks: Vec<FlowBlock<'a>>,
+    blocks: Vec<WhitenedBlock<'a>>,
 }
 
 /// What the flow needs of a block's centred particles `Y` (`D × N`), `C = YYᵀ/N`: the
@@ -266,47 +180,6 @@ fn centred(v: &DMatrix<f64>) -> (DMatrix<f64>, DVector<f64>) {
 }
 
 impl Flow<'_> {
-    /// `log p(y | x)` and its gradient in the latents at one particle's latent values. Each
-    /// factor's `∂ℓ/∂η` is the CAS's; where it is not finite (a derivative not simplified into
-    /// a safe form, far in a tail), a central difference of the log-density (log space) stands in.
-    fn log_lik_grad(
-        &self,
-        latents: &[DVector<f64>],
-        hypers: &[f64],
-    ) -> Result<(f64, Vec<DVector<f64>>), RuntimeError> {
-        let pv: Vec<Vec<f64>> = self.prep.preds.iter().map(|p| p.eval(latents)).collect();
-        let mut grads: Vec<DVector<f64>> =
-            latents.iter().map(|z| DVector::zeros(z.len())).collect();
-        let mut stack = Vec::with_capacity(64);
-        let mut total = 0.0;
-        for (fp, pf) in self.schedule.factors.iter().zip(&self.prep.factors) {
-            let (Some(ld), Ok(parts)) = (&fp.log_density, &fp.gradient) else {
-                return Err(RuntimeError::Inconsistent(format!(
-                    "factor #{} has no gradient program",
-                    fp.factor + 1
-                )));
-            };
-            let mut vals = vec![0.0; pf.slots.len()];
-            let mut w = vec![vec![0.0; pf.n]; parts.len()];
-            for i in 0..pf.n {
-                pf.fill(i, |p| pv[p][i], |_| 0.0, hypers, &mut vals);
-                total += ld.eval(&vals, &mut stack);
-                for (k, g) in parts.iter().enumerate() {
-                    let d = g.d1.eval(&vals, &mut stack);
-                    w[k][i] = if d.is_finite() {
-                        d
-                    } else {
-                        central_difference(ld, &g.slots, &mut vals, &mut stack)
-                    };
-                }
-            }
-            for (g, wk) in parts.iter().zip(&w) {
-                self.prep.preds[g.pred.0].add_adjoint(wk, &mut grads);
-            }
-        }
-        Ok((total, grads))
-    }
-
     /// `∇_v φ` of every particle and `F̃` at the particles `v` (one `D_b × N` matrix per block).
     fn evaluate(&self, v: &[DMatrix<f64>], hypers: &[f64]) -> Result<Evaluation, RuntimeError> {
         let n = v[0].ncols();
@@ -327,7 +200,8 @@ impl Flow<'_> {
                 for (b, x) in self.blocks.iter().zip(&values) {
                     b.coords.set(&mut latents, &x.column(j).into_owned());
                 }
-                let (ll, g) = self.log_lik_grad(&latents, hypers)?;
+                let (ll, g) =
+                    crate::whitened::log_lik_grad(self.prep, self.schedule, &latents, hypers)?;
                 Ok((ll, self.blocks.iter().map(|b| b.coords.get(&g)).collect()))
             })
             .collect::<Result<_, RuntimeError>>()?;
@@ -390,22 +264,6 @@ impl Flow<'_> {
     }
 }
 
-/// `∂ℓ/∂η` by a central difference of the log-density at the predictor's current value (0
-/// where even that is not finite).
-fn central_difference(ld: &Tape, slots: &[usize], vals: &mut [f64], stack: &mut Vec<f64>) -> f64 {
-    let Some(&first) = slots.first() else {
-        return 0.0;
-    };
-    let eta = vals[first];
-    let (d, _) =
-        crate::along::central_differences(ld, slots, eta, 1e-5 * eta.abs().max(1.0), vals, stack);
-    if d.is_finite() {
-        d
-    } else {
-        0.0
-    }
-}
-
 /// The schedule's flow iteration, or why the model cannot take it.
 pub fn steps(schedule: &Schedule) -> Result<&[GpfStep], RuntimeError> {
     schedule.gpf.as_deref().map_err(|why| {
@@ -428,14 +286,19 @@ pub fn run(
     let blocks = prep
         .blocks
         .iter()
-        .map(FlowBlock::new)
+        .map(WhitenedBlock::new)
         .collect::<Result<Vec<_>, _>>()?;
     let flow = Flow {
         prep: &prep,
         schedule,
         blocks,
     };
-    let largest = flow.blocks.iter().map(FlowBlock::dim).max().unwrap_or(0);
+    let largest = flow
+        .blocks
+        .iter()
+        .map(WhitenedBlock::dim)
+        .max()
+        .unwrap_or(0);
     let n = config
         .particles
         .unwrap_or((largest + 1).min(MAX_DEFAULT_PARTICLES));

@@ -29,6 +29,7 @@ pub mod learn;
 pub mod linalg;
 pub mod memory;
 pub mod natural;
+pub mod nuts;
 pub mod posterior;
 pub mod predict;
 pub mod prepared;
@@ -41,5 +42,6 @@ pub mod slice;
 pub mod sparse;
 pub mod stop;
 pub mod svi;
+mod whitened;
 
 pub use error::RuntimeError;

@@ -149,7 +149,7 @@ impl Compiled {
     /// draw after draw —, chains kept, draws per chain, summary JSON, hyperparameter values
     /// JSON, interrupted).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    #[pyo3(signature = (data, chains, draws, warmup, thin, seed, log_lik, ppc, init = None, progress = None, first_chain = 0))]
+    #[pyo3(signature = (data, chains, draws, warmup, thin, seed, log_lik, ppc, init = None, progress = None, first_chain = 0, nuts = false))]
     fn sample<'py>(
         &self,
         py: Python<'py>,
@@ -164,6 +164,7 @@ impl Compiled {
         init: Option<String>,
         progress: Option<Bound<'py, PyAny>>,
         first_chain: usize,
+        nuts: bool,
     ) -> PyResult<(
         Vec<String>,
         Bound<'py, PyBytes>,
@@ -196,6 +197,7 @@ impl Compiled {
             pointwise: gpm_runtime::gibbs::Pointwise { log_lik, ppc },
             init,
             stop: Some(Arc::clone(&shared.stop)),
+            nuts,
         };
         let total = ((warmup + draws * thin) * chains) as u64;
         let work = {

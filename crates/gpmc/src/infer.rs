@@ -107,6 +107,8 @@ pub struct InferResult {
     /// Rao-Blackwellised posterior means of the latents' columns that have them (name and
     /// estimate; [`gpm_runtime::rao_blackwell`]).
     pub rao_blackwell: Vec<(String, gpm_runtime::rao_blackwell::Estimate)>,
+    /// Per chain, NUTS's transition statistics (empty for Gibbs).
+    pub nuts: Vec<gpm_runtime::nuts::NutsStats>,
 }
 
 impl InferResult {
@@ -123,6 +125,7 @@ impl InferResult {
             values,
             interrupted: false,
             rao_blackwell: vec![],
+            nuts: vec![],
         }
     }
 }
@@ -399,6 +402,9 @@ pub struct GibbsExtras {
     pub init: gibbs::Init,
     /// Set (by a signal handler) to end the run early with the draws made so far.
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Sample with NUTS on the original model ([`gpm_runtime::nuts`]) instead of the Gibbs
+    /// sweep: the same rows, outputs and summaries.
+    pub nuts: bool,
 }
 
 /// A Gibbs sampler ready to run: the schedule's decisions for each hyperparameter said, the
@@ -414,6 +420,7 @@ struct Kept {
     draws: usize,
     interrupted: bool,
     rao_blackwell: Vec<(String, gpm_runtime::rao_blackwell::Estimate)>,
+    nuts: Vec<gpm_runtime::nuts::NutsStats>,
 }
 
 impl GibbsSetup<'_> {
@@ -436,6 +443,7 @@ impl GibbsSetup<'_> {
             values: self.values,
             interrupted: kept.interrupted,
             rao_blackwell: kept.rao_blackwell,
+            nuts: kept.nuts,
         }
     }
 }
@@ -446,6 +454,13 @@ fn gibbs_setup<'c>(
     extras: &GibbsExtras,
 ) -> Result<GibbsSetup<'c>, InferError> {
     let (schedule, hv, mut hypers) = start(c, data)?;
+    if let Some(why) = extras
+        .nuts
+        .then(|| gpm_runtime::nuts::refusal(schedule))
+        .flatten()
+    {
+        return Err(InferError::Schedule(why));
+    }
     // What Gibbs does with each prior is the schedule's decision; say it.
     for (step, (_, _, how)) in schedule.hyper_steps.iter().zip(hypers.iter_mut()) {
         match &step.gibbs {
@@ -483,7 +498,15 @@ fn run_chains<S: gibbs::RowSink>(
     extras: &GibbsExtras,
     progress: &(dyn Fn(usize, usize) + Sync),
     sinks: Vec<S>,
-) -> Result<(Vec<(WithMeans<S>, ChainTimes)>, usize, bool), InferError> {
+) -> Result<
+    (
+        Vec<(WithMeans<S>, ChainTimes)>,
+        usize,
+        bool,
+        Vec<gpm_runtime::nuts::NutsStats>,
+    ),
+    InferError,
+> {
     let never = std::sync::atomic::AtomicBool::new(false);
     let stop = extras.stop.as_deref().unwrap_or(&never);
     let width = setup.sampler.prepared().latents.iter().map(|l| l.1).sum();
@@ -494,7 +517,15 @@ fn run_chains<S: gibbs::RowSink>(
             sums: gpm_runtime::rao_blackwell::RaoBlackwell::new(width, config.draws),
         })
         .collect();
-    let (chains, kept) = gibbs::run_into(&setup.sampler, config, progress, stop, sinks)?;
+    let (chains, kept, nuts) = if extras.nuts {
+        let (ran, kept) =
+            gpm_runtime::nuts::run_into(&setup.sampler, config, progress, stop, sinks)?;
+        let (chains, stats) = ran.into_iter().map(|(s, t, n)| ((s, t), n)).unzip();
+        (chains, kept, stats)
+    } else {
+        let (chains, kept) = gibbs::run_into(&setup.sampler, config, progress, stop, sinks)?;
+        (chains, kept, vec![])
+    };
     if kept == 0 {
         return Err(InferError::Interrupted(
             "the run was interrupted before any draw was kept".into(),
@@ -504,6 +535,7 @@ fn run_chains<S: gibbs::RowSink>(
         chains,
         kept,
         stop.load(std::sync::atomic::Ordering::Relaxed),
+        nuts,
     ))
 }
 
@@ -555,7 +587,7 @@ pub fn run_gibbs_with(
         setup.sampler.layout().width(),
     )?;
     let sinks = (0..config.chains).map(|_| Vec::new()).collect();
-    let (ran, draws, interrupted) = run_chains(&setup, config, &extras, progress, sinks)?;
+    let (ran, draws, interrupted, nuts) = run_chains(&setup, config, &extras, progress, sinks)?;
     let layout = setup.sampler.layout();
     let names = column_names(c, &layout);
     check_log_density(
@@ -587,6 +619,7 @@ pub fn run_gibbs_with(
         draws,
         interrupted,
         rao_blackwell,
+        nuts,
     };
     Ok(setup.result(chains, times, summaries, kept))
 }
@@ -634,12 +667,17 @@ pub fn run_gibbs_streamed(
         .iter()
         .enumerate()
         .map(|(k, path)| {
-            let head = chain_head(c, GIBBS_ALGORITHM, config, k, &names);
+            let algorithm = if extras.nuts {
+                NUTS_ALGORITHM
+            } else {
+                GIBBS_ALGORITHM
+            };
+            let head = chain_head(c, algorithm, config, k, &names);
             let spill = crate::spill::Spill::create(&spill_path(k + 1), layout.width())?;
             crate::cmdstan::ChainWriter::create(path, &head, config.draws, Some(spill))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let (ran, draws, interrupted) = run_chains(&setup, config, &extras, progress, sinks)?;
+    let (ran, draws, interrupted, nuts) = run_chains(&setup, config, &extras, progress, sinks)?;
     // Chains that kept no draw (not started when the run was interrupted) are removed and the
     // others numbered 1, 2, … so that readers find every chain.
     let mut kept_paths = Vec::with_capacity(ran.len());
@@ -676,6 +714,7 @@ pub fn run_gibbs_streamed(
         draws,
         interrupted,
         rao_blackwell,
+        nuts,
     };
     Ok(setup.result(vec![], times, summaries?, kept))
 }
@@ -927,6 +966,9 @@ pub fn write_draws_from_q(
 
 /// How Gibbs draws are described in their files.
 const GIBBS_ALGORITHM: &str = "gibbs, augmented by gpmc";
+/// How NUTS draws are described in their files.
+const NUTS_ALGORITHM: &str =
+    "nuts (nuts-rs) on the original model, latents whitened by their priors, by gpmc";
 
 #[cfg(test)]
 mod log_density_check {

@@ -114,6 +114,9 @@ enum Method {
     /// Gaussian particle flow: a Gaussian q from the log-likelihood's gradient, any
     /// differentiable model (thesis ch. 6).
     Gpf,
+    /// NUTS (nuts-rs) on the original model, the latents whitened by their priors: the same
+    /// outputs as Gibbs.
+    Nuts,
 }
 
 /// A variational method with its settings.
@@ -131,17 +134,17 @@ macro_rules! say {
 /// The method-specific flags of `gpmc infer`, as given (`None`: not given).
 #[derive(clap::Args)]
 struct MethodFlags {
-    /// Gibbs: number of chains, run in parallel [default: 4].
+    /// Gibbs, NUTS: number of chains, run in parallel [default: 4].
     #[arg(long)]
     chains: Option<usize>,
-    /// Gibbs: kept draws per chain [default: 1000]; CAVI, GPF, SVI: draws from q written as
+    /// Gibbs, NUTS: kept draws per chain [default: 1000]; CAVI, GPF, SVI: draws from q written as
     /// chain-1.csv [default: 1000, fewer when rows are very wide].
     #[arg(long)]
     draws: Option<usize>,
-    /// Gibbs: warm-up sweeps per chain [default: 200].
+    /// Gibbs, NUTS: warm-up sweeps (NUTS: adaptation draws) per chain [default: 200; NUTS 1000].
     #[arg(long)]
     warmup: Option<usize>,
-    /// Gibbs: keep every n-th sweep [default: 1].
+    /// Gibbs, NUTS: keep every n-th draw [default: 1].
     #[arg(long)]
     thin: Option<usize>,
     /// Every method: write each observation's log-likelihood under the original model as
@@ -196,12 +199,16 @@ impl MethodFlags {
     fn check(&self, method: Method) -> Result<(), String> {
         use Method::*;
         let given: [(&str, bool, &[Method]); 14] = [
-            ("--chains", self.chains.is_some(), &[Gibbs]),
-            ("--draws", self.draws.is_some(), &[Gibbs, Cavi, Gpf, Svi]),
-            ("--warmup", self.warmup.is_some(), &[Gibbs]),
-            ("--thin", self.thin.is_some(), &[Gibbs]),
-            ("--log-lik", self.log_lik, &[Gibbs, Cavi, Gpf, Svi]),
-            ("--ppc", self.ppc, &[Gibbs, Cavi, Gpf, Svi]),
+            ("--chains", self.chains.is_some(), &[Gibbs, Nuts]),
+            (
+                "--draws",
+                self.draws.is_some(),
+                &[Gibbs, Nuts, Cavi, Gpf, Svi],
+            ),
+            ("--warmup", self.warmup.is_some(), &[Gibbs, Nuts]),
+            ("--thin", self.thin.is_some(), &[Gibbs, Nuts]),
+            ("--log-lik", self.log_lik, &[Gibbs, Nuts, Cavi, Gpf, Svi]),
+            ("--ppc", self.ppc, &[Gibbs, Nuts, Cavi, Gpf, Svi]),
             ("--init", self.init.is_some(), &[Gibbs]),
             ("--batch", self.batch.is_some(), &[Svi]),
             ("--iterations", self.iterations.is_some(), &[Svi, Cavi, Gpf]),
@@ -387,11 +394,12 @@ fn main() -> ExitCode {
                 Err(code) => return code,
             };
             let method = match method {
-                Method::Gibbs => {
+                Method::Gibbs | Method::Nuts => {
                     let config = gpm_runtime::gibbs::GibbsConfig {
                         first_chain: 0,
                         chains: chains.unwrap_or(4),
-                        warmup: warmup.unwrap_or(200),
+                        // NUTS adapts its step size and mass matrix in warm-up: Stan's 1 000.
+                        warmup: warmup.unwrap_or(if method == Method::Nuts { 1000 } else { 200 }),
                         draws: draws.unwrap_or(1000),
                         thin: thin.unwrap_or(1),
                         seed,
@@ -402,6 +410,7 @@ fn main() -> ExitCode {
                         pointwise,
                         init,
                         quiet,
+                        nuts: method == Method::Nuts,
                     };
                     return infer(opened, run);
                 }
@@ -727,6 +736,7 @@ struct GibbsRun {
     pointwise: gpm_runtime::gibbs::Pointwise,
     init: Option<std::path::PathBuf>,
     quiet: bool,
+    nuts: bool,
 }
 
 fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
@@ -735,6 +745,7 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
         pointwise,
         init,
         quiet,
+        nuts,
     } = run;
     let report = |e| opened.report(e);
     let (checked, d, test, dir) = (&opened.checked, &opened.d, &opened.test, &opened.dir);
@@ -752,6 +763,7 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
         pointwise,
         init,
         stop: Some(std::sync::Arc::clone(&stop)),
+        nuts,
     };
     // The output directory is checked and staged before any work; the chains write into it
     // as they sample (memory flat in the number of draws), and it replaces `dir` at the end.

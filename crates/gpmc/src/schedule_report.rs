@@ -363,6 +363,17 @@ pub fn text(c: &Checked) -> String {
             let _ = writeln!(out, "  Gaussian particle flow: not available ({why})");
         }
     }
+    match gpm_runtime::nuts::refusal(s) {
+        None => {
+            let _ = writeln!(
+                out,
+                "  NUTS (--method nuts): on the original model, every latent block whitened by its prior, gradients from the CAS; step size and diagonal mass matrix adapted in warm-up"
+            );
+        }
+        Some(why) => {
+            let _ = writeln!(out, "  NUTS: not available ({why})");
+        }
+    }
     let _ = writeln!(out, "  hyperparameters ({})", s.hyper_steps.len());
     for h in &s.hyper_steps {
         let _ = writeln!(
@@ -413,6 +424,10 @@ pub fn json(c: &Checked) -> Value {
                 v
             }).collect()),
             Err(why) => json!({"unavailable": why}),
+        },
+        "nuts": match gpm_runtime::nuts::refusal(s) {
+            None => json!({"target": "the original model, latents whitened by their priors"}),
+            Some(why) => json!({"unavailable": why}),
         },
         "hypers": s.hyper_steps.iter().map(|h| json!({
             "name": h.name,

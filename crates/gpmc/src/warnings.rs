@@ -27,6 +27,30 @@ pub fn mixing(summaries: &[(String, Summary)], chains: usize) -> Option<String> 
     ))
 }
 
+/// NUTS's divergent transitions and saturated trees after warm-up, as Stan reports them: a
+/// divergence means the sampler could not follow the posterior's curvature there, and its
+/// draws may be biased.
+pub fn divergences(stats: &[gpm_runtime::nuts::NutsStats]) -> Vec<String> {
+    let draws_with =
+        |f: fn(&gpm_runtime::nuts::NutsStats) -> usize| stats.iter().map(f).sum::<usize>();
+    let mut out = Vec::new();
+    let d = draws_with(|s| s.divergences);
+    if d > 0 {
+        out.push(format!(
+            "{d} divergent transitions after warm-up: the posterior has curvature NUTS could not follow (a funnel?) and the draws may be biased; run more warm-up, reparametrise, or use --method gibbs"
+        ));
+    }
+    let m = draws_with(|s| s.max_depth_hits);
+    if m > 0 {
+        out.push(format!(
+            "{m} transitions reached the largest tree depth ({}): NUTS took 2^{} leapfrog steps there, a sign of a hard geometry; the draws are valid but slow",
+            gpm_runtime::nuts::MAX_DEPTH,
+            gpm_runtime::nuts::MAX_DEPTH
+        ));
+    }
+    out
+}
+
 /// How far (a factor either way) a learned value may move from its initial value before the
 /// run says the data barely identify it.
 const LEARNED_RANGE: f64 = 100.0;

@@ -177,7 +177,11 @@ fn options_are_checked_first() {
     for (args, message) in [
         (
             &["--method", "cavi", "--chains", "2"][..],
-            "--chains is an option of --method gibbs, not of --method cavi",
+            "--chains is an option of --method gibbs / nuts, not of --method cavi",
+        ),
+        (
+            &["--method", "nuts", "--iterations", "5"][..],
+            "--iterations is an option of --method svi / cavi / gpf, not of --method nuts",
         ),
         (
             &["--iterations", "50"][..],

@@ -130,23 +130,33 @@ pub fn run_into<S: RowSink>(
                 warmup_seconds,
                 sampling_seconds: t1.elapsed().as_secs_f64(),
             };
-            Ok((sink, times, kept))
+            Ok((sink, times, (), kept))
         })
         .collect::<Result<Vec<_>, RuntimeError>>()?;
-    // With more chains than threads, the last ones may not have started.
+    let (chains, kept) = complete_draws(results)?;
+    Ok((chains.into_iter().map(|(s, t, ())| (s, t)).collect(), kept))
+}
+
+/// Chains that kept draws, each cut to the shortest, and that number: with more chains than
+/// threads the last ones may not have started when a run is stopped, and every chain must have
+/// the same number of complete draws. Each result is `(sink, times, what else, draws kept)`.
+#[allow(clippy::type_complexity)]
+pub(crate) fn complete_draws<S: RowSink, X>(
+    results: Vec<(S, ChainTimes, X, usize)>,
+) -> Result<(Vec<(S, ChainTimes, X)>, usize), RuntimeError> {
     let kept = results
         .iter()
-        .map(|r| r.2)
+        .map(|r| r.3)
         .filter(|&k| k > 0)
         .min()
         .unwrap_or(0);
     let mut chains = Vec::with_capacity(results.len());
-    for (mut sink, times, k) in results {
+    for (mut sink, times, x, k) in results {
         if k == 0 {
             continue;
         }
         sink.truncate(kept)?;
-        chains.push((sink, times));
+        chains.push((sink, times, x));
     }
     Ok((chains, kept))
 }

@@ -44,7 +44,7 @@ pub(super) fn chain_head<'a>(
 pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde_json::Value {
     json!({
         "model": c.name,
-        "method": "gibbs",
+        "method": if r.nuts.is_empty() { "gibbs" } else { "nuts" },
         "chains": r.times.len(),
         "warmup": config.warmup,
         "draws": r.draws,
@@ -64,6 +64,10 @@ pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde
         // average above (docs/inference.md, "Rao-Blackwellised means").
         "rao_blackwell": r.rao_blackwell.iter().map(|(n, e)| json!({
             "name": n, "mean": e.mean, "mcse_mean": e.mcse,
+        })).collect::<Vec<_>>(),
+        "nuts": r.nuts.iter().map(|n| json!({
+            "divergences": n.divergences, "max_depth_hits": n.max_depth_hits,
+            "step_size": n.step_size, "mean_leapfrog_steps": n.mean_steps,
         })).collect::<Vec<_>>(),
         "warnings": gibbs_warnings(c, r),
     })
@@ -85,6 +89,7 @@ pub(super) fn variables_json(summaries: &[(String, Summary)]) -> serde_json::Val
 pub fn gibbs_warnings(c: &Checked, r: &InferResult) -> Vec<String> {
     crate::warnings::mixing(&r.summaries, r.times.len())
         .into_iter()
+        .chain(crate::warnings::divergences(&r.nuts))
         .chain(crate::warnings::learned(c, &r.hypers))
         .collect()
 }
