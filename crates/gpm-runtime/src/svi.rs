@@ -146,6 +146,7 @@ impl<'a> Setup<'a> {
     fn softmax_batch(
         &self,
         (latent, labels, classes): (usize, &[usize], usize),
+        weights: gpm_library::likelihood::ClassWeights,
         idx: &[usize],
         marg: &[(Vec<f64>, Vec<f64>)],
         rng: &mut rand_chacha::ChaCha8Rng,
@@ -162,16 +163,25 @@ impl<'a> Setup<'a> {
             .collect::<Result<_, _>>()?;
         let subsample = self.class_batch > 0 && self.class_batch + 1 < classes;
         let mut obs = crate::cavi::SoftmaxObs::new(classes);
+        // The class scales and the bijective link's fixed class (thesis §7.4.2-7.4.3); under
+        // SVI the scales keep their values.
+        for (k, t) in obs.theta.iter_mut().enumerate() {
+            *t = weights.scale(k);
+        }
+        obs.fixed = weights.fixed_weight(classes);
         let mut others: Vec<usize> = Vec::with_capacity(classes);
         let mut local = 0.0;
         for (j, &i) in idx.iter().enumerate() {
             let label = labels[i];
             if subsample {
                 obs.weight.iter_mut().for_each(|w| *w = 0.0);
-                obs.weight[label] = 1.0;
+                // The bijective link's fixed class (`label == classes`) has no column.
+                if label < classes {
+                    obs.weight[label] = 1.0;
+                }
                 others.clear();
                 others.extend((0..classes).filter(|&k| k != label));
-                let w = (classes - 1) as f64 / self.class_batch as f64;
+                let w = others.len() as f64 / self.class_batch as f64;
                 for s in 0..self.class_batch {
                     let pick = s + rng.gen_range(0..others.len() - s);
                     others.swap(s, pick);
@@ -256,8 +266,14 @@ impl<'a> Setup<'a> {
         let mut class_rng = rand_chacha::ChaCha8Rng::seed_from_u64(class_seed);
         for (f, fp) in schedule.factors.iter().enumerate() {
             if let Some((li, labels, classes)) = &prep.factors[f].categorical {
+                let cat = fp.categorical.as_ref().expect("a categorical program");
+                let weights = gpm_library::likelihood::ClassWeights {
+                    bijective: cat.bijective,
+                    theta: crate::categorical::scales(cat, &hypers.vectors),
+                };
                 local += self.softmax_batch(
                     (*li, labels, *classes),
+                    weights,
                     idx,
                     &marg,
                     &mut class_rng,
@@ -508,13 +524,7 @@ fn check_learnable(
 /// Check that a prepared model can run by SVI; returns the number of observations.
 fn check(prep: &Prepared, schedule: &Schedule) -> Result<usize, RuntimeError> {
     for (f, fp) in schedule.factors.iter().enumerate() {
-        if let Some(c) = &fp.categorical {
-            if c.bijective || c.scale.is_some() {
-                return Err(RuntimeError::Unsupported(format!(
-                    "factor #{}: SVI for the bijective or scaled logistic-softmax is not built; use --method cavi or gibbs",
-                    fp.factor + 1
-                )));
-            }
+        if fp.categorical.is_some() {
             if prep.factors[f].categorical.is_none() {
                 return Err(RuntimeError::MissingData(format!(
                     "factor #{}: no labels for the logistic-softmax",

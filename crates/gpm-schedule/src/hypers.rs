@@ -188,9 +188,9 @@ pub enum VariationalUpdate {
     /// `learn()` without closed-form CAVI for some factor: held at its initial value.
     LearnUnavailable,
     /// `learn()` of a scaled logistic-softmax factor's class scales: after each CAVI step,
-    /// their closed-form maximiser of the ELBO given `q(f)` (thesis §7.4.3), normalised to a
-    /// geometric mean of 1 (the likelihood does not change when all scales are multiplied by
-    /// one number). SVI keeps their initial values.
+    /// their closed-form maximiser of the ELBO given `q(f)` (thesis §7.4.3), normalised to
+    /// mean 1 (the likelihood does not change when all scales are multiplied by one number).
+    /// SVI keeps their initial values.
     ClassScales {
         /// The factor.
         factor: FactorId,
@@ -216,7 +216,7 @@ impl VariationalUpdate {
                 "held at its starting value (CAVI and SVI do not integrate over hyperparameter priors)"
             }
             VariationalUpdate::ClassScales { .. } => {
-                "learned under CAVI by the closed-form maximiser θ_k = #{y = k} / Σ_i E[λ_i] (1 − σ̃_ik) (thesis §7.4.3), normalised to geometric mean 1; SVI keeps its initial value"
+                "learned under CAVI by the closed-form maximiser θ_k = #{y = k} / Σ_i E[λ_i] (1 − σ̃_ik) (thesis §7.4.3), normalised to mean 1; SVI keeps its initial value"
             }
         }
     }

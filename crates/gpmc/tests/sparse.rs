@@ -383,7 +383,24 @@ fn svi_learned(c: &gpmc::Checked, d: &Data, name: &str) -> (f64, String) {
 #[test]
 fn multiclass_svi_reaches_cavi_and_class_subsampling_stays_close() {
     let m = "multiclass_gp";
-    let (c, d) = load(m, &sparsify(&source(m), "15"));
+    multiclass_svi_case(m, &sparsify(&source(m), "15"));
+    // The bijective link (thesis §7.4.2): two columns for three classes, the last fixed.
+    let bijective = sparsify(&source(m), "15")
+        .replace(
+            "  y : int[N] in 1..C;",
+            "  y : int[N] in 1..C;\n  let J = C - 1;",
+        )
+        .replace("F : matrix[N, C]", "F : matrix[N, J]")
+        .replace(
+            "categorical_logistic_softmax(F)",
+            "categorical_logistic_softmax(F, link = \"bijective\")",
+        );
+    assert!(bijective.contains("bijective") && bijective.contains("matrix[N, J]"));
+    multiclass_svi_case(m, &bijective);
+}
+
+fn multiclass_svi_case(m: &str, src: &str) {
+    let (c, d) = load(m, src);
     let (cavi, _) = gpmc::infer::run_cavi(&c, &d, &CAVI).unwrap();
     let n = d.inputs("X").unwrap().nrows();
     let means = |blocks: &[BlockPosterior]| -> Vec<f64> {
