@@ -37,7 +37,7 @@ mod run;
 mod shard;
 mod start;
 pub use pointwise::Pointwise;
-pub(crate) use run::complete_draws;
+pub(crate) use run::{check_run, complete_draws};
 pub use run::{run, run_into, run_until, ChainTimes, RowSink};
 pub use shard::{RowStreams, ShardChain};
 pub use start::Init;

@@ -56,11 +56,13 @@ pub fn refusal(schedule: &Schedule) -> Option<String> {
     None
 }
 
-/// The whitened target of one chain.
+/// The whitened target of one chain. Cloned cheaply: the blocks (each a GP's `N × N` factor)
+/// are shared between `CpuMath`'s copy and the one that maps draws back to latents.
+#[derive(Clone)]
 struct Target<'a> {
     prep: &'a Prepared,
     schedule: &'a Schedule,
-    blocks: Vec<WhitenedBlock<'a>>,
+    blocks: std::sync::Arc<Vec<WhitenedBlock<'a>>>,
     hypers: Vec<f64>,
 }
 
@@ -81,11 +83,12 @@ impl<'a> Target<'a> {
         Ok(Target {
             prep,
             schedule: sampler.schedule(),
-            blocks: prep
-                .blocks
-                .iter()
-                .map(WhitenedBlock::new)
-                .collect::<Result<_, _>>()?,
+            blocks: std::sync::Arc::new(
+                prep.blocks
+                    .iter()
+                    .map(WhitenedBlock::new)
+                    .collect::<Result<_, _>>()?,
+            ),
             hypers: prep.hypers.clone(),
         })
     }
@@ -99,7 +102,7 @@ impl<'a> Target<'a> {
             .map(|l| DVector::zeros(l.1))
             .collect();
         let mut at = 0;
-        for b in &self.blocks {
+        for b in self.blocks.iter() {
             let d = b.dim();
             let v = DMatrix::from_column_slice(d, 1, &position[at..at + d]);
             b.coords
@@ -132,7 +135,7 @@ impl CpuLogpFunc for Target<'_> {
             crate::whitened::log_lik_grad(self.prep, self.schedule, &latents, &self.hypers)
                 .map_err(|_| NotFinite)?;
         let mut at = 0;
-        for b in &self.blocks {
+        for b in self.blocks.iter() {
             let d = b.dim();
             let gx = b.coords.get(&g);
             let gv = b.pullback(&DMatrix::from_column_slice(d, 1, gx.as_slice()));
@@ -175,11 +178,7 @@ pub fn run_into<S: RowSink>(
     if let Some(why) = refusal(sampler.schedule()) {
         return Err(RuntimeError::Unsupported(why));
     }
-    if config.chains == 0 || config.draws == 0 || config.thin == 0 || sinks.len() != config.chains {
-        return Err(RuntimeError::Settings(
-            "chains, draws and thin must be at least 1, with one sink per chain".into(),
-        ));
-    }
+    crate::gibbs::check_run(config, sinks.len())?;
     let results = sinks
         .into_par_iter()
         .enumerate()
@@ -201,8 +200,8 @@ fn run_chain<S: RowSink>(
     use rand::SeedableRng as _;
     let stream = (config.first_chain + c) as u64;
     let target = Target::new(sampler)?;
-    // The same map kept here to turn positions into latents (`CpuMath` keeps its own).
-    let unwhiten = Target::new(sampler)?;
+    // The same map kept here to turn positions into latents (`CpuMath` owns `target`).
+    let unwhiten = target.clone();
     let dim = CpuLogpFunc::dim(&target);
     let mut settings = DiagNutsSettings::default();
     settings.num_tune = config.warmup as u64;

@@ -24,11 +24,14 @@ impl<'a> Sampler<'a> {
         {
             lp += h.prior.log_density(h.get(state));
         }
-        // Sampled class scales (thesis §7.4.3): their Gamma(a, b) prior, entry by entry.
+        // Sampled class scales (thesis §7.4.3): their declared prior, entry by entry.
         for step in &self.schedule.hyper_steps {
-            if let gpm_schedule::GibbsUpdate::ClassScales { shape, rate, .. } = step.gibbs {
+            let sampled = matches!(step.gibbs, gpm_schedule::GibbsUpdate::ClassScales { .. });
+            if let (true, gpm_ir::HyperKind::Prior { prior }) =
+                (sampled, &self.schedule.hyper_decls[step.hyper.0].kind)
+            {
                 for &t in &state.vectors[step.hyper.0] {
-                    lp += (shape - 1.0) * t.ln() - rate * t;
+                    lp += prior.log_density(t);
                 }
             }
         }

@@ -79,18 +79,7 @@ pub fn run_into<S: RowSink>(
     sinks: Vec<S>,
 ) -> Result<(Vec<(S, ChainTimes)>, usize), RuntimeError> {
     let stopped = || stop.load(Ordering::Relaxed);
-    if config.chains == 0 || config.draws == 0 || config.thin == 0 {
-        return Err(RuntimeError::Settings(
-            "chains, draws and thin must be at least 1".into(),
-        ));
-    }
-    if sinks.len() != config.chains {
-        return Err(RuntimeError::Inconsistent(format!(
-            "{} sinks for {} chains",
-            sinks.len(),
-            config.chains
-        )));
-    }
+    check_run(config, sinks.len())?;
     let results = sinks
         .into_par_iter()
         .enumerate()
@@ -135,6 +124,23 @@ pub fn run_into<S: RowSink>(
         .collect::<Result<Vec<_>, RuntimeError>>()?;
     let (chains, kept) = complete_draws(results)?;
     Ok((chains.into_iter().map(|(s, t, ())| (s, t)).collect(), kept))
+}
+
+/// The settings of a run of chains and its sinks, checked before any chain starts (Gibbs's and
+/// NUTS's runners).
+pub(crate) fn check_run(config: &GibbsConfig, sinks: usize) -> Result<(), RuntimeError> {
+    if config.chains == 0 || config.draws == 0 || config.thin == 0 {
+        return Err(RuntimeError::Settings(
+            "chains, draws and thin must be at least 1".into(),
+        ));
+    }
+    if sinks != config.chains {
+        return Err(RuntimeError::Inconsistent(format!(
+            "{sinks} sinks for {} chains",
+            config.chains
+        )));
+    }
+    Ok(())
 }
 
 /// Chains that kept draws, each cut to the shortest, and that number: with more chains than
