@@ -147,9 +147,10 @@ def test_the_same_seed_gives_the_cli_draws(tmp_path):
         np.testing.assert_allclose(idata.sample_stats["lp"].values[k - 1], lp, rtol=1e-9)
 
 
-def test_nuts_gives_the_cli_draws_and_refuses_sampled_hyperparameters(tmp_path):
+def test_nuts_gives_the_cli_draws_and_samples_hyperparameters(tmp_path):
     """`Model.nuts` is `gpmc infer --method nuts`: the same draws for the same seed, in the
-    same InferenceData as `Model.sample`; a model with a sampled hyperparameter is refused."""
+    same InferenceData as `Model.sample`; sampled group scales move with the latents; a sparse
+    GP (no full prior to whiten by) is refused with what to do."""
     cli = subprocess.run(
         [
             cli_binary(), "infer", str(MODELS / "gp_classification.gpm"), "--method", "nuts",
@@ -171,9 +172,14 @@ def test_nuts_gives_the_cli_draws_and_refuses_sampled_hyperparameters(tmp_path):
     assert "log_likelihood" in idata.groups()
     summary = json.loads(idata.posterior.attrs["gpmc_summary"])
     assert summary["method"] == "nuts" and len(summary["nuts"]) == 2
-    with pytest.raises(Exception, match="sampled hyperparameters"):
-        gpmc.Model(MODELS / "hierarchical_logistic.gpm").nuts(
-            model_data("hierarchical_logistic"), chains=1, draws=10, progress=False
+    hier = gpmc.Model(MODELS / "hierarchical_logistic.gpm").nuts(
+        model_data("hierarchical_logistic"), chains=1, draws=50, warmup=100, seed=2, progress=False
+    )
+    su = hier.posterior["su"].values
+    assert su.shape == (1, 50) and np.all(su > 0) and np.std(su) > 0
+    with pytest.raises(Exception, match="sparse GP"):
+        gpmc.Model(MODELS / "sparse_gp_classification.gpm").nuts(
+            model_data("sparse_gp_classification"), chains=1, draws=10, progress=False
         )
 
 

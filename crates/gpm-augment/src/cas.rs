@@ -37,6 +37,7 @@ pub fn from_cas(e: &Expr, role: &dyn Fn(&str) -> Role) -> T {
             Math::Logistic(_) => f(SxFunc::Logistic),
             Math::Softplus(_) => f(SxFunc::Softplus),
             Math::Lgamma(_) => f(SxFunc::Lgamma),
+            Math::Digamma(_) => f(SxFunc::Digamma),
             Math::LogE1Scaled(_) => f(SxFunc::LogE1Scaled),
             Math::NormalCdf(_) => f(SxFunc::NormalCdf),
             Math::Max(_) => T::Call(SxFunc::Max, vec![k(0), k(1)]),

@@ -88,9 +88,11 @@ fn d(e: &Expr, i: usize, x: &str) -> String {
             dk(0)
         ),
         Math::Softplus(_) => format!("(* (logistic {}) {})", t(0), dk(0)),
-        // ψ(x) = d log Γ / dx has no closed form in this language; refuse by a symbol that
+        // d log Γ(x)/dx = ψ(x).
+        Math::Lgamma(_) => format!("(* (digamma {}) {})", t(0), dk(0)),
+        // ψ'(x) (trigamma) is not a function of this language; refuse by a symbol that
         // evaluation rejects.
-        Math::Lgamma(_) => format!("(* digamma_of_{} {})", i, dk(0)),
+        Math::Digamma(_) => format!("(* trigamma_of_{} {})", i, dk(0)),
         // d/dx log(e^x E₁(x)) = 1 − 1/(x e^x E₁(x)) (from d/dx E₁(x) = −e^(−x)/x).
         Math::LogE1Scaled(_) => format!(
             "(* (- 1 (/ (exp (neg (log_e1_scaled {0}))) {0})) {1})",

@@ -22,6 +22,7 @@ pub fn apply_unary(node: &Math, x: f64) -> Option<f64> {
         Math::Logistic(_) => gpm_special::logistic(x),
         Math::Softplus(_) => gpm_special::softplus(x),
         Math::Lgamma(_) if x > 0.0 => gpm_special::lgamma(x),
+        Math::Digamma(_) if x > 0.0 => gpm_special::digamma(x),
         Math::LogE1Scaled(_) if x > 0.0 => gpm_special::log_e1_scaled(x),
         Math::NormalCdf(_) => gpm_special::normal_cdf(x),
         _ => return None,
@@ -115,6 +116,7 @@ fn eval_complex_nodes(
             Math::Logistic(a) => one / (one + (-x(*a)).exp()),
             Math::Softplus(a) => (one + x(*a).exp()).ln(),
             Math::Lgamma(_)
+            | Math::Digamma(_)
             | Math::LogE1Scaled(_)
             | Math::Abs(_)
             | Math::Max(_)

@@ -28,6 +28,7 @@ define_language! {
         "logistic" = Logistic(Id),
         "softplus" = Softplus(Id),
         "lgamma" = Lgamma(Id),
+        "digamma" = Digamma(Id),
         "log_e1_scaled" = LogE1Scaled(Id),
         "normal_cdf" = NormalCdf(Id),
         "max" = Max([Id; 2]),

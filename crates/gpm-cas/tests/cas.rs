@@ -252,3 +252,22 @@ fn log_e1_scaled_derivatives_agree_with_finite_differences() {
         (1e-6, 1e-4),
     );
 }
+
+/// `d lgamma(u)/dx = ψ(u) u'` (a Student-t's log-density in its degrees of freedom) against
+/// finite differences; ψ's own derivative (trigamma) is refused, not approximated.
+#[test]
+fn lgamma_derivative_is_digamma_and_trigamma_is_refused() {
+    let e = parse("(lgamma (* 0.5 (+ x 1)))").unwrap();
+    let d1 = derivative(&e, "x");
+    let at = |e: &gpm_cas::Expr, x: f64| eval(e, &|n| (n == "x").then_some(x));
+    for x in [0.3, 2.0, 7.5, 40.0] {
+        let h = 1e-5;
+        let fd = (at(&e, x + h).unwrap() - at(&e, x - h).unwrap()) / (2.0 * h);
+        let a = at(&d1, x).unwrap();
+        assert!(
+            (fd - a).abs() <= 1e-7 * (1.0 + a.abs()),
+            "at {x}: {a} vs {fd}"
+        );
+    }
+    assert!(at(&derivative(&d1, "x"), 2.0).is_err());
+}

@@ -31,6 +31,9 @@ impl MixingLaw for Horseshoe {
         let (c, s) = (p[0], p[1]);
         Some(-s * w - (c + w).ln() - log_normaliser(c, s))
     }
+    fn d_log_density(&self, p: &[f64], w: f64) -> Option<f64> {
+        Some(-p[1] - 1.0 / (p[0] + w))
+    }
     /// `log ∫ e^(−tω) p(ω) dω = log Z(c, s + t) − log Z(c, s)`.
     fn log_laplace(&self, p: &[f64], t: f64) -> Option<f64> {
         let (c, s) = (p[0], p[1]);

@@ -13,6 +13,9 @@ impl MixingLaw for InverseGamma {
         let (a, b) = (p[0], p[1]);
         Some(a * b.ln() - gpm_special::lgamma(a) - (a + 1.0) * w.ln() - b / w)
     }
+    fn d_log_density(&self, p: &[f64], w: f64) -> Option<f64> {
+        Some(-(p[0] + 1.0) / w + p[1] / (w * w))
+    }
     fn log_densities(&self, p: &[f64], ws: &[f64], out: &mut Vec<f64>) -> bool {
         let (a, b) = (p[0], p[1]);
         let c = a * b.ln() - gpm_special::lgamma(a);

@@ -41,6 +41,11 @@ impl MixingLaw for InverseGaussian {
                 - l * (w - m) * (w - m) / (2.0 * m * m * w),
         )
     }
+    fn d_log_density(&self, p: &[f64], w: f64) -> Option<f64> {
+        // d/dω of −λ(ω − μ)²/(2μ²ω) = −λ(ω² − μ²)/(2μ²ω²).
+        let (m, l) = (p[0], p[1]);
+        Some(-1.5 / w - l * (w * w - m * m) / (2.0 * m * m * w * w))
+    }
     /// `E[e^(−ωs)] = exp((λ/μ)(1 − √(1 + 2μ²s/λ)))`.
     fn log_laplace(&self, p: &[f64], s: f64) -> Option<f64> {
         let (m, l) = (p[0], p[1]);

@@ -16,6 +16,10 @@ impl MixingLaw for Levy {
         let a = p[0];
         Some(a.ln() - (2.0 * std::f64::consts::PI.sqrt()).ln() - 1.5 * w.ln() - a * a / (4.0 * w))
     }
+    fn d_log_density(&self, p: &[f64], w: f64) -> Option<f64> {
+        let a = p[0];
+        Some(-1.5 / w + a * a / (4.0 * w * w))
+    }
     fn log_densities(&self, p: &[f64], ws: &[f64], out: &mut Vec<f64>) -> bool {
         let a = p[0];
         let c = a.ln() - (2.0 * std::f64::consts::PI.sqrt()).ln();

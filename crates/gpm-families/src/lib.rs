@@ -71,6 +71,11 @@ pub trait MixingLaw: Registered + Send + Sync + std::fmt::Debug {
     fn log_density(&self, _params: &[f64], _w: f64) -> Option<f64> {
         None
     }
+    /// `d log p(ω | params) / dω` where [`MixingLaw::log_density`] has a closed form (NUTS on
+    /// the augmented model moves `log ω` with it).
+    fn d_log_density(&self, _params: &[f64], _w: f64) -> Option<f64> {
+        None
+    }
     /// [`MixingLaw::log_density`] at many points, into `out`; `false` where the law has no
     /// closed-form density. Laws override it to compute their normalising constant once
     /// (certification evaluates thousands of quadrature nodes).

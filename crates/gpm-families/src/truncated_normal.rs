@@ -48,6 +48,9 @@ impl MixingLaw for TruncatedNormal {
     fn log_density(&self, p: &[f64], w: f64) -> Option<f64> {
         (w >= 0.0).then(|| log_normal_pdf(w - p[0]) - log_normal_cdf(p[0]))
     }
+    fn d_log_density(&self, p: &[f64], w: f64) -> Option<f64> {
+        (w >= 0.0).then(|| -(w - p[0]))
+    }
     /// `E[e^(−ωs)] = e^(−μs + s²/2) Φ(μ − s)/Φ(μ)`.
     fn log_laplace(&self, p: &[f64], s: f64) -> Option<f64> {
         let mu = p[0];

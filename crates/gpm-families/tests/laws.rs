@@ -156,3 +156,31 @@ fn invalid_parameters_are_errors_not_panics() {
         assert!(law.sample(&mut rng, &bad).is_err(), "{}", law.name());
     }
 }
+
+/// Every law with a closed-form density: its `d log p/dω` against central differences of the
+/// log-density (what NUTS on the augmented model follows), and one for each such law.
+#[test]
+fn density_derivatives_match_differences() {
+    let mut checked = 0;
+    for law in LAWS {
+        let p = params(*law);
+        if law.log_density(&p, 1.0).is_none() {
+            continue;
+        }
+        for w in [0.05, 0.4, 1.3, 4.0] {
+            let d = law
+                .d_log_density(&p, w)
+                .unwrap_or_else(|| panic!("{} has a density but no derivative", law.name()));
+            let h = 1e-6 * w;
+            let at = |x: f64| law.log_density(&p, x).unwrap();
+            let numeric = (at(w + h) - at(w - h)) / (2.0 * h);
+            assert!(
+                (d - numeric).abs() < 1e-6 * (1.0 + numeric.abs()),
+                "{} at ω = {w}: {d} vs difference {numeric}",
+                law.name()
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 5, "{checked}");
+}

@@ -31,6 +31,8 @@ pub enum SxFunc {
     Logistic,
     Softplus,
     Lgamma,
+    /// `ψ(x)`, the derivative of `lgamma` (made by the CAS's derivatives).
+    Digamma,
     /// `log(e^x E₁(x))`: the horseshoe prior's marginal kernel, made by its lowering.
     LogE1Scaled,
     Max,
@@ -57,6 +59,7 @@ impl SxFunc {
             SxFunc::Logistic => "logistic",
             SxFunc::Softplus => "softplus",
             SxFunc::Lgamma => "lgamma",
+            SxFunc::Digamma => "digamma",
             SxFunc::LogE1Scaled => "log_e1_scaled",
             SxFunc::Max => "max",
             SxFunc::Min => "min",
@@ -196,6 +199,7 @@ impl SxFunc {
             SxFunc::Logistic => gpm_special::logistic(x),
             SxFunc::Softplus => gpm_special::softplus(x),
             SxFunc::Lgamma => gpm_special::lgamma(x),
+            SxFunc::Digamma => gpm_special::digamma(x),
             SxFunc::LogE1Scaled => gpm_special::log_e1_scaled(x),
             SxFunc::NormalCdf => gpm_special::normal_cdf(x),
             SxFunc::Max | SxFunc::Min | SxFunc::PoissonPowerMoment => f64::NAN,

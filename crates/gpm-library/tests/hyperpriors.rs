@@ -184,3 +184,26 @@ fn a_support_set_by_the_parameters_is_the_laws_own() {
     }
     assert!(checked >= 1, "uniform's support is set by its parameters");
 }
+
+/// Each law's `d log p / dx` against a central difference of its log-density at interior
+/// quantiles (a sign or factor slip in one law shows as a relative error of order 1).
+#[test]
+fn log_density_derivatives_match_differences() {
+    for law in HYPER_PRIORS.iter().filter(|l| l.name() != "flat") {
+        let p = HyperPrior::new(law.name(), params(law.name()), (None, None)).unwrap();
+        for u in [0.1, 0.35, 0.6, 0.9] {
+            let x = p.quantile(u);
+            let h = 1e-5 * x.abs().max(1e-2);
+            let numeric = (p.log_density(x + h) - p.log_density(x - h)) / (2.0 * h);
+            let exact = p.d_log_density(x);
+            assert!(
+                (exact - numeric).abs() < 1e-6 * numeric.abs().max(1.0),
+                "{} at {x}: d log p = {exact}, difference {numeric}",
+                law.name()
+            );
+        }
+    }
+    let flat = HyperPrior::new("flat", vec![], (Some(0.0), None)).unwrap();
+    assert_eq!(flat.d_log_density(2.0), 0.0);
+    assert!(flat.d_log_density(-1.0).is_nan());
+}

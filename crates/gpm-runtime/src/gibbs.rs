@@ -773,12 +773,62 @@ impl<'a> Sampler<'a> {
         Ok(())
     }
 
-    /// The draw row of these latent values (the other variables at [`Sampler::init`]'s):
-    /// what a sampler that moves the latents alone writes ([`crate::nuts`]).
-    pub fn row_at(&self, latents: Vec<DVector<f64>>, rng: &mut ChaCha8Rng) -> Vec<f64> {
+    /// The draw row of these latent and scalar hyperparameter values (by id; the other
+    /// variables at [`Sampler::init`]'s, the dense blocks' priors at these values): what a
+    /// sampler that moves the latents and hyperparameters alone writes ([`crate::nuts`]).
+    pub fn row_at(
+        &self,
+        latents: Vec<DVector<f64>>,
+        hypers: &[f64],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<Vec<f64>, RuntimeError> {
         let mut state = self.init();
         state.latents = latents;
-        self.row(&state, rng)
+        state.hypers.copy_from_slice(hypers);
+        let hv = self.hyper_values(&state);
+        for (bi, b) in self.prep.blocks.iter().enumerate() {
+            if let Block::Dense { parts, .. } = b {
+                state.dense_priors[bi] = Some(self.dense_prior(parts, &hv)?);
+            }
+        }
+        // The GP priors whose kernels read sampled hyperparameters, at these values (`lp__`).
+        for k in self.kernels.iter().filter(|k| k.inducing.is_none()) {
+            let gp = crate::gaussian::GpBlock::new(k.training(&k.kernel, &hv)?, hv.eval(&k.mean)?)?;
+            state.gp_priors[k.block] = Some(std::sync::Arc::new(gp));
+        }
+        for sh in &self.shared {
+            self.refresh_shared(sh, &mut state)?;
+        }
+        Ok(self.row(&state, rng))
+    }
+
+    /// The kernel, mean and training inputs of the full GP prior of runtime block `bi` where
+    /// the schedule samples its hyperparameters (what NUTS factors again at each position).
+    pub(crate) fn sampled_gp_prior(
+        &self,
+        bi: usize,
+    ) -> Option<(
+        &gpm_schedule::BoundKernel,
+        &gpm_schedule::Tape,
+        &std::sync::Arc<DMatrix<f64>>,
+    )> {
+        let single = self
+            .kernels
+            .iter()
+            .find(|k| k.block == bi && k.inducing.is_none())
+            .map(|k| (&k.kernel, &k.mean, &k.inputs));
+        single.or_else(|| {
+            self.shared
+                .iter()
+                .flat_map(|g| g.latents.iter())
+                .find(|sl| sl.blocks.iter().any(|b| b.0 == bi))
+                .map(|sl| (&sl.kernel, &sl.mean, &sl.inputs))
+        })
+    }
+
+    /// Every hyperparameter's starting value (scalars by id, and vectors).
+    pub fn hyper_base(&self) -> HyperValues {
+        self.base.clone()
     }
 
     /// The compiled model this sampler runs.

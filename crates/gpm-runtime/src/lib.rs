@@ -24,6 +24,7 @@ mod error;
 pub mod gaussian;
 pub mod gibbs;
 pub mod gpf;
+pub mod kernel_gradient;
 pub mod kernels;
 pub mod learn;
 pub mod linalg;

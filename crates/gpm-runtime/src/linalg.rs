@@ -75,6 +75,25 @@ pub fn solve_lower(l: &DMatrix<f64>, rhs: DMatrix<f64>) -> DMatrix<f64> {
     out
 }
 
+/// `L⁻ᵀ B` for a lower-triangular `L` (blocked).
+pub fn solve_lower_transposed(l: &DMatrix<f64>, rhs: DMatrix<f64>) -> DMatrix<f64> {
+    let (n, k) = (rhs.nrows(), rhs.ncols());
+    assert_eq!(
+        l.nrows(),
+        n,
+        "solve_lower_transposed: L and B have different rows"
+    );
+    let mut out = rhs;
+    let tri = faer::MatRef::from_column_major_slice(l.as_slice(), n, n);
+    let dst = faer::MatMut::from_column_major_slice_mut(out.as_mut_slice(), n, k);
+    faer::linalg::triangular_solve::solve_upper_triangular_in_place(
+        tri.transpose(),
+        dst,
+        faer::Par::Seq,
+    );
+    out
+}
+
 /// `A⁻¹ B = L⁻ᵀ L⁻¹ B` for `A = L Lᵀ` with `L` lower-triangular (blocked, both solves in
 /// place): the O(N²) solves of a Gibbs draw, where nalgebra's column-by-column solve costs
 /// several times more.

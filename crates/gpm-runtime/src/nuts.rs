@@ -3,22 +3,24 @@
 //! nutpie is built on): the latents in coordinates whitened by their priors
 //! ([`crate::whitened`]: `f = μ + L v`, `θ = μ + σ ⊙ v`), where the target is
 //! `log p(y | x(v)) − ½|v|²` and its gradient `Lᵀ∇ₓ log p − v` comes from the CAS's derivative
-//! of every factor — analytic, no finite differences. The auxiliaries of the augmentation are
+//! of every factor — analytic, no finite differences. Sampled hyperparameters read by the
+//! factors and by normal priors move too, on their unconstrained scales ([`target`]: a
+//! hierarchical model's scales in the non-centred parametrisation). The auxiliaries of the augmentation are
 //! not used: this is the sampler the thesis' §7.3 compares Gibbs with. Chains run in parallel,
 //! each from its own seed, and hand rows in the Gibbs layout ([`Sampler::layout`]: `lp__`,
 //! every latent, `log_lik`, `y_rep`) to the same sinks, so every output of a Gibbs run —
 //! chain files, summaries, prediction — is the same for NUTS.
 
+mod gp_hypers;
+mod target;
+
 use crate::gibbs::{ChainTimes, GibbsConfig, RowSink, Sampler};
-use crate::prepared::Prepared;
-use crate::whitened::WhitenedBlock;
 use crate::RuntimeError;
 use gpm_schedule::Schedule;
-use nalgebra::{DMatrix, DVector};
-use nuts_rs::{Chain, CpuLogpFunc, CpuMath, CpuMathError, DiagNutsSettings, HasDims, Settings};
+use nuts_rs::{Chain, CpuLogpFunc, CpuMath, DiagNutsSettings, Settings};
 use rayon::prelude::*;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use target::Target;
 
 /// The largest tree depth (Stan's default: at most 2¹⁰ − 1 leapfrog steps a draw).
 pub const MAX_DEPTH: u64 = 10;
@@ -38,7 +40,7 @@ pub struct NutsStats {
 
 /// Why NUTS cannot run this model (`None`: it can): it needs the gradient of every factor and
 /// full GP or dense blocks (the particle flow's conditions, [`crate::gpf::steps`]), and its
-/// hyperparameters fixed or learned.
+/// sampled hyperparameters read by factors and normal priors only ([`target::hyper_refusal`]).
 pub fn refusal(schedule: &Schedule) -> Option<String> {
     // The flow's schedule says where a factor's gradient or a full prior is missing.
     if let Err(why) = &schedule.gpf {
@@ -46,119 +48,34 @@ pub fn refusal(schedule: &Schedule) -> Option<String> {
             "NUTS needs every factor's gradient and full GP or normal priors: {why}; use --method gibbs"
         ));
     }
-    let sampled = schedule.sampled_hypers();
-    if let Some(h) = sampled.first() {
-        return Some(format!(
-            "NUTS with sampled hyperparameters (`{}` has a prior) is not built yet: fix them or declare them `learn(...)` (type-II ML before sampling), or use --method gibbs",
-            schedule.hyper_decls[h.0].name
-        ));
-    }
-    None
+    target::hyper_refusal(schedule)
 }
 
-/// The whitened target of one chain. Cloned cheaply: the blocks (each a GP's `N × N` factor)
-/// are shared between `CpuMath`'s copy and the one that maps draws back to latents.
-#[derive(Clone)]
-struct Target<'a> {
-    prep: &'a Prepared,
-    schedule: &'a Schedule,
-    blocks: std::sync::Arc<Vec<WhitenedBlock<'a>>>,
-    hypers: Vec<f64>,
+/// The number of coordinates NUTS moves: every latent block's whitened values, then each
+/// sampled hyperparameter's unconstrained value in [`Schedule::sampled_hypers`]'s order.
+pub fn dimension(sampler: &Sampler) -> Result<usize, RuntimeError> {
+    let t = Target::new(sampler)?;
+    Ok(CpuLogpFunc::dim(&t))
 }
 
-/// A position where the log density is not finite: the transition is a divergence.
-#[derive(Debug, thiserror::Error)]
-#[error("the log density is not finite here")]
-struct NotFinite;
-
-impl nuts_rs::LogpError for NotFinite {
-    fn is_recoverable(&self) -> bool {
-        true
+/// NUTS's log density (up to a constant) and its gradient at a position of
+/// [`dimension`] coordinates — what the sampler moves on (BridgeStan's
+/// `log_density_gradient`), for checks.
+pub fn log_density_gradient(
+    sampler: &Sampler,
+    position: &[f64],
+) -> Result<(f64, Vec<f64>), RuntimeError> {
+    let t = Target::new(sampler)?;
+    let dim = CpuLogpFunc::dim(&t);
+    if position.len() != dim {
+        return Err(RuntimeError::BadData(format!(
+            "a position of NUTS's target has {dim} coordinates, not {}",
+            position.len()
+        )));
     }
-}
-
-impl<'a> Target<'a> {
-    fn new(sampler: &'a Sampler) -> Result<Self, RuntimeError> {
-        let prep = sampler.prepared();
-        Ok(Target {
-            prep,
-            schedule: sampler.schedule(),
-            blocks: std::sync::Arc::new(
-                prep.blocks
-                    .iter()
-                    .map(WhitenedBlock::new)
-                    .collect::<Result<_, _>>()?,
-            ),
-            hypers: prep.hypers.clone(),
-        })
-    }
-
-    /// The latents at the whitened position.
-    fn latents(&self, position: &[f64]) -> Vec<DVector<f64>> {
-        let mut latents: Vec<DVector<f64>> = self
-            .prep
-            .latents
-            .iter()
-            .map(|l| DVector::zeros(l.1))
-            .collect();
-        let mut at = 0;
-        for b in self.blocks.iter() {
-            let d = b.dim();
-            let v = DMatrix::from_column_slice(d, 1, &position[at..at + d]);
-            b.coords
-                .set(&mut latents, &b.values(&v).column(0).into_owned());
-            at += d;
-        }
-        latents
-    }
-}
-
-impl HasDims for Target<'_> {
-    fn dim_sizes(&self) -> HashMap<String, u64> {
-        HashMap::from([("unconstrained_parameter".to_string(), self.dim() as u64)])
-    }
-}
-
-impl CpuLogpFunc for Target<'_> {
-    type LogpError = NotFinite;
-    type ExpandedVector = Vec<f64>;
-    type FlowParameters = ();
-
-    fn dim(&self) -> usize {
-        self.blocks.iter().map(WhitenedBlock::dim).sum()
-    }
-
-    /// `log p(y | x(v)) − ½|v|²` and `Lᵀ∇ₓ log p(y | x) − v`, block by block.
-    fn logp(&mut self, position: &[f64], grad: &mut [f64]) -> Result<f64, NotFinite> {
-        let latents = self.latents(position);
-        let (ll, g) =
-            crate::whitened::log_lik_grad(self.prep, self.schedule, &latents, &self.hypers)
-                .map_err(|_| NotFinite)?;
-        let mut at = 0;
-        for b in self.blocks.iter() {
-            let d = b.dim();
-            let gx = b.coords.get(&g);
-            let gv = b.pullback(&DMatrix::from_column_slice(d, 1, gx.as_slice()));
-            for i in 0..d {
-                grad[at + i] = gv[(i, 0)] - position[at + i];
-            }
-            at += d;
-        }
-        let lp = ll - 0.5 * position.iter().map(|v| v * v).sum::<f64>();
-        if lp.is_finite() && grad.iter().all(|x| x.is_finite()) {
-            Ok(lp)
-        } else {
-            Err(NotFinite)
-        }
-    }
-
-    fn expand_vector<R: nuts_rs::rand::Rng + ?Sized>(
-        &mut self,
-        _rng: &mut R,
-        position: &[f64],
-    ) -> Result<Vec<f64>, CpuMathError> {
-        Ok(position.to_vec())
-    }
+    let mut grad = vec![0.0; dim];
+    let lp = t.log_density(position, &mut grad)?;
+    Ok((lp, grad))
 }
 
 /// Run `config.chains` chains of NUTS in parallel into `sinks` (one per chain): `config.warmup`
@@ -203,21 +120,29 @@ fn run_chain<S: RowSink>(
     // The same map kept here to turn positions into latents (`CpuMath` owns `target`).
     let unwhiten = target.clone();
     let dim = CpuLogpFunc::dim(&target);
-    let mut settings = DiagNutsSettings::default();
-    settings.num_tune = config.warmup as u64;
-    settings.num_draws = (config.draws * config.thin) as u64;
-    settings.maxdepth = MAX_DEPTH;
-    settings.seed = config.seed;
+    let settings = DiagNutsSettings {
+        num_tune: config.warmup as u64,
+        num_draws: (config.draws * config.thin) as u64,
+        maxdepth: MAX_DEPTH,
+        seed: config.seed,
+        ..Default::default()
+    };
     let mut rng = nuts_rs::rand::rngs::StdRng::seed_from_u64(config.seed ^ stream.rotate_left(32));
     let mut chain = settings
         .new_chain(stream, CpuMath::new(target), &mut rng)
         .map_err(|e| RuntimeError::Numerical(format!("NUTS could not start: {e}")))?;
-    // The start: a draw of the prior (whitened: standard normal), the chain's own stream.
+    // The start: the latents a draw of their prior (whitened: standard normal), the chain's own
+    // stream; the hyperparameters their start values, moved by up to ±1 on the unconstrained
+    // scale (Stan's inits are uniform on ±2 there) so that the chains start apart.
     let mut start_rng = rand_chacha::ChaCha8Rng::seed_from_u64(config.seed);
     start_rng.set_stream(stream);
-    let start: Vec<f64> = (0..dim)
+    let hyper_start = unwhiten.start_u();
+    let mut start: Vec<f64> = (0..dim - hyper_start.len())
         .map(|_| rand::Rng::sample::<f64, _>(&mut start_rng, rand_distr::StandardNormal))
         .collect();
+    for u in hyper_start {
+        start.push(u + rand::Rng::gen_range(&mut start_rng, -1.0..1.0));
+    }
     chain
         .set_position(&start)
         .map_err(|e| RuntimeError::Numerical(format!("NUTS could not start: {e}")))?;
@@ -249,9 +174,11 @@ fn run_chain<S: RowSink>(
         stats.step_size = info.step_size;
         stats.divergences += usize::from(info.diverging);
         stats.max_depth_hits += usize::from(info.num_steps + 1 >= 1 << MAX_DEPTH);
-        if (s + 1 - config.warmup) % config.thin == 0 {
-            let latents = unwhiten.latents(&position);
-            sink.push(sampler.row_at(latents, &mut replicate_rng))?;
+        if (s + 1 - config.warmup).is_multiple_of(config.thin) {
+            let point = unwhiten.point(&position).map_err(|e| {
+                RuntimeError::Numerical(format!("NUTS drew a point it cannot map back: {e}"))
+            })?;
+            sink.push(sampler.row_at(point.latents, &point.hypers, &mut replicate_rng)?)?;
             kept += 1;
         }
     }

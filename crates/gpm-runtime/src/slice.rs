@@ -64,6 +64,26 @@ impl Transform {
             Transform::Identity => 0.0,
         }
     }
+    /// `dθ/du`.
+    pub fn dtheta_du(self, u: f64) -> f64 {
+        match self {
+            Transform::Lower(_) => u.exp(),
+            Transform::Upper(_) => -u.exp(),
+            Transform::Interval(lo, hi) => {
+                (hi - lo) * gpm_special::logistic(u) * gpm_special::logistic(-u)
+            }
+            Transform::Identity => 1.0,
+        }
+    }
+    /// `d log |dθ/du| / du`.
+    pub fn d_log_jacobian(self, u: f64) -> f64 {
+        match self {
+            Transform::Lower(_) | Transform::Upper(_) => 1.0,
+            // d/du [−softplus(−u) − softplus(u)] = σ(−u) − σ(u).
+            Transform::Interval(..) => gpm_special::logistic(-u) - gpm_special::logistic(u),
+            Transform::Identity => 0.0,
+        }
+    }
 }
 
 /// One slice-sampling update of `x0` under the log-density `logp` (which may return `−∞`),
@@ -130,6 +150,26 @@ mod tests {
                 t.to_theta(u)
             })
             .collect()
+    }
+
+    /// `dθ/du` and the log-Jacobian's derivative against central differences, each transform.
+    #[test]
+    fn transform_derivatives_match_differences() {
+        let ts = [
+            Transform::Lower(0.5),
+            Transform::Upper(2.0),
+            Transform::Interval(-1.0, 3.0),
+            Transform::Identity,
+        ];
+        for t in ts {
+            for u in [-2.3, -0.4, 0.0, 0.7, 1.9] {
+                let h = 1e-6;
+                let d = (t.to_theta(u + h) - t.to_theta(u - h)) / (2.0 * h);
+                let dj = (t.log_jacobian(u + h) - t.log_jacobian(u - h)) / (2.0 * h);
+                assert!((t.dtheta_du(u) - d).abs() < 1e-7, "{t:?} at {u}");
+                assert!((t.d_log_jacobian(u) - dj).abs() < 1e-7, "{t:?} at {u}");
+            }
+        }
     }
 
     fn moments(xs: &[f64]) -> (f64, f64) {

@@ -77,7 +77,19 @@ impl<'a> WhitenedBlock<'a> {
 
     /// Every particle's values from its whitened coordinates (columns).
     pub(crate) fn values(&self, v: &DMatrix<f64>) -> DMatrix<f64> {
-        match &self.whitening {
+        self.whitening.values(v)
+    }
+
+    /// `∇_v` of a function from its gradient in the values: `Lᵀ g`, `σ ⊙ g`.
+    pub(crate) fn pullback(&self, g: &DMatrix<f64>) -> DMatrix<f64> {
+        self.whitening.pullback(g)
+    }
+}
+
+impl Whitening {
+    /// Every particle's values from its whitened coordinates (columns).
+    pub(crate) fn values(&self, v: &DMatrix<f64>) -> DMatrix<f64> {
+        match self {
             Whitening::Gp { mean, l, .. } => crate::linalg::lower_times(l, v).add_scalar(*mean),
             Whitening::Dense { mean, sd } => {
                 DMatrix::from_fn(v.nrows(), v.ncols(), |i, j| mean[i] + sd[i] * v[(i, j)])
@@ -87,7 +99,7 @@ impl<'a> WhitenedBlock<'a> {
 
     /// `∇_v` of a function from its gradient in the values: `Lᵀ g`, `σ ⊙ g`.
     pub(crate) fn pullback(&self, g: &DMatrix<f64>) -> DMatrix<f64> {
-        match &self.whitening {
+        match self {
             Whitening::Gp { lt, .. } => crate::linalg::matmul(lt, g),
             Whitening::Dense { sd, .. } => {
                 DMatrix::from_fn(g.nrows(), g.ncols(), |i, j| sd[i] * g[(i, j)])
@@ -105,6 +117,19 @@ pub(crate) fn log_lik_grad(
     latents: &[DVector<f64>],
     hypers: &[f64],
 ) -> Result<(f64, Vec<DVector<f64>>), RuntimeError> {
+    log_lik_grads(prep, schedule, latents, hypers, None)
+}
+
+/// [`log_lik_grad`], and with `hyper_grad` (indexed by hyperparameter id) also
+/// `Σ_i ∂ℓ_i/∂h` added for every sampled hyperparameter `h` a factor reads (the CAS's
+/// [`gpm_schedule::FactorProgram::hyper_gradient`]).
+pub(crate) fn log_lik_grads(
+    prep: &Prepared,
+    schedule: &Schedule,
+    latents: &[DVector<f64>],
+    hypers: &[f64],
+    mut hyper_grad: Option<&mut [f64]>,
+) -> Result<(f64, Vec<DVector<f64>>), RuntimeError> {
     let pv: Vec<Vec<f64>> = prep.preds.iter().map(|p| p.eval(latents)).collect();
     let mut grads: Vec<DVector<f64>> = latents.iter().map(|z| DVector::zeros(z.len())).collect();
     let mut stack = Vec::with_capacity(64);
@@ -115,6 +140,16 @@ pub(crate) fn log_lik_grad(
                 "factor #{} has no gradient program",
                 fp.factor + 1
             )));
+        };
+        let by_hyper: &[gpm_schedule::HyperGradient] = match (&hyper_grad, &fp.hyper_gradient) {
+            (None, _) => &[],
+            (Some(_), Ok(h)) => h,
+            (Some(_), Err(why)) => {
+                return Err(RuntimeError::Inconsistent(format!(
+                    "factor #{} has no gradient in its hyperparameters: {why}",
+                    fp.factor + 1
+                )))
+            }
         };
         let mut vals = vec![0.0; pf.slots.len()];
         let mut w = vec![vec![0.0; pf.n]; parts.len()];
@@ -128,6 +163,11 @@ pub(crate) fn log_lik_grad(
                 } else {
                     central_difference(ld, &g.slots, &mut vals, &mut stack)
                 };
+            }
+            if let Some(hg) = hyper_grad.as_deref_mut() {
+                for g in by_hyper {
+                    hg[g.hyper.0] += g.d1.eval(&vals, &mut stack);
+                }
             }
         }
         for (g, wk) in parts.iter().zip(&w) {

@@ -19,6 +19,17 @@ pub struct PredictorGradient {
     pub d1: Tape,
 }
 
+/// `∂ℓ/∂h` of a factor's log-density in one hyperparameter it reads.
+#[derive(Debug, Clone)]
+pub struct HyperGradient {
+    /// The hyperparameter.
+    pub hyper: crate::ids::HyperId,
+    /// The factor's slot that holds it.
+    pub slot: usize,
+    /// `∂ℓ/∂h`, reading the factor's slots.
+    pub d1: Tape,
+}
+
 /// A factor's log-density in CAS form with its slot table: differentiate, then compile.
 pub(crate) struct Differ<'a> {
     cas: gpm_cas::Expr,
@@ -61,8 +72,21 @@ impl<'a> Differ<'a> {
     }
 }
 
+/// `∂e/∂name` of an expression whose symbols have roles `role`, compiled with `slot`.
+pub(crate) fn derivative_tape(
+    e: &T,
+    name: &str,
+    role: &dyn Fn(&str) -> Role,
+    slot: crate::tape::SlotOf,
+) -> Result<Tape, String> {
+    let cas = gpm_augment::cas::to_cas(e)
+        .ok_or_else(|| unbound("its symbols are not CAS symbols".into()))?;
+    let d = gpm_cas::derivative(&cas, name);
+    Tape::compile(&gpm_augment::cas::from_cas(&d, role), slot).map_err(unbound)
+}
+
 /// The factor's slots that hold predictor `pred`.
-fn predictor_slots(slots: &[Source], pred: PredictorId) -> Vec<usize> {
+pub(crate) fn predictor_slots(slots: &[Source], pred: PredictorId) -> Vec<usize> {
     slots
         .iter()
         .enumerate()
@@ -109,6 +133,25 @@ impl<'a> Derivatives<'a> {
     /// The gradient, one entry per predictor.
     pub(crate) fn gradient(&self) -> Vec<PredictorGradient> {
         self.first.iter().map(|(g, _)| g.clone()).collect()
+    }
+
+    /// `∂ℓ/∂h` for each hyperparameter slot `(slot, h, name)` given: NUTS's gradient in the
+    /// sampled hyperparameters a likelihood reads (a Student-t's scale, a Gumbel's β).
+    pub(crate) fn hypers(
+        &self,
+        read: &[(usize, crate::ids::HyperId, String)],
+    ) -> Result<Vec<HyperGradient>, String> {
+        read.iter()
+            .map(|(slot, hyper, name)| {
+                Ok(HyperGradient {
+                    hyper: *hyper,
+                    slot: *slot,
+                    d1: self
+                        .differ
+                        .tape(&self.differ.derivative(self.differ.expr(), name))?,
+                })
+            })
+            .collect()
     }
 
     /// The predictors' gradients with their CAS expressions.

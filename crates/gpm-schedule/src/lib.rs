@@ -11,6 +11,7 @@
 //! It must not decide augmentations (that is `gpm-augment`) nor run anything.
 #![warn(missing_docs)]
 
+mod augmented_joint;
 pub mod blocks;
 mod cavi_program;
 pub use cavi_program::{CaviAux, CaviFamily, CaviPoisson, CaviProgram, CountLaw, PolyTapes};
@@ -27,18 +28,19 @@ pub mod tape;
 use cavi_program::{cavi_program, tilted};
 use conjugate::conjugate_hypers;
 
+pub use augmented_joint::{AugmentedJoint, JointAux};
 pub use blocks::{BlockKind, BlockSpec};
 pub use ellipse_reference::EllipseReference;
 use gpm_augment::{Family, Plan, Poly, Role, T};
 use gpm_families::MixingLaw;
 use gpm_ir::Model;
-pub use gradient::PredictorGradient;
+pub use gradient::{HyperGradient, PredictorGradient};
 pub use hypers::{
     start_value, DenseScaleUpdate, GibbsUpdate, GpKernelUpdate, HyperStep, KernelGroup, StartRule,
     VariationalUpdate, LAPLACE_MAX_DIM, NON_CENTRED_MOVES,
 };
 pub use ids::{BlockId, FactorId, HyperId, LatentId, PredictorId};
-pub use prior::{BoundArg, BoundKernel, BoundPrior};
+pub use prior::{BoundArg, BoundKernel, BoundPrior, NormalPriorGradient};
 pub use slice_scheme::SliceScheme;
 use std::collections::BTreeSet;
 pub use steps::{CaviStep, GibbsStep, GpfStep};
@@ -265,6 +267,12 @@ pub struct FactorProgram {
     /// `∂ℓ/∂η` of the original log-density in each predictor (Gaussian particle flow), or why
     /// there is none.
     pub gradient: Result<Vec<PredictorGradient>, String>,
+    /// `∂ℓ/∂h` in each hyperparameter with a prior the factor reads (NUTS), or why there is
+    /// none.
+    pub hyper_gradient: Result<Vec<HyperGradient>, String>,
+    /// The augmented joint density with its gradients (NUTS on the augmented model; `None`:
+    /// no auxiliaries, the original log-density serves), or why there is none.
+    pub augmented_joint: Result<Option<AugmentedJoint>, String>,
 }
 
 /// A library distribution with its parameters compiled in the factor's slots.
@@ -580,6 +588,8 @@ fn compile_factor(
             cavi_unavailable: None,
             generic: None,
             gradient: Err("the logistic-softmax likelihood has no compiled gradient".into()),
+            hyper_gradient: Err("the logistic-softmax likelihood has no compiled gradient".into()),
+            augmented_joint: Err("the logistic-softmax's Pólya-Gamma and count auxiliaries have no closed-form density".into()),
             categorical: Some(CategoricalProgram {
                 bijective: link.bijective,
                 scale: match &link.scale {
@@ -627,6 +637,12 @@ fn compile_factor(
         collect(&a.mean, &mut syms);
     }
     collect(&plan.augmented.to_tree(), &mut syms);
+    collect(&plan.log_c, &mut syms);
+    for a in &plan.aux {
+        for t in family_trees(&a.prior_family) {
+            collect(t, &mut syms);
+        }
+    }
     for (_, p) in &plan.collapsed {
         collect(&p.to_tree(), &mut syms);
     }
@@ -759,6 +775,25 @@ fn compile_factor(
         .as_ref()
         .map(|d| d.gradient())
         .map_err(Clone::clone);
+    // The sampled hyperparameters it reads, each by its slot.
+    let sampled: Vec<(usize, HyperId, String)> = slots
+        .iter()
+        .enumerate()
+        .filter_map(|(k, s)| match s {
+            Source::Hyper(h)
+                if matches!(model.hypers[h.0].kind, gpm_ir::HyperKind::Prior { .. }) =>
+            {
+                Some((k, *h, syms[k].1.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    let augmented_joint =
+        augmented_joint::augmented_joint(plan, &syms, &slots, (&f.predictors, &predictors));
+    let hyper_gradient = match &derivatives {
+        Ok(d) => d.hypers(&sampled),
+        Err(e) => Err(e.clone()),
+    };
     Ok(FactorProgram {
         factor: k,
         n: f.n.clone(),
@@ -795,6 +830,8 @@ fn compile_factor(
         cavi_unavailable,
         generic,
         gradient,
+        hyper_gradient,
+        augmented_joint,
     })
 }
 

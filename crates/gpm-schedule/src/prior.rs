@@ -68,7 +68,21 @@ pub enum BoundPrior {
         data: Vec<String>,
         /// The first data slot (the number of hyperparameters).
         data_slot: usize,
+        /// `∂mean/∂h` and `∂scale/∂h` for each hyperparameter `h` they read, taken by the CAS
+        /// (NUTS moves a hierarchical model's scales with them), over the same slots.
+        gradient: Vec<NormalPriorGradient>,
     },
+}
+
+/// The derivatives of a `normal` prior's mean and scale in one hyperparameter.
+#[derive(Debug, Clone)]
+pub struct NormalPriorGradient {
+    /// The hyperparameter.
+    pub hyper: HyperId,
+    /// `∂mean/∂h`.
+    pub d_mean: Tape,
+    /// `∂scale/∂h`.
+    pub d_scale: Tape,
 }
 
 impl BoundKernel {
@@ -144,6 +158,49 @@ impl Binder<'_> {
         .map_err(|e| format!("{e} in the parameter `{p}`"))
     }
 
+    /// `∂mean/∂h`, `∂scale/∂h` of a normal prior for each hyperparameter `h` either reads,
+    /// compiled like [`Binder::param_with_data`].
+    fn normal_gradient(
+        &self,
+        (mean, scale): (&Sx, &Sx),
+        data: &[String],
+    ) -> Result<Vec<NormalPriorGradient>, String> {
+        let n = self.hypers.len();
+        let mut read: Vec<String> = Vec::new();
+        for (role, name) in mean.symbols().into_iter().chain(scale.symbols()) {
+            if role == gpm_ir::SymRole::Hyper && !read.contains(&name) {
+                read.push(name);
+            }
+        }
+        let role = |name: &str| {
+            if self.id(name).is_some() {
+                Role::Hyper
+            } else {
+                Role::Data
+            }
+        };
+        let slot = |role: Role, name: &str| match role {
+            Role::Hyper => self.id(name).map(|h| h.0),
+            Role::Data => data.iter().position(|d| d == name).map(|k| n + k),
+            _ => None,
+        };
+        read.iter()
+            .map(|name| {
+                let d = |p: &Sx| {
+                    crate::gradient::derivative_tape(&T::from_sx(p), name, &role, &slot)
+                        .map_err(|e| format!("{e} in the parameter `{p}`"))
+                };
+                Ok(NormalPriorGradient {
+                    hyper: self
+                        .id(name)
+                        .ok_or_else(|| format!("unknown hyperparameter `{name}`"))?,
+                    d_mean: d(mean)?,
+                    d_scale: d(scale)?,
+                })
+            })
+            .collect()
+    }
+
     /// A parameter expression (constants and scalar hyperparameters) as a tape.
     pub fn param(&self, p: &Sx) -> Result<Tape, String> {
         Tape::compile(&T::from_sx(p), &|role, name| match role {
@@ -208,6 +265,7 @@ impl Binder<'_> {
                 BoundPrior::Normal {
                     mean: self.param_with_data(mean, &data)?,
                     scale: self.param_with_data(scale, &data)?,
+                    gradient: self.normal_gradient((mean, scale), &data)?,
                     data,
                     data_slot: self.hypers.len(),
                 }
@@ -219,6 +277,7 @@ impl Binder<'_> {
                 scale: self.param(&gpm_ir::Sx::Num(f64::INFINITY))?,
                 data: vec![],
                 data_slot: self.hypers.len(),
+                gradient: vec![],
             },
         })
     }

@@ -65,6 +65,22 @@ impl Tape {
         }
     }
 
+    /// One slot's value.
+    pub fn slot(k: usize) -> Tape {
+        Tape {
+            ops: vec![Op::Slot(k)],
+            depth: 1,
+        }
+    }
+
+    /// The slot the tape is, when it is one slot read as it is (`variance`, not `2 * variance`).
+    pub fn as_slot(&self) -> Option<usize> {
+        match self.ops.as_slice() {
+            [Op::Slot(k)] => Some(*k),
+            _ => None,
+        }
+    }
+
     /// The slots the tape reads.
     pub fn slots(&self) -> impl Iterator<Item = usize> + '_ {
         self.ops.iter().filter_map(|op| match op {

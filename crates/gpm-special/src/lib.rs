@@ -65,6 +65,13 @@ pub fn log_mean_exp(v: &[f64]) -> f64 {
     log_sum_exp(v) - (v.len() as f64).ln()
 }
 
+/// `ψ(x) = d log Γ(x)/dx` for real `x > 0` (statrs's asymptotic series with the recurrence):
+/// the derivative of [`lgamma`], which the CAS's derivatives of a Student-t's or a negative
+/// binomial's log-density in their shapes read.
+pub fn digamma(x: f64) -> f64 {
+    statrs::function::gamma::digamma(x)
+}
+
 /// `log Γ(x)` for real `x > 0` by the Lanczos approximation (g = 7, 9 terms, ~1e-15 relative),
 /// with the reflection `Γ(x)Γ(1−x) = π / sin(πx)` below ½.
 pub fn lgamma(x: f64) -> f64 {

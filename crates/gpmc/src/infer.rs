@@ -464,6 +464,12 @@ fn gibbs_setup<'c>(
     // What Gibbs does with each prior is the schedule's decision; say it.
     for (step, (_, _, how)) in schedule.hyper_steps.iter().zip(hypers.iter_mut()) {
         match &step.gibbs {
+            g if g.is_sampled() && extras.nuts => {
+                *how = format!(
+                    "moved by NUTS on its unconstrained scale; starts near the {}",
+                    step.start_rule.describe()
+                )
+            }
             g if g.is_sampled() => {
                 *how = format!(
                     "{}; starts at the {}",

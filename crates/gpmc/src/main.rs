@@ -114,8 +114,8 @@ enum Method {
     /// Gaussian particle flow: a Gaussian q from the log-likelihood's gradient, any
     /// differentiable model (thesis ch. 6).
     Gpf,
-    /// NUTS (nuts-rs) on the original model, the latents whitened by their priors: the same
-    /// outputs as Gibbs.
+    /// NUTS (nuts-rs) on the original model, the latents whitened by their priors and sampled
+    /// hyperparameters on unconstrained scales: the same outputs as Gibbs.
     Nuts,
 }
 

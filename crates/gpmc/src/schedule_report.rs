@@ -365,9 +365,18 @@ pub fn text(c: &Checked) -> String {
     }
     match gpm_runtime::nuts::refusal(s) {
         None => {
+            let moved = nuts_hypers(s);
+            let hypers = if moved.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", with {} on unconstrained scales (a normal prior's scale non-centred)",
+                    moved.join(", ")
+                )
+            };
             let _ = writeln!(
                 out,
-                "  NUTS (--method nuts): on the original model, every latent block whitened by its prior, gradients from the CAS; step size and diagonal mass matrix adapted in warm-up"
+                "  NUTS (--method nuts): on the original model, every latent block whitened by its prior{hypers}, gradients from the CAS; step size and diagonal mass matrix adapted in warm-up"
             );
         }
         Some(why) => {
@@ -426,7 +435,10 @@ pub fn json(c: &Checked) -> Value {
             Err(why) => json!({"unavailable": why}),
         },
         "nuts": match gpm_runtime::nuts::refusal(s) {
-            None => json!({"target": "the original model, latents whitened by their priors"}),
+            None => json!({
+                "target": "the original model, latents whitened by their priors",
+                "hypers": nuts_hypers(s),
+            }),
             Some(why) => json!({"unavailable": why}),
         },
         "hypers": s.hyper_steps.iter().map(|h| json!({
@@ -440,4 +452,12 @@ pub fn json(c: &Checked) -> Value {
         })).collect::<Vec<_>>(),
         "kernel_groups": s.kernel_groups,
     })
+}
+
+/// The hyperparameters NUTS moves with the latents: the sampled ones.
+fn nuts_hypers(s: &Schedule) -> Vec<String> {
+    s.sampled_hypers()
+        .iter()
+        .map(|h| s.hyper_decls[h.0].name.clone())
+        .collect()
 }

@@ -14,6 +14,9 @@ impl HyperPriorLaw for Beta {
         let term = |e: f64, l: f64| if e == 0.0 { 0.0 } else { e * l };
         term(p[0] - 1.0, x.ln()) + term(p[1] - 1.0, (-x).ln_1p())
     }
+    fn d_log_density(&self, p: &[f64], x: f64) -> f64 {
+        (p[0] - 1.0) / x - (p[1] - 1.0) / (1.0 - x)
+    }
     fn statrs(&self, p: &[f64]) -> Option<Box<dyn ContinuousCDF<f64, f64>>> {
         Some(Box::new(G::new(p[0], p[1]).ok()?))
     }

@@ -9,6 +9,10 @@ impl HyperPriorLaw for Cauchy {
         let z = (x - p[0]) / p[1];
         -(z * z).ln_1p()
     }
+    fn d_log_density(&self, p: &[f64], x: f64) -> f64 {
+        let z = (x - p[0]) / p[1];
+        -2.0 * z / (p[1] * (1.0 + z * z))
+    }
     fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
         Some(0.5 + ((x - p[0]) / p[1]).atan() / std::f64::consts::PI)
     }

@@ -8,6 +8,9 @@ impl HyperPriorLaw for Exponential {
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, true, || -p[0] * x)
     }
+    fn d_log_density(&self, p: &[f64], _x: f64) -> f64 {
+        -p[0]
+    }
     fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
         Some(if x <= 0.0 { 0.0 } else { -(-p[0] * x).exp_m1() })
     }

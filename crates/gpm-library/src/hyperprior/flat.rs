@@ -9,6 +9,9 @@ impl HyperPriorLaw for Flat {
     fn log_density(&self, _p: &[f64], _x: f64) -> f64 {
         0.0
     }
+    fn d_log_density(&self, _p: &[f64], _x: f64) -> f64 {
+        0.0
+    }
     fn mean(&self, _p: &[f64]) -> Option<f64> {
         None
     }

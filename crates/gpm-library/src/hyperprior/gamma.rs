@@ -9,6 +9,9 @@ impl HyperPriorLaw for Gamma {
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, false, || (p[0] - 1.0) * x.ln() - p[1] * x)
     }
+    fn d_log_density(&self, p: &[f64], x: f64) -> f64 {
+        (p[0] - 1.0) / x - p[1]
+    }
     fn statrs(&self, p: &[f64]) -> Option<Box<dyn ContinuousCDF<f64, f64>>> {
         Some(Box::new(G::new(p[0], p[1]).ok()?))
     }

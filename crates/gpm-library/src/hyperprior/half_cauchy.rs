@@ -9,6 +9,10 @@ impl HyperPriorLaw for HalfCauchy {
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, true, || -(x / p[0]).powi(2).ln_1p())
     }
+    fn d_log_density(&self, p: &[f64], x: f64) -> f64 {
+        let z = x / p[0];
+        -2.0 * z / (p[0] * (1.0 + z * z))
+    }
     fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
         Some(if x <= 0.0 {
             0.0

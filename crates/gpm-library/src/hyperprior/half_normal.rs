@@ -10,6 +10,9 @@ impl HyperPriorLaw for HalfNormal {
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, true, || -0.5 * (x / p[0]).powi(2))
     }
+    fn d_log_density(&self, p: &[f64], x: f64) -> f64 {
+        -x / (p[0] * p[0])
+    }
     fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
         let z = G::new(0.0, p[0]).ok()?;
         Some(if x <= 0.0 { 0.0 } else { 2.0 * z.cdf(x) - 1.0 })

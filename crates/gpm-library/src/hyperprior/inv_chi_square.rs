@@ -9,6 +9,9 @@ impl HyperPriorLaw for InvChiSquare {
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, false, || -(p[0] / 2.0 + 1.0) * x.ln() - 0.5 / x)
     }
+    fn d_log_density(&self, p: &[f64], x: f64) -> f64 {
+        -(p[0] / 2.0 + 1.0) / x + 0.5 / (x * x)
+    }
     fn statrs(&self, p: &[f64]) -> Option<Box<dyn ContinuousCDF<f64, f64>>> {
         Some(Box::new(G::new(p[0] / 2.0, 0.5).ok()?))
     }

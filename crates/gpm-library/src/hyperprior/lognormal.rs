@@ -11,6 +11,9 @@ impl HyperPriorLaw for LogNormal {
             -x.ln() - 0.5 * ((x.ln() - p[0]) / p[1]).powi(2)
         })
     }
+    fn d_log_density(&self, p: &[f64], x: f64) -> f64 {
+        -(1.0 + (x.ln() - p[0]) / (p[1] * p[1])) / x
+    }
     fn statrs(&self, p: &[f64]) -> Option<Box<dyn ContinuousCDF<f64, f64>>> {
         Some(Box::new(G::new(p[0], p[1]).ok()?))
     }

@@ -95,6 +95,9 @@ pub trait HyperPriorLaw: Registered + Send + Sync + std::fmt::Debug {
     }
     /// `log p(x)` up to a constant in `x`; `−∞` outside the support.
     fn log_density(&self, p: &[f64], x: f64) -> f64;
+    /// `d log p(x) / dx` inside the support (gradient-based samplers move hyperparameters
+    /// with it).
+    fn d_log_density(&self, p: &[f64], x: f64) -> f64;
     /// The law as a `statrs` distribution, where `statrs` has it: the distribution and quantile
     /// functions then come from it.
     fn statrs(&self, _p: &[f64]) -> Option<Box<dyn ContinuousCDF<f64, f64>>> {

@@ -10,6 +10,10 @@ impl HyperPriorLaw for StudentT {
         let z = (x - p[1]) / p[2];
         -0.5 * (p[0] + 1.0) * (z * z / p[0]).ln_1p()
     }
+    fn d_log_density(&self, p: &[f64], x: f64) -> f64 {
+        let z = (x - p[1]) / p[2];
+        -(p[0] + 1.0) * z / (p[2] * (p[0] + z * z))
+    }
     fn statrs(&self, p: &[f64]) -> Option<Box<dyn ContinuousCDF<f64, f64>>> {
         Some(Box::new(G::new(p[1], p[2], p[0]).ok()?))
     }

@@ -22,6 +22,9 @@ impl HyperPriorLaw for Uniform {
             f64::NEG_INFINITY
         }
     }
+    fn d_log_density(&self, _p: &[f64], _x: f64) -> f64 {
+        0.0
+    }
     fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
         Some(((x - p[0]) / (p[1] - p[0])).clamp(0.0, 1.0))
     }

@@ -203,6 +203,13 @@ impl HyperPrior {
         }
         self.law.log_density(&self.params, x)
     }
+    /// `d log p(x) / dx` inside the range (NaN outside).
+    pub fn d_log_density(&self, x: f64) -> f64 {
+        if x.is_nan() || x < self.lower || x > self.upper {
+            return f64::NAN;
+        }
+        self.law.d_log_density(&self.params, x)
+    }
     /// The probability the law gives the range (`None` for an improper prior).
     fn mass(&self) -> Option<f64> {
         let hi = self.law.cdf(&self.params, self.upper)?;

@@ -9,6 +9,9 @@ impl HyperPriorLaw for Weibull {
     fn log_density(&self, p: &[f64], x: f64) -> f64 {
         on_positive(x, false, || (p[0] - 1.0) * x.ln() - (x / p[1]).powf(p[0]))
     }
+    fn d_log_density(&self, p: &[f64], x: f64) -> f64 {
+        (p[0] - 1.0) / x - p[0] / p[1] * (x / p[1]).powf(p[0] - 1.0)
+    }
     fn cdf(&self, p: &[f64], x: f64) -> Option<f64> {
         Some(if x <= 0.0 {
             0.0

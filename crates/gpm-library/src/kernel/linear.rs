@@ -12,4 +12,7 @@ impl KernelLaw for Linear {
     fn form(&self) -> KernelForm {
         KernelForm::Pointwise(k)
     }
+    fn d_params(&self, _x: &[f64], _z: &[f64], _same: bool, _p: &[f64], out: &mut [f64]) {
+        out[0] = 1.0;
+    }
 }

@@ -16,6 +16,11 @@ impl KernelLaw for Matern12 {
     fn form(&self) -> KernelForm {
         KernelForm::Stationary(vectorised::<ExpProfile<Self>>)
     }
+    fn d_params(&self, x: &[f64], z: &[f64], _same: bool, p: &[f64], out: &mut [f64]) {
+        // k = exp(−r), ∂r/∂ℓ = −r/ℓ: ∂k/∂ℓ = k r/ℓ.
+        let r = super::scaled_r2(x, z, p[0]).sqrt();
+        out[0] = (-r).exp() * r / p[0];
+    }
     fn profile_at(&self, r2: f64, _p: &[f64]) -> Option<f64> {
         Some(Self::exponent(r2).exp())
     }

@@ -18,6 +18,11 @@ impl KernelLaw for Matern32 {
     fn form(&self) -> KernelForm {
         KernelForm::Stationary(vectorised::<Profile>)
     }
+    fn d_params(&self, x: &[f64], z: &[f64], _same: bool, p: &[f64], out: &mut [f64]) {
+        // k = (1 + a) e^(−a), a = √3 r: dk/da = −a e^(−a), ∂a/∂ℓ = −a/ℓ.
+        let a = (3.0 * super::scaled_r2(x, z, p[0])).sqrt();
+        out[0] = a * a * (-a).exp() / p[0];
+    }
     fn profile_at(&self, r2: f64, _p: &[f64]) -> Option<f64> {
         let a = (3.0 * r2).sqrt();
         Some((1.0 + a) * (-a).exp())

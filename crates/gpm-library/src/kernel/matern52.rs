@@ -18,6 +18,11 @@ impl KernelLaw for Matern52 {
     fn form(&self) -> KernelForm {
         KernelForm::Stationary(vectorised::<Profile>)
     }
+    fn d_params(&self, x: &[f64], z: &[f64], _same: bool, p: &[f64], out: &mut [f64]) {
+        // k = (1 + a + a²/3) e^(−a), a = √5 r: dk/da = −(a/3)(1 + a) e^(−a), ∂a/∂ℓ = −a/ℓ.
+        let a = (5.0 * super::scaled_r2(x, z, p[0])).sqrt();
+        out[0] = a * a * (1.0 + a) * (-a).exp() / (3.0 * p[0]);
+    }
     fn profile_at(&self, r2: f64, _p: &[f64]) -> Option<f64> {
         let a = (5.0 * r2).sqrt();
         Some((1.0 + a + a * a / 3.0) * (-a).exp())

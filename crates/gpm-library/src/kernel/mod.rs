@@ -121,6 +121,10 @@ pub trait KernelLaw: Registered + Send + Sync {
     }
     /// How it is evaluated.
     fn form(&self) -> KernelForm;
+    /// `∂k(x, z)/∂p_j` for each parameter `j` in order into `out` (as long as
+    /// [`KernelLaw::params`]; a stationary kernel's lengthscale `p[0]` a scalar here): what
+    /// gradient-based samplers move kernel hyperparameters with (NUTS).
+    fn d_params(&self, x: &[f64], z: &[f64], same: bool, p: &[f64], out: &mut [f64]);
     /// The `"type"` tag of the kernel in `gpmc check --format json`.
     fn json_type(&self) -> &'static str {
         self.name()
@@ -184,6 +188,11 @@ register! {
     periodic::Periodic = "periodic" aka []("lengthscale": POSITIVE, "period": POSITIVE) at [0.8, 1.5] "exp(−2 Σ_d sin²(π (x_d − x'_d) / p) / ℓ²)",
     constant::Constant = "constant" aka []() at [] "1",
     white::White = "white" aka []() at [] "1 if the same training point, else 0",
+}
+
+/// `Σ_d ((x_d − z_d)/ℓ)²`, a stationary kernel's scaled squared distance at one lengthscale.
+pub(crate) fn scaled_r2(x: &[f64], z: &[f64], l: f64) -> f64 {
+    x.iter().zip(z).map(|(a, b)| ((a - b) / l).powi(2)).sum()
 }
 
 /// The kernel of this name or alias.

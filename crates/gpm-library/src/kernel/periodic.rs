@@ -21,4 +21,19 @@ impl KernelLaw for Periodic {
     fn form(&self) -> KernelForm {
         KernelForm::Pointwise(k)
     }
+    fn d_params(&self, x: &[f64], z: &[f64], same: bool, p: &[f64], out: &mut [f64]) {
+        // k = exp(−2S/ℓ²), S = Σ sin²(π d/p): ∂k/∂ℓ = 4kS/ℓ³,
+        // ∂k/∂p = (2k/ℓ²) Σ sin(2π d/p) π d/p².
+        let (l, period) = (p[0], p[1]);
+        let k = k(x, z, same, p);
+        let pi = std::f64::consts::PI;
+        let (mut s, mut ds) = (0.0, 0.0);
+        for (a, b) in x.iter().zip(z) {
+            let d = a - b;
+            s += (pi * d / period).sin().powi(2);
+            ds += (2.0 * pi * d / period).sin() * pi * d / (period * period);
+        }
+        out[0] = 4.0 * k * s / (l * l * l);
+        out[1] = 2.0 * k * ds / (l * l);
+    }
 }

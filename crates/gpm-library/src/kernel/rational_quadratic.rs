@@ -23,6 +23,16 @@ impl KernelLaw for RationalQuadratic {
     fn form(&self) -> KernelForm {
         KernelForm::Stationary(vectorised::<Profile>)
     }
+    fn d_params(&self, x: &[f64], z: &[f64], _same: bool, p: &[f64], out: &mut [f64]) {
+        // k = (1 + u)^(−α), u = r²/(2α): ∂k/∂ℓ = (r²/ℓ)(1 + u)^(−α−1),
+        // ∂k/∂α = k (u/(1 + u) − log(1 + u)).
+        let (l, alpha) = (p[0], p[1]);
+        let r2 = super::scaled_r2(x, z, l);
+        let u = r2 / (2.0 * alpha);
+        let k = (-alpha * u.ln_1p()).exp();
+        out[0] = r2 / l * k / (1.0 + u);
+        out[1] = k * (u / (1.0 + u) - u.ln_1p());
+    }
     fn profile_at(&self, r2: f64, p: &[f64]) -> Option<f64> {
         Some((1.0 + r2 / (2.0 * p[0])).powf(-p[0]))
     }

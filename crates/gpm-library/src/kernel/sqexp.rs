@@ -16,6 +16,11 @@ impl KernelLaw for SqExp {
     fn form(&self) -> KernelForm {
         KernelForm::Stationary(vectorised::<ExpProfile<Self>>)
     }
+    fn d_params(&self, x: &[f64], z: &[f64], _same: bool, p: &[f64], out: &mut [f64]) {
+        // k = exp(−r²/2), r² = d²/ℓ²: ∂k/∂ℓ = k r²/ℓ.
+        let r2 = super::scaled_r2(x, z, p[0]);
+        out[0] = (-0.5 * r2).exp() * r2 / p[0];
+    }
     fn json_type(&self) -> &'static str {
         "sq_exp"
     }

@@ -112,3 +112,42 @@ fn names_and_aliases_are_unique_and_found() {
         assert!(k.min_args() <= k.params().len());
     }
 }
+
+/// Every kernel's `∂k/∂p_j` against central differences of its value, at its example
+/// parameters, on pairs of scattered points.
+#[test]
+fn parameter_derivatives_match_differences() {
+    let x = points();
+    for k in KERNELS {
+        let p = k.example().to_vec();
+        let value = |p: &[f64], a: &[f64; 2], b: &[f64; 2], same: bool| match k.form() {
+            KernelForm::Stationary(f) => {
+                let mut r2 = [scaled_r2(a, b, p[0])];
+                f(&mut r2, &p[1..]);
+                r2[0]
+            }
+            KernelForm::Pointwise(f) => f(a, b, same, p),
+        };
+        for (i, a) in x.iter().enumerate().step_by(3) {
+            for (j, b) in x.iter().enumerate().step_by(4) {
+                let mut d = vec![0.0; p.len()];
+                k.d_params(a, b, i == j, &p, &mut d);
+                for m in 0..p.len() {
+                    let h = 1e-6 * p[m].abs().max(1.0);
+                    let (mut up, mut down) = (p.clone(), p.clone());
+                    up[m] += h;
+                    down[m] -= h;
+                    let numeric =
+                        (value(&up, a, b, i == j) - value(&down, a, b, i == j)) / (2.0 * h);
+                    assert!(
+                        (d[m] - numeric).abs() < 1e-7,
+                        "{}: ∂k/∂{} = {} vs difference {numeric}",
+                        k.name(),
+                        k.params()[m].name,
+                        d[m]
+                    );
+                }
+            }
+        }
+    }
+}

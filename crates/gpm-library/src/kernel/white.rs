@@ -17,4 +17,5 @@ impl KernelLaw for White {
     fn form(&self) -> KernelForm {
         KernelForm::Pointwise(k)
     }
+    fn d_params(&self, _x: &[f64], _z: &[f64], _same: bool, _p: &[f64], _out: &mut [f64]) {}
 }

@@ -1,0 +1,448 @@
+//! NUTS's target: the latents whitened by their priors ([`crate::whitened`]) and the sampled
+//! hyperparameters on their unconstrained scales, `position = (v, u)`, with
+//!
+//! `log π(v, u) = Σ log p(y | x(v, θ), θ) − ½|v|² + Σ_h [log p(θ_h) + log |dθ_h/du_h|]`,
+//!
+//! `θ = T(u)`. A GP block whose kernel reads one is factored again at each position
+//! ([`super::gp_hypers`]). A dense block whose normal prior reads a sampled hyperparameter is
+//! whitened at the current values, `x = m(θ) + s(θ) ⊙ v` — the non-centred parametrisation of a
+//! hierarchical model, which keeps NUTS out of Neal's funnel — so that `∂/∂θ_h` of the
+//! likelihood is `Σ_j g_j (∂m_j/∂h + v_j ∂s_j/∂h)` through the prior and `Σ_i ∂ℓ_i/∂h` through
+//! the factors that read `h`, every derivative the CAS's.
+
+use super::gp_hypers::KernelBlock;
+use crate::gibbs::Sampler;
+use crate::kernels::HyperValues;
+use crate::prepared::{Block, Prepared};
+use crate::slice::Transform;
+use crate::whitened::{WhitenedBlock, Whitening};
+use crate::RuntimeError;
+use gpm_library::HyperPrior;
+use gpm_schedule::{BoundPrior, HyperId, Schedule};
+use nalgebra::{DMatrix, DVector};
+use nuts_rs::{CpuLogpFunc, CpuMathError, HasDims};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A sampled hyperparameter NUTS moves, on the unconstrained scale of its range.
+#[derive(Clone)]
+pub(crate) struct Moved {
+    pub(crate) id: HyperId,
+    prior: HyperPrior,
+    transform: Transform,
+}
+
+/// Why NUTS cannot move the sampled hyperparameters of this model (`None`: it can, or there
+/// are none): it moves scalar ones read by the factors (with the CAS's gradient in them), by
+/// the dense blocks' normal priors and by full GP priors' kernels and means (each parameter
+/// the hyperparameter itself: [`crate::kernel_gradient::differentiable`]).
+pub(crate) fn hyper_refusal(schedule: &Schedule) -> Option<String> {
+    let sampled = schedule.sampled_hypers();
+    for h in &sampled {
+        let decl = &schedule.hyper_decls[h.0];
+        if !matches!(decl.shape, gpm_ir::Shape::Scalar) {
+            return Some(format!(
+                "NUTS with a sampled vector hyperparameter (`{}`) is not built yet: fix it or declare it `learn(...)`, or use --method gibbs",
+                decl.name
+            ));
+        }
+    }
+    for (li, prior) in schedule.priors.iter().enumerate() {
+        let BoundPrior::Gp { kernel, mean, .. } = prior else {
+            continue;
+        };
+        for h in prior.hypers().iter().filter(|h| sampled.contains(h)) {
+            let why = crate::kernel_gradient::differentiable(kernel, *h).or_else(|| {
+                (mean.slots().any(|s| s == h.0) && mean.as_slot() != Some(h.0))
+                    .then(|| "a GP mean computed from a hyperparameter".to_string())
+            });
+            if let Some(why) = why {
+                return Some(format!(
+                    "NUTS cannot differentiate the GP prior of `{}` in `{}` ({why}): fix it or declare it `learn(...)`, or use --method gibbs",
+                    schedule.latents[li].name, schedule.hyper_decls[h.0].name
+                ));
+            }
+        }
+    }
+    for fp in &schedule.factors {
+        let reads = fp
+            .slots
+            .iter()
+            .any(|s| matches!(s, gpm_schedule::Source::Hyper(h) if sampled.contains(h)));
+        if let (true, Err(why)) = (reads, &fp.hyper_gradient) {
+            return Some(format!(
+                "NUTS needs factor #{}'s gradient in its sampled hyperparameters: {why}; use --method gibbs",
+                fp.factor + 1
+            ));
+        }
+    }
+    None
+}
+
+/// A dense block whose prior reads sampled hyperparameters: re-whitened at each position.
+struct Hierarchical {
+    /// Index into the target's blocks.
+    block: usize,
+    /// `(latent index, offset, length)` of the block's latents.
+    parts: Vec<(usize, usize, usize)>,
+}
+
+/// The whitened target of one chain. Cloned cheaply: the blocks (each a GP's `N × N` factor)
+/// are shared between `CpuMath`'s copy and the one that maps draws back to latents.
+#[derive(Clone)]
+pub(crate) struct Target<'a> {
+    prep: &'a Prepared,
+    schedule: &'a Schedule,
+    blocks: Arc<Vec<WhitenedBlock<'a>>>,
+    hierarchical: Arc<Vec<Hierarchical>>,
+    kernel_blocks: Arc<Vec<KernelBlock>>,
+    /// Every hyperparameter's value at the start (the moved ones are overwritten).
+    base: HyperValues,
+    pub(crate) moved: Vec<Moved>,
+}
+
+/// A position where the log density is not finite: the transition is a divergence.
+#[derive(Debug, thiserror::Error)]
+#[error("the log density is not finite here")]
+pub(crate) struct NotFinite;
+
+impl nuts_rs::LogpError for NotFinite {
+    fn is_recoverable(&self) -> bool {
+        true
+    }
+}
+
+/// The latents and hyperparameter values at one position.
+pub(crate) struct Point {
+    pub(crate) latents: Vec<DVector<f64>>,
+    pub(crate) hypers: Vec<f64>,
+}
+
+impl<'a> Target<'a> {
+    pub(crate) fn new(sampler: &'a Sampler) -> Result<Self, RuntimeError> {
+        let (prep, schedule, base) = (sampler.prepared(), sampler.schedule(), sampler.hyper_base());
+        let sampled = schedule.sampled_hypers();
+        let moved = sampled
+            .iter()
+            .map(|&id| match &schedule.hyper_decls[id.0].kind {
+                gpm_ir::HyperKind::Prior { prior } => Ok(Moved {
+                    id,
+                    prior: prior.clone(),
+                    transform: Transform::for_hyper(prior),
+                }),
+                _ => Err(RuntimeError::Inconsistent(format!(
+                    "`{}` is sampled but has no prior",
+                    schedule.hyper_decls[id.0].name
+                ))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut hierarchical = Vec::new();
+        let mut kernel_blocks = Vec::new();
+        for (bi, b) in prep.blocks.iter().enumerate() {
+            if let Block::Gp { latent, .. } = b {
+                if schedule.priors[*latent]
+                    .hypers()
+                    .iter()
+                    .any(|h| sampled.contains(h))
+                {
+                    let (kernel, mean, inputs) = sampler.sampled_gp_prior(bi).ok_or_else(|| {
+                        RuntimeError::Inconsistent(format!(
+                            "the GP prior of `{}` reads sampled hyperparameters but has no kernel update",
+                            schedule.latents[*latent].name
+                        ))
+                    })?;
+                    kernel_blocks.push(KernelBlock {
+                        block: bi,
+                        kernel: kernel.clone(),
+                        mean: mean.clone(),
+                        inputs: inputs.clone(),
+                    });
+                }
+            }
+            if let Block::Dense { parts, .. } = b {
+                let reads = parts.iter().any(|p| {
+                    schedule.priors[p.0]
+                        .hypers()
+                        .iter()
+                        .any(|h| sampled.contains(h))
+                });
+                if reads {
+                    hierarchical.push(Hierarchical {
+                        block: bi,
+                        parts: parts.clone(),
+                    });
+                }
+            }
+        }
+        Ok(Target {
+            prep,
+            schedule,
+            blocks: Arc::new(
+                prep.blocks
+                    .iter()
+                    .map(WhitenedBlock::new)
+                    .collect::<Result<_, _>>()?,
+            ),
+            hierarchical: Arc::new(hierarchical),
+            kernel_blocks: Arc::new(kernel_blocks),
+            base,
+            moved,
+        })
+    }
+
+    fn latent_dim(&self) -> usize {
+        self.blocks.iter().map(WhitenedBlock::dim).sum()
+    }
+
+    /// The starting unconstrained values of the moved hyperparameters (their start values).
+    pub(crate) fn start_u(&self) -> Vec<f64> {
+        self.moved
+            .iter()
+            .map(|m| m.transform.to_u(self.base.scalars[m.id.0]))
+            .collect()
+    }
+
+    /// Every hyperparameter's value at the position.
+    fn hyper_values(&self, position: &[f64]) -> HyperValues {
+        let mut hv = self.base.clone();
+        let u = &position[self.latent_dim()..];
+        for (m, &uk) in self.moved.iter().zip(u) {
+            hv.scalars[m.id.0] = m.transform.to_theta(uk);
+        }
+        hv
+    }
+
+    /// A hierarchical block's prior mean and sd at `hv`, and with `derivatives` their
+    /// derivatives in each moved hyperparameter (in [`Target::moved`]'s order).
+    #[allow(clippy::type_complexity)]
+    fn dense_prior(
+        &self,
+        h: &Hierarchical,
+        hv: &HyperValues,
+        derivatives: bool,
+    ) -> Result<
+        (
+            DVector<f64>,
+            DVector<f64>,
+            Vec<(DVector<f64>, DVector<f64>)>,
+        ),
+        RuntimeError,
+    > {
+        let dim: usize = h.parts.iter().map(|p| p.2).sum();
+        let (mut m, mut s) = (DVector::zeros(dim), DVector::zeros(dim));
+        let mut d = if derivatives {
+            vec![(DVector::zeros(dim), DVector::zeros(dim)); self.moved.len()]
+        } else {
+            vec![]
+        };
+        for &(li, off, len) in &h.parts {
+            let BoundPrior::Normal {
+                mean,
+                scale,
+                data_slot,
+                gradient,
+                ..
+            } = &self.schedule.priors[li]
+            else {
+                return Err(RuntimeError::Inconsistent(
+                    "a dense block without a normal prior".into(),
+                ));
+            };
+            let columns = &self.prep.prior_data[li];
+            let at = |tapes| crate::prepared::normal_prior_at(hv, tapes, *data_slot, columns, len);
+            let (mv, sv) = at((mean, scale))?;
+            m.rows_mut(off, len).copy_from_slice(&mv);
+            s.rows_mut(off, len).copy_from_slice(&sv);
+            for g in gradient.iter().filter(|_| derivatives) {
+                let Some(k) = self.moved.iter().position(|mv| mv.id == g.hyper) else {
+                    continue;
+                };
+                let (dm, ds) = at((&g.d_mean, &g.d_scale))?;
+                d[k].0.rows_mut(off, len).copy_from_slice(&dm);
+                d[k].1.rows_mut(off, len).copy_from_slice(&ds);
+            }
+        }
+        if s.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
+            return Err(RuntimeError::Numerical(
+                "a prior scale is not positive".into(),
+            ));
+        }
+        Ok((m, s, d))
+    }
+
+    /// The latents and hyperparameters at a position.
+    pub(crate) fn point(&self, position: &[f64]) -> Result<Point, RuntimeError> {
+        let hv = self.hyper_values(position);
+        let mut latents = self.zero_latents();
+        let mut whitening: Vec<Option<Whitening>> = (0..self.blocks.len()).map(|_| None).collect();
+        for h in self.hierarchical.iter() {
+            let (mean, sd, _) = self.dense_prior(h, &hv, false)?;
+            whitening[h.block] = Some(Whitening::Dense { mean, sd });
+        }
+        for kb in self.kernel_blocks.iter() {
+            whitening[kb.block] = Some(kb.whitening(&hv)?.0);
+        }
+        self.place(position, &whitening, &mut latents);
+        Ok(Point {
+            latents,
+            hypers: hv.scalars,
+        })
+    }
+
+    fn zero_latents(&self) -> Vec<DVector<f64>> {
+        self.prep
+            .latents
+            .iter()
+            .map(|l| DVector::zeros(l.1))
+            .collect()
+    }
+
+    /// Set each block's values from its whitened coordinates (`whitening[b]` overriding the
+    /// block's own).
+    fn place(
+        &self,
+        position: &[f64],
+        whitening: &[Option<Whitening>],
+        latents: &mut [DVector<f64>],
+    ) {
+        let mut at = 0;
+        for (b, w) in self.blocks.iter().zip(whitening) {
+            let d = b.dim();
+            let v = DMatrix::from_column_slice(d, 1, &position[at..at + d]);
+            let x = match w {
+                Some(w) => w.values(&v),
+                None => b.values(&v),
+            };
+            b.coords.set(latents, &x.column(0).into_owned());
+            at += d;
+        }
+    }
+
+    /// `log π` and its gradient (module docs).
+    pub(crate) fn log_density(
+        &self,
+        position: &[f64],
+        grad: &mut [f64],
+    ) -> Result<f64, RuntimeError> {
+        let n_latent = self.latent_dim();
+        let hv = self.hyper_values(position);
+        let u = &position[n_latent..];
+        // The hyperparameters' priors and Jacobians.
+        let mut lp = 0.0;
+        let mut d_theta = vec![0.0; self.moved.len()];
+        for (k, (m, &uk)) in self.moved.iter().zip(u).enumerate() {
+            let theta = hv.scalars[m.id.0];
+            lp += m.prior.log_density(theta) + m.transform.log_jacobian(uk);
+            d_theta[k] = m.prior.d_log_density(theta);
+        }
+        if !lp.is_finite() {
+            return Err(RuntimeError::Numerical(
+                "outside the prior's support".into(),
+            ));
+        }
+        let mut whitening: Vec<Option<Whitening>> = (0..self.blocks.len()).map(|_| None).collect();
+        let mut dense_d = Vec::new();
+        for h in self.hierarchical.iter() {
+            let (mean, sd, d) = self.dense_prior(h, &hv, true)?;
+            whitening[h.block] = Some(Whitening::Dense { mean, sd });
+            dense_d.push((h.block, d));
+        }
+        let mut jitters = Vec::with_capacity(self.kernel_blocks.len());
+        for kb in self.kernel_blocks.iter() {
+            let (w, j) = kb.whitening(&hv)?;
+            whitening[kb.block] = Some(w);
+            jitters.push(j);
+        }
+        let mut latents = self.zero_latents();
+        self.place(position, &whitening, &mut latents);
+        let mut hyper_grad = vec![0.0; hv.scalars.len()];
+        let (ll, g) = crate::whitened::log_lik_grads(
+            self.prep,
+            self.schedule,
+            &latents,
+            &hv.scalars,
+            (!self.moved.is_empty()).then_some(hyper_grad.as_mut_slice()),
+        )?;
+        let mut at = 0;
+        let mut offsets = Vec::with_capacity(self.blocks.len());
+        for (b, w) in self.blocks.iter().zip(&whitening) {
+            let d = b.dim();
+            offsets.push(at);
+            let gx = b.coords.get(&g);
+            let gx = DMatrix::from_column_slice(d, 1, gx.as_slice());
+            let gv = match w {
+                Some(w) => w.pullback(&gx),
+                None => b.pullback(&gx),
+            };
+            for i in 0..d {
+                grad[at + i] = gv[(i, 0)] - position[at + i];
+            }
+            at += d;
+        }
+        // Through the hierarchical priors: Σ_j g_j (∂m_j/∂h + v_j ∂s_j/∂h).
+        for (bi, d) in &dense_d {
+            let b = &self.blocks[*bi];
+            let gx = b.coords.get(&g);
+            let v = &position[offsets[*bi]..offsets[*bi] + b.dim()];
+            for (k, (dm, ds)) in d.iter().enumerate() {
+                d_theta[k] += (0..v.len())
+                    .map(|j| gx[j] * (dm[j] + v[j] * ds[j]))
+                    .sum::<f64>();
+            }
+        }
+        // Through the GP priors' kernels and means (reverse mode through `L`: gp_hypers.rs).
+        let ids: Vec<HyperId> = self.moved.iter().map(|m| m.id).collect();
+        for (kb, jitter) in self.kernel_blocks.iter().zip(jitters) {
+            let b = &self.blocks[kb.block];
+            let gx = b.coords.get(&g);
+            let v = &position[offsets[kb.block]..offsets[kb.block] + b.dim()];
+            let w = whitening[kb.block].as_ref().expect("set above");
+            for (k, d) in kb
+                .hyper_gradient((w, jitter), gx.as_slice(), v, &hv, &ids)?
+                .into_iter()
+                .enumerate()
+            {
+                d_theta[k] += d;
+            }
+        }
+        for (k, (m, &uk)) in self.moved.iter().zip(u).enumerate() {
+            let total = d_theta[k] + hyper_grad[m.id.0];
+            grad[n_latent + k] = m.transform.dtheta_du(uk) * total + m.transform.d_log_jacobian(uk);
+        }
+        let v2: f64 = position[..n_latent].iter().map(|v| v * v).sum();
+        Ok(lp + ll - 0.5 * v2)
+    }
+}
+
+impl HasDims for Target<'_> {
+    fn dim_sizes(&self) -> HashMap<String, u64> {
+        HashMap::from([("unconstrained_parameter".to_string(), self.dim() as u64)])
+    }
+}
+
+impl CpuLogpFunc for Target<'_> {
+    type LogpError = NotFinite;
+    type ExpandedVector = Vec<f64>;
+    type FlowParameters = ();
+
+    fn dim(&self) -> usize {
+        self.latent_dim() + self.moved.len()
+    }
+
+    fn logp(&mut self, position: &[f64], grad: &mut [f64]) -> Result<f64, NotFinite> {
+        let lp = self.log_density(position, grad).map_err(|_| NotFinite)?;
+        if lp.is_finite() && grad.iter().all(|x| x.is_finite()) {
+            Ok(lp)
+        } else {
+            Err(NotFinite)
+        }
+    }
+
+    fn expand_vector<R: nuts_rs::rand::Rng + ?Sized>(
+        &mut self,
+        _rng: &mut R,
+        position: &[f64],
+    ) -> Result<Vec<f64>, CpuMathError> {
+        Ok(position.to_vec())
+    }
+}
