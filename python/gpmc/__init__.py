@@ -155,21 +155,24 @@ class Model:
         ppc=True,
         progress=True,
         columns=None,
+        augmented=False,
     ):
         """NUTS (the nuts-rs sampler nutpie is built on) on the original model, the latents
-        whitened by their priors and the gradients from the compiled model (``gpmc infer
-        --method nuts``): the same ``arviz.InferenceData`` as :meth:`sample`; divergences are
-        warned of as Stan does. Needs every factor's gradient and no sampled hyperparameter
-        (fixed or ``learn()``)."""
+        whitened by their priors, sampled hyperparameters on unconstrained scales and the
+        gradients from the compiled model (``gpmc infer --method nuts``): the same
+        ``arviz.InferenceData`` as :meth:`sample`; divergences are warned of as Stan does.
+        ``augmented=True`` samples the augmented model instead, each auxiliary of a scale
+        mixture a coordinate ``log ω`` (``--augmented``; fixed hyperparameters)."""
         norm = self._data(data, columns)
         settings = (chains, draws, warmup, thin, seed, log_lik, ppc)
-        return self._run_chains(norm, settings, None, progress, "nuts")
+        return self._run_chains(norm, settings, None, progress, "nuts", augmented)
 
-    def _run_chains(self, norm, settings, init_json, progress, method):
+    def _run_chains(self, norm, settings, init_json, progress, method, augmented=False):
         bar = _Progress(progress, method)
         try:
             cols, rows, nchains, ndraws, summary, hypers = self._compiled.sample(
-                _data.handover(norm), *settings, init_json, bar, nuts=(method == "nuts")
+                _data.handover(norm), *settings, init_json, bar, nuts=(method == "nuts"),
+                augmented=augmented,
             )
         finally:
             bar.close()

@@ -177,6 +177,11 @@ def test_nuts_gives_the_cli_draws_and_samples_hyperparameters(tmp_path):
     )
     su = hier.posterior["su"].values
     assert su.shape == (1, 50) and np.all(su > 0) and np.std(su) > 0
+    aug = gpmc.Model(MODELS / "student_t_regression.gpm").nuts(
+        model_data("student_t_regression"), chains=1, draws=50, warmup=100, seed=2,
+        progress=False, augmented=True,
+    )
+    assert json.loads(aug.posterior.attrs["gpmc_summary"])["nuts"][0]["model"] == "augmented"
     with pytest.raises(Exception, match="sparse GP"):
         gpmc.Model(MODELS / "sparse_gp_classification.gpm").nuts(
             model_data("sparse_gp_classification"), chains=1, draws=10, progress=False

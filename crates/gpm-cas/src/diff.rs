@@ -31,9 +31,22 @@ fn text(e: &Expr, i: usize) -> String {
     }
 }
 
+/// Whether the sub-expression rooted at node `i` reads the symbol `x`.
+fn reads(e: &Expr, i: usize, x: &str) -> bool {
+    match &e.as_ref()[i] {
+        Math::Symbol(s) => s.as_str() == x,
+        n => n.children().iter().any(|c| reads(e, usize::from(*c), x)),
+    }
+}
+
 fn d(e: &Expr, i: usize, x: &str) -> String {
     let nodes = e.as_ref();
     let n = &nodes[i];
+    // Free of x: 0, not the chain rule's `0 · f'(u)` — which at a constant `u` where `f'` is
+    // not finite (`sqrt(0)`) would be `0/0`.
+    if !reads(e, i, x) {
+        return "0".into();
+    }
     let c = |k: usize| usize::from(n.children()[k]);
     let t = |k: usize| text(e, c(k));
     let dk = |k: usize| d(e, c(k), x);

@@ -131,13 +131,33 @@ pub const RULES: &[RuleText] = &[
 ];
 
 /// The rules as egg rewrites.
+/// A rule whose left side needs a variable positive applies only where that variable's class
+/// is not a known constant `≤ 0`: `x · x⁻¹ = x⁰ = 1` at `x = sqrt(0)` (a constant class) would
+/// otherwise prove `0 = 1`, and with it anything (a scale mixture's `log C` holds `sqrt(0)`).
 pub fn rewrites() -> Vec<Rewrite<Math, ConstantFold>> {
     RULES
         .iter()
         .map(|r| {
             let lhs: egg::Pattern<Math> = r.lhs.parse().expect("rule pattern");
             let rhs: egg::Pattern<Math> = r.rhs.parse().expect("rule pattern");
-            Rewrite::new(r.name, lhs, rhs).expect("rule")
+            if r.positive.is_empty() {
+                return Rewrite::new(r.name, lhs, rhs).expect("rule");
+            }
+            let vars: Vec<egg::Var> = r
+                .positive
+                .iter()
+                .map(|v| v.parse().expect("rule variable"))
+                .collect();
+            let condition =
+                move |eg: &mut egg::EGraph<Math, ConstantFold>, _: egg::Id, s: &egg::Subst| {
+                    vars.iter()
+                        .all(|v| eg[s[*v]].data.is_none_or(|c| c.into_inner() > 0.0))
+                };
+            let applier = egg::ConditionalApplier {
+                condition,
+                applier: rhs,
+            };
+            Rewrite::new(r.name, lhs, applier).expect("rule")
         })
         .collect()
 }

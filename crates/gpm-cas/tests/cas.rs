@@ -271,3 +271,44 @@ fn lgamma_derivative_is_digamma_and_trigamma_is_refused() {
     }
     assert!(at(&derivative(&d1, "x"), 2.0).is_err());
 }
+
+/// A constant that is `0` inside a root (`sqrt(0)`, as a scale mixture's `log C` holds):
+/// differentiating beside it must not collapse the derivative.
+#[test]
+fn a_zero_under_a_root_does_not_collapse_a_derivative() {
+    let e = parse("(+ (* (sqrt 0) y) (* x x))").unwrap();
+    let d = derivative(&e, "x");
+    let v = eval(&d, &|n| match n {
+        "x" => Some(1.5),
+        "y" => Some(2.0),
+        _ => None,
+    });
+    assert!(matches!(v, Ok(v) if (v - 3.0).abs() < 1e-12), "{v:?}");
+}
+
+/// `x · x⁻¹ = x⁰` needs `x > 0`: at the constant `sqrt(0)` the rule must not fire, or the
+/// e-graph proves `0 = 1` and simplifies `0/(2 sqrt 0) · y + 2x` (the chain rule's raw
+/// derivative of `sqrt(0) · y + x²`) into a wrong number (it gave −1 at x = 1.5).
+#[test]
+fn power_rules_do_not_fire_at_a_zero_constant() {
+    let e = parse("(+ (+ (* (/ 0 (* 2 (sqrt 0))) y) (* (sqrt 0) 0)) (+ (* 1 x) (* x 1)))").unwrap();
+    // The limits `derivative` simplifies with.
+    let s = gpm_cas::simplify_with(
+        &e,
+        &gpm_cas::Limits {
+            nodes: 5_000,
+            iterations: 4,
+            time: std::time::Duration::from_millis(100),
+        },
+    );
+    let v = eval(&s, &|n| match n {
+        "x" => Some(1.5),
+        "y" => Some(2.0),
+        _ => None,
+    });
+    // 0/0 · y is undefined (NaN) or, read as 0 · y, gives 3; nothing else is right.
+    assert!(
+        !matches!(v, Ok(v) if v.is_finite() && (v - 3.0).abs() > 1e-9),
+        "{s} = {v:?}"
+    );
+}

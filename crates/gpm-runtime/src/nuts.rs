@@ -11,6 +11,7 @@
 //! every latent, `log_lik`, `y_rep`) to the same sinks, so every output of a Gibbs run —
 //! chain files, summaries, prediction — is the same for NUTS.
 
+pub mod augmented;
 mod gp_hypers;
 mod target;
 
@@ -36,12 +37,31 @@ pub struct NutsStats {
     pub step_size: f64,
     /// Mean leapfrog steps per draw after warm-up.
     pub mean_steps: f64,
+    /// Whether the chain ran on the augmented model.
+    pub augmented: bool,
+}
+
+/// Which model NUTS samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum On {
+    /// The model as written (the auxiliaries integrated out).
+    #[default]
+    Original,
+    /// The augmented model: each auxiliary `ω` a coordinate `log ω` ([`augmented`]).
+    Augmented,
 }
 
 /// Why NUTS cannot run this model (`None`: it can): it needs the gradient of every factor and
 /// full GP or dense blocks (the particle flow's conditions, [`crate::gpf::steps`]), and its
-/// sampled hyperparameters read by factors and normal priors only ([`target::hyper_refusal`]).
-pub fn refusal(schedule: &Schedule) -> Option<String> {
+/// sampled hyperparameters read by factors and normal priors only ([`target::hyper_refusal`]);
+/// on the augmented model, a closed-form augmented joint for every factor with auxiliaries
+/// ([`augmented::refusal`]).
+pub fn refusal(schedule: &Schedule, on: On) -> Option<String> {
+    if on == On::Augmented {
+        if let Some(why) = augmented::refusal(schedule) {
+            return Some(why);
+        }
+    }
     // The flow's schedule says where a factor's gradient or a full prior is missing.
     if let Err(why) = &schedule.gpf {
         return Some(format!(
@@ -52,9 +72,11 @@ pub fn refusal(schedule: &Schedule) -> Option<String> {
 }
 
 /// The number of coordinates NUTS moves: every latent block's whitened values, then each
-/// sampled hyperparameter's unconstrained value in [`Schedule::sampled_hypers`]'s order.
-pub fn dimension(sampler: &Sampler) -> Result<usize, RuntimeError> {
-    let t = Target::new(sampler)?;
+/// sampled hyperparameter's unconstrained value in [`Schedule::sampled_hypers`]'s order, then
+/// on the augmented model each auxiliary's `log ω` (factor by factor, auxiliary by auxiliary,
+/// observation by observation).
+pub fn dimension(sampler: &Sampler, on: On) -> Result<usize, RuntimeError> {
+    let t = Target::new(sampler, on == On::Augmented)?;
     Ok(CpuLogpFunc::dim(&t))
 }
 
@@ -63,9 +85,10 @@ pub fn dimension(sampler: &Sampler) -> Result<usize, RuntimeError> {
 /// `log_density_gradient`), for checks.
 pub fn log_density_gradient(
     sampler: &Sampler,
+    on: On,
     position: &[f64],
 ) -> Result<(f64, Vec<f64>), RuntimeError> {
-    let t = Target::new(sampler)?;
+    let t = Target::new(sampler, on == On::Augmented)?;
     let dim = CpuLogpFunc::dim(&t);
     if position.len() != dim {
         return Err(RuntimeError::BadData(format!(
@@ -87,19 +110,20 @@ pub fn log_density_gradient(
 #[allow(clippy::type_complexity)]
 pub fn run_into<S: RowSink>(
     sampler: &Sampler,
+    on: On,
     config: &GibbsConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
     stop: &AtomicBool,
     sinks: Vec<S>,
 ) -> Result<(Vec<(S, ChainTimes, NutsStats)>, usize), RuntimeError> {
-    if let Some(why) = refusal(sampler.schedule()) {
+    if let Some(why) = refusal(sampler.schedule(), on) {
         return Err(RuntimeError::Unsupported(why));
     }
     crate::gibbs::check_run(config, sinks.len())?;
     let results = sinks
         .into_par_iter()
         .enumerate()
-        .map(|(c, sink)| run_chain(sampler, config, c, progress, stop, sink))
+        .map(|(c, sink)| run_chain(sampler, on, config, c, progress, stop, sink))
         .collect::<Result<Vec<_>, RuntimeError>>()?;
     crate::gibbs::complete_draws(results)
 }
@@ -107,6 +131,7 @@ pub fn run_into<S: RowSink>(
 /// One chain: its sink, times, statistics and the draws it kept.
 fn run_chain<S: RowSink>(
     sampler: &Sampler,
+    on: On,
     config: &GibbsConfig,
     c: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
@@ -116,7 +141,7 @@ fn run_chain<S: RowSink>(
     use nuts_rs::rand::SeedableRng;
     use rand::SeedableRng as _;
     let stream = (config.first_chain + c) as u64;
-    let target = Target::new(sampler)?;
+    let target = Target::new(sampler, on == On::Augmented)?;
     // The same map kept here to turn positions into latents (`CpuMath` owns `target`).
     let unwhiten = target.clone();
     let dim = CpuLogpFunc::dim(&target);
@@ -137,12 +162,14 @@ fn run_chain<S: RowSink>(
     let mut start_rng = rand_chacha::ChaCha8Rng::seed_from_u64(config.seed);
     start_rng.set_stream(stream);
     let hyper_start = unwhiten.start_u();
-    let mut start: Vec<f64> = (0..dim - hyper_start.len())
+    let n_latent = dim - hyper_start.len() - unwhiten.aux_dim();
+    let mut start: Vec<f64> = (0..n_latent)
         .map(|_| rand::Rng::sample::<f64, _>(&mut start_rng, rand_distr::StandardNormal))
         .collect();
     for u in hyper_start {
         start.push(u + rand::Rng::gen_range(&mut start_rng, -1.0..1.0));
     }
+    start.extend(unwhiten.start_aux(&mut augmented::start_rng(config.seed, stream))?);
     chain
         .set_position(&start)
         .map_err(|e| RuntimeError::Numerical(format!("NUTS could not start: {e}")))?;
@@ -150,7 +177,10 @@ fn run_chain<S: RowSink>(
     replicate_rng.set_stream(stream);
     let t0 = std::time::Instant::now();
     let (mut warmup_seconds, mut kept) = (0.0, 0);
-    let mut stats = NutsStats::default();
+    let mut stats = NutsStats {
+        augmented: on == On::Augmented,
+        ..Default::default()
+    };
     let (mut steps, mut sampled) = (0u64, 0u64);
     let total = config.warmup + config.draws * config.thin;
     for s in 0..total {

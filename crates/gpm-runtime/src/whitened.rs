@@ -117,24 +117,28 @@ pub(crate) fn log_lik_grad(
     latents: &[DVector<f64>],
     hypers: &[f64],
 ) -> Result<(f64, Vec<DVector<f64>>), RuntimeError> {
-    log_lik_grads(prep, schedule, latents, hypers, None)
+    log_lik_grads(prep, schedule, latents, hypers, None, None)
 }
 
 /// [`log_lik_grad`], and with `hyper_grad` (indexed by hyperparameter id) also
 /// `Σ_i ∂ℓ_i/∂h` added for every sampled hyperparameter `h` a factor reads (the CAS's
-/// [`gpm_schedule::FactorProgram::hyper_gradient`]).
+/// [`gpm_schedule::FactorProgram::hyper_gradient`]); with `only`, the factors it marks alone.
 pub(crate) fn log_lik_grads(
     prep: &Prepared,
     schedule: &Schedule,
     latents: &[DVector<f64>],
     hypers: &[f64],
     mut hyper_grad: Option<&mut [f64]>,
+    only: Option<&[bool]>,
 ) -> Result<(f64, Vec<DVector<f64>>), RuntimeError> {
     let pv: Vec<Vec<f64>> = prep.preds.iter().map(|p| p.eval(latents)).collect();
     let mut grads: Vec<DVector<f64>> = latents.iter().map(|z| DVector::zeros(z.len())).collect();
     let mut stack = Vec::with_capacity(64);
     let mut total = 0.0;
-    for (fp, pf) in schedule.factors.iter().zip(&prep.factors) {
+    for (f, (fp, pf)) in schedule.factors.iter().zip(&prep.factors).enumerate() {
+        if only.is_some_and(|o| !o[f]) {
+            continue;
+        }
         let (Some(ld), Ok(parts)) = (&fp.log_density, &fp.gradient) else {
             return Err(RuntimeError::Inconsistent(format!(
                 "factor #{} has no gradient program",

@@ -54,8 +54,11 @@ pub(crate) fn augmented_joint(
         return Ok(None);
     }
     let slot_of = |r: Role, n: &str| syms.iter().position(|(r2, n2)| *r2 == r && n2 == n);
-    let joint = T::add(vec![plan.log_c.clone(), plan.augmented.to_tree()]);
-    let differ = Differ::new(&joint, syms)?;
+    // log C is free of the predictors and the auxiliaries: only ℓ_aug is differentiated (log C
+    // can hold constants such as `sqrt(0)` whose derivative the CAS must not be asked for: its
+    // simplifier, given `0/0`, proves anything).
+    let aug = plan.augmented.to_tree();
+    let differ = Differ::new(&aug, syms)?;
     let d_predictors = predictors
         .0
         .iter()
@@ -91,8 +94,9 @@ pub(crate) fn augmented_joint(
                 .collect::<Result<_, _>>()?,
         });
     }
+    let joint = T::add(vec![plan.log_c.clone(), aug]);
     Ok(Some(AugmentedJoint {
-        log_density: differ.tape(differ.expr())?,
+        log_density: Tape::compile(&joint, &slot_of)?,
         d_predictors,
         aux,
     }))

@@ -149,7 +149,7 @@ impl Compiled {
     /// draw after draw —, chains kept, draws per chain, summary JSON, hyperparameter values
     /// JSON, interrupted).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    #[pyo3(signature = (data, chains, draws, warmup, thin, seed, log_lik, ppc, init = None, progress = None, first_chain = 0, nuts = false))]
+    #[pyo3(signature = (data, chains, draws, warmup, thin, seed, log_lik, ppc, init = None, progress = None, first_chain = 0, nuts = false, augmented = false))]
     fn sample<'py>(
         &self,
         py: Python<'py>,
@@ -165,6 +165,7 @@ impl Compiled {
         progress: Option<Bound<'py, PyAny>>,
         first_chain: usize,
         nuts: bool,
+        augmented: bool,
     ) -> PyResult<(
         Vec<String>,
         Bound<'py, PyBytes>,
@@ -198,6 +199,7 @@ impl Compiled {
             init,
             stop: Some(Arc::clone(&shared.stop)),
             nuts,
+            augmented,
         };
         let total = ((warmup + draws * thin) * chains) as u64;
         let work = {

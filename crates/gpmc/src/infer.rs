@@ -405,6 +405,19 @@ pub struct GibbsExtras {
     /// Sample with NUTS on the original model ([`gpm_runtime::nuts`]) instead of the Gibbs
     /// sweep: the same rows, outputs and summaries.
     pub nuts: bool,
+    /// With `nuts`: on the augmented model (each auxiliary a coordinate), thesis §7.3.
+    pub augmented: bool,
+}
+
+impl GibbsExtras {
+    /// Which model NUTS runs on.
+    fn nuts_on(&self) -> gpm_runtime::nuts::On {
+        if self.augmented {
+            gpm_runtime::nuts::On::Augmented
+        } else {
+            gpm_runtime::nuts::On::Original
+        }
+    }
 }
 
 /// A Gibbs sampler ready to run: the schedule's decisions for each hyperparameter said, the
@@ -454,9 +467,15 @@ fn gibbs_setup<'c>(
     extras: &GibbsExtras,
 ) -> Result<GibbsSetup<'c>, InferError> {
     let (schedule, hv, mut hypers) = start(c, data)?;
+    if extras.augmented && !extras.nuts {
+        return Err(InferError::Schedule(
+            "the augmented model is a choice of NUTS's target: use it with NUTS (--method nuts)"
+                .into(),
+        ));
+    }
     if let Some(why) = extras
         .nuts
-        .then(|| gpm_runtime::nuts::refusal(schedule))
+        .then(|| gpm_runtime::nuts::refusal(schedule, extras.nuts_on()))
         .flatten()
     {
         return Err(InferError::Schedule(why));
@@ -524,8 +543,14 @@ fn run_chains<S: gibbs::RowSink>(
         })
         .collect();
     let (chains, kept, nuts) = if extras.nuts {
-        let (ran, kept) =
-            gpm_runtime::nuts::run_into(&setup.sampler, config, progress, stop, sinks)?;
+        let (ran, kept) = gpm_runtime::nuts::run_into(
+            &setup.sampler,
+            extras.nuts_on(),
+            config,
+            progress,
+            stop,
+            sinks,
+        )?;
         let (chains, stats) = ran.into_iter().map(|(s, t, n)| ((s, t), n)).unzip();
         (chains, kept, stats)
     } else {

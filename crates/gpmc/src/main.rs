@@ -183,6 +183,10 @@ struct MethodFlags {
     /// GPF: number of particles (default: one more than the largest block, at most 256).
     #[arg(long)]
     particles: Option<usize>,
+    /// NUTS: sample the augmented model — each auxiliary of a scale mixture a coordinate
+    /// `log ω` — instead of the original (thesis §7.3).
+    #[arg(long)]
+    augmented: bool,
 }
 
 /// The most chains of one run.
@@ -198,7 +202,7 @@ impl MethodFlags {
     /// Refuse, before any work, a flag of another method and a count or rate out of range.
     fn check(&self, method: Method) -> Result<(), String> {
         use Method::*;
-        let given: [(&str, bool, &[Method]); 14] = [
+        let given: [(&str, bool, &[Method]); 15] = [
             ("--chains", self.chains.is_some(), &[Gibbs, Nuts]),
             (
                 "--draws",
@@ -217,6 +221,7 @@ impl MethodFlags {
             ("--hyper-rate", self.hyper_rate.is_some(), &[Svi]),
             ("--class-batch", self.class_batch.is_some(), &[Svi]),
             ("--particles", self.particles.is_some(), &[Gpf]),
+            ("--augmented", self.augmented, &[Nuts]),
         ];
         for (flag, set, methods) in given {
             if set && !methods.contains(&method) {
@@ -386,6 +391,7 @@ fn main() -> ExitCode {
                 hyper_rate,
                 class_batch,
                 particles,
+                augmented,
             } = flags;
             let iterations = iterations.unwrap_or(1000);
             // Model, data and test data are read and checked before any work.
@@ -411,6 +417,7 @@ fn main() -> ExitCode {
                         init,
                         quiet,
                         nuts: method == Method::Nuts,
+                        augmented,
                     };
                     return infer(opened, run);
                 }
@@ -737,6 +744,7 @@ struct GibbsRun {
     init: Option<std::path::PathBuf>,
     quiet: bool,
     nuts: bool,
+    augmented: bool,
 }
 
 fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
@@ -746,6 +754,7 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
         init,
         quiet,
         nuts,
+        augmented,
     } = run;
     let report = |e| opened.report(e);
     let (checked, d, test, dir) = (&opened.checked, &opened.d, &opened.test, &opened.dir);
@@ -764,6 +773,7 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
         init,
         stop: Some(std::sync::Arc::clone(&stop)),
         nuts,
+        augmented,
     };
     // The output directory is checked and staged before any work; the chains write into it
     // as they sample (memory flat in the number of draws), and it replaces `dir` at the end.

@@ -363,7 +363,7 @@ pub fn text(c: &Checked) -> String {
             let _ = writeln!(out, "  Gaussian particle flow: not available ({why})");
         }
     }
-    match gpm_runtime::nuts::refusal(s) {
+    match gpm_runtime::nuts::refusal(s, gpm_runtime::nuts::On::Original) {
         None => {
             let moved = nuts_hypers(s);
             let hypers = if moved.is_empty() {
@@ -381,6 +381,17 @@ pub fn text(c: &Checked) -> String {
         }
         Some(why) => {
             let _ = writeln!(out, "  NUTS: not available ({why})");
+        }
+    }
+    match gpm_runtime::nuts::refusal(s, gpm_runtime::nuts::On::Augmented) {
+        None => {
+            let _ = writeln!(
+                out,
+                "  NUTS on the augmented model (--method nuts --augmented): each auxiliary a coordinate log ω, the augmented joint and its gradient from the CAS"
+            );
+        }
+        Some(why) => {
+            let _ = writeln!(out, "  NUTS on the augmented model: not available ({why})");
         }
     }
     let _ = writeln!(out, "  hyperparameters ({})", s.hyper_steps.len());
@@ -434,7 +445,11 @@ pub fn json(c: &Checked) -> Value {
             }).collect()),
             Err(why) => json!({"unavailable": why}),
         },
-        "nuts": match gpm_runtime::nuts::refusal(s) {
+        "nuts_augmented": match gpm_runtime::nuts::refusal(s, gpm_runtime::nuts::On::Augmented) {
+            None => json!({"target": "the augmented model, each auxiliary a coordinate log ω"}),
+            Some(why) => json!({"unavailable": why}),
+        },
+        "nuts": match gpm_runtime::nuts::refusal(s, gpm_runtime::nuts::On::Original) {
             None => json!({
                 "target": "the original model, latents whitened by their priors",
                 "hypers": nuts_hypers(s),

@@ -71,6 +71,31 @@ impl ClassWeights<'_> {
     }
 }
 
+impl ClassWeights<'_> {
+    /// `∂ log p(y = label | f, θ) / ∂f_k` for each latent column `k`, into `out`:
+    /// `[k = label](1 − σ(f_k)) − w_k (1 − σ(f_k)) / Σ_j w_j`, since `dw_k/df_k = w_k σ(−f_k)`
+    /// (particle flow and NUTS follow it; no formula of the CAS's covers a class sum).
+    pub fn grad_log_prob(
+        &self,
+        f: impl Fn(usize) -> f64,
+        columns: usize,
+        label: usize,
+        out: &mut [f64],
+    ) {
+        let mut norm = self.fixed_weight(columns);
+        for (k, o) in out.iter_mut().enumerate().take(columns) {
+            let w = self.scale(k) * gpm_special::logistic(f(k));
+            norm += w;
+            *o = w;
+        }
+        for (k, o) in out.iter_mut().enumerate().take(columns) {
+            let rest = gpm_special::logistic(-f(k));
+            let own = if k == label { rest } else { 0.0 };
+            *o = own - *o * rest / norm;
+        }
+    }
+}
+
 impl Likelihood for CategoricalLogisticSoftmax {
     fn log_density(&self, _labels: Labels) -> Option<Formula> {
         None

@@ -10,6 +10,7 @@
 //! likelihood is `Σ_j g_j (∂m_j/∂h + v_j ∂s_j/∂h)` through the prior and `Σ_i ∂ℓ_i/∂h` through
 //! the factors that read `h`, every derivative the CAS's.
 
+use super::augmented::Augmented;
 use super::gp_hypers::KernelBlock;
 use crate::gibbs::Sampler;
 use crate::kernels::HyperValues;
@@ -96,6 +97,8 @@ pub(crate) struct Target<'a> {
     blocks: Arc<Vec<WhitenedBlock<'a>>>,
     hierarchical: Arc<Vec<Hierarchical>>,
     kernel_blocks: Arc<Vec<KernelBlock>>,
+    /// NUTS on the augmented model: its auxiliaries' coordinates (after the hyperparameters').
+    augmented: Option<Arc<Augmented<'a>>>,
     /// Every hyperparameter's value at the start (the moved ones are overwritten).
     base: HyperValues,
     pub(crate) moved: Vec<Moved>,
@@ -119,7 +122,7 @@ pub(crate) struct Point {
 }
 
 impl<'a> Target<'a> {
-    pub(crate) fn new(sampler: &'a Sampler) -> Result<Self, RuntimeError> {
+    pub(crate) fn new(sampler: &'a Sampler, augmented: bool) -> Result<Self, RuntimeError> {
         let (prep, schedule, base) = (sampler.prepared(), sampler.schedule(), sampler.hyper_base());
         let sampled = schedule.sampled_hypers();
         let moved = sampled
@@ -185,6 +188,11 @@ impl<'a> Target<'a> {
             ),
             hierarchical: Arc::new(hierarchical),
             kernel_blocks: Arc::new(kernel_blocks),
+            augmented: if augmented {
+                Some(Arc::new(Augmented::new(schedule, prep)?))
+            } else {
+                None
+            },
             base,
             moved,
         })
@@ -192,6 +200,22 @@ impl<'a> Target<'a> {
 
     fn latent_dim(&self) -> usize {
         self.blocks.iter().map(WhitenedBlock::dim).sum()
+    }
+
+    /// The starting `log ω` of the augmented model's auxiliaries (empty on the original model).
+    pub(crate) fn start_aux(
+        &self,
+        rng: &mut rand_chacha::ChaCha8Rng,
+    ) -> Result<Vec<f64>, RuntimeError> {
+        match &self.augmented {
+            Some(a) => a.start(self.prep, &self.base.scalars, rng),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The number of auxiliary coordinates (0 on the original model).
+    pub(crate) fn aux_dim(&self) -> usize {
+        self.augmented.as_ref().map_or(0, |a| a.dim)
     }
 
     /// The starting unconstrained values of the moved hyperparameters (their start values).
@@ -205,7 +229,8 @@ impl<'a> Target<'a> {
     /// Every hyperparameter's value at the position.
     fn hyper_values(&self, position: &[f64]) -> HyperValues {
         let mut hv = self.base.clone();
-        let u = &position[self.latent_dim()..];
+        let n = self.latent_dim();
+        let u = &position[n..n + self.moved.len()];
         for (m, &uk) in self.moved.iter().zip(u) {
             hv.scalars[m.id.0] = m.transform.to_theta(uk);
         }
@@ -326,7 +351,8 @@ impl<'a> Target<'a> {
     ) -> Result<f64, RuntimeError> {
         let n_latent = self.latent_dim();
         let hv = self.hyper_values(position);
-        let u = &position[n_latent..];
+        let n_hyper = n_latent + self.moved.len();
+        let u = &position[n_latent..n_hyper];
         // The hyperparameters' priors and Jacobians.
         let mut lp = 0.0;
         let mut d_theta = vec![0.0; self.moved.len()];
@@ -356,13 +382,19 @@ impl<'a> Target<'a> {
         let mut latents = self.zero_latents();
         self.place(position, &whitening, &mut latents);
         let mut hyper_grad = vec![0.0; hv.scalars.len()];
-        let (ll, g) = crate::whitened::log_lik_grads(
+        let (mut ll, mut g) = crate::whitened::log_lik_grads(
             self.prep,
             self.schedule,
             &latents,
             &hv.scalars,
             (!self.moved.is_empty()).then_some(hyper_grad.as_mut_slice()),
+            self.augmented.as_ref().map(|a| a.original.as_slice()),
         )?;
+        if let Some(a) = &self.augmented {
+            let pv: Vec<Vec<f64>> = self.prep.preds.iter().map(|p| p.eval(&latents)).collect();
+            let (u_aux, g_aux) = (&position[n_hyper..], &mut grad[n_hyper..]);
+            ll += a.log_density(self.prep, &pv, &hv.scalars, u_aux, &mut g, g_aux)?;
+        }
         let mut at = 0;
         let mut offsets = Vec::with_capacity(self.blocks.len());
         for (b, w) in self.blocks.iter().zip(&whitening) {
@@ -426,7 +458,7 @@ impl CpuLogpFunc for Target<'_> {
     type FlowParameters = ();
 
     fn dim(&self) -> usize {
-        self.latent_dim() + self.moved.len()
+        self.latent_dim() + self.moved.len() + self.augmented.as_ref().map_or(0, |a| a.dim)
     }
 
     fn logp(&mut self, position: &[f64], grad: &mut [f64]) -> Result<f64, NotFinite> {

@@ -68,6 +68,7 @@ pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde
         "nuts": r.nuts.iter().map(|n| json!({
             "divergences": n.divergences, "max_depth_hits": n.max_depth_hits,
             "step_size": n.step_size, "mean_leapfrog_steps": n.mean_steps,
+            "model": if n.augmented { "augmented" } else { "original" },
         })).collect::<Vec<_>>(),
         "warnings": gibbs_warnings(c, r),
     })
