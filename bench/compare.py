@@ -881,6 +881,11 @@ def write_report(results, pg, draws, warmup, scaling="", full_bayes=(), full_bay
         "Variational speed against GPflow SVGP: docs/benchmarks_variational.md (bench/variational.py); "
         "gpmc's SVI at 10⁵-10⁶ points: `bench/svi_scale.sh`.",
         "",
+        "The thesis' §7.3 (Gibbs against NUTS on the original and on the augmented model, gpmc's "
+        "NUTS against NumPyro's, autocorrelation plots): docs/benchmarks_7_3.md "
+        "(bench/thesis_7_3.py); gpmc's NUTS against NumPyro's on the four fixed-kernel GPs: "
+        "docs/inference.md, \"NUTS\" (bench/nuts_vs.py).",
+        "",
     ]
     with open(os.path.join(ROOT, "docs", "benchmarks.md"), "w") as fh:
         fh.write("\n".join(lines))

@@ -65,6 +65,11 @@ def main():
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=1000)
     a = ap.parse_args()
+    import numpyro
+
+    # NumPyro's two chains in parallel, as gpmc's (before 2026-11-27 they ran one after the
+    # other here, which halved NumPyro's ESS per second in this table).
+    numpyro.set_host_device_count(compare.CHAINS)
     specs = compare.datasets(np.random.default_rng(0))
     print("| model | gpmc Gibbs min / median ESS/s | gpmc NUTS min / median ESS/s | NumPyro NUTS "
           "min / median ESS/s | gpmc NUTS ÷ NumPyro (min) | gpmc Gibbs ÷ gpmc NUTS (min) | "

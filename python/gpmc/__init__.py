@@ -243,10 +243,15 @@ class Model:
             class_batch=class_batch,
         )
 
-    def gpf(self, data, particles=None, iterations=1000, seed=1, *, progress=True, columns=None):
-        """Gaussian particle flow; a :class:`Fit`."""
+    def gpf(
+        self, data, particles=None, iterations=1000, seed=1, *, progress=True, columns=None,
+        precondition=False,
+    ):
+        """Gaussian particle flow; a :class:`Fit`. ``precondition=True`` scales each dimension's
+        step by the thesis' dimension-wise RMSProp (Appendix H; ``--precondition``)."""
         return self._variational(
-            "gpf", data, columns, progress, iterations=iterations, seed=seed, particles=particles
+            "gpf", data, columns, progress, iterations=iterations, seed=seed, particles=particles,
+            precondition=precondition,
         )
 
 

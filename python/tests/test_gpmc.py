@@ -149,8 +149,8 @@ def test_the_same_seed_gives_the_cli_draws(tmp_path):
 
 def test_nuts_gives_the_cli_draws_and_samples_hyperparameters(tmp_path):
     """`Model.nuts` is `gpmc infer --method nuts`: the same draws for the same seed, in the
-    same InferenceData as `Model.sample`; sampled group scales move with the latents; a sparse
-    GP (no full prior to whiten by) is refused with what to do."""
+    same InferenceData as `Model.sample`; sampled group scales move with the latents; NUTS on
+    the augmented Student-t model; sampled ARD lengthscales are refused with what to do."""
     cli = subprocess.run(
         [
             cli_binary(), "infer", str(MODELS / "gp_classification.gpm"), "--method", "nuts",
@@ -182,10 +182,15 @@ def test_nuts_gives_the_cli_draws_and_samples_hyperparameters(tmp_path):
         progress=False, augmented=True,
     )
     assert json.loads(aug.posterior.attrs["gpmc_summary"])["nuts"][0]["model"] == "augmented"
-    with pytest.raises(Exception, match="sparse GP"):
-        gpmc.Model(MODELS / "sparse_gp_classification.gpm").nuts(
-            model_data("sparse_gp_classification"), chains=1, draws=10, progress=False
+    ard = tmp_path / "ard.gpm"
+    ard.write_text(
+        (MODELS / "gp_classification.gpm").read_text().replace(
+            "lengthscale : real in 0.. = learn(1.0);",
+            "lengthscale : vector[D] in 0.. ~ gamma(2.0, 1.0);",
         )
+    )
+    with pytest.raises(Exception, match="vector hyperparameter"):
+        gpmc.Model(ard).nuts(gp_data(), chains=1, draws=10, progress=False)
 
 
 def model_data(name, kind="data"):

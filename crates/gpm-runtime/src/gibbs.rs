@@ -773,18 +773,22 @@ impl<'a> Sampler<'a> {
         Ok(())
     }
 
-    /// The draw row of these latent and scalar hyperparameter values (by id; the other
-    /// variables at [`Sampler::init`]'s, the dense blocks' priors at these values): what a
-    /// sampler that moves the latents and hyperparameters alone writes ([`crate::nuts`]).
-    pub fn row_at(
+    /// The draw row of a point NUTS reached: its latents, scalar hyperparameters (by id) and
+    /// sparse blocks' whitened inducing values (by runtime block); the other variables at
+    /// [`Sampler::init`]'s, the dense blocks' and GPs' priors at these hyperparameters.
+    pub(crate) fn row_at(
         &self,
-        latents: Vec<DVector<f64>>,
-        hypers: &[f64],
+        (latents, hypers, sparse_v): (Vec<DVector<f64>>, &[f64], Vec<Option<DVector<f64>>>),
         rng: &mut ChaCha8Rng,
     ) -> Result<Vec<f64>, RuntimeError> {
         let mut state = self.init();
         state.latents = latents;
         state.hypers.copy_from_slice(hypers);
+        for (bi, v) in sparse_v.into_iter().enumerate() {
+            if v.is_some() {
+                state.sparse_v[bi] = v;
+            }
+        }
         let hv = self.hyper_values(&state);
         for (bi, b) in self.prep.blocks.iter().enumerate() {
             if let Block::Dense { parts, .. } = b {

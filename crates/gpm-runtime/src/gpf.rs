@@ -51,6 +51,11 @@ pub struct GpfConfig {
     pub adapt: bool,
     /// Seed of the initial particles (drawn from the prior).
     pub seed: u64,
+    /// Scale each dimension's step by the dimension-wise RMSProp preconditioner of the
+    /// thesis' Appendix H (Algorithm A6): `P = diag(1/(√v_d + δ))`, `v_d` a running mean over
+    /// iterations of the particles' mean squared flow in dimension `d`. One diagonal matrix
+    /// for every particle keeps the flow affine, so the particles stay a Gaussian's.
+    pub precondition: bool,
 }
 
 impl Default for GpfConfig {
@@ -62,6 +67,7 @@ impl Default for GpfConfig {
             step: 0.5,
             adapt: true,
             seed: 1,
+            precondition: false,
         }
     }
 }
@@ -109,6 +115,8 @@ struct Flow<'a> {
     prep: &'a Prepared,
     schedule: &'a Schedule,
     blocks: Vec<WhitenedBlock<'a>>,
+    /// The vector hyperparameters (a logistic-softmax's class scales).
+    vectors: Vec<Vec<f64>>,
 }
 
 /// What the flow needs of a block's centred particles `Y` (`D × N`), `C = YYᵀ/N`: the
@@ -200,15 +208,21 @@ impl Flow<'_> {
                 for (b, x) in self.blocks.iter().zip(&values) {
                     b.coords.set(&mut latents, &x.column(j).into_owned());
                 }
+                let hv = crate::kernels::HyperValues {
+                    scalars: hypers.to_vec(),
+                    vectors: self.vectors.clone(),
+                };
                 let (ll, g) =
-                    crate::whitened::log_lik_grad(self.prep, self.schedule, &latents, hypers)?;
+                    crate::whitened::log_lik_grad(self.prep, self.schedule, &latents, &hv)?;
                 Ok((ll, self.blocks.iter().map(|b| b.coords.get(&g)).collect()))
             })
             .collect::<Result<_, RuntimeError>>()?;
         let mut free = 0.0;
         let (mut grads, mut spreads, mut rank) = (Vec::new(), Vec::new(), 0);
         for (k, (b, vk)) in self.blocks.iter().zip(v).enumerate() {
-            let gx = DMatrix::from_fn(b.dim(), n, |i, j| per[j].1[k][i]);
+            // The gradient in the block's values (as many as its whitened coordinates, but for
+            // a sparse column's: N values from M + N coordinates).
+            let gx = DMatrix::from_fn(per[0].1[k].len(), n, |i, j| per[j].1[k][i]);
             // φ = −log p(y | x) + ½|v|² (+ const): ∇_v φ = v − ∇_v log p(y | x).
             grads.push(vk - b.pullback(&gx));
             let (y, _) = centred(vk);
@@ -242,6 +256,11 @@ impl Flow<'_> {
     ///   Kalman-Wasserstein flow `dx/dt = −C∇φ(x) + (x − m)` with the Hessian replaced by its
     ///   Stein form.
     fn step(&self, v: &DMatrix<f64>, e: &Evaluation, k: usize, eps: f64) -> DMatrix<f64> {
+        v - self.direction(v, e, k) * eps
+    }
+
+    /// The flow's direction at every particle, `b + A (v_j − m)` (the step is `−ε` times it).
+    fn direction(&self, v: &DMatrix<f64>, e: &Evaluation, k: usize) -> DMatrix<f64> {
         let g = &e.grads[k];
         let n = v.ncols() as f64;
         let (y, _) = centred(v);
@@ -256,9 +275,9 @@ impl Flow<'_> {
             }
             Spread::LowRank { gram, .. } => (gbar, crate::linalg::matmul(g, gram) - &y),
         };
-        let mut out = v - ay * eps;
+        let mut out = ay;
         for mut c in out.column_iter_mut() {
-            c.axpy(-eps, &b, 1.0);
+            c += &b;
         }
         out
     }
@@ -292,6 +311,7 @@ pub fn run(
         prep: &prep,
         schedule,
         blocks,
+        vectors: hypers.vectors.clone(),
     };
     let largest = flow
         .blocks
@@ -361,6 +381,45 @@ pub fn run(
     })
 }
 
+/// `q(u)` of a sparse column's whitened inducing values (the first `m` coordinates of its
+/// particles `v`), in the precision form prediction reads: their mean and covariance, with
+/// a jitter of 10⁻⁹ where fewer particles than `m + 1` leave it singular.
+fn sparse_q(v: &DMatrix<f64>, m: usize) -> Result<BlockPosterior, RuntimeError> {
+    let n = v.ncols() as f64;
+    let (y, mean) = centred(&v.rows(0, m).into_owned());
+    let mut cov = crate::linalg::matmul(&y, &y.transpose()) / n;
+    for i in 0..m {
+        cov[(i, i)] += 1e-9;
+    }
+    let chol = crate::linalg::cholesky(cov).ok_or_else(|| {
+        RuntimeError::Numerical("the inducing values' covariance is not positive definite".into())
+    })?;
+    // The representation q is kept in (its precision) is formed from the factor.
+    let prec = crate::linalg::cholesky_solve(&chol.l(), DMatrix::identity(m, m));
+    let h = crate::linalg::matvec(&prec, &mean);
+    Ok(BlockPosterior::Sparse(
+        crate::sparse::QInducing::from_natural(prec, h)?,
+    ))
+}
+
+/// RMSProp's decay of the running mean square (Appendix H, Algorithm A6: `ρ`).
+const RMS_DECAY: f64 = 0.9;
+
+/// The dimension-wise RMSProp step (thesis Appendix H, Algorithm A6) of the flow directions
+/// `d` (`D × N`, one column a particle): `v_d ← ρ v_d + (1 − ρ) mean_n d_{n,d}²`, then each row
+/// divided by `√(v_d / (1 − ρ^t)) + δ` (bias-corrected as Adam's).
+fn rmsprop(d: &DMatrix<f64>, v: &mut DVector<f64>, t: i32) -> DMatrix<f64> {
+    let n = d.ncols() as f64;
+    let correction = 1.0 - RMS_DECAY.powi(t);
+    let mut out = d.clone();
+    for (i, mut row) in out.row_iter_mut().enumerate() {
+        let ms = row.norm_squared() / n;
+        v[i] = RMS_DECAY * v[i] + (1.0 - RMS_DECAY) * ms;
+        row /= (v[i] / correction).sqrt() + 1e-8;
+    }
+    out
+}
+
 /// Where a run of the flow ended.
 struct Progress {
     /// `F̃` at the start and after every accepted step.
@@ -383,12 +442,16 @@ impl Flow<'_> {
     ) -> Result<Progress, RuntimeError> {
         let mut trace = vec![eval.free];
         let (mut eps, mut rejected, mut converged) = (config.step, 0usize, false);
+        // Appendix H's dimension-wise RMSProp: per block, the running mean square `v_d`.
+        let mut rms: Vec<DVector<f64>> = v.iter().map(|b| DVector::zeros(b.nrows())).collect();
+        let mut rms_steps = 0i32;
         'iterations: for _ in 0..config.max_iter {
             crate::stop::check("particle flow")?;
             // The schedule's iteration, tried with the current ε until the free energy does not
             // rise (adapted) or once (fixed ε).
             loop {
                 let mut trial = v.clone();
+                let mut trial_rms = rms.clone();
                 let mut accepted = false;
                 for step in steps {
                     match *step {
@@ -396,7 +459,13 @@ impl Flow<'_> {
                         GpfStep::Gradients => {}
                         GpfStep::Flow { block } => {
                             for k in self.prep.spec_blocks[block.0].clone() {
-                                trial[k] = self.step(&v[k], eval, k, eps);
+                                trial[k] = if config.precondition {
+                                    let d = self.direction(&v[k], eval, k);
+                                    let scaled = rmsprop(&d, &mut trial_rms[k], rms_steps + 1);
+                                    &v[k] - scaled * eps
+                                } else {
+                                    self.step(&v[k], eval, k, eps)
+                                };
                             }
                         }
                         GpfStep::FreeEnergy => {
@@ -434,6 +503,8 @@ impl Flow<'_> {
                 }
                 if accepted {
                     *v = trial;
+                    rms = trial_rms;
+                    rms_steps += 1;
                     break;
                 }
             }
@@ -484,8 +555,9 @@ impl Flow<'_> {
             let var = DVector::from_fn(m.len(), |i, _| spread.row(i).norm_squared());
             b.coords.set(&mut means, &m);
             b.coords.set(&mut vars, &var);
-            posts.push(match b.whitening {
+            posts.push(match &b.whitening {
                 Whitening::Gp { .. } => BlockPosterior::Particles { mean: m, spread },
+                Whitening::Sparse { phi, .. } => sparse_q(vk, phi.nrows())?,
                 Whitening::Dense { .. } => BlockPosterior::Dense {
                     cov: crate::linalg::matmul(&spread, &spread.transpose()),
                     mean: m,

@@ -145,13 +145,22 @@ fn run_chain<S: RowSink>(
     // The same map kept here to turn positions into latents (`CpuMath` owns `target`).
     let unwhiten = target.clone();
     let dim = CpuLogpFunc::dim(&target);
-    let settings = DiagNutsSettings {
+    let mut settings = DiagNutsSettings {
         num_tune: config.warmup as u64,
         num_draws: (config.draws * config.thin) as u64,
         maxdepth: MAX_DEPTH,
         seed: config.seed,
         ..Default::default()
     };
+    // The mass matrix from the draws' variances, as Stan and NumPyro estimate it, rather than
+    // nutpie's default from the draws' and gradients' variances: on the four fixed-kernel
+    // benchmark GPs the worst coordinate's ESS per second rose 1.05-2.7× (Student-t GP on
+    // diabetes 117 → 317, GP classifier 277 → 404, Laplace GP 47 → 89, Poisson GP 681 → 716;
+    // 2 chains × 1 000 after 1 000 warm-up; docs/inference.md, "NUTS").
+    settings
+        .adapt_options
+        .mass_matrix_options
+        .use_grad_based_estimate = false;
     let mut rng = nuts_rs::rand::rngs::StdRng::seed_from_u64(config.seed ^ stream.rotate_left(32));
     let mut chain = settings
         .new_chain(stream, CpuMath::new(target), &mut rng)
@@ -208,7 +217,8 @@ fn run_chain<S: RowSink>(
             let point = unwhiten.point(&position).map_err(|e| {
                 RuntimeError::Numerical(format!("NUTS drew a point it cannot map back: {e}"))
             })?;
-            sink.push(sampler.row_at(point.latents, &point.hypers, &mut replicate_rng)?)?;
+            let at = (point.latents, point.hypers.as_slice(), point.sparse_v);
+            sink.push(sampler.row_at(at, &mut replicate_rng)?)?;
             kept += 1;
         }
     }

@@ -587,8 +587,10 @@ fn compile_factor(
             cavi: None,
             cavi_unavailable: None,
             generic: None,
-            gradient: Err("the logistic-softmax likelihood has no compiled gradient".into()),
-            hyper_gradient: Err("the logistic-softmax likelihood has no compiled gradient".into()),
+            // No predictor: its class sum's gradient in the latent matrix is the library's
+            // (`ClassWeights::grad_log_prob`), which particle flow and NUTS call directly.
+            gradient: Ok(vec![]),
+            hyper_gradient: Ok(vec![]),
             augmented_joint: Err("the logistic-softmax's Pólya-Gamma and count auxiliaries have no closed-form density".into()),
             categorical: Some(CategoricalProgram {
                 bijective: link.bijective,

@@ -263,7 +263,8 @@ pub enum GpfStep {
 }
 
 /// The particle-flow iteration, or why the model cannot take it: every factor needs a compiled
-/// gradient and every block a full prior to whiten with.
+/// gradient and every block a proper prior to whiten with (a sparse GP's FITC prior: its
+/// whitened inducing values and residuals).
 pub(crate) fn gpf(
     model: &gpm_ir::Model,
     blocks: &[BlockSpec],
@@ -284,12 +285,6 @@ pub(crate) fn gpf(
         .find_map(|f| f.gradient.as_ref().err().map(|w| (f.factor, w)))
     {
         return Err(format!("factor #{}: {why}", f + 1));
-    }
-    if let Some(b) = blocks.iter().find(|b| b.kind == crate::BlockKind::SparseGp) {
-        return Err(format!(
-            "block B{} is a sparse GP: the flow needs a full GP's prior (drop `inducing`, or use CAVI / SVI)",
-            b.id.0 + 1
-        ));
     }
     let mut out = vec![GpfStep::Gradients];
     out.extend(blocks.iter().map(|b| GpfStep::Flow { block: b.id }));

@@ -321,7 +321,7 @@ impl Compiled {
 
     /// A variational fit: `method` is "cavi", "svi" or "gpf".
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (method, data, iterations, seed, batch = 1000, forgetting = 0.6, delay = 1.0, hyper_rate = 0.01, class_batch = 0, particles = None, progress = None))]
+    #[pyo3(signature = (method, data, iterations, seed, batch = 1000, forgetting = 0.6, delay = 1.0, hyper_rate = 0.01, class_batch = 0, particles = None, progress = None, precondition = false))]
     fn variational<'py>(
         &self,
         py: Python<'py>,
@@ -336,6 +336,7 @@ impl Compiled {
         class_batch: usize,
         particles: Option<usize>,
         progress: Option<Bound<'py, PyAny>>,
+        precondition: bool,
     ) -> PyResult<VariationalFit> {
         use gpmc::variational::Method;
         let method = match method {
@@ -356,6 +357,7 @@ impl Compiled {
                 particles,
                 max_iter: iterations,
                 seed,
+                precondition,
                 ..Default::default()
             }),
             m => {

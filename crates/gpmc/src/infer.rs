@@ -4,7 +4,7 @@
 
 use crate::data::DataError;
 use crate::Checked;
-use gpm_ir::{HyperKind, Shape};
+use gpm_ir::Shape;
 use gpm_runtime::data::Data;
 use gpm_runtime::diagnostics::{summarize, Summary};
 use gpm_runtime::draws::VarKind;
@@ -13,10 +13,12 @@ use gpm_runtime::kernels::HyperValues;
 use gpm_runtime::rao_blackwell::WithMeans;
 use gpm_runtime::RuntimeError;
 use gpm_schedule::{GibbsUpdate, Schedule, VariationalUpdate};
+use learning::learn_hypers;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+mod learning;
 mod merge;
 mod outputs;
 mod predict;
@@ -202,129 +204,6 @@ pub fn schedule(c: &Checked) -> Result<&gpm_schedule::Schedule, InferError> {
     c.schedule
         .as_ref()
         .map_err(|e| InferError::Schedule(e.to_string()))
-}
-
-/// Type-II maximum likelihood for the hyperparameters declared `learn(init)`: maximise the CAVI
-/// ELBO over their logarithms. Models whose augmentation has no closed-form CAVI yet keep the
-/// initial values, and the report says so.
-fn learn_hypers(
-    c: &Checked,
-    schedule: &gpm_schedule::Schedule,
-    data: &gpm_runtime::data::Data,
-    hv: HyperValues,
-    hypers: &mut [(String, f64, String)],
-) -> Result<HyperValues, InferError> {
-    let hv = learn_by_gradient(c, schedule, data, hv, hypers)?;
-    learn_class_scales(schedule, data, hv, hypers)
-}
-
-/// The class scales CAVI learns in closed form ([`VariationalUpdate::ClassScales`]): one CAVI
-/// run at the other hyperparameters' values, whose scales the methods then use.
-fn learn_class_scales(
-    schedule: &gpm_schedule::Schedule,
-    data: &gpm_runtime::data::Data,
-    mut hv: HyperValues,
-    hypers: &mut [(String, f64, String)],
-) -> Result<HyperValues, InferError> {
-    if !schedule
-        .hyper_steps
-        .iter()
-        .any(|s| matches!(s.variational, VariationalUpdate::ClassScales { .. }))
-    {
-        return Ok(hv);
-    }
-    let config = gpm_runtime::cavi::CaviConfig {
-        tolerance: 1e-10,
-        max_iter: 1000,
-    };
-    let r = gpm_runtime::cavi::run(schedule, data, &hv, &config)?;
-    for (id, theta) in r.class_scales {
-        if let Some(x) = hypers.get_mut(id.0) {
-            x.1 = theta[0];
-            x.2 = format!(
-                "learned by CAVI in closed form (thesis §7.4.3, ELBO {:.4}), normalised to mean 1: {}",
-                r.elbo.last().copied().unwrap_or(f64::NAN),
-                theta
-                    .iter()
-                    .map(|t| format!("{t:.4}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-        hv.set_vector(id, theta);
-    }
-    Ok(hv)
-}
-
-/// The `learn()` hyperparameters type-II ML learns along the ELBO's gradient.
-fn learn_by_gradient(
-    c: &Checked,
-    schedule: &gpm_schedule::Schedule,
-    data: &gpm_runtime::data::Data,
-    hv: HyperValues,
-    hypers: &mut [(String, f64, String)],
-) -> Result<HyperValues, InferError> {
-    use gpm_runtime::learn::Coord;
-    let mut coords = Vec::new();
-    for (k, h) in c.model.hypers.iter().enumerate() {
-        let id = gpm_schedule::HyperId(k);
-        let closed_form = matches!(
-            schedule.hyper_steps[k].variational,
-            VariationalUpdate::ClassScales { .. }
-        );
-        if let (HyperKind::Learn { .. }, false) = (&h.kind, closed_form) {
-            match &h.shape {
-                Shape::Scalar => coords.push(Coord::Scalar(id)),
-                _ => {
-                    let n = hv.vector(id).map_or(0, |v| v.len());
-                    coords.extend((0..n).map(|k| Coord::Entry(id, k)));
-                }
-            }
-        }
-    }
-    let learned_here = |k: usize| {
-        coords
-            .iter()
-            .any(|c| matches!(c, Coord::Scalar(x) | Coord::Entry(x, _) if x.0 == k))
-    };
-    if coords.is_empty() {
-        return Ok(hv);
-    }
-    if schedule
-        .hyper_steps
-        .iter()
-        .any(|h| h.gibbs == GibbsUpdate::LearnUnavailable)
-    {
-        for (k, (_, _, how)) in hypers.iter_mut().enumerate() {
-            if learned_here(k) {
-                *how = "initial value: type-II ML needs closed-form CAVI, not yet available for this augmentation".into();
-            }
-        }
-        return Ok(hv);
-    }
-    let learned = gpm_runtime::learn::learn(schedule, data, &hv, &coords, 400)?;
-    for (k, (_, v, how)) in hypers.iter_mut().enumerate() {
-        let id = gpm_schedule::HyperId(k);
-        if let Some(x) = learned.hypers.scalar(id) {
-            if coords.contains(&Coord::Scalar(id)) {
-                *v = x;
-                *how = format!(
-                    "learned by type-II ML (ELBO {:.4} after {} evaluations, {} CAVI iterations)",
-                    learned.fit.elbo.last().copied().unwrap_or(f64::NAN),
-                    learned.evaluations,
-                    learned.iterations
-                );
-            }
-        }
-        if let Some(vs) = learned.hypers.vector(id).filter(|_| learned_here(k)) {
-            *v = vs[0];
-            *how = format!("learned by type-II ML (ARD, values {vs:?})");
-        }
-        if learned.capped && learned_here(k) {
-            how.push_str(crate::warnings::CAPPED);
-        }
-    }
-    Ok(learned.hypers)
 }
 
 /// A logistic-softmax factor whose number of classes is a datum was certified for 2 and 3

@@ -183,6 +183,10 @@ struct MethodFlags {
     /// GPF: number of particles (default: one more than the largest block, at most 256).
     #[arg(long)]
     particles: Option<usize>,
+    /// GPF: scale each dimension's step by the dimension-wise RMSProp preconditioner of the
+    /// thesis' Appendix H.
+    #[arg(long)]
+    precondition: bool,
     /// NUTS: sample the augmented model — each auxiliary of a scale mixture a coordinate
     /// `log ω` — instead of the original (thesis §7.3).
     #[arg(long)]
@@ -202,7 +206,7 @@ impl MethodFlags {
     /// Refuse, before any work, a flag of another method and a count or rate out of range.
     fn check(&self, method: Method) -> Result<(), String> {
         use Method::*;
-        let given: [(&str, bool, &[Method]); 15] = [
+        let given: [(&str, bool, &[Method]); 16] = [
             ("--chains", self.chains.is_some(), &[Gibbs, Nuts]),
             (
                 "--draws",
@@ -222,6 +226,7 @@ impl MethodFlags {
             ("--class-batch", self.class_batch.is_some(), &[Svi]),
             ("--particles", self.particles.is_some(), &[Gpf]),
             ("--augmented", self.augmented, &[Nuts]),
+            ("--precondition", self.precondition, &[Gpf]),
         ];
         for (flag, set, methods) in given {
             if set && !methods.contains(&method) {
@@ -392,6 +397,7 @@ fn main() -> ExitCode {
                 class_batch,
                 particles,
                 augmented,
+                precondition,
             } = flags;
             let iterations = iterations.unwrap_or(1000);
             // Model, data and test data are read and checked before any work.
@@ -438,6 +444,7 @@ fn main() -> ExitCode {
                     particles,
                     max_iter: iterations,
                     seed,
+                    precondition,
                     ..Default::default()
                 }),
             };

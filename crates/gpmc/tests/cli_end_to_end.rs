@@ -8,8 +8,8 @@ use std::process::Command;
 /// Methods each model must run with; the others must be refused.
 fn methods(model: &str) -> &'static [&'static str] {
     match model {
-        "sparse_gp_classification" => &["gibbs", "cavi", "svi"],
-        "multiclass_gp" => &["gibbs", "cavi"],
+        "sparse_gp_classification" => &["gibbs", "cavi", "svi", "gpf"],
+        "multiclass_gp" => &["gibbs", "cavi", "gpf"],
         _ => &["gibbs", "cavi", "gpf"],
     }
 }

@@ -158,6 +158,7 @@ fn the_empirical_free_energy_never_increases_along_the_flow() {
                 step: 0.02,
                 adapt: false,
                 seed: 3,
+                precondition: false,
             },
         );
         let fe = &r.free_energy;
@@ -224,12 +225,86 @@ fn check_prints_the_flow_or_why_not() {
     assert!(text.contains("Gaussian particle flow iteration"), "{text}");
     let json = gpmc::report::json(&c);
     assert_eq!(json["schedule"]["gpf"].as_array().map(|a| a.len()), Some(3));
+    // A sparse GP: the flow on its whitened inducing values and residuals.
     let sparse =
         GP_CLASSIFICATION.replace("sqexp(lengthscale))", "sqexp(lengthscale), inducing = 4)");
     let c = gpmc::check("gpf_sparse", &sparse).unwrap();
     let text = gpmc::report::text(&c);
+    assert!(text.contains("Gaussian particle flow iteration"), "{text}");
+    // A flat prior cannot be whitened.
+    let flat = gpmc::check(
+        "gpf_flat",
+        "data { N : int; x : vector[N]; y : vector[N]; }\nlatent { b : real ~ flat(); }\nmodel { y ~ normal(b * x, 1.0); }\n",
+    )
+    .unwrap();
+    let text = gpmc::report::text(&flat);
     assert!(
-        text.contains("Gaussian particle flow: not available (block B1 is a sparse GP"),
+        text.contains("Gaussian particle flow: not available"),
         "{text}"
     );
+}
+
+/// The flow with Appendix H's dimension-wise RMSProp preconditioner (`precondition`): one
+/// diagonal matrix for every particle keeps the flow affine, so with D + 1 particles it still
+/// ends at the exact Gaussian posterior, and its free energy still never increases.
+#[test]
+fn the_preconditioned_flow_keeps_the_exact_fixed_point() {
+    let n = 8;
+    let (x, y, data) = regression_data(n);
+    let r = run(
+        &gp_regression_text(),
+        &data,
+        GpfConfig {
+            particles: Some(n + 1),
+            max_iter: 5000,
+            tolerance: 1e-15,
+            precondition: true,
+            ..Default::default()
+        },
+    );
+    let (mean, spread) = particles_of(&r);
+    let cov = spread * spread.transpose();
+    let (m, s) = exact_gp_posterior(&x, &y);
+    let (em, es) = ((mean - &m).amax(), (&cov - &s).amax());
+    assert!(
+        em < 1e-6 && es < 1e-6,
+        "mean error {em}, covariance error {es}"
+    );
+    assert!(r.free_energy.windows(2).all(|w| w[1] <= w[0]));
+}
+
+/// A sparse GP whose inducing points are all its inputs is the full GP (FITC's residual
+/// variances vanish): the flow on its whitened inducing values and residuals, with one more
+/// particle than those coordinates, reaches the full GP's exact posterior — the sparse
+/// whitening `f = μ + Φᵀu + √k̃ ⊙ ε` and its pull-back are right — and hands prediction a `q(u)`.
+#[test]
+fn a_sparse_gp_with_every_input_inducing_flows_to_the_exact_posterior() {
+    let n = 8;
+    let (x, y, data) = regression_data(n);
+    let src = gp_regression_text().replace(
+        "sqexp(lengthscale));",
+        &format!("sqexp(lengthscale), inducing = {n});"),
+    );
+    assert!(src.contains("inducing"), "{src}");
+    let r = run(
+        &src,
+        &data,
+        GpfConfig {
+            particles: Some(2 * n + 1),
+            max_iter: 20000,
+            tolerance: 1e-15,
+            ..Default::default()
+        },
+    );
+    let (m, s) = exact_gp_posterior(&x, &y);
+    let (mean, var) = (&r.latents[0].1, &r.latents[0].2);
+    let em = (mean - &m).amax();
+    let ev = (0..n)
+        .map(|i| (var[i] - s[(i, i)]).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        em < 1e-4 && ev < 1e-4,
+        "mean error {em}, variance error {ev}"
+    );
+    assert!(matches!(r.blocks[0], BlockPosterior::Sparse(_)));
 }

@@ -49,9 +49,24 @@ pub(crate) fn hyper_refusal(schedule: &Schedule) -> Option<String> {
         }
     }
     for (li, prior) in schedule.priors.iter().enumerate() {
-        let BoundPrior::Gp { kernel, mean, .. } = prior else {
+        let BoundPrior::Gp {
+            kernel,
+            mean,
+            inducing,
+            ..
+        } = prior
+        else {
             continue;
         };
+        if let (Some(_), Some(h)) = (
+            inducing,
+            prior.hypers().iter().find(|h| sampled.contains(h)),
+        ) {
+            return Some(format!(
+                "NUTS with a sparse GP's kernel hyperparameters sampled (`{}` in the prior of `{}`) is not built yet: fix them or declare them `learn(...)`, or use --method gibbs",
+                schedule.hyper_decls[h.0].name, schedule.latents[li].name
+            ));
+        }
         for h in prior.hypers().iter().filter(|h| sampled.contains(h)) {
             let why = crate::kernel_gradient::differentiable(kernel, *h).or_else(|| {
                 (mean.slots().any(|s| s == h.0) && mean.as_slot() != Some(h.0))
@@ -115,10 +130,12 @@ impl nuts_rs::LogpError for NotFinite {
     }
 }
 
-/// The latents and hyperparameter values at one position.
+/// The latents and hyperparameter values at one position, and each sparse block's whitened
+/// inducing values (by runtime block).
 pub(crate) struct Point {
     pub(crate) latents: Vec<DVector<f64>>,
     pub(crate) hypers: Vec<f64>,
+    pub(crate) sparse_v: Vec<Option<DVector<f64>>>,
 }
 
 impl<'a> Target<'a> {
@@ -308,9 +325,18 @@ impl<'a> Target<'a> {
             whitening[kb.block] = Some(kb.whitening(&hv)?.0);
         }
         self.place(position, &whitening, &mut latents);
+        let mut sparse_v = vec![None; self.blocks.len()];
+        let mut at = 0;
+        for (k, b) in self.blocks.iter().enumerate() {
+            if let Whitening::Sparse { phi, .. } = &b.whitening {
+                sparse_v[k] = Some(DVector::from_column_slice(&position[at..at + phi.nrows()]));
+            }
+            at += b.dim();
+        }
         Ok(Point {
             latents,
             hypers: hv.scalars,
+            sparse_v,
         })
     }
 
@@ -386,7 +412,7 @@ impl<'a> Target<'a> {
             self.prep,
             self.schedule,
             &latents,
-            &hv.scalars,
+            &hv,
             (!self.moved.is_empty()).then_some(hyper_grad.as_mut_slice()),
             self.augmented.as_ref().map(|a| a.original.as_slice()),
         )?;
@@ -401,7 +427,7 @@ impl<'a> Target<'a> {
             let d = b.dim();
             offsets.push(at);
             let gx = b.coords.get(&g);
-            let gx = DMatrix::from_column_slice(d, 1, gx.as_slice());
+            let gx = DMatrix::from_column_slice(gx.len(), 1, gx.as_slice());
             let gv = match w {
                 Some(w) => w.pullback(&gx),
                 None => b.pullback(&gx),
