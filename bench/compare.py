@@ -886,6 +886,9 @@ def write_report(results, pg, draws, warmup, scaling="", full_bayes=(), full_bay
         "(bench/thesis_7_3.py); gpmc's NUTS against NumPyro's on the four fixed-kernel GPs: "
         "docs/inference.md, \"NUTS\" (bench/nuts_vs.py).",
         "",
+        "CAVI against GPflow in one process, both with their data in memory, at N = 2·10⁴ and "
+        "2·10⁵: docs/benchmarks_cavi_in_process.md (bench/cavi_in_process.py).",
+        "",
     ]
     with open(os.path.join(ROOT, "docs", "benchmarks.md"), "w") as fh:
         fh.write("\n".join(lines))
