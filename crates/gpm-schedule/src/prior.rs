@@ -69,8 +69,10 @@ pub enum BoundPrior {
         /// The first data slot (the number of hyperparameters).
         data_slot: usize,
         /// `∂mean/∂h` and `∂scale/∂h` for each hyperparameter `h` they read, taken by the CAS
-        /// (NUTS moves a hierarchical model's scales with them), over the same slots.
-        gradient: Vec<NormalPriorGradient>,
+        /// (NUTS moves a hierarchical model's scales with them), over the same slots; or why
+        /// the CAS could not take them (then NUTS refuses to sample those hyperparameters,
+        /// and nothing else needs them).
+        gradient: Result<Vec<NormalPriorGradient>, String>,
     },
 }
 
@@ -265,7 +267,7 @@ impl Binder<'_> {
                 BoundPrior::Normal {
                     mean: self.param_with_data(mean, &data)?,
                     scale: self.param_with_data(scale, &data)?,
-                    gradient: self.normal_gradient((mean, scale), &data)?,
+                    gradient: self.normal_gradient((mean, scale), &data),
                     data,
                     data_slot: self.hypers.len(),
                 }
@@ -277,7 +279,7 @@ impl Binder<'_> {
                 scale: self.param(&gpm_ir::Sx::Num(f64::INFINITY))?,
                 data: vec![],
                 data_slot: self.hypers.len(),
-                gradient: vec![],
+                gradient: Ok(vec![]),
             },
         })
     }

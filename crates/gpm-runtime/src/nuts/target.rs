@@ -49,6 +49,17 @@ pub(crate) fn hyper_refusal(schedule: &Schedule) -> Option<String> {
         }
     }
     for (li, prior) in schedule.priors.iter().enumerate() {
+        if let BoundPrior::Normal {
+            gradient: Err(why), ..
+        } = prior
+        {
+            if let Some(h) = prior.hypers().iter().find(|h| sampled.contains(h)) {
+                return Some(format!(
+                    "NUTS cannot differentiate the prior of `{}` in `{}` ({why}): fix it or declare it `learn(...)`, or use --method gibbs",
+                    schedule.latents[li].name, schedule.hyper_decls[h.0].name
+                ));
+            }
+        }
         let BoundPrior::Gp {
             kernel,
             mean,
@@ -295,6 +306,11 @@ impl<'a> Target<'a> {
             let (mv, sv) = at((mean, scale))?;
             m.rows_mut(off, len).copy_from_slice(&mv);
             s.rows_mut(off, len).copy_from_slice(&sv);
+            let gradient = gradient.as_ref().map_err(|why| {
+                RuntimeError::Inconsistent(format!(
+                    "a hierarchical prior without derivatives: {why}"
+                ))
+            })?;
             for g in gradient.iter().filter(|_| derivatives) {
                 let Some(k) = self.moved.iter().position(|mv| mv.id == g.hyper) else {
                     continue;
