@@ -198,6 +198,10 @@ impl Flow<'_> {
             .map(|(b, v)| b.values(v))
             .collect();
         let shapes: Vec<usize> = self.prep.latents.iter().map(|l| l.1).collect();
+        let hv = crate::kernels::HyperValues {
+            scalars: hypers.to_vec(),
+            vectors: self.vectors.clone(),
+        };
         // Particles are independent: evaluated in parallel, gathered in order (bit for bit the
         // same at any thread count).
         let per: Vec<(f64, Vec<DVector<f64>>)> = (0..n)
@@ -208,10 +212,6 @@ impl Flow<'_> {
                 for (b, x) in self.blocks.iter().zip(&values) {
                     b.coords.set(&mut latents, &x.column(j).into_owned());
                 }
-                let hv = crate::kernels::HyperValues {
-                    scalars: hypers.to_vec(),
-                    vectors: self.vectors.clone(),
-                };
                 let (ll, g) =
                     crate::whitened::log_lik_grad(self.prep, self.schedule, &latents, &hv)?;
                 Ok((ll, self.blocks.iter().map(|b| b.coords.get(&g)).collect()))

@@ -130,8 +130,7 @@ impl Whitening {
             }
             Whitening::Sparse { mean, phi, sqrt_kt } => {
                 let m = phi.nrows();
-                let u = v.rows(0, m).into_owned();
-                let mut f = crate::linalg::matmul(&phi.transpose(), &u);
+                let mut f = phi.tr_mul(&v.rows(0, m));
                 for j in 0..v.ncols() {
                     for i in 0..sqrt_kt.len() {
                         f[(i, j)] += mean + sqrt_kt[i] * v[(m + i, j)];
@@ -173,10 +172,11 @@ pub(crate) fn log_lik_grad(
     latents: &[DVector<f64>],
     hv: &HyperValues,
 ) -> Result<(f64, Vec<DVector<f64>>), RuntimeError> {
-    log_lik_grads(prep, schedule, latents, hv, None, None)
+    let pv: Vec<Vec<f64>> = prep.preds.iter().map(|p| p.eval(latents)).collect();
+    log_lik_grads(prep, schedule, (latents, &pv), hv, None, None)
 }
 
-/// [`log_lik_grad`], and with `hyper_grad` (indexed by hyperparameter id) also
+/// [`log_lik_grad`] at latents with their predictors' values `pv`, and with `hyper_grad` (indexed by hyperparameter id) also
 /// `Σ_i ∂ℓ_i/∂h` added for every sampled hyperparameter `h` a factor reads (the CAS's
 /// [`gpm_schedule::FactorProgram::hyper_gradient`]); with `only`, the factors it marks alone.
 /// A logistic-softmax factor's class sum is no formula of the CAS's: its log-probability and
@@ -184,13 +184,12 @@ pub(crate) fn log_lik_grad(
 pub(crate) fn log_lik_grads(
     prep: &Prepared,
     schedule: &Schedule,
-    latents: &[DVector<f64>],
+    (latents, pv): (&[DVector<f64>], &[Vec<f64>]),
     hv: &HyperValues,
     mut hyper_grad: Option<&mut [f64]>,
     only: Option<&[bool]>,
 ) -> Result<(f64, Vec<DVector<f64>>), RuntimeError> {
     let hypers = hv.scalars.as_slice();
-    let pv: Vec<Vec<f64>> = prep.preds.iter().map(|p| p.eval(latents)).collect();
     let mut grads: Vec<DVector<f64>> = latents.iter().map(|z| DVector::zeros(z.len())).collect();
     let mut stack = Vec::with_capacity(64);
     let mut total = 0.0;
@@ -227,11 +226,11 @@ pub(crate) fn log_lik_grads(
         // observation); the original log-density reads no auxiliary (zeros stand in).
         let aux = vec![vec![0.0; pf.n]; fp.aux.len()];
         let at = || crate::prepared::TapeInputs {
-            preds: &pv,
+            preds: pv,
             aux: &aux,
             hypers,
         };
-        total += pf.tape_sum(ld, &pv, &aux, hypers, &mut stack);
+        total += pf.tape_sum(ld, pv, &aux, hypers, &mut stack);
         let mut w = vec![vec![0.0; pf.n]; parts.len()];
         for (g, wk) in parts.iter().zip(w.iter_mut()) {
             pf.tape_chunks(&g.d1, at(), &mut stack, |start, out| {
@@ -251,7 +250,7 @@ pub(crate) fn log_lik_grads(
         }
         if let Some(hg) = hyper_grad.as_deref_mut() {
             for g in by_hyper {
-                hg[g.hyper.0] += pf.tape_sum(&g.d1, &pv, &aux, hypers, &mut stack);
+                hg[g.hyper.0] += pf.tape_sum(&g.d1, pv, &aux, hypers, &mut stack);
             }
         }
         for (g, wk) in parts.iter().zip(&w) {

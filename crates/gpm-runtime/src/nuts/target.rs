@@ -424,25 +424,26 @@ impl<'a> Target<'a> {
         let mut latents = self.zero_latents();
         self.place(position, &whitening, &mut latents);
         let mut hyper_grad = vec![0.0; hv.scalars.len()];
+        let pv: Vec<Vec<f64>> = self.prep.preds.iter().map(|p| p.eval(&latents)).collect();
         let (mut ll, mut g) = crate::whitened::log_lik_grads(
             self.prep,
             self.schedule,
-            &latents,
+            (&latents, &pv),
             &hv,
             (!self.moved.is_empty()).then_some(hyper_grad.as_mut_slice()),
             self.augmented.as_ref().map(|a| a.original.as_slice()),
         )?;
         if let Some(a) = &self.augmented {
-            let pv: Vec<Vec<f64>> = self.prep.preds.iter().map(|p| p.eval(&latents)).collect();
             let (u_aux, g_aux) = (&position[n_hyper..], &mut grad[n_hyper..]);
             ll += a.log_density(self.prep, &pv, &hv.scalars, u_aux, &mut g, g_aux)?;
         }
         let mut at = 0;
         let mut offsets = Vec::with_capacity(self.blocks.len());
-        for (b, w) in self.blocks.iter().zip(&whitening) {
+        // Each block's part of the likelihood's gradient in its values.
+        let gxs: Vec<DVector<f64>> = self.blocks.iter().map(|b| b.coords.get(&g)).collect();
+        for ((b, w), gx) in self.blocks.iter().zip(&whitening).zip(&gxs) {
             let d = b.dim();
             offsets.push(at);
-            let gx = b.coords.get(&g);
             let gx = DMatrix::from_column_slice(gx.len(), 1, gx.as_slice());
             let gv = match w {
                 Some(w) => w.pullback(&gx),
@@ -455,8 +456,7 @@ impl<'a> Target<'a> {
         }
         // Through the hierarchical priors: Σ_j g_j (∂m_j/∂h + v_j ∂s_j/∂h).
         for (bi, d) in &dense_d {
-            let b = &self.blocks[*bi];
-            let gx = b.coords.get(&g);
+            let (b, gx) = (&self.blocks[*bi], &gxs[*bi]);
             let v = &position[offsets[*bi]..offsets[*bi] + b.dim()];
             for (k, (dm, ds)) in d.iter().enumerate() {
                 d_theta[k] += (0..v.len())
@@ -467,8 +467,7 @@ impl<'a> Target<'a> {
         // Through the GP priors' kernels and means (reverse mode through `L`: gp_hypers.rs).
         let ids: Vec<HyperId> = self.moved.iter().map(|m| m.id).collect();
         for (kb, jitter) in self.kernel_blocks.iter().zip(jitters) {
-            let b = &self.blocks[kb.block];
-            let gx = b.coords.get(&g);
+            let (b, gx) = (&self.blocks[kb.block], &gxs[kb.block]);
             let v = &position[offsets[kb.block]..offsets[kb.block] + b.dim()];
             let w = whitening[kb.block].as_ref().expect("set above");
             for (k, d) in kb
