@@ -102,7 +102,7 @@ pub fn sample_by_inversion(
 
 /// The `u`-quantile of the Gamma with this mean and sd by Wilson & Hilferty's cube-root normal
 /// approximation (a starting point only: the mean where it is not positive and finite).
-fn gamma_quantile_guess(u: f64, mean: f64, sd: f64) -> f64 {
+pub(crate) fn gamma_quantile_guess(u: f64, mean: f64, sd: f64) -> f64 {
     let k = (mean / sd).powi(2);
     let z = std::f64::consts::SQRT_2 * statrs::function::erf::erf_inv(2.0 * u - 1.0);
     let c = 1.0 / (9.0 * k);

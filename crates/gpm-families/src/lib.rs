@@ -16,6 +16,7 @@
 pub mod inversion;
 pub mod polya_gamma_large;
 pub mod polya_gamma_sampler;
+pub mod polya_gamma_small;
 
 use rand_chacha::ChaCha8Rng;
 

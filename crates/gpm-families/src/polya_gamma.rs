@@ -13,7 +13,7 @@ pub struct PolyaGamma;
 /// A draw of `PG(b, c)` for any `b ≥ 0` and finite `c`: Devroye's method for `b = 1`, the
 /// alternate method of Windle, Polson & Scott (2014) in chunks for `1 < b < 1000`, the gamma
 /// series with a moment-matched remainder for `b ≥ 1000` ([`crate::polya_gamma_large`]), and
-/// CDF inversion of the closed-form Laplace transform for `b < 1`.
+/// the distribution function's alternating series for `b < 1` ([`crate::polya_gamma_small`]).
 pub fn sample<R: rand::Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> Result<f64, LawError> {
     // PG(0, c) is the point mass at 0 (a class with no label and no count).
     if b == 0.0 && c.is_finite() {

@@ -8,8 +8,8 @@
 //!   draws are summed (PG is infinitely divisible in `b`);
 //! - `b ≥ 1000`: the series draw of [`crate::polya_gamma_large`] (exact moments, cost independent
 //!   of `b`), since summing `b/4` draws is what made a Poisson count of 10⁷ cost seconds;
-//! - `b < 1`: inversion of the closed-form CDF `L⁻¹{φ(s)/s}` with
-//!   `φ(s) = cosh(c/2)^b / cosh(√(s/2 + c²/4))^b` (Abate-Whitt, to ~1e-8).
+//! - `b < 1`: inversion of the distribution function's alternating series, whose truncation
+//!   error is certified ([`crate::polya_gamma_small`]).
 //!
 //! ## The alternate method (derived here, because the public implementation we measured is biased)
 //! The density of `J*(h)` has the left alternating series (WPS 2014, eq. 11)
@@ -65,7 +65,7 @@ pub fn sample_exact<R: Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> f64 {
         return 0.25 * devroye(rng, z);
     }
     if b < 1.0 {
-        return by_inversion(rng, b, c);
+        return crate::polya_gamma_small::sample(rng, b, c);
     }
     // Equal chunks h = b / ⌈b/4⌉ ∈ [1, 4], so the setup (truncation point, mixture weight) is
     // shared by all of them.
@@ -122,7 +122,7 @@ fn ln_tilted_levy_mass(h: f64, z: f64, t: f64) -> f64 {
 /// Inverse Gaussian `IG(mean 1/z, shape 1)` truncated to `(0, t)` (PSW 2013, Algorithms 2-3):
 /// the Lévy (`1/χ²₁`) law truncated by Devroye's exponential method and thinned by
 /// `e^(−z²x/2)` when the mean is beyond `t`, otherwise IG draws rejected above `t`.
-fn truncated_ig<R: Rng + ?Sized>(rng: &mut R, z: f64, t: f64) -> f64 {
+pub(crate) fn truncated_ig<R: Rng + ?Sized>(rng: &mut R, z: f64, t: f64) -> f64 {
     let mu = if z > 0.0 { 1.0 / z } else { f64::INFINITY };
     if mu > t {
         loop {
@@ -252,7 +252,7 @@ fn ln_right_kernel(h: f64, ln_gamma_h: f64, x: f64) -> f64 {
 }
 
 /// Above this point the left coefficients need not decrease from `n = 0`.
-fn monotone_bound(h: f64) -> f64 {
+pub(crate) fn monotone_bound(h: f64) -> f64 {
     2.0 * (h + 1.0) / (h + 2.0).ln()
 }
 
@@ -390,7 +390,7 @@ impl Alternate {
 
 /// The alternating-series test `w·a₀ < f(x|h)` with the left coefficients, deciding only at
 /// partial sums that bracket `f` (from the first `n` with `rₙ₊₁ ≤ 1` on).
-fn accept(h: f64, x: f64, w: f64) -> bool {
+pub(crate) fn accept(h: f64, x: f64, w: f64) -> bool {
     let d = (-4.0 / x).exp();
     // e_n = exp(−2(2n+h+1)/x), the exponential factor of rₙ.
     let mut e = (-2.0 * (h + 1.0) / x).exp();
@@ -421,63 +421,9 @@ fn accept(h: f64, x: f64, w: f64) -> bool {
     false
 }
 
-// ---------------------------------------------------------------------------------------------
-// b < 1: inversion.
-
-fn by_inversion<R: Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> f64 {
-    let c2 = c * c;
-    let lc = (0.5 * c.abs()).cosh().ln();
-    let phi = |s: num_complex::Complex64| -> num_complex::Complex64 {
-        // log cosh w = w + log(1 + e^(−2w)) − log 2 (Re w ≥ 0): no overflow for large |s|.
-        let w = (s / 2.0 + c2 / 4.0).sqrt();
-        let lcosh = w + (1.0 + (-2.0 * w).exp()).ln() - std::f64::consts::LN_2;
-        (b * (lc - lcosh)).exp()
-    };
-    crate::inversion::sample_by_inversion(&phi, rng.gen::<f64>(), mean(b, c), variance(b, c).sqrt())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Shapes below 1 (CDF inversion): the draws' distribution is the inverted CDF (KS at
-    /// α = 0.001) and their mean and variance the closed forms.
-    #[test]
-    fn shapes_below_one_follow_their_cdf_and_moments() {
-        use rand::SeedableRng;
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
-        for &(b, c) in &[(0.5, 0.0), (0.5, 1.3), (0.5, 6.0), (0.2, 0.4), (0.9, 3.0)] {
-            let n = 4000;
-            let mut x: Vec<f64> = (0..n).map(|_| sample_exact(&mut rng, b, c)).collect();
-            let m = x.iter().sum::<f64>() / n as f64;
-            let v = x.iter().map(|t| (t - m).powi(2)).sum::<f64>() / (n - 1) as f64;
-            let (m0, v0) = (mean(b, c), variance(b, c));
-            assert!(
-                (m - m0).abs() < 4.0 * (v0 / n as f64).sqrt(),
-                "b={b} c={c}: mean {m} vs {m0}"
-            );
-            assert!(
-                (v / v0 - 1.0).abs() < 0.15,
-                "b={b} c={c}: variance {v} vs {v0}"
-            );
-            x.sort_by(f64::total_cmp);
-            let lc = (0.5 * c).cosh().ln();
-            let c2 = c * c;
-            let phi = |s: num_complex::Complex64| {
-                let w = (s / 2.0 + c2 / 4.0).sqrt();
-                let lcosh = w + (1.0 + (-2.0 * w).exp()).ln() - std::f64::consts::LN_2;
-                (b * (lc - lcosh)).exp()
-            };
-            let mut d: f64 = 0.0;
-            for (i, &xi) in x.iter().enumerate() {
-                let f = crate::inversion::invert(&|s| phi(s) / s, xi).clamp(0.0, 1.0);
-                d = d
-                    .max((f - i as f64 / n as f64).abs())
-                    .max((f - (i + 1) as f64 / n as f64).abs());
-            }
-            assert!(d < 1.95 / (n as f64).sqrt(), "b={b} c={c}: KS distance {d}");
-        }
-    }
 
     #[test]
     fn gamma_envelope_bounds_the_series_density() {
