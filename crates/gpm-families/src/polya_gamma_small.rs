@@ -209,18 +209,22 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
+    /// `(b, c)`: the heteroscedastic models' `b = 1/2` at small and large tilts, small and
+    /// near-1 shapes, a tiny shape at a large tilt.
+    const CASES: &[(f64, f64)] = &[
+        (0.5, 0.0),
+        (0.5, 1.3),
+        (0.5, 6.0),
+        (0.2, 0.4),
+        (0.9, 3.0),
+        (0.05, 20.0),
+    ];
+
     /// The series CDF agrees with the Laplace-transform inversion (its ~1e-8 accuracy) and its
     /// density with the CDF's central difference.
     #[test]
     fn series_cdf_matches_the_laplace_inversion_and_its_own_density() {
-        for &(b, c) in &[
-            (0.5, 0.0),
-            (0.5, 1.3),
-            (0.5, 6.0),
-            (0.2, 0.4),
-            (0.9, 3.0),
-            (0.05, 20.0),
-        ] {
+        for &(b, c) in CASES {
             let phi = laplace_transform(b, c);
             let z = 0.5 * c;
             for i in 1..60 {
@@ -255,14 +259,7 @@ mod tests {
     #[test]
     fn draws_follow_their_cdf_moments_and_the_inversion_sampler() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
-        for &(b, c) in &[
-            (0.5, 0.0),
-            (0.5, 1.3),
-            (0.5, 6.0),
-            (0.2, 0.4),
-            (0.9, 3.0),
-            (0.05, 20.0),
-        ] {
+        for &(b, c) in CASES {
             let n = 4000;
             let mut x: Vec<f64> = (0..n).map(|_| sample(&mut rng, b, c)).collect();
             let m = x.iter().sum::<f64>() / n as f64;
