@@ -25,6 +25,8 @@ pub fn sample<R: rand::Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> Result<f64,
     // Exact below `LARGE_SHAPE`; above it the series draw, whose cost does not grow with `b`.
     Ok(if b >= crate::polya_gamma_large::LARGE_SHAPE {
         crate::polya_gamma_large::sample(rng, b, c)
+    } else if b < 1.0 {
+        crate::polya_gamma_small::sample(rng, b, c)
     } else {
         crate::polya_gamma_sampler::sample_exact(rng, b, c)
     })

@@ -8,8 +8,8 @@
 //!   draws are summed (PG is infinitely divisible in `b`);
 //! - `b ≥ 1000`: the series draw of [`crate::polya_gamma_large`] (exact moments, cost independent
 //!   of `b`), since summing `b/4` draws is what made a Poisson count of 10⁷ cost seconds;
-//! - `b < 1`: inversion of the distribution function's alternating series, whose truncation
-//!   error is certified ([`crate::polya_gamma_small`]).
+//! - `b < 1`: not here — [`crate::polya_gamma_small`] (the distribution function's alternating
+//!   series, truncation certified), which uses this file's envelopes and acceptance test.
 //!
 //! ## The alternate method (derived here, because the public implementation we measured is biased)
 //! The density of `J*(h)` has the left alternating series (WPS 2014, eq. 11)
@@ -58,14 +58,13 @@ pub fn variance(b: f64, c: f64) -> f64 {
     }
 }
 
-/// One exact draw of PG(b, c), at a cost growing with `b` (`⌈b/4⌉` alternate draws).
+/// One exact draw of PG(b, c) for `b ≥ 1`, at a cost growing with `b` (`⌈b/4⌉` alternate
+/// draws); shapes below 1 are [`crate::polya_gamma_small`]'s.
 pub fn sample_exact<R: Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> f64 {
+    debug_assert!(b >= 1.0, "PG shapes below 1 are polya_gamma_small's");
     let z = 0.5 * c.abs();
     if b == 1.0 {
         return 0.25 * devroye(rng, z);
-    }
-    if b < 1.0 {
-        return crate::polya_gamma_small::sample(rng, b, c);
     }
     // Equal chunks h = b / ⌈b/4⌉ ∈ [1, 4], so the setup (truncation point, mixture weight) is
     // shared by all of them.

@@ -36,6 +36,7 @@ mod pointwise;
 mod run;
 mod shard;
 mod start;
+mod surrogate;
 pub use pointwise::Pointwise;
 pub(crate) use run::{check_run, complete_draws};
 pub use run::{run, run_into, run_until, ChainTimes, RowSink};
@@ -129,6 +130,13 @@ pub struct State {
     /// Evaluations of the hyperparameter moves' densities so far (each a factorisation for a
     /// kernel): what a full-Bayes sweep costs beyond a fixed-hyperparameter one.
     pub hyper_evaluations: u64,
+    /// Evaluations of a surrogate transition's cheap density (FITC marginals, `O(NM²)` each),
+    /// apart from the exact ones above.
+    pub surrogate_evaluations: u64,
+    /// Surrogate transitions run.
+    pub surrogate_moves: u64,
+    /// Surrogate transitions whose proposal the exact correction accepted.
+    pub surrogate_accepted: u64,
     /// The latents' conditional means at their last draw, `E[z | everything else]` (same
     /// layout as `latents`): averaged over the kept draws they are the Rao-Blackwellised
     /// posterior means ([`crate::rao_blackwell`]).
@@ -262,6 +270,8 @@ struct SlicedKernel {
     interweave: Vec<usize>,
     /// The inputs' squared distances, kept when the kernel has a scalar-lengthscale part.
     sqdist: Option<std::sync::Arc<DMatrix<f64>>>,
+    /// The marginal move's surrogate transition, where the schedule's rule applies.
+    surrogate: Option<surrogate::Surrogate>,
 }
 
 impl SlicedKernel {
@@ -604,6 +614,9 @@ impl<'a> Sampler<'a> {
             dense_fits: vec![None; self.prep.blocks.len()],
             dense_references: vec![None; self.prep.blocks.len()],
             hyper_evaluations: 0,
+            surrogate_evaluations: 0,
+            surrogate_moves: 0,
+            surrogate_accepted: 0,
         }
     }
 

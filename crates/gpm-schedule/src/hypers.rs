@@ -262,6 +262,10 @@ pub struct GpKernelUpdate {
     /// the centred move alone. Chosen when every factor reading the block has a pointwise
     /// log-density and none is categorical or collapsed.
     pub interweave: Vec<FactorId>,
+    /// The marginal move proposes through a cheap approximation of its density and corrects
+    /// once ([`crate::SurrogateTransition`]); `None` for a move given the block's values or a
+    /// sparse block's (its marginal is already `O(NM²)`).
+    pub surrogate: Option<crate::SurrogateTransition>,
 }
 
 /// Hyperparameters with priors read only by the `normal` priors of one dense block.
@@ -742,6 +746,8 @@ fn gibbs_update(
                     given_values,
                     slice: SliceScheme::for_marginal_update(),
                     interweave: Vec::new(),
+                    surrogate: (!given_values && b.kind == crate::BlockKind::FullGp)
+                        .then(crate::SurrogateTransition::for_marginal_update),
                 }),
             }
             if given_values {

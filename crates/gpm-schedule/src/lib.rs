@@ -24,6 +24,7 @@ pub mod marginal_elliptical;
 pub mod prior;
 pub mod slice_scheme;
 pub mod steps;
+pub mod surrogate;
 pub mod tape;
 use cavi_program::{cavi_program, tilted};
 use conjugate::conjugate_hypers;
@@ -44,6 +45,7 @@ pub use prior::{BoundArg, BoundKernel, BoundPrior, NormalPriorGradient};
 pub use slice_scheme::SliceScheme;
 use std::collections::BTreeSet;
 pub use steps::{CaviStep, GibbsStep, GpfStep};
+pub use surrogate::SurrogateTransition;
 pub use tape::Tape;
 
 /// Where a slot's value comes from at observation `i`.

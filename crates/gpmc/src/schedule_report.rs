@@ -82,6 +82,9 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
                 k.slice.describe(),
                 how(k.given_values)
             );
+            if let Some(st) = &k.surrogate {
+                let _ = write!(extra, "; {}", st.describe());
+            }
             if !k.interweave.is_empty() {
                 let _ = write!(
                     extra,

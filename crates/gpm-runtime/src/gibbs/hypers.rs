@@ -337,6 +337,11 @@ impl super::Sampler<'_> {
             state.sparse_priors[sk.block] = Some(prior_at(&self.hyper_values(state))?);
             return Ok(());
         }
+        if let (None, Some(sur)) = (&values, &sk.surrogate) {
+            if self.surrogate_kernel(sk, sur, state, a, b, rng)? {
+                return Ok(());
+            }
+        }
         // The kernel matrix of the last evaluation, with the values it was made at: slice
         // sampling accepts the point it evaluated last, so the chain's new prior is made from it
         // without forming the matrix again.
@@ -631,6 +636,10 @@ pub(super) fn bind_hypers(
             && crate::kernels::uses_scalar_distances(&sl.kernel)
             && sl.inputs.nrows() <= crate::kernels::MAX_KEPT_DISTANCES)
             .then(|| std::sync::Arc::new(crate::kernels::squared_distances(&sl.inputs)));
+        let surrogate = match &inducing {
+            None => super::surrogate::Surrogate::bind(k.surrogate, &sl.inputs)?,
+            Some(_) => None,
+        };
         kernels.push(SlicedKernel {
             block: bi,
             hypers: entries(&k.hypers)?,
@@ -644,6 +653,7 @@ pub(super) fn bind_hypers(
                 scheme: k.slice,
             },
             interweave: k.interweave.iter().map(|f| f.0).collect(),
+            surrogate,
             sqdist,
         });
     }
