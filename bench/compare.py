@@ -765,6 +765,31 @@ def full_bayes_section(rows, draws, warmup, sweep="", notes=""):
     return lines
 
 
+# Reports other scripts write, carried into docs/benchmarks.md whole (their titles one level
+# down), so that it holds every row: (file, the script that writes it).
+EMBEDDED = [
+    ("benchmarks_sparse_full_bayes.md", "bench/sparse_full_bayes.py"),
+    ("benchmarks_cavi_in_process.md", "bench/cavi_in_process.py"),
+]
+
+
+def embedded_reports():
+    lines = []
+    for name, script in EMBEDDED:
+        path = os.path.join(ROOT, "docs", name)
+        if not os.path.exists(path):
+            continue
+        with open(path) as fh:
+            body = fh.read().rstrip("\n").split("\n")
+        title = body[0].lstrip("# ").strip()
+        rest = body[1:]
+        while rest and not rest[0].strip():
+            rest = rest[1:]
+        lines += ["", f"## {title} (from docs/{name}, `{script}`)", ""]
+        lines += ["#" + l if l.startswith("#") else l for l in rest]
+    return lines + [""]
+
+
 def write_report(results, pg, draws, warmup, scaling="", full_bayes=(), full_bayes_sweep="",
                  full_bayes_notes=""):
     import matplotlib
@@ -911,6 +936,7 @@ def write_report(results, pg, draws, warmup, scaling="", full_bayes=(), full_bay
         "2·10⁵: docs/benchmarks_cavi_in_process.md (bench/cavi_in_process.py).",
         "",
     ]
+    lines += embedded_reports()
     with open(os.path.join(ROOT, "docs", "benchmarks.md"), "w") as fh:
         fh.write("\n".join(lines))
     print("wrote docs/benchmarks.md")
