@@ -354,6 +354,32 @@ mod tests {
         }
     }
 
+    /// Extreme shapes and tilts: finite positive draws whose mean is the closed form's.
+    #[test]
+    fn extreme_parameters_give_finite_draws_with_the_right_mean() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        for &(b, c) in &[
+            (1e-4, 0.0),
+            (1e-4, 300.0),
+            (0.999, 1e-9),
+            (0.999, 300.0),
+            (0.3, 1e4),
+        ] {
+            let n = 4000;
+            let x: Vec<f64> = (0..n).map(|_| sample(&mut rng, b, c)).collect();
+            assert!(x.iter().all(|v| v.is_finite() && *v >= 0.0), "b={b} c={c}");
+            let m = x.iter().sum::<f64>() / n as f64;
+            let (m0, v0) = (
+                crate::polya_gamma_sampler::mean(b, c),
+                crate::polya_gamma_sampler::variance(b, c),
+            );
+            assert!(
+                (m - m0).abs() < 5.0 * (v0 / n as f64).sqrt() + 1e-12 * m0,
+                "b={b} c={c}: mean {m} vs {m0}"
+            );
+        }
+    }
+
     fn two_sample_ks(x: &[f64], y: &[f64]) -> f64 {
         let (mut i, mut j, mut d) = (0usize, 0usize, 0.0f64);
         while i < x.len() && j < y.len() {

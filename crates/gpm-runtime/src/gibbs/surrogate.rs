@@ -55,8 +55,8 @@ struct Exact {
 impl Sampler<'_> {
     /// The surrogate transition of `sk`'s hyperparameters given the curvature `a` and linear
     /// term `b` of its block's conditional; leaves the chain's GP prior factored at the values
-    /// it ends at. `Ok(false)`: no reference fitted yet, nothing done (the caller runs the
-    /// plain move).
+    /// it ends at. `Ok(false)`: no reference fitted yet, or a density that cannot be evaluated
+    /// at the current point; nothing done (the caller runs the plain move).
     pub(super) fn surrogate_kernel(
         &self,
         sk: &SlicedKernel,
@@ -96,8 +96,12 @@ impl Sampler<'_> {
         };
         let before = self.hyper_values(state);
         let saved: Vec<f64> = sk.hypers.iter().map(|h| h.get(state)).collect();
-        let current = exact(&before)?;
-        let s0 = approx(&before)?;
+        // Where either density cannot be evaluated at the current point (a kernel that cannot
+        // be factored there), the plain move, which treats such points as having no mass.
+        let (current, s0) = match (exact(&before), approx(&before)) {
+            (Ok(e), Ok(s0)) if e.log_gp.is_finite() && s0.is_finite() => (e, s0),
+            _ => return Ok(false),
+        };
         state.hyper_evaluations += 1;
         // The proposal: `steps` slice moves on the surrogate, counted apart from the exact
         // evaluations (what the sweep's cost is judged by).
