@@ -790,8 +790,8 @@ def embedded_reports():
     return lines + [""]
 
 
-def write_report(results, pg, draws, warmup, scaling="", full_bayes=(), full_bayes_sweep="",
-                 full_bayes_notes=""):
+def ess_plot(results):
+    """docs/benchmarks_ess.svg: median ESS per second of both tools, one bar pair a model."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -808,6 +808,11 @@ def write_report(results, pg, draws, warmup, scaling="", full_bayes=(), full_bay
     ax.legend()
     fig.tight_layout()
     fig.savefig(os.path.join(ROOT, "docs", "benchmarks_ess.svg"))
+
+
+def write_report(results, pg, draws, warmup, scaling="", full_bayes=(), full_bayes_sweep="",
+                 full_bayes_notes=""):
+    ess_plot(results)
     v = versions()
     cpu = platform.processor() or platform.machine()
     try:
