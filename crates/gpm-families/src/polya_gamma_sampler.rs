@@ -110,7 +110,7 @@ fn log_add(a: f64, b: f64) -> f64 {
 
 /// `log P(IG(mean h/z, shape h²) < t)` plus `−h z`, i.e. the log of
 /// `e^(−hz) Φ((tz − h)/√t) + e^(hz) Φ(−(tz + h)/√t)`, without overflow for large `z`.
-fn ln_tilted_levy_mass(h: f64, z: f64, t: f64) -> f64 {
+pub(crate) fn ln_tilted_levy_mass(h: f64, z: f64, t: f64) -> f64 {
     let st = t.sqrt();
     log_add(
         -h * z + ln_normal_upper((h - t * z) / st),

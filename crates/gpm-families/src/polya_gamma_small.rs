@@ -35,30 +35,12 @@ use std::f64::consts::PI;
 /// reach (`x` of 100 needs ~30 terms), this only bounds a pathological input.
 const MAX_TERMS: usize = 2_000;
 
-/// `log Φ(−x)` (the normal upper tail), accurate where `Φ(−x)` underflows.
-fn ln_normal_upper(x: f64) -> f64 {
-    gpm_special::log_normal_cdf(-x)
-}
-
-/// `log(e^a + e^b)`.
-fn log_add(a: f64, b: f64) -> f64 {
-    let m = a.max(b);
-    if m == f64::NEG_INFINITY {
-        return m;
-    }
-    m + ((a - m).exp() + (b - m).exp()).ln()
-}
-
 /// Term `n` of the distribution function's series, `cₙ cosh(z)ʰ [e^(−mz) Φ((zx − m)/√x) +
-/// e^(mz) Φ(−(zx + m)/√x)]` (`ln_front = log cₙ + h log cosh z`), in log space: no overflow
-/// for large `mz`.
-fn cdf_term(ln_front: f64, m: f64, z: f64, x: f64, sx: f64) -> f64 {
-    (ln_front
-        + log_add(
-            -m * z + ln_normal_upper((m - z * x) / sx),
-            m * z + ln_normal_upper((z * x + m) / sx),
-        ))
-    .exp()
+/// e^(mz) Φ(−(zx + m)/√x)]` (`ln_front = log cₙ + h log cosh z`): the bracket is the tilted
+/// Lévy mass the alternate method's left envelope uses, in log space (no overflow for large
+/// `mz`).
+fn cdf_term(ln_front: f64, m: f64, z: f64, x: f64) -> f64 {
+    (ln_front + crate::polya_gamma_sampler::ln_tilted_levy_mass(m, z, x)).exp()
 }
 
 /// `(F(x), f(x))` of `J*(h, z)`, `0 < h < 1` (the series is valid for every `h > 0`).
@@ -68,7 +50,7 @@ pub fn cdf_pdf(h: f64, z: f64, x: f64) -> (f64, f64) {
     }
     let z = z.abs();
     let ln_cosh_h = h * gpm_special::log_cosh(z);
-    let (sx, ln_x) = (x.sqrt(), x.ln());
+    let ln_x = x.ln();
     let ln_dens_const = -0.5 * (2.0 * PI).ln() - 1.5 * ln_x;
     let (mut cdf, mut pdf) = (0.0f64, 0.0f64);
     // log cₙ, from log 2ʰ and updated by log((n+h)/(n+1)).
@@ -76,7 +58,7 @@ pub fn cdf_pdf(h: f64, z: f64, x: f64) -> (f64, f64) {
     for n in 0..MAX_TERMS {
         let nf = n as f64;
         let m = 2.0 * nf + h;
-        let tc = cdf_term(ln_c + ln_cosh_h, m, z, x, sx);
+        let tc = cdf_term(ln_c + ln_cosh_h, m, z, x);
         let tp =
             (ln_c + ln_cosh_h + m.ln() + ln_dens_const - (m - z * x).powi(2) / (2.0 * x) - m * z)
                 .exp();
@@ -98,12 +80,11 @@ pub fn cdf_pdf(h: f64, z: f64, x: f64) -> (f64, f64) {
 /// question is decided after the few terms that separate `u` from `F(t)`.
 fn below_cdf_at(h: f64, z: f64, t: f64, u: f64) -> bool {
     let ln_cosh_h = h * gpm_special::log_cosh(z);
-    let sx = t.sqrt();
     let mut ln_c = h * std::f64::consts::LN_2;
     let mut s = 0.0;
     for n in 0..MAX_TERMS {
         let nf = n as f64;
-        let term = cdf_term(ln_c + ln_cosh_h, 2.0 * nf + h, z, t, sx);
+        let term = cdf_term(ln_c + ln_cosh_h, 2.0 * nf + h, z, t);
         if n % 2 == 0 {
             s += term;
             if u >= s {
