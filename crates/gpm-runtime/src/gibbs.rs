@@ -32,6 +32,8 @@ mod laplace_dense;
 mod level_shift;
 mod log_joint;
 mod marginal_elliptical;
+mod nuts_block;
+pub use nuts_block::NutsBlockStats;
 mod pointwise;
 mod run;
 mod shard;
@@ -137,6 +139,13 @@ pub struct State {
     pub surrogate_moves: u64,
     /// Surrogate transitions whose proposal the exact correction accepted.
     pub surrogate_accepted: u64,
+    /// Per NUTS step of the sweep ([`gpm_schedule::Schedule::nuts_blocks`]): its adaptation
+    /// (`None` before its first transition).
+    pub nuts: Vec<Option<crate::nuts::adapt::Adaptation>>,
+    /// What the NUTS steps did after warm-up.
+    pub nuts_stats: NutsBlockStats,
+    /// During a warm-up sweep: `(sweep from 1, warm-up sweeps)` ([`Sampler::warmup_sweep`]).
+    pub warmup: Option<(usize, usize)>,
     /// The latents' conditional means at their last draw, `E[z | everything else]` (same
     /// layout as `latents`): averaged over the kept draws they are the Rao-Blackwellised
     /// posterior means ([`crate::rao_blackwell`]).
@@ -617,6 +626,9 @@ impl<'a> Sampler<'a> {
             surrogate_evaluations: 0,
             surrogate_moves: 0,
             surrogate_accepted: 0,
+            nuts: vec![None; self.schedule.nuts_blocks.len()],
+            nuts_stats: NutsBlockStats::default(),
+            warmup: None,
         }
     }
 
@@ -644,7 +656,10 @@ impl<'a> Sampler<'a> {
         warmup: usize,
     ) -> Result<(), RuntimeError> {
         self.open_ellipse_windows(state, sweep);
-        self.sweep(state, rng)?;
+        state.warmup = Some((sweep, warmup));
+        let swept = self.sweep(state, rng);
+        state.warmup = None;
+        swept?;
         self.adapt(state, sweep, warmup);
         self.adapt_ellipses(state, sweep, warmup);
         self.fit_dense_references(state, sweep, warmup);
@@ -687,6 +702,11 @@ impl<'a> Sampler<'a> {
                         redraw,
                     };
                     self.marginal_elliptical(block, how, state, rng)?;
+                    pv = self.predictors(state);
+                }
+                GibbsStep::Nuts { index } => {
+                    let nb = &self.schedule.nuts_blocks[index];
+                    self.nuts_block(index, nb, state, rng)?;
                     pv = self.predictors(state);
                 }
                 GibbsStep::KernelGroup { group } => {
@@ -892,3 +912,29 @@ impl RowRng for ChaCha8Rng {
 
 /// Mixed into the seed of the replicated responses' streams.
 const REPLICATE_SEED: u64 = 0x7965_725f_7265_7063;
+
+/// What NUTS's targets read of a sampler (the whole-model one and the sweep's NUTS step's).
+impl crate::nuts::target::Bound for Sampler<'_> {
+    fn prepared(&self) -> &Prepared {
+        &self.prep
+    }
+
+    fn schedule(&self) -> &Schedule {
+        self.schedule
+    }
+
+    fn hyper_base(&self) -> HyperValues {
+        self.base.clone()
+    }
+
+    fn sampled_gp_prior(
+        &self,
+        bi: usize,
+    ) -> Option<(
+        &gpm_schedule::BoundKernel,
+        &gpm_schedule::Tape,
+        &std::sync::Arc<DMatrix<f64>>,
+    )> {
+        Sampler::sampled_gp_prior(self, bi)
+    }
+}

@@ -11,9 +11,13 @@
 //! every latent, `log_lik`, `y_rep`) to the same sinks, so every output of a Gibbs run —
 //! chain files, summaries, prediction — is the same for NUTS.
 
+pub(crate) mod adapt;
 pub mod augmented;
+pub(crate) mod block;
 mod gp_hypers;
-mod target;
+pub(crate) mod target;
+pub(crate) mod transition;
+pub use adapt::Adaptation;
 
 use crate::gibbs::{ChainTimes, GibbsConfig, RowSink, Sampler};
 use crate::RuntimeError;
@@ -39,6 +43,23 @@ pub struct NutsStats {
     pub mean_steps: f64,
     /// Whether the chain ran on the augmented model.
     pub augmented: bool,
+    /// Whether these are the transitions of a NUTS step inside Gibbs sweeps
+    /// ([`gpm_schedule::GibbsStep::Nuts`]) rather than of NUTS on the whole model.
+    pub in_gibbs: bool,
+}
+
+impl NutsStats {
+    /// A Gibbs chain's NUTS steps, as NUTS reports its transitions.
+    pub fn of_block(s: &crate::gibbs::NutsBlockStats) -> NutsStats {
+        NutsStats {
+            divergences: s.divergences as usize,
+            max_depth_hits: s.max_depth_hits as usize,
+            step_size: s.step_size,
+            mean_steps: s.leapfrogs as f64 / s.transitions.max(1) as f64,
+            augmented: false,
+            in_gibbs: true,
+        }
+    }
 }
 
 /// Which model NUTS samples.

@@ -141,6 +141,20 @@ impl Whitening {
         }
     }
 
+    /// The whitened coordinates of one vector of values, `L⁻¹(f − μ)` or `(θ − μ)/σ` (a
+    /// sparse GP's coordinates are not a function of its values: `None`).
+    pub(crate) fn coordinates(&self, x: &DVector<f64>) -> Option<DVector<f64>> {
+        match self {
+            Whitening::Gp { mean, l, .. } => {
+                Some(crate::linalg::solve_lower_vec(l, &x.add_scalar(-*mean)))
+            }
+            Whitening::Dense { mean, sd } => {
+                Some(DVector::from_fn(x.len(), |i, _| (x[i] - mean[i]) / sd[i]))
+            }
+            Whitening::Sparse { .. } => None,
+        }
+    }
+
     /// `∇_v` of a function from its gradient in the values: `Lᵀ g`, `σ ⊙ g`.
     pub(crate) fn pullback(&self, g: &DMatrix<f64>) -> DMatrix<f64> {
         match self {

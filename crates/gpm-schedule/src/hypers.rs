@@ -107,6 +107,11 @@ pub enum GibbsUpdate {
         /// The block.
         block: BlockId,
     },
+    /// Moved with its block by the sweep's NUTS step ([`crate::NutsBlock`]).
+    Nuts {
+        /// The block.
+        block: BlockId,
+    },
     /// The class scales of a scaled logistic-softmax factor: each drawn from its Gamma
     /// conditional with the factor's counts integrated out, inside the factor's auxiliary step
     /// between `λ` and the counts (thesis §7.4.3).
@@ -150,6 +155,7 @@ impl GibbsUpdate {
                     "sampled by slice sampling with one of the GPs that share it integrated out and the others given (a likelihood couples them: slower mixing, check its ESS)".into()
                 }
             }
+            GibbsUpdate::Nuts { .. } => "sampled jointly with the weights of the block whose prior reads it, by a NUTS step of the sweep (non-centred: the weights whitened by their prior, the hyperparameter on its unconstrained scale)".into(),
             GibbsUpdate::ClassScales { factor, shape, rate } => format!(
                 "sampled in factor #{}'s auxiliary step: θ_k | λ, F ~ Gamma({shape} + #{{y = k}}, {rate} + Σ_i λ_i σ(F_ik)), the counts integrated out (thesis §7.4.3)",
                 factor.0 + 1
@@ -169,6 +175,7 @@ impl GibbsUpdate {
                 | GibbsUpdate::DenseMarginal { .. }
                 | GibbsUpdate::GivenValues { .. }
                 | GibbsUpdate::ClassScales { .. }
+                | GibbsUpdate::Nuts { .. }
         )
     }
 }

@@ -21,6 +21,7 @@ pub mod gradient;
 pub mod hypers;
 pub mod ids;
 pub mod marginal_elliptical;
+pub mod nuts_block;
 pub mod prior;
 pub mod slice_scheme;
 pub mod steps;
@@ -41,6 +42,7 @@ pub use hypers::{
     VariationalUpdate, LAPLACE_MAX_DIM, NON_CENTRED_MOVES,
 };
 pub use ids::{BlockId, FactorId, HyperId, LatentId, PredictorId};
+pub use nuts_block::{NutsBlock, Options};
 pub use prior::{BoundArg, BoundKernel, BoundPrior, NormalPriorGradient};
 pub use slice_scheme::SliceScheme;
 use std::collections::BTreeSet;
@@ -459,6 +461,8 @@ pub struct Schedule {
     pub kernel_groups: Vec<KernelGroup>,
     /// Hyperparameters of the normal priors of one dense block.
     pub dense_updates: Vec<DenseScaleUpdate>,
+    /// The blocks a sweep updates by NUTS ([`GibbsStep::Nuts`]).
+    pub nuts_blocks: Vec<NutsBlock>,
     /// The steps of one Gibbs sweep.
     pub gibbs: Vec<GibbsStep>,
     /// The steps of one CAVI iteration.
@@ -489,6 +493,11 @@ impl Schedule {
                 self.dense_updates
                     .iter()
                     .flat_map(|d| d.hypers.iter().copied()),
+            )
+            .chain(
+                self.nuts_blocks
+                    .iter()
+                    .flat_map(|n| n.hypers.iter().copied()),
             )
             .chain(
                 self.hyper_steps
@@ -841,6 +850,15 @@ fn compile_factor(
 
 /// Compile a model's plans.
 pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
+    build_with(model, plans, Options::default())
+}
+
+/// [`build`] with the sweep's choices limited by `options`.
+pub fn build_with(
+    model: &Model,
+    plans: &[Plan],
+    options: Options,
+) -> Result<Schedule, ScheduleError> {
     let mut factors = Vec::new();
     let mut collapsed = BTreeSet::new();
     for plan in plans {
@@ -850,7 +868,7 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
     let collapsed_latents = blocks::collapsed_latents(model, &collapsed);
     let mut blocks = blocks::blocks(model, &collapsed_latents);
     elliptical_blocks(model, &factors, &mut blocks)?;
-    let plan = hypers::plan(model, &factors, &hypers, &collapsed, &blocks);
+    let mut plan = hypers::plan(model, &factors, &hypers, &collapsed, &blocks);
     let coupled = coupled_blocks(model, &factors, &blocks);
     let mut gibbs = steps::gibbs(
         &blocks,
@@ -871,21 +889,19 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
     marginal_elliptical::set_redraws(&mut gibbs);
     let cavi = steps::cavi(&blocks);
     let gpf = steps::gpf(model, &blocks, &factors);
-    let binder = prior::Binder {
-        hypers: &model.hypers,
+    let priors = bind_priors(model)?;
+    let nuts_blocks = if options.nuts_blocks {
+        nuts_block::nuts_blocks(
+            model,
+            &factors,
+            (&blocks, &priors),
+            gpf.is_ok(),
+            &mut plan,
+            &mut gibbs,
+        )
+    } else {
+        vec![]
     };
-    let priors = model
-        .latents
-        .iter()
-        .map(|z| {
-            binder
-                .prior(&z.prior)
-                .map_err(|message| ScheduleError::Prior {
-                    latent: z.name.clone(),
-                    message,
-                })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
     Ok(Schedule {
         latents: model.latents.clone(),
         priors,
@@ -900,10 +916,30 @@ pub fn build(model: &Model, plans: &[Plan]) -> Result<Schedule, ScheduleError> {
         kernel_updates: plan.kernels,
         kernel_groups: plan.groups,
         dense_updates: plan.dense,
+        nuts_blocks,
         gibbs,
         cavi,
         gpf,
     })
+}
+
+/// Every latent's prior bound to typed hyperparameter ids.
+fn bind_priors(model: &Model) -> Result<Vec<BoundPrior>, ScheduleError> {
+    let binder = prior::Binder {
+        hypers: &model.hypers,
+    };
+    model
+        .latents
+        .iter()
+        .map(|z| {
+            binder
+                .prior(&z.prior)
+                .map_err(|message| ScheduleError::Prior {
+                    latent: z.name.clone(),
+                    message,
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()
 }
 
 /// A predictor's id from its name: bound once, here, so that nothing downstream looks a

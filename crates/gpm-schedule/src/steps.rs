@@ -79,6 +79,12 @@ pub enum GibbsStep {
         /// The Gaussian whose ellipses the steps follow.
         reference: crate::ellipse_reference::EllipseReference,
     },
+    /// One NUTS transition on a block and the scales its prior reads, the others held
+    /// ([`crate::nuts_block`]); the auxiliaries of its factors drawn again after it.
+    Nuts {
+        /// Index into [`crate::Schedule::nuts_blocks`].
+        index: usize,
+    },
     /// The generic update of the blocks read by factors with no augmentation: `steps`
     /// elliptical slice sampling steps over all of them jointly (their Gaussian parts are
     /// independent given the auxiliaries, so the ellipse is their product), each block's own

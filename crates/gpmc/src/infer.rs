@@ -433,8 +433,20 @@ fn run_chains<S: gibbs::RowSink>(
         let (chains, stats) = ran.into_iter().map(|(s, t, n)| ((s, t), n)).unzip();
         (chains, kept, stats)
     } else {
-        let (chains, kept) = gibbs::run_into(&setup.sampler, config, progress, stop, sinks)?;
-        (chains, kept, vec![])
+        let (ran, kept) = gibbs::run_into(&setup.sampler, config, progress, stop, sinks)?;
+        let (chains, stats): (Vec<_>, Vec<_>) =
+            ran.into_iter().map(|(s, t, n)| ((s, t), n)).unzip();
+        // The sweep's NUTS steps report as NUTS does (divergences warned of, per-chain
+        // statistics in summary.json).
+        let nuts = if setup.sampler.schedule().nuts_blocks.is_empty() {
+            vec![]
+        } else {
+            stats
+                .iter()
+                .map(gpm_runtime::nuts::NutsStats::of_block)
+                .collect()
+        };
+        (chains, kept, nuts)
     };
     if kept == 0 {
         return Err(InferError::Interrupted(

@@ -220,6 +220,31 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
                 "leave the auxiliaries to the next sweep's first step, which draws them afresh"
             }
         ),
+        GibbsStep::Nuts { index } => {
+            let nb = &s.nuts_blocks[*index];
+            format!(
+                "one NUTS transition (step size and diagonal mass matrix adapted in warm-up as Stan does; tree depth at most {}) on {} whitened by its prior{}, the other latents and hyperparameters held, with the log-density of factor{} {} as written{} — NUTS because {}",
+                nb.max_depth,
+                block_name(s, c, nb.block),
+                if nb.hypers.is_empty() {
+                    String::new()
+                } else {
+                    format!(" jointly with {} on their unconstrained scales", hyper_names(c, &nb.hypers))
+                },
+                if nb.factors.len() > 1 { "s" } else { "" },
+                nb.factors
+                    .iter()
+                    .map(|f| format!("#{}", s.factors[f.0].factor + 1))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if nb.redraw {
+                    " (auxiliaries integrated out), then every auxiliary drawn again given it"
+                } else {
+                    ""
+                },
+                nb.why
+            )
+        }
         GibbsStep::Elliptical {
             blocks,
             factors,
@@ -322,6 +347,8 @@ pub fn text(c: &Checked) -> String {
             block_kind(b),
             if b.collapsed {
                 ", read by a collapsed predictor"
+            } else if s.nuts_blocks.iter().any(|n| n.block == b.id) {
+                ", generic update (a NUTS step of the sweep)"
             } else if !b.elliptical.is_empty() {
                 ", generic update (elliptical slice sampling)"
             } else {
@@ -429,6 +456,9 @@ pub fn json(c: &Checked) -> Value {
         "gibbs": s.gibbs.iter().map(|st| {
             let mut v = serde_json::to_value(st).unwrap_or(Value::Null);
             v["description"] = Value::String(gibbs_step_text(s, c, st));
+            if let GibbsStep::Nuts { index } = st {
+                v["nuts_block"] = serde_json::to_value(&s.nuts_blocks[*index]).unwrap_or(Value::Null);
+            }
             v
         }).collect::<Vec<_>>(),
         "cavi": if s.factors.iter().any(|f| f.cavi_unavailable.is_some()) {

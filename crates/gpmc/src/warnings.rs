@@ -35,7 +35,11 @@ pub fn divergences(stats: &[gpm_runtime::nuts::NutsStats]) -> Vec<String> {
         |f: fn(&gpm_runtime::nuts::NutsStats) -> usize| stats.iter().map(f).sum::<usize>();
     let mut out = Vec::new();
     let d = draws_with(|s| s.divergences);
-    if d > 0 {
+    if d > 0 && stats.iter().all(|s| s.in_gibbs) {
+        out.push(format!(
+            "{d} divergent transitions after warm-up in the sweep's NUTS step: the block's posterior has curvature NUTS could not follow and the draws may be biased; run more warm-up sweeps, or give its scales more informative priors"
+        ));
+    } else if d > 0 {
         out.push(format!(
             "{d} divergent transitions after warm-up: the posterior has curvature NUTS could not follow (a funnel?) and the draws may be biased; run more warm-up, reparametrise, or use --method gibbs"
         ));

@@ -63,13 +63,14 @@ pub fn run_until(
     let layout = sampler.layout();
     Ok(chains
         .into_iter()
-        .map(|(rows, t)| Chain::new(layout.clone(), rows, t))
+        .map(|(rows, t, _)| Chain::new(layout.clone(), rows, t))
         .collect())
 }
 
 /// [`run_until`] with each chain's rows handed to its sink as they are made (one sink per
-/// chain, in chain order). Returns the chains that kept draws, each with its sink and times,
-/// and the number of draws each kept (the same for all: the sinks are cut to the shortest).
+/// chain, in chain order). Returns the chains that kept draws, each with its sink, times and
+/// what its NUTS steps did (all zero without one), and the number of draws each kept (the same
+/// for all: the sinks are cut to the shortest).
 #[allow(clippy::type_complexity)]
 pub fn run_into<S: RowSink>(
     sampler: &Sampler,
@@ -77,7 +78,7 @@ pub fn run_into<S: RowSink>(
     progress: &(dyn Fn(usize, usize) + Sync),
     stop: &AtomicBool,
     sinks: Vec<S>,
-) -> Result<(Vec<(S, ChainTimes)>, usize), RuntimeError> {
+) -> Result<(Vec<(S, ChainTimes, super::NutsBlockStats)>, usize), RuntimeError> {
     let stopped = || stop.load(Ordering::Relaxed);
     check_run(config, sinks.len())?;
     let results = sinks
@@ -119,11 +120,14 @@ pub fn run_into<S: RowSink>(
                 warmup_seconds,
                 sampling_seconds: t1.elapsed().as_secs_f64(),
             };
-            Ok((sink, times, (), kept))
+            let mut nuts = state.nuts_stats;
+            if let Some(Some(a)) = state.nuts.first() {
+                nuts.step_size = a.step;
+            }
+            Ok((sink, times, nuts, kept))
         })
         .collect::<Result<Vec<_>, RuntimeError>>()?;
-    let (chains, kept) = complete_draws(results)?;
-    Ok((chains.into_iter().map(|(s, t, ())| (s, t)).collect(), kept))
+    complete_draws(results)
 }
 
 /// The settings of a run of chains and its sinks, checked before any chain starts (Gibbs's and

@@ -12,7 +12,6 @@
 
 use super::augmented::Augmented;
 use super::gp_hypers::KernelBlock;
-use crate::gibbs::Sampler;
 use crate::kernels::HyperValues;
 use crate::prepared::{Block, Prepared};
 use crate::slice::Transform;
@@ -24,6 +23,27 @@ use nalgebra::{DMatrix, DVector};
 use nuts_rs::{CpuLogpFunc, CpuMathError, HasDims};
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// What a target reads of a model bound to data (a Gibbs [`crate::gibbs::Sampler`]; a trait so
+/// that the sweep's NUTS step can build a target without this module reading the sampler's).
+pub(crate) trait Bound {
+    /// The model bound to the data.
+    fn prepared(&self) -> &Prepared;
+    /// The compiled model.
+    fn schedule(&self) -> &Schedule;
+    /// Every hyperparameter's starting value.
+    fn hyper_base(&self) -> HyperValues;
+    /// A full GP block's prior where its kernel or mean reads sampled hyperparameters.
+    #[allow(clippy::type_complexity)]
+    fn sampled_gp_prior(
+        &self,
+        bi: usize,
+    ) -> Option<(
+        &gpm_schedule::BoundKernel,
+        &gpm_schedule::Tape,
+        &Arc<DMatrix<f64>>,
+    )>;
+}
 
 /// A sampled hyperparameter NUTS moves, on the unconstrained scale of its range.
 #[derive(Clone)]
@@ -128,6 +148,20 @@ pub(crate) struct Target<'a> {
     /// Every hyperparameter's value at the start (the moved ones are overwritten).
     base: HyperValues,
     pub(crate) moved: Vec<Moved>,
+    /// The runtime block of each of [`Target::blocks`].
+    ids: Arc<Vec<usize>>,
+    /// A conditional target ([`Target::conditional`]): every latent's current value, the
+    /// moved blocks' overwritten at each position; and the factors that read them.
+    held: Option<Arc<(Vec<DVector<f64>>, Vec<bool>)>>,
+}
+
+/// What a target moves: these runtime blocks and these hyperparameters, the others held.
+pub(crate) struct Scope<'s> {
+    pub(crate) blocks: Vec<usize>,
+    pub(crate) hypers: Vec<HyperId>,
+    pub(crate) base: HyperValues,
+    /// Every latent's value and the factors reading the moved blocks (`None`: the whole model).
+    pub(crate) held: Option<(&'s [DVector<f64>], Vec<bool>)>,
 }
 
 /// A position where the log density is not finite: the transition is a divergence.
@@ -150,10 +184,31 @@ pub(crate) struct Point {
 }
 
 impl<'a> Target<'a> {
-    pub(crate) fn new(sampler: &'a Sampler, augmented: bool) -> Result<Self, RuntimeError> {
-        let (prep, schedule, base) = (sampler.prepared(), sampler.schedule(), sampler.hyper_base());
+    /// The whole model's target (NUTS on every latent and sampled hyperparameter).
+    pub(crate) fn new(sampler: &'a dyn Bound, augmented: bool) -> Result<Self, RuntimeError> {
+        let scope = Scope {
+            blocks: (0..sampler.prepared().blocks.len()).collect(),
+            hypers: sampler.schedule().sampled_hypers(),
+            base: sampler.hyper_base(),
+            held: None,
+        };
+        Self::build(sampler, scope, augmented)
+    }
+
+    /// The conditional target of a Gibbs sweep's NUTS block: `scope.blocks` and
+    /// `scope.hypers` moved, every other latent and hyperparameter held at its current value,
+    /// the likelihood only the factors that read the moved blocks (the others are constant).
+    pub(crate) fn conditional(sampler: &'a dyn Bound, scope: Scope) -> Result<Self, RuntimeError> {
+        Self::build(sampler, scope, false)
+    }
+
+    fn build(sampler: &'a dyn Bound, scope: Scope, augmented: bool) -> Result<Self, RuntimeError> {
+        let (prep, schedule, base) = (sampler.prepared(), sampler.schedule(), scope.base);
+        // Every sampled hyperparameter may have moved from the prepared blocks' values: a
+        // prior that reads one is formed again at each position.
         let sampled = schedule.sampled_hypers();
-        let moved = sampled
+        let moved = scope
+            .hypers
             .iter()
             .map(|&id| match &schedule.hyper_decls[id.0].kind {
                 gpm_ir::HyperKind::Prior { prior } => Ok(Moved {
@@ -169,7 +224,8 @@ impl<'a> Target<'a> {
             .collect::<Result<Vec<_>, _>>()?;
         let mut hierarchical = Vec::new();
         let mut kernel_blocks = Vec::new();
-        for (bi, b) in prep.blocks.iter().enumerate() {
+        for (k, &bi) in scope.blocks.iter().enumerate() {
+            let b = &prep.blocks[bi];
             if let Block::Gp { latent, .. } = b {
                 if schedule.priors[*latent]
                     .hypers()
@@ -183,7 +239,7 @@ impl<'a> Target<'a> {
                         ))
                     })?;
                     kernel_blocks.push(KernelBlock {
-                        block: bi,
+                        block: k,
                         kernel: kernel.clone(),
                         mean: mean.clone(),
                         inputs: inputs.clone(),
@@ -199,7 +255,7 @@ impl<'a> Target<'a> {
                 });
                 if reads {
                     hierarchical.push(Hierarchical {
-                        block: bi,
+                        block: k,
                         parts: parts.clone(),
                     });
                 }
@@ -209,11 +265,16 @@ impl<'a> Target<'a> {
             prep,
             schedule,
             blocks: Arc::new(
-                prep.blocks
+                scope
+                    .blocks
                     .iter()
-                    .map(WhitenedBlock::new)
+                    .map(|&bi| WhitenedBlock::new(&prep.blocks[bi]))
                     .collect::<Result<_, _>>()?,
             ),
+            ids: Arc::new(scope.blocks),
+            held: scope
+                .held
+                .map(|(latents, only)| Arc::new((latents.to_vec(), only))),
             hierarchical: Arc::new(hierarchical),
             kernel_blocks: Arc::new(kernel_blocks),
             augmented: if augmented {
@@ -328,6 +389,42 @@ impl<'a> Target<'a> {
         Ok((m, s, d))
     }
 
+    /// A conditional target's position at the held values: each moved block's whitened
+    /// coordinates under its prior at the current hyperparameters, then the moved
+    /// hyperparameters' unconstrained values.
+    pub(crate) fn position_at_held(&self) -> Result<Vec<f64>, RuntimeError> {
+        let Some(held) = &self.held else {
+            return Err(RuntimeError::Inconsistent(
+                "the whole model's target holds no values".into(),
+            ));
+        };
+        let hv = &self.base;
+        let mut whitening: Vec<Option<Whitening>> = (0..self.blocks.len()).map(|_| None).collect();
+        for h in self.hierarchical.iter() {
+            let (mean, sd, _) = self.dense_prior(h, hv, false)?;
+            whitening[h.block] = Some(Whitening::Dense { mean, sd });
+        }
+        for kb in self.kernel_blocks.iter() {
+            whitening[kb.block] = Some(kb.whitening(hv)?.0);
+        }
+        let mut out = Vec::with_capacity(CpuLogpFunc::dim(self));
+        for (b, w) in self.blocks.iter().zip(&whitening) {
+            let x = b.coords.get(&held.0);
+            let v = w
+                .as_ref()
+                .unwrap_or(&b.whitening)
+                .coordinates(&x)
+                .ok_or_else(|| {
+                    RuntimeError::Unsupported(
+                        "a sparse GP block cannot take a NUTS block update".into(),
+                    )
+                })?;
+            out.extend(v.iter());
+        }
+        out.extend(self.start_u());
+        Ok(out)
+    }
+
     /// The latents and hyperparameters at a position.
     pub(crate) fn point(&self, position: &[f64]) -> Result<Point, RuntimeError> {
         let hv = self.hyper_values(position);
@@ -341,11 +438,12 @@ impl<'a> Target<'a> {
             whitening[kb.block] = Some(kb.whitening(&hv)?.0);
         }
         self.place(position, &whitening, &mut latents);
-        let mut sparse_v = vec![None; self.blocks.len()];
+        let mut sparse_v = vec![None; self.prep.blocks.len()];
         let mut at = 0;
         for (k, b) in self.blocks.iter().enumerate() {
             if let Whitening::Sparse { phi, .. } = &b.whitening {
-                sparse_v[k] = Some(DVector::from_column_slice(&position[at..at + phi.nrows()]));
+                sparse_v[self.ids[k]] =
+                    Some(DVector::from_column_slice(&position[at..at + phi.nrows()]));
             }
             at += b.dim();
         }
@@ -356,7 +454,11 @@ impl<'a> Target<'a> {
         })
     }
 
+    /// The latents before the moved blocks are placed: the held values, or zeros.
     fn zero_latents(&self) -> Vec<DVector<f64>> {
+        if let Some(held) = &self.held {
+            return held.0.clone();
+        }
         self.prep
             .latents
             .iter()
@@ -431,7 +533,11 @@ impl<'a> Target<'a> {
             (&latents, &pv),
             &hv,
             (!self.moved.is_empty()).then_some(hyper_grad.as_mut_slice()),
-            self.augmented.as_ref().map(|a| a.original.as_slice()),
+            match (&self.held, &self.augmented) {
+                (Some(h), _) => Some(h.1.as_slice()),
+                (None, Some(a)) => Some(a.original.as_slice()),
+                (None, None) => None,
+            },
         )?;
         if let Some(a) = &self.augmented {
             let (u_aux, g_aux) = (&position[n_hyper..], &mut grad[n_hyper..]);

@@ -44,7 +44,7 @@ pub(super) fn chain_head<'a>(
 pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde_json::Value {
     json!({
         "model": c.name,
-        "method": if r.nuts.is_empty() { "gibbs" } else { "nuts" },
+        "method": if r.nuts.iter().any(|n| !n.in_gibbs) { "nuts" } else { "gibbs" },
         "chains": r.times.len(),
         "warmup": config.warmup,
         "draws": r.draws,
@@ -69,6 +69,8 @@ pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde
             "divergences": n.divergences, "max_depth_hits": n.max_depth_hits,
             "step_size": n.step_size, "mean_leapfrog_steps": n.mean_steps,
             "model": if n.augmented { "augmented" } else { "original" },
+            // The transitions of the sweep's NUTS step (`GibbsStep::Nuts`), not whole-model NUTS.
+            "gibbs_step": n.in_gibbs,
         })).collect::<Vec<_>>(),
         "warnings": gibbs_warnings(c, r),
     })

@@ -1,0 +1,219 @@
+//! Stan's warm-up adaptation for the NUTS block of a Gibbs sweep ([`super::transition`]):
+//! the step size by dual averaging towards a mean acceptance of 0.8 (Hoffman & Gelman 2014,
+//! Algorithm 5: γ = 0.05, t₀ = 10, κ = 0.75), and the diagonal inverse mass matrix from the
+//! positions' variances in doubling windows after an initial buffer of 75 transitions and
+//! before a terminal one of 50 (Stan's defaults, scaled to 15 % / 75 % / 10 % of a warm-up
+//! shorter than 150), regularised towards 10⁻³ as Stan does: `n/(n+5) σ² + 10⁻³·5/(n+5)`.
+//! Plain data, so that a chain's state stays `Clone`.
+
+/// The mean acceptance statistic the step size is adapted to (Stan's `delta`).
+pub(crate) const TARGET_ACCEPT: f64 = 0.8;
+
+/// The state of one NUTS block's adaptation in one chain.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Adaptation {
+    /// The step size transitions use now.
+    pub step: f64,
+    /// The diagonal inverse mass matrix.
+    pub inv_mass: Vec<f64>,
+    mu: f64,
+    log_step_bar: f64,
+    h_bar: f64,
+    count: f64,
+    window: Welford,
+    /// Whether the first step size has been found (Stan's `init_stepsize`).
+    pub(crate) started: bool,
+    /// The step size needs the heuristic again (a mass-matrix window just closed).
+    pub(crate) restart: bool,
+}
+
+/// Running mean and sum of squared deviations (Welford).
+#[derive(Debug, Clone, PartialEq)]
+struct Welford {
+    n: usize,
+    mean: Vec<f64>,
+    m2: Vec<f64>,
+}
+
+impl Welford {
+    fn new(dim: usize) -> Self {
+        Welford {
+            n: 0,
+            mean: vec![0.0; dim],
+            m2: vec![0.0; dim],
+        }
+    }
+
+    fn add(&mut self, x: &[f64]) {
+        self.n += 1;
+        let n = self.n as f64;
+        for ((m, s), x) in self.mean.iter_mut().zip(&mut self.m2).zip(x) {
+            let d = x - *m;
+            *m += d / n;
+            *s += d * (x - *m);
+        }
+    }
+}
+
+/// Where transition `t` (from 0) of a warm-up of `warmup` falls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Step size only.
+    Buffer,
+    /// Step size, and the position counts towards the window's variance; `closes`: the
+    /// window ends with this transition.
+    Window { closes: bool },
+}
+
+/// Stan's windows for a warm-up of `warmup` transitions.
+pub(crate) fn phase(t: usize, warmup: usize) -> Phase {
+    let (mut init, mut term, mut base) = (75, 50, 25);
+    if warmup < 20 {
+        return Phase::Buffer;
+    }
+    if init + term + base > warmup {
+        init = warmup * 15 / 100;
+        term = warmup / 10;
+        base = warmup - init - term;
+    }
+    let end = warmup - term;
+    if t < init || t >= end {
+        return Phase::Buffer;
+    }
+    // Windows of base, 2·base, 4·base, … from `init`; the last one stretched to `end`.
+    let (mut start, mut size) = (init, base);
+    loop {
+        let mut stop = start + size;
+        if stop + 2 * size > end {
+            stop = end;
+        }
+        if t < stop {
+            return Phase::Window {
+                closes: t + 1 == stop,
+            };
+        }
+        start = stop;
+        size *= 2;
+    }
+}
+
+impl Adaptation {
+    /// A fresh adaptation of a `dim`-dimensional block: unit mass, step 1 (the heuristic
+    /// rescales it before the first transition).
+    pub fn new(dim: usize) -> Self {
+        let mut a = Adaptation {
+            step: 1.0,
+            inv_mass: vec![1.0; dim],
+            mu: 0.0,
+            log_step_bar: 0.0,
+            h_bar: 0.0,
+            count: 0.0,
+            window: Welford::new(dim),
+            started: false,
+            restart: false,
+        };
+        a.restart_dual(1.0);
+        a
+    }
+
+    /// Dual averaging from step size `step` (Stan restarts it after every window).
+    pub(crate) fn restart_dual(&mut self, step: f64) {
+        self.step = step;
+        self.mu = (10.0 * step).ln();
+        self.log_step_bar = 0.0;
+        self.h_bar = 0.0;
+        self.count = 0.0;
+    }
+
+    /// After warm-up transition `t` of `warmup`, with its acceptance statistic and position.
+    pub(crate) fn learn(&mut self, t: usize, warmup: usize, accept: f64, position: &[f64]) {
+        // Hoffman & Gelman 2014, Algorithm 5.
+        let (gamma, t0, kappa) = (0.05, 10.0, 0.75);
+        self.count += 1.0;
+        let eta = 1.0 / (self.count + t0);
+        let accept = if accept.is_finite() { accept } else { 0.0 };
+        self.h_bar = (1.0 - eta) * self.h_bar + eta * (TARGET_ACCEPT - accept.min(1.0));
+        let log_step = self.mu - self.count.sqrt() / gamma * self.h_bar;
+        let w = self.count.powf(-kappa);
+        self.log_step_bar = w * log_step + (1.0 - w) * self.log_step_bar;
+        self.step = log_step.exp();
+        if let Phase::Window { closes } = phase(t, warmup) {
+            self.window.add(position);
+            if closes {
+                let n = self.window.n as f64;
+                for (m, s) in self.inv_mass.iter_mut().zip(&self.window.m2) {
+                    let var = if n > 1.0 { s / (n - 1.0) } else { 1.0 };
+                    *m = (n / (n + 5.0)) * var + 1e-3 * (5.0 / (n + 5.0));
+                }
+                self.window = Welford::new(self.inv_mass.len());
+                self.restart = true;
+            }
+        }
+        if t + 1 == warmup {
+            // Sampling uses the averaged step size.
+            self.step = self.log_step_bar.exp();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stan_windows_for_a_thousand_transitions() {
+        // Stan: 75 buffer, windows 25, 50, 100, 200, 500 (the last stretched to 950), 50 buffer.
+        let closes: Vec<usize> = (0..1000)
+            .filter(|&t| phase(t, 1000) == Phase::Window { closes: true })
+            .collect();
+        assert_eq!(closes, vec![99, 149, 249, 449, 949]);
+        assert_eq!(phase(74, 1000), Phase::Buffer);
+        assert_eq!(phase(950, 1000), Phase::Buffer);
+    }
+
+    #[test]
+    fn short_warmups_scale_the_buffers() {
+        // 100 transitions: 15 buffer, one window to 90, 10 buffer.
+        let closes: Vec<usize> = (0..100)
+            .filter(|&t| phase(t, 100) == Phase::Window { closes: true })
+            .collect();
+        assert_eq!(closes, vec![89]);
+        assert!((0..10).all(|t| phase(t, 10) == Phase::Buffer));
+    }
+
+    #[test]
+    fn dual_averaging_moves_the_step_towards_the_target() {
+        let mut a = Adaptation::new(1);
+        a.restart_dual(1.0);
+        // Acceptance always too low: the step must shrink; always 1: grow.
+        for t in 0..50 {
+            a.learn(t, 10_000, 0.2, &[0.0]);
+        }
+        assert!(a.step < 0.5, "{}", a.step);
+        let mut b = Adaptation::new(1);
+        for t in 0..50 {
+            b.learn(t, 10_000, 1.0, &[0.0]);
+        }
+        assert!(b.step > 2.0, "{}", b.step);
+    }
+
+    #[test]
+    fn the_window_sets_the_regularised_variance() {
+        let mut a = Adaptation::new(2);
+        // Window of 100 transitions: 15..89 for warm-up 100 (75 positions).
+        for t in 0..100 {
+            let x = if t % 2 == 0 { 3.0 } else { -3.0 };
+            a.learn(t, 100, 0.8, &[x, 0.5 * x]);
+        }
+        let n = 75.0;
+        let var = |s: f64| {
+            // 75 alternating ±s values (38 of one sign): sample variance.
+            let (k, m) = (38.0, s * (38.0 - 37.0) / n);
+            ((k * (s - m).powi(2)) + (n - k) * (-s - m).powi(2)) / (n - 1.0)
+        };
+        let expect = |s: f64| n / (n + 5.0) * var(s) + 1e-3 * 5.0 / (n + 5.0);
+        assert!((a.inv_mass[0] - expect(3.0)).abs() < 1e-12);
+        assert!((a.inv_mass[1] - expect(1.5)).abs() < 1e-12);
+        assert!(a.restart);
+    }
+}
