@@ -839,30 +839,6 @@ impl<'a> Sampler<'a> {
         Ok(self.row(&state, rng))
     }
 
-    /// The kernel, mean and training inputs of the full GP prior of runtime block `bi` where
-    /// the schedule samples its hyperparameters (what NUTS factors again at each position).
-    pub(crate) fn sampled_gp_prior(
-        &self,
-        bi: usize,
-    ) -> Option<(
-        &gpm_schedule::BoundKernel,
-        &gpm_schedule::Tape,
-        &std::sync::Arc<DMatrix<f64>>,
-    )> {
-        let single = self
-            .kernels
-            .iter()
-            .find(|k| k.block == bi && k.inducing.is_none())
-            .map(|k| (&k.kernel, &k.mean, &k.inputs));
-        single.or_else(|| {
-            self.shared
-                .iter()
-                .flat_map(|g| g.latents.iter())
-                .find(|sl| sl.blocks.iter().any(|b| b.0 == bi))
-                .map(|sl| (&sl.kernel, &sl.mean, &sl.inputs))
-        })
-    }
-
     /// Every hyperparameter's starting value (scalars by id, and vectors).
     pub fn hyper_base(&self) -> HyperValues {
         self.base.clone()
@@ -927,6 +903,8 @@ impl crate::nuts::target::Bound for Sampler<'_> {
         self.base.clone()
     }
 
+    /// The kernel, mean and training inputs of the full GP prior of runtime block `bi` where
+    /// the schedule samples its hyperparameters (what NUTS factors again at each position).
     fn sampled_gp_prior(
         &self,
         bi: usize,
@@ -935,6 +913,17 @@ impl crate::nuts::target::Bound for Sampler<'_> {
         &gpm_schedule::Tape,
         &std::sync::Arc<DMatrix<f64>>,
     )> {
-        Sampler::sampled_gp_prior(self, bi)
+        let single = self
+            .kernels
+            .iter()
+            .find(|k| k.block == bi && k.inducing.is_none())
+            .map(|k| (&k.kernel, &k.mean, &k.inputs));
+        single.or_else(|| {
+            self.shared
+                .iter()
+                .flat_map(|g| g.latents.iter())
+                .find(|sl| sl.blocks.iter().any(|b| b.0 == bi))
+                .map(|sl| (&sl.kernel, &sl.mean, &sl.inputs))
+        })
     }
 }

@@ -85,6 +85,34 @@ fn no_u_turn(p_sharp_minus: &[f64], p_sharp_plus: &[f64], rho: &[f64]) -> bool {
     dot(p_sharp_plus, rho) > 0.0 && dot(p_sharp_minus, rho) > 0.0
 }
 
+/// A momentum drawn from `N(0, M)`, `M` the inverse of `inv_mass`.
+fn momentum(inv_mass: &[f64], rng: &mut ChaCha8Rng) -> Vec<f64> {
+    inv_mass
+        .iter()
+        .map(|m| rng.sample::<f64, _>(rand_distr::StandardNormal) / m.sqrt())
+        .collect()
+}
+
+impl<'a, 'f> Integrator<'a, 'f> {
+    fn new(
+        logp: &'a mut LogDensity<'f>,
+        inv_mass: &'a [f64],
+        step: f64,
+        rng: &'a mut ChaCha8Rng,
+    ) -> Self {
+        Integrator {
+            logp,
+            inv_mass,
+            step,
+            h0: 0.0,
+            rng,
+            leapfrogs: 0,
+            sum_metro: 0.0,
+            divergent: false,
+        }
+    }
+}
+
 impl Integrator<'_, '_> {
     fn kinetic(&self, p: &[f64]) -> f64 {
         0.5 * p
@@ -236,26 +264,13 @@ pub(crate) fn transition(
     rng: &mut ChaCha8Rng,
 ) -> Transition {
     let n = position.len();
-    let p: Vec<f64> = inv_mass
-        .iter()
-        .map(|m| rng.sample::<f64, _>(rand_distr::StandardNormal) / m.sqrt())
-        .collect();
     let z0 = Phase {
         q: position.to_vec(),
-        p,
+        p: momentum(inv_mass, rng),
         logp: logp0,
         grad: grad0.to_vec(),
     };
-    let mut it = Integrator {
-        logp,
-        inv_mass,
-        step,
-        h0: 0.0,
-        rng,
-        leapfrogs: 0,
-        sum_metro: 0.0,
-        divergent: false,
-    };
+    let mut it = Integrator::new(logp, inv_mass, step, rng);
     it.h0 = -logp0 + it.kinetic(&z0.p);
     let v0 = it.velocity(&z0.p);
     let (mut z_fwd, mut z_bck) = (z0.clone(), z0.clone());
@@ -343,20 +358,8 @@ pub(crate) fn initial_step(
 ) -> f64 {
     let mut direction = 0.0;
     for _ in 0..50 {
-        let p: Vec<f64> = inv_mass
-            .iter()
-            .map(|m| rng.sample::<f64, _>(rand_distr::StandardNormal) / m.sqrt())
-            .collect();
-        let mut it = Integrator {
-            logp,
-            inv_mass,
-            step,
-            h0: 0.0,
-            rng,
-            leapfrogs: 0,
-            sum_metro: 0.0,
-            divergent: false,
-        };
+        let p = momentum(inv_mass, rng);
+        let mut it = Integrator::new(logp, inv_mass, step, rng);
         let h0 = -logp0 + it.kinetic(&p);
         let mut z = Phase {
             q: position.to_vec(),
