@@ -249,18 +249,25 @@ pub(crate) fn cavi(blocks: &[BlockSpec]) -> Vec<CaviStep> {
 }
 
 /// One step of a Gaussian particle flow iteration (thesis ch. 6, Algorithm 2), with the
-/// structured mean-field of its §3.5: one flow matrix `A` per block.
+/// structured mean-field of its §3.5 between the groups of blocks no factor couples: one flow
+/// matrix `A` per group.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "step", rename_all = "snake_case")]
 pub enum GpfStep {
     /// `∇_x log p(y | x)` at every particle: each factor's `∂ℓ/∂η` (taken by the CAS) at the
     /// particle's predictors, carried back to the latents through the predictors' designs.
     Gradients,
-    /// Move the block's particles, in coordinates whitened by its prior (`x = μ + L v`):
-    /// `v ← v − ε ḡ − ε A (v − m)`, `A = (1/N) Σ_j g_j (v_j − m)ᵀ − I` (thesis eq. 13).
+    /// Move the particles of these blocks jointly, in coordinates whitened by their priors
+    /// (`x = μ + L v`): `v ← v − ε ḡ − ε A (v − m)`, `A = (1/N) Σ_j g_j (v_j − m)ᵀ − I` (thesis
+    /// eq. 13) over all their coordinates (every column of a matrix latent). The blocks a
+    /// likelihood factor reads together move as one: with a flow matrix per block (the
+    /// structured mean field of §3.5) their posterior correlation — an intercept and a GP's
+    /// level, a heteroscedastic model's mean and log-scale, the classes of a softmax — relaxes
+    /// one block at a time, and the flow crawled (1 000 steps were not enough on seven
+    /// examples; docs/inference.md).
     Flow {
-        /// The block.
-        block: BlockId,
+        /// The blocks, in order.
+        blocks: Vec<BlockId>,
     },
     /// The empirical free energy `E_q̂[φ] − ½ Σ_blocks log|C|` (regularised: zero eigenvalues
     /// dropped); a step that raised it is undone and `ε` halved, otherwise `ε` grows; then the
@@ -293,7 +300,60 @@ pub(crate) fn gpf(
         return Err(format!("factor #{}: {why}", f + 1));
     }
     let mut out = vec![GpfStep::Gradients];
-    out.extend(blocks.iter().map(|b| GpfStep::Flow { block: b.id }));
+    out.extend(
+        flow_groups(model, blocks, factors)
+            .into_iter()
+            .map(|blocks| GpfStep::Flow { blocks }),
+    );
     out.push(GpfStep::FreeEnergy);
     Ok(out)
+}
+
+/// The blocks that move together under the flow: the connected components of "a factor reads
+/// both" (any of its predictors), in the order of their first block.
+fn flow_groups(
+    model: &gpm_ir::Model,
+    blocks: &[BlockSpec],
+    factors: &[crate::FactorProgram],
+) -> Vec<Vec<BlockId>> {
+    let mut group: Vec<usize> = (0..blocks.len()).collect();
+    fn root(group: &mut [usize], mut b: usize) -> usize {
+        while group[b] != b {
+            group[b] = group[group[b]];
+            b = group[b];
+        }
+        b
+    }
+    for fp in factors {
+        let read: BTreeSet<usize> = fp
+            .slots
+            .iter()
+            .filter_map(|s| match s {
+                crate::Source::Predictor(p) => Some(p),
+                _ => None,
+            })
+            .flat_map(|p| model.predictors[p.0].terms.iter())
+            .filter_map(|t| crate::blocks::block_holding(model, blocks, &t.latent))
+            .collect();
+        let mut read = read.into_iter();
+        if let Some(first) = read.next() {
+            for b in read {
+                let (ra, rb) = (root(&mut group, first), root(&mut group, b));
+                group[ra.max(rb)] = ra.min(rb);
+            }
+        }
+    }
+    let mut out: Vec<Vec<BlockId>> = Vec::new();
+    let mut at: Vec<Option<usize>> = vec![None; blocks.len()];
+    for b in 0..blocks.len() {
+        let r = root(&mut group, b);
+        match at[r] {
+            Some(k) => out[k].push(blocks[b].id),
+            None => {
+                at[r] = Some(out.len());
+                out.push(vec![blocks[b].id]);
+            }
+        }
+    }
+    out
 }

@@ -312,11 +312,21 @@ fn gpf_step_text(s: &Schedule, c: &Checked, step: &GpfStep) -> String {
         GpfStep::Gradients => {
             "∇ log p(y | x) at every particle: each factor's ∂ℓ/∂η (by the CAS) carried back to the latents".into()
         }
-        GpfStep::Flow { block } => format!(
-            "move the particles of {}{} in coordinates whitened by its prior: x ← x − ε b − ε A (x − m) (thesis ch. 6, Algorithm 2; preconditioned by the particles' covariance when it has full rank)",
-            block_name(s, c, *block),
-            if s.blocks[block.0].per_column {
-                ", each column"
+        GpfStep::Flow { blocks } => format!(
+            "move the particles of {}{} in coordinates whitened by {}: x ← x − ε b − ε A (x − m) (thesis ch. 6, Algorithm 2; preconditioned by the particles' covariance when it has full rank){}",
+            blocks
+                .iter()
+                .map(|b| block_name(s, c, *b))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if blocks.iter().any(|b| s.blocks[b.0].per_column) {
+                ", all columns"
+            } else {
+                ""
+            },
+            if blocks.len() > 1 { "their priors" } else { "its prior" },
+            if blocks.len() > 1 {
+                ", one A over all their coordinates: a factor reads them together"
             } else {
                 ""
             }

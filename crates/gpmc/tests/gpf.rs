@@ -308,3 +308,80 @@ fn a_sparse_gp_with_every_input_inducing_flows_to_the_exact_posterior() {
     );
     assert!(matches!(r.blocks[0], BlockPosterior::Sparse(_)));
 }
+
+/// Blocks a factor reads together flow as one (`GpfStep::Flow { blocks }`): a GP plus an
+/// intercept under a normal likelihood, whose posterior correlates the intercept with the GP's
+/// level. With `D + 1` particles the joint flow recovers the exact joint posterior — the
+/// intercept's variance included, which the block-by-block flow's optimum (the mean-field
+/// Gaussian) understates.
+#[test]
+fn blocks_a_factor_couples_flow_jointly_to_the_exact_posterior() {
+    let src = "data { N : int; x : vector[N]; y : vector[N]; }
+               latent { f : vector[N] ~ gp(x, 1.5 * sqexp(0.8)); b : real ~ normal(0, 2); }
+               model { y ~ normal(f + b, 0.5); }";
+    let c = gpmc::check("joint", src).unwrap();
+    let flows: Vec<_> = c
+        .schedule
+        .as_ref()
+        .unwrap()
+        .gpf
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|s| matches!(s, gpm_schedule::GpfStep::Flow { .. }))
+        .collect();
+    assert_eq!(flows.len(), 1, "{flows:?}");
+    let n = 8;
+    let (x, y, data) = regression_data(n);
+    let config = GpfConfig {
+        max_iter: 5000,
+        tolerance: 1e-15,
+        ..Default::default()
+    };
+    let r = run(src, &data, config);
+    assert_eq!(r.particles, n + 2);
+    // The exact posterior of (f, b): precision blockdiag(K⁻¹, 1/4) + [I 1]ᵀ[I 1]/σ².
+    let d = n + 1;
+    let mut prior = DMatrix::zeros(d, d);
+    for i in 0..n {
+        for j in 0..n {
+            prior[(i, j)] = 1.5 * (-0.5 * ((x[i] - x[j]) / 0.8).powi(2)).exp()
+                + if i == j { 1e-10 } else { 0.0 };
+        }
+    }
+    prior[(n, n)] = 4.0;
+    let h = DMatrix::from_fn(n, d, |i, j| if j == i || j == n { 1.0 } else { 0.0 });
+    let prec = prior.try_inverse().unwrap() + h.transpose() * &h / 0.25;
+    let cov = prec.clone().try_inverse().unwrap();
+    let mean = &cov * h.transpose() * DVector::from_column_slice(&y) / 0.25;
+    let get = |name: &str| r.latents.iter().find(|l| l.0 == name).unwrap();
+    let (f, b) = (get("f"), get("b"));
+    for i in 0..n {
+        assert!(
+            (f.1[i] - mean[i]).abs() < 1e-6,
+            "E f[{i}] {} vs {}",
+            f.1[i],
+            mean[i]
+        );
+        assert!(
+            (f.2[i] - cov[(i, i)]).abs() < 1e-6,
+            "var f[{i}] {} vs {}",
+            f.2[i],
+            cov[(i, i)]
+        );
+    }
+    assert!(
+        (b.1[0] - mean[n]).abs() < 1e-6,
+        "E b {} vs {}",
+        b.1[0],
+        mean[n]
+    );
+    assert!(
+        (b.2[0] - cov[(n, n)]).abs() < 1e-6,
+        "var b {} vs {}",
+        b.2[0],
+        cov[(n, n)]
+    );
+    // The mean-field optimum's variance of b, 1/Λ_bb, is far below the exact one here.
+    assert!(1.0 / prec[(n, n)] < 0.5 * cov[(n, n)]);
+}
