@@ -15,6 +15,7 @@ pub(crate) mod adapt;
 pub mod augmented;
 pub(crate) mod block;
 mod gp_hypers;
+pub(crate) mod metric;
 pub(crate) mod target;
 pub(crate) mod transition;
 pub use adapt::Adaptation;

@@ -223,7 +223,7 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
         GibbsStep::Nuts { index } => {
             let nb = &s.nuts_blocks[*index];
             format!(
-                "one NUTS transition (step size and diagonal mass matrix adapted in warm-up as Stan does; tree depth at most {}) on {} whitened by its prior{}, the other latents and hyperparameters held, with the log-density of factor{} {} as written{} — NUTS because {}",
+                "one NUTS transition (step size and mass matrix — dense up to 100 coordinates, else diagonal — adapted in warm-up as Stan does; tree depth at most {}) on {} whitened by its prior{}, the other latents and hyperparameters held, with the log-density of factor{} {} as written{} — NUTS because {}",
                 nb.max_depth,
                 block_name(s, c, nb.block),
                 if nb.hypers.is_empty() {

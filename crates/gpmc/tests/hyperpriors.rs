@@ -186,7 +186,7 @@ fn bounded_noise_scale_matches_quadrature() {
 }
 
 /// The funnel of issue 31, item 4: `hierarchical_logistic` under `--generic`. The schedule as
-/// built moves the weights and their group scales by a NUTS step (min bulk ESS 1 550-1 694 on
+/// built moves the weights and their group scales by a NUTS step (min bulk ESS 1 187-1 433 on
 /// seeds 1-3, `benches/nuts_block.rs`); without NUTS blocks, the scales are slice sampled given
 /// the weights, and with the schedule's five non-centred moves per sweep every parameter
 /// reaches bulk ESS ≥ 400 of 4 × 1 000 draws with R̂ ≤ 1.01 on seeds 3 and 6, where one move

@@ -59,7 +59,7 @@ impl Sampler<'_> {
         let mut logp = |q: &[f64], g: &mut [f64]| target.log_density(q, g);
         if !adaptation.started || adaptation.restart {
             let at = (start.as_slice(), lp, grad.as_slice());
-            let step = initial_step(&mut logp, at, adaptation.step, &adaptation.inv_mass, rng);
+            let step = initial_step(&mut logp, at, adaptation.step, &adaptation.metric, rng);
             adaptation.restart_dual(step);
             (adaptation.started, adaptation.restart) = (true, false);
         }
@@ -67,7 +67,7 @@ impl Sampler<'_> {
             &mut logp,
             (&start, lp, &grad),
             adaptation.step,
-            &adaptation.inv_mass,
+            &adaptation.metric,
             nb.max_depth,
             rng,
         );

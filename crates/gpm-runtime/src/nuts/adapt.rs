@@ -1,10 +1,13 @@
 //! Stan's warm-up adaptation for the NUTS block of a Gibbs sweep ([`super::transition`]):
 //! the step size by dual averaging towards a mean acceptance of 0.8 (Hoffman & Gelman 2014,
-//! Algorithm 5: γ = 0.05, t₀ = 10, κ = 0.75), and the diagonal inverse mass matrix from the
-//! positions' variances in doubling windows after an initial buffer of 75 transitions and
-//! before a terminal one of 50 (Stan's defaults, scaled to 15 % / 75 % / 10 % of a warm-up
-//! shorter than 150), regularised towards 10⁻³ as Stan does: `n/(n+5) σ² + 10⁻³·5/(n+5)`.
-//! Plain data, so that a chain's state stays `Clone`.
+//! Algorithm 5: γ = 0.05, t₀ = 10, κ = 0.75), and the inverse mass matrix ([`Metric`]: dense
+//! for a small block, else diagonal) from the positions' covariance in doubling windows after
+//! an initial buffer of 75 transitions and before a terminal one of 50 (Stan's defaults,
+//! scaled to 15 % / 75 % / 10 % of a warm-up shorter than 150), regularised towards 10⁻³ as
+//! Stan does: `n/(n+5) S + 10⁻³·5/(n+5) I`. Plain data, so that a chain's state stays `Clone`.
+
+use super::metric::Metric;
+use nalgebra::{DMatrix, DVector};
 
 /// The mean acceptance statistic the step size is adapted to (Stan's `delta`).
 pub(crate) const TARGET_ACCEPT: f64 = 0.8;
@@ -13,9 +16,9 @@ pub(crate) const TARGET_ACCEPT: f64 = 0.8;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Adaptation {
     /// The step size transitions use now.
-    pub step: f64,
-    /// The diagonal inverse mass matrix.
-    pub inv_mass: Vec<f64>,
+    pub(crate) step: f64,
+    /// The inverse mass matrix.
+    pub(crate) metric: Metric,
     mu: f64,
     log_step_bar: f64,
     h_bar: f64,
@@ -27,31 +30,48 @@ pub struct Adaptation {
     pub(crate) restart: bool,
 }
 
-/// Running mean and sum of squared deviations (Welford).
+/// Running mean and sum of squared deviations' outer products (Welford).
 #[derive(Debug, Clone, PartialEq)]
 struct Welford {
     n: usize,
-    mean: Vec<f64>,
-    m2: Vec<f64>,
+    mean: DVector<f64>,
+    m2: DMatrix<f64>,
 }
 
 impl Welford {
     fn new(dim: usize) -> Self {
         Welford {
             n: 0,
-            mean: vec![0.0; dim],
-            m2: vec![0.0; dim],
+            mean: DVector::zeros(dim),
+            m2: DMatrix::zeros(dim, dim),
         }
     }
 
-    fn add(&mut self, x: &[f64]) {
+    fn add(&mut self, x: &[f64], dense: bool) {
         self.n += 1;
-        let n = self.n as f64;
-        for ((m, s), x) in self.mean.iter_mut().zip(&mut self.m2).zip(x) {
-            let d = x - *m;
-            *m += d / n;
-            *s += d * (x - *m);
+        let x = DVector::from_column_slice(x);
+        let d = &x - &self.mean;
+        self.mean += &d / self.n as f64;
+        let e = &x - &self.mean;
+        if dense {
+            self.m2 += &d * e.transpose();
+        } else {
+            for i in 0..x.len() {
+                self.m2[(i, i)] += d[i] * e[i];
+            }
         }
+    }
+
+    /// The regularised covariance (Stan's): `n/(n+5) S + 10⁻³·5/(n+5) I`.
+    fn regularised(&self) -> DMatrix<f64> {
+        let n = self.n as f64;
+        let s = if n > 1.0 {
+            &self.m2 / (n - 1.0)
+        } else {
+            DMatrix::identity(self.mean.len(), self.mean.len())
+        };
+        s * (n / (n + 5.0))
+            + DMatrix::identity(self.mean.len(), self.mean.len()) * (1e-3 * 5.0 / (n + 5.0))
     }
 }
 
@@ -103,7 +123,7 @@ impl Adaptation {
     pub fn new(dim: usize) -> Self {
         let mut a = Adaptation {
             step: 1.0,
-            inv_mass: vec![1.0; dim],
+            metric: Metric::unit(dim),
             mu: 0.0,
             log_step_bar: 0.0,
             h_bar: 0.0,
@@ -138,14 +158,17 @@ impl Adaptation {
         self.log_step_bar = w * log_step + (1.0 - w) * self.log_step_bar;
         self.step = log_step.exp();
         if let Phase::Window { closes } = phase(t, warmup) {
-            self.window.add(position);
+            let dense = matches!(self.metric, Metric::Dense { .. });
+            self.window.add(position, dense);
             if closes {
-                let n = self.window.n as f64;
-                for (m, s) in self.inv_mass.iter_mut().zip(&self.window.m2) {
-                    let var = if n > 1.0 { s / (n - 1.0) } else { 1.0 };
-                    *m = (n / (n + 5.0)) * var + 1e-3 * (5.0 / (n + 5.0));
-                }
-                self.window = Welford::new(self.inv_mass.len());
+                let cov = self.window.regularised();
+                let diagonal = || Metric::Diagonal(cov.diagonal().iter().copied().collect());
+                self.metric = if dense {
+                    Metric::dense(cov.clone()).unwrap_or_else(diagonal)
+                } else {
+                    diagonal()
+                };
+                self.window = Welford::new(position.len());
                 self.restart = true;
             }
         }
@@ -212,8 +235,14 @@ mod tests {
             ((k * (s - m).powi(2)) + (n - k) * (-s - m).powi(2)) / (n - 1.0)
         };
         let expect = |s: f64| n / (n + 5.0) * var(s) + 1e-3 * 5.0 / (n + 5.0);
-        assert!((a.inv_mass[0] - expect(3.0)).abs() < 1e-12);
-        assert!((a.inv_mass[1] - expect(1.5)).abs() < 1e-12);
+        let Metric::Dense { cov, .. } = &a.metric else {
+            panic!("a 2-D block's metric is dense")
+        };
+        assert!((cov[(0, 0)] - expect(3.0)).abs() < 1e-12);
+        assert!((cov[(1, 1)] - expect(1.5)).abs() < 1e-12);
+        // The two coordinates move together: their covariance is ½ var(x), shrunk by n/(n+5).
+        let off = n / (n + 5.0) * var(3.0) * 0.5;
+        assert!((cov[(0, 1)] - off).abs() < 1e-12, "{}", cov[(0, 1)]);
         assert!(a.restart);
     }
 }

@@ -13,6 +13,7 @@
 //! hyperparameters move), so every transition must start from a freshly evaluated point and
 //! keep the adapted step size and mass matrix — which its public interface cannot do.
 
+use super::metric::Metric;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -52,7 +53,7 @@ pub(crate) struct Transition {
 /// The fixed pieces of one transition.
 struct Integrator<'a, 'f> {
     logp: &'a mut LogDensity<'f>,
-    inv_mass: &'a [f64],
+    metric: &'a Metric,
     step: f64,
     h0: f64,
     rng: &'a mut ChaCha8Rng,
@@ -85,24 +86,16 @@ fn no_u_turn(p_sharp_minus: &[f64], p_sharp_plus: &[f64], rho: &[f64]) -> bool {
     dot(p_sharp_plus, rho) > 0.0 && dot(p_sharp_minus, rho) > 0.0
 }
 
-/// A momentum drawn from `N(0, M)`, `M` the inverse of `inv_mass`.
-fn momentum(inv_mass: &[f64], rng: &mut ChaCha8Rng) -> Vec<f64> {
-    inv_mass
-        .iter()
-        .map(|m| rng.sample::<f64, _>(rand_distr::StandardNormal) / m.sqrt())
-        .collect()
-}
-
 impl<'a, 'f> Integrator<'a, 'f> {
     fn new(
         logp: &'a mut LogDensity<'f>,
-        inv_mass: &'a [f64],
+        metric: &'a Metric,
         step: f64,
         rng: &'a mut ChaCha8Rng,
     ) -> Self {
         Integrator {
             logp,
-            inv_mass,
+            metric,
             step,
             h0: 0.0,
             rng,
@@ -115,15 +108,11 @@ impl<'a, 'f> Integrator<'a, 'f> {
 
 impl Integrator<'_, '_> {
     fn kinetic(&self, p: &[f64]) -> f64 {
-        0.5 * p
-            .iter()
-            .zip(self.inv_mass)
-            .map(|(p, m)| p * p * m)
-            .sum::<f64>()
+        self.metric.kinetic(p)
     }
 
     fn velocity(&self, p: &[f64]) -> Vec<f64> {
-        p.iter().zip(self.inv_mass).map(|(p, m)| p * m).collect()
+        self.metric.velocity(p)
     }
 
     /// One leapfrog step of `sign · step`; the energy `H` after it (∞ where the density is
@@ -133,8 +122,8 @@ impl Integrator<'_, '_> {
         for (p, g) in z.p.iter_mut().zip(&z.grad) {
             *p += 0.5 * e * g;
         }
-        for ((q, p), m) in z.q.iter_mut().zip(&z.p).zip(self.inv_mass) {
-            *q += e * m * p;
+        for (q, v) in z.q.iter_mut().zip(self.metric.velocity(&z.p)) {
+            *q += e * v;
         }
         match (self.logp)(&z.q, &mut z.grad) {
             Some(lp) if lp.is_finite() => z.logp = lp,
@@ -259,18 +248,18 @@ pub(crate) fn transition(
     logp: &mut LogDensity<'_>,
     (position, logp0, grad0): (&[f64], f64, &[f64]),
     step: f64,
-    inv_mass: &[f64],
+    metric: &Metric,
     max_depth: usize,
     rng: &mut ChaCha8Rng,
 ) -> Transition {
     let n = position.len();
     let z0 = Phase {
         q: position.to_vec(),
-        p: momentum(inv_mass, rng),
+        p: metric.momentum(rng),
         logp: logp0,
         grad: grad0.to_vec(),
     };
-    let mut it = Integrator::new(logp, inv_mass, step, rng);
+    let mut it = Integrator::new(logp, metric, step, rng);
     it.h0 = -logp0 + it.kinetic(&z0.p);
     let v0 = it.velocity(&z0.p);
     let (mut z_fwd, mut z_bck) = (z0.clone(), z0.clone());
@@ -353,13 +342,13 @@ pub(crate) fn initial_step(
     logp: &mut LogDensity<'_>,
     (position, logp0, grad0): (&[f64], f64, &[f64]),
     mut step: f64,
-    inv_mass: &[f64],
+    metric: &Metric,
     rng: &mut ChaCha8Rng,
 ) -> f64 {
     let mut direction = 0.0;
     for _ in 0..50 {
-        let p = momentum(inv_mass, rng);
-        let mut it = Integrator::new(logp, inv_mass, step, rng);
+        let p = metric.momentum(rng);
+        let mut it = Integrator::new(logp, metric, step, rng);
         let h0 = -logp0 + it.kinetic(&p);
         let mut z = Phase {
             q: position.to_vec(),
@@ -402,6 +391,17 @@ mod tests {
     /// coordinate's draws its distribution (Kolmogorov-Smirnov).
     #[test]
     fn transitions_leave_a_correlated_gaussian_invariant() {
+        // A diagonal metric (the variances), and a dense one (the covariance itself).
+        leave_invariant(Metric::Diagonal(vec![1.0, 9.0, 0.25]), 0.4, 11);
+        let cov = nalgebra::DMatrix::from_row_slice(
+            3,
+            3,
+            &[1.0, 2.4, 0.0, 2.4, 9.0, 0.0, 0.0, 0.0, 0.25],
+        );
+        leave_invariant(Metric::dense(cov).unwrap(), 0.9, 12);
+    }
+
+    fn leave_invariant(metric: Metric, step: f64, seed: u64) {
         let (s, rho) = ([1.0, 3.0, 0.5], 0.8);
         // Precision of [[1, ρ·3, 0], [ρ·3, 9, 0], [0, 0, 0.25]].
         let det = 9.0 * (1.0 - rho * rho);
@@ -418,7 +418,7 @@ mod tests {
             }
             Some(lp)
         };
-        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut q = vec![0.5, -1.0, 0.2];
         let mut g = vec![0.0; 3];
         let mut lp = logp(&q, &mut g).unwrap();
@@ -426,14 +426,7 @@ mod tests {
         let mut draws = Vec::with_capacity(n);
         let mut accept = 0.0;
         for _ in 0..n {
-            let t = transition(
-                &mut logp,
-                (&q, lp, &g),
-                0.4,
-                &[1.0, 9.0, 0.25],
-                10,
-                &mut rng,
-            );
+            let t = transition(&mut logp, (&q, lp, &g), step, &metric, 10, &mut rng);
             accept += t.accept_stat / n as f64;
             q = t.position;
             lp = logp(&q, &mut g).unwrap();
@@ -496,7 +489,7 @@ mod tests {
         for _ in 0..500 {
             let mut g = vec![0.0];
             let lp = logp(&q, &mut g).unwrap();
-            let t = transition(&mut logp, (&q, lp, &g), 0.5, &[1.0], 10, &mut rng);
+            let t = transition(&mut logp, (&q, lp, &g), 0.5, &Metric::unit(1), 10, &mut rng);
             divergent += usize::from(t.divergent);
             assert!(t.position[0] <= 1.0);
             q = t.position;
@@ -515,7 +508,7 @@ mod tests {
             let q = [0.3 * scale];
             let mut g = [0.0];
             let lp = logp(&q, &mut g).unwrap();
-            let e = initial_step(&mut logp, (&q, lp, &g), 1.0, &[1.0], &mut rng);
+            let e = initial_step(&mut logp, (&q, lp, &g), 1.0, &Metric::unit(1), &mut rng);
             assert!(
                 e > 0.1 * scale && e < 10.0 * scale,
                 "scale {scale}: step {e}"
