@@ -38,6 +38,8 @@ pub struct SavedFit {
     pub seed: u64,
     /// Whether every factor took the generic update (`--generic`).
     pub generic: bool,
+    /// Whether the Gibbs sweep could take NUTS steps (`false`: `--no-nuts-step`).
+    pub nuts_step: bool,
     /// The hyperparameter values the run used.
     pub values: HyperValues,
     /// The method that made the fit.
@@ -178,7 +180,7 @@ pub fn files(
     data: &Data,
     values: &HyperValues,
     seed: u64,
-    generic: bool,
+    (generic, nuts_step): (bool, bool),
     posterior: SavedPosterior,
 ) -> Vec<(String, String)> {
     let absolute: Vec<String> = data_files
@@ -212,6 +214,7 @@ pub fn files(
         "data_fingerprint": fingerprint(data),
         "seed": seed,
         "generic": generic,
+        "nuts_step": nuts_step,
         "hyper_values": {
             "scalars": values.scalars.iter().map(|v| finite(*v)).collect::<Vec<_>>(),
             "vectors": values.vectors,
@@ -308,6 +311,8 @@ pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
             .to_string(),
         seed: fit["seed"].as_u64().ok_or_else(|| bad("seed"))?,
         generic: fit["generic"].as_bool().unwrap_or(false),
+        // Fits saved before the switch existed were made with NUTS steps allowed.
+        nuts_step: fit["nuts_step"].as_bool().unwrap_or(true),
         values: HyperValues { scalars, vectors },
         method,
         posterior,
@@ -332,7 +337,7 @@ impl Reuse {
     /// Open the fit saved in `dir`.
     pub fn open(dir: &Path) -> Result<Reuse, FitError> {
         let fit = load(dir)?;
-        let c = crate::check_with(&fit.name, &fit.source, fit.generic)
+        let c = crate::check_with_options(&fit.name, &fit.source, fit.generic, fit.nuts_step)
             .map_err(|f| FitError(format!("the saved model no longer checks: {f}")))?;
         let paths: Vec<&Path> = fit.data_files.iter().map(|p| p.as_path()).collect();
         let train = crate::data::load(&c.model, &paths).map_err(|e| {

@@ -60,6 +60,18 @@ pub fn check(name: &str, source: &str) -> Result<Checked, Failure> {
 /// heavy-tailed latent prior's factor keeps its scale mixture: its latent's prior is flat, and
 /// the generic update needs the Gaussian that mixture gives it to move along.
 pub fn check_with(name: &str, source: &str, generic_only: bool) -> Result<Checked, Failure> {
+    check_with_options(name, source, generic_only, true)
+}
+
+/// [`check_with`], and with `nuts_step` false the Gibbs sweep keeps its elliptical and slice
+/// steps where the schedule would put a NUTS step (`gpmc infer --no-nuts-step`;
+/// [`gpm_schedule::Options`]).
+pub fn check_with_options(
+    name: &str,
+    source: &str,
+    generic_only: bool,
+    nuts_step: bool,
+) -> Result<Checked, Failure> {
     let program = gpm_syntax::parse(source)
         .map_err(|e| Failure::new(name, source, vec![Diagnostic::from_parse(&e, source)]))?;
     let model = gpm_ir::lower(&program).map_err(|errs| {
@@ -124,7 +136,10 @@ pub fn check_with(name: &str, source: &str, generic_only: bool) -> Result<Checke
     if !refusals.is_empty() {
         return Err(Failure::new(name, source, refusals));
     }
-    let schedule = gpm_schedule::build(&model, &plans);
+    let options = gpm_schedule::Options {
+        nuts_blocks: nuts_step,
+    };
+    let schedule = gpm_schedule::build_with(&model, &plans, options);
     Ok(Checked {
         name: name.to_string(),
         source: source.to_string(),

@@ -61,6 +61,10 @@ enum Command {
         /// scale mixture.
         #[arg(long)]
         generic: bool,
+        /// Gibbs: keep the elliptical and slice steps where the schedule would put a NUTS
+        /// step (a dense block with the generic update whose prior's scales are sampled).
+        #[arg(long)]
+        no_nuts_step: bool,
     },
     /// Predict at new inputs from a saved Gibbs fit (its output directory), without rerunning
     /// it: predictive means and sds, class probabilities; scored where responses are given.
@@ -376,6 +380,7 @@ fn main() -> ExitCode {
             quiet,
             flags,
             generic,
+            no_nuts_step,
         } => {
             if let Err(message) = flags.check(method) {
                 eprintln!("error: {message}");
@@ -401,7 +406,7 @@ fn main() -> ExitCode {
             } = flags;
             let iterations = iterations.unwrap_or(1000);
             // Model, data and test data are read and checked before any work.
-            let opened = match open_run(&model, &data, &predict, output, generic) {
+            let opened = match open_run(&model, &data, &predict, output, (generic, !no_nuts_step)) {
                 Ok(x) => x,
                 Err(code) => return code,
             };
@@ -467,6 +472,8 @@ struct Opened {
     data_files: Vec<std::path::PathBuf>,
     /// Whether every factor takes the generic update (`--generic`).
     generic: bool,
+    /// Whether the Gibbs sweep may take NUTS steps (not `--no-nuts-step`).
+    nuts_step: bool,
     name: String,
     source: String,
     checked: gpmc::Checked,
@@ -490,10 +497,10 @@ fn open_run(
     data: &[std::path::PathBuf],
     predict: &[std::path::PathBuf],
     output: Option<std::path::PathBuf>,
-    generic: bool,
+    (generic, nuts_step): (bool, bool),
 ) -> Result<Opened, ExitCode> {
     let (name, source) = read_model(path)?;
-    let checked = gpmc::check_with(&name, &source, generic).map_err(|f| {
+    let checked = gpmc::check_with_options(&name, &source, generic, nuts_step).map_err(|f| {
         print_failure(&f);
         ExitCode::from(1)
     })?;
@@ -509,6 +516,7 @@ fn open_run(
     Ok(Opened {
         data_files: data.to_vec(),
         generic,
+        nuts_step,
         name,
         source,
         checked,
@@ -632,7 +640,7 @@ fn variational(opened: Opened, method: Variational, run: VariationalRun) -> Exit
         &d,
         &hv,
         q.seed,
-        opened.generic,
+        (opened.generic, opened.nuts_step),
         gpmc::fit::SavedPosterior::Q {
             method: &method,
             blocks: &blocks,
@@ -829,7 +837,7 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
         &d,
         &result.values,
         config.seed,
-        opened.generic,
+        (opened.generic, opened.nuts_step),
         gpmc::fit::SavedPosterior::Draws(pointwise),
     ));
     if let Err(e) = staging.finish(&files) {

@@ -128,3 +128,71 @@ fn gibbs_with_a_nuts_step_matches_quadrature_on_eight_schools() {
         s.sd
     );
 }
+
+/// `gpmc infer --no-nuts-step` keeps the slice moves, says so, and the saved fit remembers it
+/// (`gpmc predict` re-checks the model with the same schedule).
+#[test]
+fn the_cli_can_keep_the_slice_moves_and_the_fit_remembers() {
+    let dir = std::env::temp_dir().join(format!("gpmc-nuts-step-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("glmm.gpm");
+    // A Poisson log-link GLMM: no rule augments `poisson(exp(η))`, so the generic update.
+    std::fs::write(
+        &model,
+        "data { N : int; G : int; g : int[N] in 1..G; y : int[N] in 0..; }
+         hyper { s : real in 0.. ~ half_normal(1); }
+         latent { b0 : real ~ normal(0, 2); u : vector[G] ~ normal(0, s); }
+         model { for i in 1..N { y[i] ~ poisson(exp(b0 + u[g[i]])); } }",
+    )
+    .unwrap();
+    let data = dir.join("glmm.json");
+    let g: Vec<usize> = (0..24).map(|i| i / 6 + 1).collect();
+    let y: Vec<u32> = (0..24)
+        .map(|i| [1, 3, 0, 2, 5, 2][i % 6] + (i / 6) as u32)
+        .collect();
+    std::fs::write(&data, json!({"N": 24, "G": 4, "g": g, "y": y}).to_string()).unwrap();
+    let run = |extra: &[&str], out: &str| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_gpmc"))
+            .arg("infer")
+            .arg(&model)
+            .arg("--data")
+            .arg(&data)
+            .arg("--output")
+            .arg(dir.join(out))
+            .args(["--draws", "50", "--warmup", "50", "--chains", "2"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text =
+            String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+        let fit: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(out).join("fit.json")).unwrap())
+                .unwrap();
+        (text, fit)
+    };
+    let (text, fit) = run(&[], "with");
+    assert!(text.contains("by a NUTS step of the sweep"), "{text}");
+    assert_eq!(fit["nuts_step"], true);
+    let (text, fit) = run(&["--no-nuts-step"], "without");
+    assert!(!text.contains("by a NUTS step of the sweep"), "{text}");
+    assert!(
+        text.contains("slice sampling given the current values"),
+        "{text}"
+    );
+    assert_eq!(fit["nuts_step"], false);
+    let reused = gpmc::fit::Reuse::open(&dir.join("without")).unwrap();
+    assert!(reused
+        .checked
+        .schedule
+        .as_ref()
+        .unwrap()
+        .nuts_blocks
+        .is_empty());
+    let reused = gpmc::fit::Reuse::open(&dir.join("with")).unwrap();
+    assert_eq!(
+        reused.checked.schedule.as_ref().unwrap().nuts_blocks.len(),
+        1
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
