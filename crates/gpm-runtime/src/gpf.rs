@@ -359,7 +359,7 @@ pub fn run(
             "Gaussian particle flow needs at least 2 particles".into(),
         ));
     }
-    // Per block, `D × P` particles, trials and gradients, and `P × P` products of the
+    // Per group, `D × P` particles, trials and gradients, and `P × P` products of the
     // centred particles (measured: 1.5 GB at P = 8 000 on a 60-point GP).
     let p = n as u64;
     let need = flow.groups.iter().fold(0u64, |a, g| {
