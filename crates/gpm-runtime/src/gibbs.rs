@@ -892,15 +892,15 @@ const REPLICATE_SEED: u64 = 0x7965_725f_7265_7063;
 /// What NUTS's targets read of a sampler (the whole-model one and the sweep's NUTS step's).
 impl crate::nuts::target::Bound for Sampler<'_> {
     fn prepared(&self) -> &Prepared {
-        &self.prep
+        Sampler::prepared(self)
     }
 
     fn schedule(&self) -> &Schedule {
-        self.schedule
+        Sampler::schedule(self)
     }
 
     fn hyper_base(&self) -> HyperValues {
-        self.base.clone()
+        Sampler::hyper_base(self)
     }
 
     /// The kernel, mean and training inputs of the full GP prior of runtime block `bi` where

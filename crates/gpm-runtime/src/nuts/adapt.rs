@@ -30,7 +30,9 @@ pub struct Adaptation {
     pub(crate) restart: bool,
 }
 
-/// Running mean and sum of squared deviations' outer products (Welford).
+/// Running mean and sum of squared deviations (Welford): their outer products for a dense
+/// metric (`d × d`), the squares alone for a diagonal one (`d × 1`, so that a large block's
+/// window costs `O(d)`, not `O(d²)`).
 #[derive(Debug, Clone, PartialEq)]
 struct Welford {
     n: usize,
@@ -39,39 +41,46 @@ struct Welford {
 }
 
 impl Welford {
-    fn new(dim: usize) -> Self {
+    fn new(dim: usize, dense: bool) -> Self {
         Welford {
             n: 0,
             mean: DVector::zeros(dim),
-            m2: DMatrix::zeros(dim, dim),
+            m2: DMatrix::zeros(dim, if dense { dim } else { 1 }),
         }
     }
 
-    fn add(&mut self, x: &[f64], dense: bool) {
+    fn add(&mut self, x: &[f64]) {
         self.n += 1;
         let x = DVector::from_column_slice(x);
         let d = &x - &self.mean;
         self.mean += &d / self.n as f64;
         let e = &x - &self.mean;
-        if dense {
-            self.m2 += &d * e.transpose();
+        if self.m2.ncols() == 1 {
+            self.m2 += d.component_mul(&e);
         } else {
-            for i in 0..x.len() {
-                self.m2[(i, i)] += d[i] * e[i];
-            }
+            self.m2 += &d * e.transpose();
         }
     }
 
-    /// The regularised covariance (Stan's): `n/(n+5) S + 10⁻³·5/(n+5) I`.
-    fn regularised(&self) -> DMatrix<f64> {
+    /// The window's metric, regularised as Stan's: `n/(n+5) S + 10⁻³·5/(n+5) I` (a dense
+    /// estimate that is not positive definite falls back to its diagonal).
+    fn metric(&self) -> Metric {
         let n = self.n as f64;
+        let (w, ridge) = (n / (n + 5.0), 1e-3 * 5.0 / (n + 5.0));
         let s = if n > 1.0 {
             &self.m2 / (n - 1.0)
+        } else if self.m2.ncols() == 1 {
+            DMatrix::from_element(self.m2.nrows(), 1, 1.0)
         } else {
-            DMatrix::identity(self.mean.len(), self.mean.len())
+            DMatrix::identity(self.m2.nrows(), self.m2.nrows())
         };
-        s * (n / (n + 5.0))
-            + DMatrix::identity(self.mean.len(), self.mean.len()) * (1e-3 * 5.0 / (n + 5.0))
+        if s.ncols() == 1 {
+            return Metric::Diagonal(s.iter().map(|v| w * v + ridge).collect());
+        }
+        let d = s.nrows();
+        let cov = s * w + DMatrix::identity(d, d) * ridge;
+        let diagonal = Metric::Diagonal(cov.diagonal().iter().copied().collect());
+        Metric::dense(cov).unwrap_or(diagonal)
     }
 }
 
@@ -121,14 +130,17 @@ impl Adaptation {
     /// A fresh adaptation of a `dim`-dimensional block: unit mass, step 1 (the heuristic
     /// rescales it before the first transition).
     pub fn new(dim: usize) -> Self {
+        let metric = Metric::unit(dim);
+        // The window estimates what the metric holds: a covariance or variances.
+        let dense = matches!(metric, Metric::Dense { .. });
         let mut a = Adaptation {
             step: 1.0,
-            metric: Metric::unit(dim),
+            metric,
             mu: 0.0,
             log_step_bar: 0.0,
             h_bar: 0.0,
             count: 0.0,
-            window: Welford::new(dim),
+            window: Welford::new(dim, dense),
             started: false,
             restart: false,
         };
@@ -158,17 +170,10 @@ impl Adaptation {
         self.log_step_bar = w * log_step + (1.0 - w) * self.log_step_bar;
         self.step = log_step.exp();
         if let Phase::Window { closes } = phase(t, warmup) {
-            let dense = matches!(self.metric, Metric::Dense { .. });
-            self.window.add(position, dense);
+            self.window.add(position);
             if closes {
-                let cov = self.window.regularised();
-                let diagonal = || Metric::Diagonal(cov.diagonal().iter().copied().collect());
-                self.metric = if dense {
-                    Metric::dense(cov.clone()).unwrap_or_else(diagonal)
-                } else {
-                    diagonal()
-                };
-                self.window = Welford::new(position.len());
+                self.metric = self.window.metric();
+                self.window = Welford::new(position.len(), self.window.m2.ncols() > 1);
                 self.restart = true;
             }
         }
@@ -202,6 +207,28 @@ mod tests {
             .collect();
         assert_eq!(closes, vec![89]);
         assert!((0..10).all(|t| phase(t, 10) == Phase::Buffer));
+    }
+
+    /// Above `DENSE_MAX` coordinates the window keeps variances only, and the metric is
+    /// diagonal with the same regularisation.
+    #[test]
+    fn a_large_block_gets_a_diagonal_metric() {
+        let d = super::super::metric::DENSE_MAX + 1;
+        let mut a = Adaptation::new(d);
+        assert_eq!(a.window.m2.shape(), (d, 1));
+        for t in 0..100 {
+            let x = if t % 2 == 0 { 3.0 } else { -3.0 };
+            a.learn(t, 100, 0.8, &vec![x; d]);
+        }
+        let Metric::Diagonal(var) = &a.metric else {
+            panic!("a block of {d} coordinates has a diagonal metric")
+        };
+        // 75 alternating ±3 (38 of one sign), as in the dense test below.
+        let (n, k): (f64, f64) = (75.0, 38.0);
+        let m = 3.0 / n;
+        let s2 = (k * (3.0 - m).powi(2) + (n - k) * (-3.0 - m).powi(2)) / (n - 1.0);
+        let expect = n / (n + 5.0) * s2 + 1e-3 * 5.0 / (n + 5.0);
+        assert!(var.iter().all(|v| (v - expect).abs() < 1e-12), "{}", var[0]);
     }
 
     #[test]

@@ -398,15 +398,7 @@ impl<'a> Target<'a> {
                 "the whole model's target holds no values".into(),
             ));
         };
-        let hv = &self.base;
-        let mut whitening: Vec<Option<Whitening>> = (0..self.blocks.len()).map(|_| None).collect();
-        for h in self.hierarchical.iter() {
-            let (mean, sd, _) = self.dense_prior(h, hv, false)?;
-            whitening[h.block] = Some(Whitening::Dense { mean, sd });
-        }
-        for kb in self.kernel_blocks.iter() {
-            whitening[kb.block] = Some(kb.whitening(hv)?.0);
-        }
+        let whitening = self.whitenings(&self.base)?;
         let mut out = Vec::with_capacity(CpuLogpFunc::dim(self));
         for (b, w) in self.blocks.iter().zip(&whitening) {
             let x = b.coords.get(&held.0);
@@ -425,18 +417,25 @@ impl<'a> Target<'a> {
         Ok(out)
     }
 
+    /// Per block, its prior's whitening at `hv` where sampled hyperparameters move it (`None`:
+    /// the block's own, fixed).
+    fn whitenings(&self, hv: &HyperValues) -> Result<Vec<Option<Whitening>>, RuntimeError> {
+        let mut whitening: Vec<Option<Whitening>> = (0..self.blocks.len()).map(|_| None).collect();
+        for h in self.hierarchical.iter() {
+            let (mean, sd, _) = self.dense_prior(h, hv, false)?;
+            whitening[h.block] = Some(Whitening::Dense { mean, sd });
+        }
+        for kb in self.kernel_blocks.iter() {
+            whitening[kb.block] = Some(kb.whitening(hv)?.0);
+        }
+        Ok(whitening)
+    }
+
     /// The latents and hyperparameters at a position.
     pub(crate) fn point(&self, position: &[f64]) -> Result<Point, RuntimeError> {
         let hv = self.hyper_values(position);
         let mut latents = self.zero_latents();
-        let mut whitening: Vec<Option<Whitening>> = (0..self.blocks.len()).map(|_| None).collect();
-        for h in self.hierarchical.iter() {
-            let (mean, sd, _) = self.dense_prior(h, &hv, false)?;
-            whitening[h.block] = Some(Whitening::Dense { mean, sd });
-        }
-        for kb in self.kernel_blocks.iter() {
-            whitening[kb.block] = Some(kb.whitening(&hv)?.0);
-        }
+        let whitening = self.whitenings(&hv)?;
         self.place(position, &whitening, &mut latents);
         let mut sparse_v = vec![None; self.prep.blocks.len()];
         let mut at = 0;
