@@ -770,6 +770,7 @@ def full_bayes_section(rows, draws, warmup, sweep="", notes=""):
 EMBEDDED = [
     ("benchmarks_sparse_full_bayes.md", "bench/sparse_full_bayes.py"),
     ("benchmarks_cavi_in_process.md", "bench/cavi_in_process.py"),
+    ("benchmarks_gpf.md", "bench/gpf_steps.py"),
 ]
 
 

@@ -245,13 +245,16 @@ class Model:
 
     def gpf(
         self, data, particles=None, iterations=1000, seed=1, *, progress=True, columns=None,
-        precondition=False,
+        precondition=False, particle_map=None,
     ):
-        """Gaussian particle flow; a :class:`Fit`. ``precondition=True`` scales each dimension's
-        step by the thesis' dimension-wise RMSProp (Appendix H; ``--precondition``)."""
+        """Gaussian particle flow; a :class:`Fit`. ``particle_map`` is ``"symmetric"`` (the
+        default: the particles stay the symmetric image of their first draws, the free energy
+        minimised by L-BFGS) or ``"affine"`` (the thesis' Algorithm 2, Euler steps);
+        ``precondition=True`` scales the affine flow's steps by the thesis' dimension-wise
+        RMSProp (Appendix H; ``--precondition``) and makes ``"affine"`` the default."""
         return self._variational(
             "gpf", data, columns, progress, iterations=iterations, seed=seed, particles=particles,
-            precondition=precondition,
+            precondition=precondition, particle_map=particle_map,
         )
 
 

@@ -367,6 +367,22 @@ def test_variational_fits():
     assert "f_inducing" in sq.posterior
 
 
+def test_particle_flow_fits_with_either_particle_map():
+    m = gpmc.Model(MODELS / "gp_classification.gpm")
+    d = gp_data()
+    fit = m.gpf(d, progress=False)
+    assert fit.method == "gpf" and fit.summary["particle_map"] == "symmetric"
+    assert fit.summary["converged"]
+    trace = fit.summary["free_energy"]
+    assert all(b <= a for a, b in zip(trace, trace[1:])), "the free energy never rises"
+    affine = m.gpf(d, particle_map="affine", iterations=50, progress=False)
+    assert affine.summary["particle_map"] == "affine" and len(affine.summary["free_energy"]) == 51
+    with pytest.raises(ValueError, match="particle_map"):
+        m.gpf(d, particle_map="rotated", progress=False)
+    with pytest.raises(Exception, match="particle_map=.affine."):
+        m.gpf(d, particle_map="symmetric", precondition=True, progress=False)
+
+
 def python_blocks(path):
     text = path.read_text()
     blocks, inside, lines = [], False, []

@@ -7,16 +7,19 @@
 //! every differentiable model, augmented or not; the schedule lists its steps
 //! ([`gpm_schedule::GpfStep`]).
 //!
-//! Two choices of ours, both allowed by the chapter:
+//! Three choices of ours, all allowed by the chapter:
 //! - each block moves in coordinates whitened by its prior (`x = μ + L v`, `LLᵀ = K`; a dense
 //!   block `θ = μ + σ ⊙ v`), where the prior's part of `φ` is `½|v|²` — the flow is not
 //!   invariant to linear maps, and this one makes the prior's curvature the identity;
-//! - the flow matrix `A` is block diagonal, one block per Gaussian block of the schedule (the
-//!   structured mean field of §3.5), so `q` factorises as CAVI's does and prediction reads it
-//!   the same way.
+//! - the flow matrix `A` is block diagonal between the groups of blocks no factor couples (the
+//!   structured mean field of §3.5); a group's blocks move with one `A`;
+//! - by default ([`ParticleMap::Symmetric`]) the particles stay the symmetric image of their
+//!   first draws and `F̃` is minimised by L-BFGS (`gpf/quasi_newton.rs`: the rotations of the
+//!   particles inside `q` are where Algorithm 2 crawls); [`ParticleMap::Affine`], and any
+//!   group with no more particles than coordinates, takes Algorithm 2's Euler steps.
 //!
-//! The step `ε` is adapted on the free energy itself: a step that raised `F̃` is undone and `ε`
-//! halved, an accepted one grows `ε` by 10%, so the recorded `F̃` never increases.
+//! The Euler step `ε` is adapted on the free energy itself: a step that raised `F̃` is undone
+//! and `ε` halved, an accepted one grows `ε` by 10%, so the recorded `F̃` never increases.
 
 use crate::posterior::BlockPosterior;
 use crate::prepared::Prepared;
@@ -27,6 +30,8 @@ use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
+
+mod quasi_newton;
 
 /// Default cap on the number of particles (`max_b D_b + 1` up to this).
 pub const MAX_DEFAULT_PARTICLES: usize = 256;
@@ -54,8 +59,46 @@ pub struct GpfConfig {
     /// Scale each dimension's step by the dimension-wise RMSProp preconditioner of the
     /// thesis' Appendix H (Algorithm A6): `P = diag(1/(√v_d + δ))`, `v_d` a running mean over
     /// iterations of the particles' mean squared flow in dimension `d`. One diagonal matrix
-    /// for every particle keeps the flow affine, so the particles stay a Gaussian's.
+    /// for every particle keeps the flow affine, so the particles stay a Gaussian's. Scales
+    /// the affine flow's Euler steps: needs `map: Affine`.
     pub precondition: bool,
+    /// Which images of their first draws the particles may take (see [`ParticleMap`]);
+    /// `None`: symmetric, unless `precondition` or a fixed step asks for Euler steps (affine).
+    pub map: Option<ParticleMap>,
+}
+
+impl GpfConfig {
+    /// The family asked for, `None` resolved (see [`GpfConfig::map`]).
+    pub fn particle_map(&self) -> ParticleMap {
+        match self.map {
+            Some(m) => m,
+            None if self.precondition || !self.adapt => ParticleMap::Affine,
+            None => ParticleMap::Symmetric,
+        }
+    }
+}
+
+/// The family the particles move in: `x_j = m + T z_j`, `z_j` their first draws standardised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ParticleMap {
+    /// `T` symmetric — one configuration per Gaussian `q`; `F̃` minimised by L-BFGS
+    /// (`gpf/quasi_newton.rs`). Where a group has no more particles than coordinates the
+    /// affine flow runs instead.
+    #[default]
+    Symmetric,
+    /// `T` any matrix — the thesis' Algorithm 2 (Euler steps of the flow, which also turn the
+    /// particles inside `q`).
+    Affine,
+}
+
+impl ParticleMap {
+    /// The name the CLI, Python and `summary.json` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            ParticleMap::Symmetric => "symmetric",
+            ParticleMap::Affine => "affine",
+        }
+    }
 }
 
 impl Default for GpfConfig {
@@ -68,6 +111,7 @@ impl Default for GpfConfig {
             adapt: true,
             seed: 1,
             precondition: false,
+            map: None,
         }
     }
 }
@@ -97,6 +141,9 @@ pub struct GpfResult {
     pub seconds: f64,
     /// `q` of every block (as [`Prepared::blocks`]), for prediction.
     pub blocks: Vec<BlockPosterior>,
+    /// The family the particles moved in (the affine flow where a symmetric map was asked for
+    /// but a group had no more particles than coordinates).
+    pub map: ParticleMap,
 }
 
 /// The particles' state at one position: what the flow and the free energy need.
@@ -136,7 +183,8 @@ enum Spread {
 }
 
 impl Spread {
-    fn new(y: &DMatrix<f64>) -> Self {
+    /// `projector`: whether the flow's step will need `P` (the L-BFGS path only reads `log|C|`).
+    fn new(y: &DMatrix<f64>, projector: bool) -> Self {
         let (d, n) = y.shape();
         if n > d {
             let c = crate::linalg::matmul(y, &y.transpose()) / n as f64;
@@ -149,6 +197,12 @@ impl Spread {
             };
             let l = chol.l_dirty();
             let log_det = 2.0 * (0..d).map(|i| l[(i, i)].ln()).sum::<f64>();
+            if !projector {
+                return Spread::Full {
+                    log_det,
+                    projector: DMatrix::zeros(0, 0),
+                };
+            }
             let w = crate::linalg::solve_lower(l, y.clone());
             return Spread::Full {
                 log_det,
@@ -205,8 +259,14 @@ fn centred(v: &DMatrix<f64>) -> (DMatrix<f64>, DVector<f64>) {
 }
 
 impl Flow<'_> {
-    /// `∇_v φ` of every particle and `F̃` at the particles `v` (one `D_b × N` matrix per block).
-    fn evaluate(&self, v: &[DMatrix<f64>], hypers: &[f64]) -> Result<Evaluation, RuntimeError> {
+    /// `∇_v φ` of every particle and `F̃` at the particles `v` (one `D_b × N` matrix per block);
+    /// `for_flow`: also what the flow's Euler step needs of the particles' spread.
+    fn evaluate(
+        &self,
+        v: &[DMatrix<f64>],
+        hypers: &[f64],
+        for_flow: bool,
+    ) -> Result<Evaluation, RuntimeError> {
         let n = v[0].ncols();
         let values: Vec<DMatrix<f64>> = self
             .blocks
@@ -246,7 +306,7 @@ impl Flow<'_> {
         }
         for group in &self.groups {
             let (y, _) = centred(&stack(group, v));
-            let spread = Spread::new(&y);
+            let spread = Spread::new(&y, for_flow);
             free -= 0.5 * spread.log_det();
             rank += y.nrows().min(n - 1);
             spreads.push(spread);
@@ -367,6 +427,9 @@ pub fn run(
         a.saturating_add(crate::memory::values(&[
             p.saturating_mul(p).saturating_mul(3),
             d.saturating_mul(p).saturating_mul(8),
+            // The symmetric map's L-BFGS: its curvature pairs and a few vectors of `m` and `R`.
+            (d.saturating_mul(d.saturating_add(3)) / 2)
+                .saturating_mul(2 * quasi_newton::MEMORY as u64 + 6),
         ]))
     });
     crate::memory::refuse_beyond(
@@ -374,6 +437,12 @@ pub fn run(
         &format!("Gaussian particle flow with {n} particles"),
         "give fewer --particles (the default is one more than the dimension of the largest group of blocks that flow together)",
     )?;
+    let map = config.particle_map();
+    if map == ParticleMap::Symmetric && (config.precondition || !config.adapt) {
+        return Err(RuntimeError::Settings(
+            "the dimension-wise preconditioner and a fixed step scale the affine flow's Euler steps; the symmetric particle map is minimised by L-BFGS and takes neither (ask for the affine map: --particle-map affine, or particle_map=\"affine\" in Python)".into(),
+        ));
+    }
     if !(config.step > 0.0 && config.step.is_finite()) {
         return Err(RuntimeError::Settings(format!(
             "the flow's step size must be positive, not {}",
@@ -391,14 +460,30 @@ pub fn run(
         })
         .collect();
     let hv = &prep.hypers;
-    let mut eval = flow.evaluate(&v, hv)?;
+    let mut eval = flow.evaluate(&v, hv, map == ParticleMap::Affine)?;
     if !eval.free.is_finite() {
         return Err(RuntimeError::Numerical(
             "the free energy is not finite at the initial particles (draws from the prior): the log-likelihood is not finite there, or the particles' covariance is singular (try more particles, or another --seed)"
                 .into(),
         ));
     }
-    let progress = flow.iterate(steps, &mut v, &mut eval, hv, config)?;
+    let symmetric = match map {
+        ParticleMap::Symmetric => flow.symmetric(&mut v, &mut eval, hv, config)?,
+        ParticleMap::Affine => None,
+    };
+    let (progress, map) = match symmetric {
+        Some(p) => (p, ParticleMap::Symmetric),
+        None => {
+            if map == ParticleMap::Symmetric {
+                // Evaluated without the flow's projectors: again, with them.
+                eval = flow.evaluate(&v, hv, true)?;
+            }
+            (
+                flow.iterate(steps, &mut v, &mut eval, hv, config)?,
+                ParticleMap::Affine,
+            )
+        }
+    };
     let result = flow.result(&v, n)?;
     Ok(GpfResult {
         latents: result.0,
@@ -410,6 +495,7 @@ pub fn run(
         step: progress.eps,
         seconds: t0.elapsed().as_secs_f64(),
         blocks: result.1,
+        map,
     })
 }
 
@@ -450,6 +536,16 @@ fn rmsprop(d: &DMatrix<f64>, v: &mut DVector<f64>, t: i32) -> DMatrix<f64> {
         row /= (v[i] / correction).sqrt() + 1e-8;
     }
     out
+}
+
+/// The convergence test: `F̃` (the trace of accepted steps) decreased by less than `tolerance`
+/// per step, relative to `max(1, |F̃|)`, on average over the last [`WINDOW`] steps.
+fn settled(trace: &[f64], tolerance: f64) -> bool {
+    let Some(&before) = trace.len().checked_sub(WINDOW + 1).map(|k| &trace[k]) else {
+        return false;
+    };
+    let now = trace[trace.len() - 1];
+    (before - now).abs() / WINDOW as f64 <= tolerance * now.abs().max(1.0)
 }
 
 /// Where a run of the flow ended.
@@ -509,7 +605,7 @@ impl Flow<'_> {
                             group += 1;
                         }
                         GpfStep::FreeEnergy => {
-                            let next = self.evaluate(&trial, hv)?;
+                            let next = self.evaluate(&trial, hv, true)?;
                             if config.adapt && !(next.free <= eval.free) {
                                 // Undone: the iteration is tried again with half the step.
                                 rejected += 1;
@@ -554,12 +650,9 @@ impl Flow<'_> {
                     eval.free
                 )));
             }
-            if let Some(&before) = trace.len().checked_sub(WINDOW + 1).map(|k| &trace[k]) {
-                let per_step = (before - eval.free).abs() / WINDOW as f64;
-                if per_step <= config.tolerance * eval.free.abs().max(1.0) {
-                    converged = true;
-                    break;
-                }
+            if settled(&trace, config.tolerance) {
+                converged = true;
+                break;
             }
         }
         Ok(Progress {

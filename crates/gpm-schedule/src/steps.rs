@@ -258,8 +258,11 @@ pub enum GpfStep {
     /// particle's predictors, carried back to the latents through the predictors' designs.
     Gradients,
     /// Move the particles of these blocks jointly, in coordinates whitened by their priors
-    /// (`x = μ + L v`): `v ← v − ε ḡ − ε A (v − m)`, `A = (1/N) Σ_j g_j (v_j − m)ᵀ − I` (thesis
-    /// eq. 13) over all their coordinates (every column of a matrix latent). The blocks a
+    /// (`x = μ + L v`), over all their coordinates (every column of a matrix latent): with more
+    /// particles than coordinates and the symmetric particle map (the default) the particles
+    /// are `m + R z`, `R` symmetric, `z` their first draws standardised, and `(m, R)` take an
+    /// L-BFGS step on `F̃` (the runtime's `gpf/quasi_newton.rs` says why); otherwise the thesis'
+    /// Euler step `v ← v − ε ḡ − ε A (v − m)`, `A = (1/N) Σ_j g_j (v_j − m)ᵀ − I` (eq. 13). The blocks a
     /// likelihood factor reads together move as one: with a flow matrix per block (the
     /// structured mean field of §3.5) their posterior correlation — an intercept and a GP's
     /// level, a heteroscedastic model's mean and log-scale, the classes of a softmax — relaxes
@@ -270,8 +273,8 @@ pub enum GpfStep {
         blocks: Vec<BlockId>,
     },
     /// The empirical free energy `E_q̂[φ] − ½ Σ_blocks log|C|` (regularised: zero eigenvalues
-    /// dropped); a step that raised it is undone and `ε` halved, otherwise `ε` grows; then the
-    /// convergence test.
+    /// dropped); an L-BFGS step backtracks until it decreased enough (Armijo), an Euler step
+    /// that raised it is undone and `ε` halved (otherwise `ε` grows); then the convergence test.
     FreeEnergy,
 }
 

@@ -321,7 +321,7 @@ impl Compiled {
 
     /// A variational fit: `method` is "cavi", "svi" or "gpf".
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (method, data, iterations, seed, batch = 1000, forgetting = 0.6, delay = 1.0, hyper_rate = 0.01, class_batch = 0, particles = None, progress = None, precondition = false))]
+    #[pyo3(signature = (method, data, iterations, seed, batch = 1000, forgetting = 0.6, delay = 1.0, hyper_rate = 0.01, class_batch = 0, particles = None, progress = None, precondition = false, particle_map = None))]
     fn variational<'py>(
         &self,
         py: Python<'py>,
@@ -337,6 +337,7 @@ impl Compiled {
         particles: Option<usize>,
         progress: Option<Bound<'py, PyAny>>,
         precondition: bool,
+        particle_map: Option<&str>,
     ) -> PyResult<VariationalFit> {
         use gpmc::variational::Method;
         let method = match method {
@@ -358,6 +359,16 @@ impl Compiled {
                 max_iter: iterations,
                 seed,
                 precondition,
+                map: match particle_map {
+                    None => None,
+                    Some("symmetric") => Some(gpm_runtime::gpf::ParticleMap::Symmetric),
+                    Some("affine") => Some(gpm_runtime::gpf::ParticleMap::Affine),
+                    Some(other) => {
+                        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                            "particle_map must be \"symmetric\" or \"affine\", not {other:?}"
+                        )))
+                    }
+                },
                 ..Default::default()
             }),
             m => {

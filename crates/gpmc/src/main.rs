@@ -14,6 +14,15 @@ struct Cli {
     command: Command,
 }
 
+/// GPF: the images of their first draws the particles may take.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+enum ParticleMap {
+    /// Symmetric: one configuration per Gaussian q, the free energy minimised by L-BFGS
+    Symmetric,
+    /// Any affine map: the thesis' Algorithm 2, Euler steps of the flow
+    Affine,
+}
+
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
 enum Format {
     Text,
@@ -191,6 +200,11 @@ struct MethodFlags {
     /// thesis' Appendix H.
     #[arg(long)]
     precondition: bool,
+    /// GPF: the particles' map from their first draws [default: symmetric; affine with
+    /// --precondition]. Where a group of blocks has no more particles than coordinates the
+    /// affine flow runs either way.
+    #[arg(long, value_enum)]
+    particle_map: Option<ParticleMap>,
     /// NUTS: sample the augmented model — each auxiliary of a scale mixture a coordinate
     /// `log ω` — instead of the original (thesis §7.3).
     #[arg(long)]
@@ -210,7 +224,7 @@ impl MethodFlags {
     /// Refuse, before any work, a flag of another method and a count or rate out of range.
     fn check(&self, method: Method) -> Result<(), String> {
         use Method::*;
-        let given: [(&str, bool, &[Method]); 16] = [
+        let given: [(&str, bool, &[Method]); 17] = [
             ("--chains", self.chains.is_some(), &[Gibbs, Nuts]),
             (
                 "--draws",
@@ -231,6 +245,7 @@ impl MethodFlags {
             ("--particles", self.particles.is_some(), &[Gpf]),
             ("--augmented", self.augmented, &[Nuts]),
             ("--precondition", self.precondition, &[Gpf]),
+            ("--particle-map", self.particle_map.is_some(), &[Gpf]),
         ];
         for (flag, set, methods) in given {
             if set && !methods.contains(&method) {
@@ -403,6 +418,7 @@ fn main() -> ExitCode {
                 particles,
                 augmented,
                 precondition,
+                particle_map,
             } = flags;
             let iterations = iterations.unwrap_or(1000);
             // Model, data and test data are read and checked before any work.
@@ -450,6 +466,10 @@ fn main() -> ExitCode {
                     max_iter: iterations,
                     seed,
                     precondition,
+                    map: particle_map.map(|m| match m {
+                        ParticleMap::Symmetric => gpm_runtime::gpf::ParticleMap::Symmetric,
+                        ParticleMap::Affine => gpm_runtime::gpf::ParticleMap::Affine,
+                    }),
                     ..Default::default()
                 }),
             };

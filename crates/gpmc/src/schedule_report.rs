@@ -313,7 +313,7 @@ fn gpf_step_text(s: &Schedule, c: &Checked, step: &GpfStep) -> String {
             "∇ log p(y | x) at every particle: each factor's ∂ℓ/∂η (by the CAS) carried back to the latents".into()
         }
         GpfStep::Flow { blocks } => format!(
-            "move the particles of {}{} in coordinates whitened by {}: x ← x − ε b − ε A (x − m) (thesis ch. 6, Algorithm 2; preconditioned by the particles' covariance when it has full rank){}",
+            "move the particles of {}{} in coordinates whitened by {}{}: with more particles than coordinates they stay q's symmetric square root applied to their first draws, x = m + R z, and (m, R) take an L-BFGS step on the free energy (--particle-map symmetric, the default); otherwise, or with --particle-map affine, x ← x − ε b − ε A (x − m) (thesis ch. 6, Algorithm 2; preconditioned by the particles' covariance when it has full rank)",
             blocks
                 .iter()
                 .map(|b| block_name(s, c, *b))
@@ -326,13 +326,13 @@ fn gpf_step_text(s: &Schedule, c: &Checked, step: &GpfStep) -> String {
             },
             if blocks.len() > 1 { "their priors" } else { "its prior" },
             if blocks.len() > 1 {
-                ", one A over all their coordinates: a factor reads them together"
+                ", all their coordinates as one (a factor reads them together)"
             } else {
                 ""
             }
         ),
         GpfStep::FreeEnergy => {
-            "empirical free energy E[φ] − ½ log|C|: a step that raised it is undone with ε halved; convergence test".into()
+            "empirical free energy E[φ] − ½ log|C|: an L-BFGS step backtracks until it decreases enough (Armijo), an Euler step that raised it is undone with ε halved; convergence test".into()
         }
     }
 }

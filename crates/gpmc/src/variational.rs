@@ -97,10 +97,11 @@ pub fn fit(
         Method::Gpf(config) => {
             let (r, hypers, hv) = crate::infer::run_learned(c, d, config)?;
             let headline = format!(
-                "GPF {} after {} steps ({} particles, {} steps undone) in {:.3} s; ELBO {:.6}",
+                "GPF {} after {} steps ({} particles, {} map, {} steps undone) in {:.3} s; ELBO {:.6}",
                 status(r.converged),
                 r.free_energy.len() - 1,
                 r.particles,
+                r.map.name(),
                 r.rejected,
                 r.seconds,
                 r.elbo
@@ -110,6 +111,7 @@ pub fn fit(
                 "method": "gpf",
                 "converged": r.converged,
                 "particles": r.particles,
+                "particle_map": r.map.name(),
                 "iterations": r.free_energy.len() - 1,
                 "rejected_steps": r.rejected,
                 "final_step": r.step,

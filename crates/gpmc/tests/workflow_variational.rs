@@ -260,3 +260,38 @@ model {{ y ~ bernoulli_logit(f); }}
 "
     )
 }
+
+/// `--particle-map`: the family the flow's particles move in, recorded in summary.json; the
+/// symmetric map with `--precondition` (which scales Euler steps) is refused, saying what to do.
+#[test]
+fn the_particle_map_is_chosen_recorded_and_checked() {
+    let dir = setup("particle_map");
+    for (flags, map) in [
+        ("", "symmetric"),
+        ("--particle-map affine", "affine"),
+        ("--precondition", "affine"),
+    ] {
+        gpmc_ok(
+            &dir,
+            &format!("infer m.gpm --data d.json --method gpf --quiet --output o {flags}"),
+        );
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("o/summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(s["particle_map"], map, "{flags}");
+        assert_eq!(s["converged"], true, "{flags}");
+    }
+    let o = gpmc_line(
+        &dir,
+        "infer m.gpm --data d.json --method gpf --quiet --output p --particle-map symmetric --precondition",
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--particle-map affine"), "{err}");
+    let o = gpmc_line(
+        &dir,
+        "infer m.gpm --data d.json --method cavi --quiet --output p --particle-map affine",
+    );
+    assert!(!o.status.success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
