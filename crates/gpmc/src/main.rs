@@ -197,7 +197,8 @@ struct MethodFlags {
     #[arg(long)]
     particles: Option<usize>,
     /// GPF: scale each dimension's step by the dimension-wise RMSProp preconditioner of the
-    /// thesis' Appendix H.
+    /// thesis' Appendix H (it scales the affine flow's Euler steps, so the affine particle map
+    /// becomes the default).
     #[arg(long)]
     precondition: bool,
     /// GPF: the particles' map from their first draws [default: symmetric; affine with

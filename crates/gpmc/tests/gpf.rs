@@ -472,3 +472,42 @@ fn euler_step_settings_ask_for_the_affine_flow() {
     );
     assert_eq!(r.map, ParticleMap::Affine);
 }
+
+/// Two groups no factor couples (two GP regressions on separate responses) are one L-BFGS
+/// problem with a parameter block each: both reach their exact posteriors.
+#[test]
+fn the_symmetric_map_fits_uncoupled_groups_together_exactly() {
+    let src = "data { N : int; x : vector[N]; y : vector[N]; z : vector[N]; }
+               latent { f : vector[N] ~ gp(x, 1.5 * sqexp(0.8)); g : vector[N] ~ gp(x, 1.5 * sqexp(0.8)); }
+               model { y ~ normal(f, 0.5); z ~ normal(g, 0.5); }";
+    let c = gpmc::check("uncoupled", src).unwrap();
+    let flows = c.schedule.as_ref().unwrap().gpf.as_ref().unwrap().iter();
+    let flows = flows.filter(|s| matches!(s, gpm_schedule::GpfStep::Flow { .. }));
+    assert_eq!(flows.count(), 2);
+    let n = 7;
+    let (x, y, _) = regression_data(n);
+    let z: Vec<f64> = y.iter().map(|v| 0.5 - v).collect();
+    let data = json!({"N": n, "x": x, "y": y, "z": z});
+    let r = run(
+        src,
+        &data,
+        GpfConfig {
+            max_iter: 5000,
+            tolerance: 1e-15,
+            ..Default::default()
+        },
+    );
+    assert_eq!(r.map, ParticleMap::Symmetric);
+    for (name, obs) in [("f", &y), ("g", &z)] {
+        let (m, s) = exact_gp_posterior(&x, obs);
+        let l = r.latents.iter().find(|l| l.0 == name).unwrap();
+        let em = (&l.1 - &m).amax();
+        let ev = (0..n)
+            .map(|i| (l.2[i] - s[(i, i)]).abs())
+            .fold(0.0, f64::max);
+        assert!(
+            em < 1e-7 && ev < 1e-7,
+            "{name}: mean error {em}, variance error {ev}"
+        );
+    }
+}

@@ -339,7 +339,9 @@ mod tests {
     use super::*;
 
     fn symmetric(d: usize, seed: usize) -> DMatrix<f64> {
-        let a = DMatrix::from_fn(d, d, |i, j| (((i * 7 + j * 3 + seed) % 11) as f64 - 5.0) / 3.0);
+        let a = DMatrix::from_fn(d, d, |i, j| {
+            (((i * 7 + j * 3 + seed) % 11) as f64 - 5.0) / 3.0
+        });
         &a + a.transpose()
     }
 
