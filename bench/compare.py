@@ -545,7 +545,7 @@ def main():
         draws, warmup = (300, 200) if args.quick else (1000, 500)
         write_report(saved["models"], [tuple(p) for p in saved["pg"]], draws, warmup, saved.get("scaling", ""),
                      saved.get("full_bayes", []), saved.get("full_bayes_sweep", ""),
-                     saved.get("full_bayes_notes", ""))
+                     saved.get("full_bayes_notes", ""), saved.get("speed_notes", ""))
         return
     import numpyro
 
@@ -579,6 +579,7 @@ def main():
             "full_bayes_sweep": sweep if sweep is not None else saved.get("full_bayes_sweep", ""),
             # What a person recorded about rows a run did not reach (kept across runs).
             "full_bayes_notes": saved.get("full_bayes_notes", ""),
+            "speed_notes": saved.get("speed_notes", ""),
         }
         with open(saved_path, "w") as fh:
             json.dump(out, fh, indent=1)
@@ -633,7 +634,8 @@ def main():
               "and in that file", file=sys.stderr)
         return
     write_report(out["models"], [tuple(p) for p in out["pg"]], draws, warmup, out["scaling"],
-                 out["full_bayes"], out.get("full_bayes_sweep", ""), out.get("full_bayes_notes", ""))
+                 out["full_bayes"], out.get("full_bayes_sweep", ""), out.get("full_bayes_notes", ""),
+                 out.get("speed_notes", ""))
 
 
 def versions():
@@ -812,7 +814,7 @@ def ess_plot(results):
 
 
 def write_report(results, pg, draws, warmup, scaling="", full_bayes=(), full_bayes_sweep="",
-                 full_bayes_notes=""):
+                 full_bayes_notes="", speed_notes=""):
     ess_plot(results)
     v = versions()
     cpu = platform.processor() or platform.machine()
@@ -889,13 +891,17 @@ def write_report(results, pg, draws, warmup, scaling="", full_bayes=(), full_bay
         "decrease from the first; rejection from the first term below it, Newton inversion above "
         "it): 4.4-4.9 M draws/s against 70-82 K/s (54-68×, `cargo bench -p gpm-runtime --bench "
         "pg`); the heteroscedastic rows went from 2.8 / 3.0 s to 0.7 / 0.7 s (gpmc/NUTS min-ESS/s "
-        "0.467× → 2.04× and 0.302× → 0.803×). What would close the rest: conjugate-gradient Matheron updates (O(N²) per solve instead of the "
+        "0.467× → 2.04× and 0.302× → 0.803×; measured on the AMD EPYC machine of the runs "
+        "before 2026-11-27's evening). What would close the rest: conjugate-gradient Matheron updates (O(N²) per solve instead of the "
         "O(N³) factorisation) or a sparse prior (`inducing = M` runs an exact sparse Gibbs "
         "sampler, O(NM²) per sweep).",
         "",
         "![median ESS per second](benchmarks_ess.svg)",
         "",
     ]
+    if speed_notes:
+        # What a person recorded beside the run (kept in results.json across runs).
+        lines += [speed_notes, ""]
     lines += full_bayes_section(full_bayes, draws, warmup, full_bayes_sweep, full_bayes_notes)
     lines += [
         "",
