@@ -17,6 +17,12 @@ fn block_name(s: &Schedule, c: &Checked, b: gpm_schedule::BlockId) -> String {
     format!("B{} ({})", b.0 + 1, names.join(", "))
 }
 
+/// The blocks' names, comma-separated.
+fn block_names(s: &Schedule, c: &Checked, blocks: &[gpm_schedule::BlockId]) -> String {
+    let names: Vec<String> = blocks.iter().map(|b| block_name(s, c, *b)).collect();
+    names.join(", ")
+}
+
 fn block_kind(b: &BlockSpec) -> &'static str {
     match (b.kind, b.per_column) {
         (BlockKind::FullGp, false) => "full GP",
@@ -158,11 +164,7 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
                 "slice sample {} {} with {} integrated out, then draw them",
                 hyper_names(c, &g.hypers),
                 g.slice.describe(),
-                g.blocks
-                    .iter()
-                    .map(|b| block_name(s, c, *b))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                block_names(s, c, &g.blocks)
             )
         }
         GibbsStep::KernelGroupLead {
@@ -252,11 +254,7 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
             fitted,
         } => format!(
             "generic update of {} (factor{} {} with no augmentation): {steps} elliptical slice sampling steps{} on the log-density as written, the ellipse's Gaussian being the prior{}{}{}",
-            blocks
-                .iter()
-                .map(|b| block_name(s, c, *b))
-                .collect::<Vec<_>>()
-                .join(", "),
+            block_names(s, c, blocks),
             if factors.len() > 1 { "s" } else { "" },
             factors
                 .iter()
@@ -314,11 +312,7 @@ fn gpf_step_text(s: &Schedule, c: &Checked, step: &GpfStep) -> String {
         }
         GpfStep::Flow { blocks } => format!(
             "move the particles of {}{} in coordinates whitened by {}{}: with more particles than coordinates they stay q's symmetric square root applied to their first draws, x = m + R z, and (m, R) take an L-BFGS step on the free energy (--particle-map symmetric, the default); otherwise, or with --particle-map affine, x ← x − ε b − ε A (x − m) (thesis ch. 6, Algorithm 2; preconditioned by the particles' covariance when it has full rank)",
-            blocks
-                .iter()
-                .map(|b| block_name(s, c, *b))
-                .collect::<Vec<_>>()
-                .join(", "),
+            block_names(s, c, blocks),
             if blocks.iter().any(|b| s.blocks[b.0].per_column) {
                 ", all columns"
             } else {

@@ -274,13 +274,15 @@ impl Flow<'_> {
         while trace.len() <= config.max_iter {
             crate::stop::check("particle flow")?;
             let mut p = direction(&grad, &pairs);
-            if !(p.dot(&grad) < 0.0) {
+            let mut slope = p.dot(&grad);
+            if !(slope < 0.0) {
+                // Not a descent direction: start again from the gradient.
                 pairs.clear();
                 p = -&grad;
+                slope = p.dot(&grad);
             }
             // Without curvature pairs the first trial is the flow's own Euler step.
             let first = if pairs.is_empty() { config.step } else { 1.0 };
-            let slope = p.dot(&grad);
             let (search, alpha) = self.line_search(
                 &groups,
                 &theta,
