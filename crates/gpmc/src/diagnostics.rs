@@ -116,6 +116,18 @@ impl Diagnostic {
         }
     }
 
+    /// From an error of the Stan front end.
+    pub fn from_stan(e: &gpm_stan::StanError, src: &str) -> Self {
+        Diagnostic {
+            code: e.code.into(),
+            message: e.message.clone(),
+            location: Location::new(src, e.span.start, e.span.end),
+            label: e.label.clone(),
+            help: e.help.clone(),
+            related: vec![],
+        }
+    }
+
     /// From a semantic error.
     pub fn from_semantic(e: &gpm_ir::SemanticError, src: &SourceIndex) -> Self {
         Diagnostic {

@@ -44,9 +44,48 @@ pub struct Checked {
     pub model: Model,
     /// One certified augmentation plan per likelihood factor, in order.
     pub plans: Vec<gpm_augment::Plan>,
+    /// For a Stan program: each parameter's role (latent or hyperparameter) and why, and what
+    /// the translation left out.
+    pub stan: Option<StanFront>,
     /// What inference will do (blocks, steps, every hyperparameter's update), data-free; or why
     /// the runtime cannot run the plans.
     pub schedule: Result<gpm_schedule::Schedule, gpm_schedule::ScheduleError>,
+}
+
+/// What the Stan front end decided for a `.stan` program.
+#[derive(Debug, Clone)]
+pub struct StanFront {
+    /// Each parameter's role, in declaration order.
+    pub decisions: Vec<gpm_stan::Decision>,
+    /// What the translation left out.
+    pub notes: Vec<gpm_stan::Note>,
+}
+
+/// Whether a model name is a Stan program (it ends in `.stan`): the one place the front end is
+/// chosen.
+pub fn is_stan(name: &str) -> bool {
+    name.ends_with(".stan")
+}
+
+/// The `.gpm` syntax tree of a model text: parsed as `.gpm`, or translated from Stan when the
+/// name ends in `.stan`.
+fn front_end(
+    name: &str,
+    source: &str,
+) -> Result<(gpm_syntax::Program, Option<StanFront>), Failure> {
+    if is_stan(name) {
+        let t = gpm_stan::translate(source)
+            .map_err(|e| Failure::new(name, source, vec![Diagnostic::from_stan(&e, source)]))?;
+        let front = StanFront {
+            decisions: t.decisions,
+            notes: t.notes,
+        };
+        Ok((t.program, Some(front)))
+    } else {
+        let program = gpm_syntax::parse(source)
+            .map_err(|e| Failure::new(name, source, vec![Diagnostic::from_parse(&e, source)]))?;
+        Ok((program, None))
+    }
 }
 
 /// Parse and check a model. On failure, returns every diagnostic with its source attached.
@@ -72,8 +111,7 @@ pub fn check_with_options(
     generic_only: bool,
     nuts_step: bool,
 ) -> Result<Checked, Failure> {
-    let program = gpm_syntax::parse(source)
-        .map_err(|e| Failure::new(name, source, vec![Diagnostic::from_parse(&e, source)]))?;
+    let (program, stan) = front_end(name, source)?;
     let model = gpm_ir::lower(&program).map_err(|errs| {
         let index = diagnostics::SourceIndex::new(source);
         Failure::new(
@@ -145,6 +183,7 @@ pub fn check_with_options(
         source: source.to_string(),
         model,
         plans,
+        stan,
         schedule,
     })
 }

@@ -202,11 +202,29 @@ fn line_of(src: &str, offset: usize) -> usize {
     src[..offset.min(src.len())].matches('\n').count() + 1
 }
 
+/// A Stan program's parameters: which are latent, which hyperparameters, and why.
+fn stan_text(out: &mut String, front: &crate::StanFront) {
+    let _ = writeln!(out, "\nStan parameters ({})", front.decisions.len());
+    for d in &front.decisions {
+        let role = match d.role {
+            gpm_stan::Role::Latent => "latent",
+            gpm_stan::Role::Hyper => "hyperparameter",
+        };
+        let _ = writeln!(out, "  {:<14} {role}: {}", d.name, d.why);
+    }
+    for n in &front.notes {
+        let _ = writeln!(out, "  note: {}", n.message);
+    }
+}
+
 /// The human-readable summary printed by `gpmc check`.
 pub fn text(c: &Checked) -> String {
     let m = &c.model;
     let mut out = String::new();
     let _ = writeln!(out, "model {}: ok", c.name);
+    if let Some(front) = &c.stan {
+        stan_text(&mut out, front);
+    }
     let _ = writeln!(out, "\ndata ({})", m.data.len());
     for d in &m.data {
         let elem = match d.elem {
@@ -382,6 +400,10 @@ pub fn json(c: &Checked) -> Value {
             "augmentation": c.plans.get(k).map(plan_json),
         })).collect::<Vec<_>>(),
         "schedule": crate::schedule_report::json(c),
+        "stan": c.stan.as_ref().map(|f| json!({
+            "parameters": f.decisions,
+            "notes": f.notes,
+        })),
         "diagnostics": [],
     })
 }

@@ -1,0 +1,323 @@
+//! Stan expressions to `.gpm` expressions. A vectorised Stan expression is read at one
+//! observation (`At`): a vector of the statement's length `N` becomes its entry `x[i]`, a matrix
+//! with `N` rows its row `X[i]` (so `X * beta` becomes `X[i] * beta`), an integer array used as a
+//! multi-index its entry (`a[county]` becomes `a[county[i]]`), and locals are inlined from their
+//! definitions. Spans stay those of the Stan text.
+
+use crate::ast::{BinOp, Expr, ExprKind, Index};
+use crate::error::StanError;
+use crate::symbols::{Definition, Origin, Shape, Symbols};
+use gpm_syntax as g;
+use std::collections::HashMap;
+
+/// Reading a vectorised expression at one observation.
+#[derive(Debug, Clone)]
+pub struct At {
+    /// The observation's index (the `.gpm` loop variable, or a Stan index expression).
+    pub index: g::Expr,
+    /// The statement's length, as written (`N`).
+    pub len: String,
+}
+
+/// The context of a conversion.
+#[derive(Clone)]
+pub struct Ctx<'a> {
+    /// The program's names.
+    pub syms: &'a Symbols,
+    /// Read at one observation, or as written.
+    pub at: Option<At>,
+    /// Stan loop variables and the `.gpm` expressions that stand for them.
+    pub subst: HashMap<String, g::Expr>,
+    /// Transformed data: `==` allowed and whole columns are `col(X, j)`.
+    pub data: bool,
+    depth: usize,
+}
+
+impl<'a> Ctx<'a> {
+    /// A context with no observation and no loop.
+    pub fn new(syms: &'a Symbols) -> Self {
+        Ctx {
+            syms,
+            at: None,
+            subst: HashMap::new(),
+            data: false,
+            depth: 0,
+        }
+    }
+
+    /// This context, read at an observation.
+    pub fn at(&self, at: Option<At>) -> Self {
+        let mut c = self.clone();
+        c.at = at;
+        c
+    }
+
+    /// Convert one expression.
+    pub fn conv(&self, e: &Expr) -> Result<g::Expr, StanError> {
+        if self.depth > 64 {
+            return Err(StanError::unsupported(
+                "definitions nest more than 64 deep",
+                e.span,
+                "a local defined through itself cannot be inlined",
+            ));
+        }
+        let kind = match &e.kind {
+            ExprKind::Num { value, is_int } => g::ExprKind::Num {
+                value: *value,
+                is_int: *is_int,
+            },
+            ExprKind::Var(v) => return self.var(v, e),
+            ExprKind::Neg(x) => g::ExprKind::Neg(Box::new(self.conv(x)?)),
+            ExprKind::Transpose(x) => return self.conv(x),
+            ExprKind::Binary(op, a, b) => return self.binary(*op, a, b, e),
+            ExprKind::Index(x, ix) => return self.index(x, ix, e),
+            ExprKind::Call { func, args, .. } => {
+                return crate::functions::call(self, func, args, e)
+            }
+            ExprKind::Str(_) => return Err(not_model(e, "a string")),
+            ExprKind::Not(_) => return Err(not_model(e, "`!`")),
+            ExprKind::Ternary(..) => return Err(not_model(e, "the conditional operator `?:`")),
+            ExprKind::Array(_) | ExprKind::RowVector(_) => {
+                return Err(not_model(e, "an array or row-vector literal"))
+            }
+        };
+        Ok(g::Expr { kind, span: e.span })
+    }
+
+    fn deeper(&self) -> Self {
+        let mut c = self.clone();
+        c.depth += 1;
+        c
+    }
+
+    fn var(&self, v: &str, e: &Expr) -> Result<g::Expr, StanError> {
+        if let Some(x) = self.subst.get(v) {
+            return Ok(respan(x.clone(), e.span));
+        }
+        let Some(sym) = self.syms.get(v) else {
+            return Err(StanError::new(
+                "stan::unknown_name",
+                format!("`{v}` is not declared"),
+                e.span,
+            )
+            .with_help("declare it in one of the blocks above its first use"));
+        };
+        if sym.origin == Origin::Local {
+            return match &sym.def {
+                Some(Definition::Whole(body)) => {
+                    let mut c = self.deeper();
+                    c.subst.clear();
+                    c.subst.extend(self.loop_vars());
+                    c.conv(body).map(|x| paren(x, e.span))
+                }
+                Some(Definition::Elementwise { var, value }) => match &self.at {
+                    Some(at) => self.entry_of(var, value, at.index.clone(), e.span),
+                    None => Err(StanError::unsupported(
+                        format!("`{v}` is defined entry by entry and read whole here"),
+                        e.span,
+                        "read it in a vectorised statement or as `v[n]` in a loop",
+                    )),
+                },
+                None => Err(StanError::new(
+                    "stan::unassigned",
+                    format!("`{v}` is read before it is assigned"),
+                    e.span,
+                )),
+            };
+        }
+        let plain = g::Expr {
+            kind: g::ExprKind::Var(v.to_string()),
+            span: e.span,
+        };
+        match (&self.at, self.syms.shape(v)) {
+            (Some(at), Some(Shape::Vector(n) | Shape::Matrix(n))) if n == at.len => Ok(g::Expr {
+                kind: g::ExprKind::Index(Box::new(plain), vec![at.index.clone()]),
+                span: e.span,
+            }),
+            _ => Ok(plain),
+        }
+    }
+
+    /// The loop variables in scope, to keep when inlining a definition.
+    fn loop_vars(&self) -> Vec<(String, g::Expr)> {
+        self.subst
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// Entry `index` of a local defined entry by entry through `var`.
+    fn entry_of(
+        &self,
+        var: &str,
+        value: &Expr,
+        index: g::Expr,
+        span: g::Span,
+    ) -> Result<g::Expr, StanError> {
+        let mut c = self.deeper();
+        c.at = None;
+        c.subst.insert(var.to_string(), index);
+        c.conv(value).map(|x| paren(x, span))
+    }
+
+    fn binary(&self, op: BinOp, a: &Expr, b: &Expr, e: &Expr) -> Result<g::Expr, StanError> {
+        let gop = match op {
+            BinOp::Add => g::BinOp::Add,
+            BinOp::Sub => g::BinOp::Sub,
+            BinOp::Mul | BinOp::EltMul => g::BinOp::Mul,
+            BinOp::Div | BinOp::EltDiv => g::BinOp::Div,
+            BinOp::Pow | BinOp::EltPow => g::BinOp::Pow,
+            BinOp::Eq if self.data => g::BinOp::Eq,
+            _ => return Err(not_model(e, &format!("the operator `{}`", op.symbol()))),
+        };
+        Ok(g::Expr {
+            kind: g::ExprKind::Binary(gop, Box::new(self.conv(a)?), Box::new(self.conv(b)?)),
+            span: e.span,
+        })
+    }
+
+    fn index(&self, x: &Expr, ix: &[Index], e: &Expr) -> Result<g::Expr, StanError> {
+        // A local indexed by a position: inline its entry.
+        if let (ExprKind::Var(v), [Index::Single(i)]) = (&x.kind, ix) {
+            if let Some(sym) = self.syms.get(v).filter(|s| s.origin == Origin::Local) {
+                let index = self.conv(i)?;
+                return match &sym.def {
+                    Some(Definition::Elementwise { var, value }) => {
+                        self.entry_of(var, value, index, e.span)
+                    }
+                    Some(Definition::Whole(body)) => {
+                        let len = self.syms.shape(v).and_then(|s| match s {
+                            Shape::Vector(n) | Shape::Matrix(n) => Some(n),
+                            Shape::Scalar => None,
+                        });
+                        let mut c = self.deeper();
+                        c.at = len.map(|len| At { index, len });
+                        c.conv(body).map(|b| paren(b, e.span))
+                    }
+                    None => Err(StanError::new(
+                        "stan::unassigned",
+                        format!("`{v}` is read before it is assigned"),
+                        e.span,
+                    )),
+                };
+            }
+        }
+        // The indexed value is read as written; its indices at the observation.
+        let base = match &x.kind {
+            ExprKind::Var(v) if !self.subst.contains_key(v) && self.syms.get(v).is_some() => {
+                g::Expr {
+                    kind: g::ExprKind::Var(v.clone()),
+                    span: x.span,
+                }
+            }
+            _ => self.at(None).conv(x)?,
+        };
+        let mut out = Vec::new();
+        for (k, i) in ix.iter().enumerate() {
+            match i {
+                Index::Single(i) => out.push(self.conv(i)?),
+                Index::Range(None, None) if k == 0 && ix.len() == 2 => {
+                    if let Some(at) = &self.at {
+                        out.push(at.index.clone());
+                    } else if self.data {
+                        let Index::Single(j) = &ix[1] else {
+                            return Err(not_model(e, "a slice of a slice"));
+                        };
+                        return Ok(g::Expr {
+                            kind: g::ExprKind::Call(g::Call {
+                                func: g::Ident {
+                                    name: "col".into(),
+                                    span: e.span,
+                                },
+                                args: vec![
+                                    g::Arg {
+                                        name: None,
+                                        value: base,
+                                    },
+                                    g::Arg {
+                                        name: None,
+                                        value: self.conv(j)?,
+                                    },
+                                ],
+                                span: e.span,
+                            }),
+                            span: e.span,
+                        });
+                    } else {
+                        return Err(not_model(
+                            e,
+                            "a whole column outside a vectorised statement",
+                        ));
+                    }
+                }
+                Index::Range(..) => {
+                    return Err(StanError::unsupported(
+                        "a slice `a:b` is not translated yet",
+                        e.span,
+                        "index one position, or a whole column `X[:, j]` in a vectorised statement",
+                    ))
+                }
+            }
+        }
+        Ok(g::Expr {
+            kind: g::ExprKind::Index(Box::new(base), out),
+            span: e.span,
+        })
+    }
+}
+
+/// Wrap an inlined definition so that it keeps its grouping and points at the use.
+fn paren(x: g::Expr, span: g::Span) -> g::Expr {
+    respan(x, span)
+}
+
+/// The same expression with every span set to `span` (an inlined definition points at its use).
+pub fn respan(mut x: g::Expr, span: g::Span) -> g::Expr {
+    fn go(x: &mut g::Expr, span: g::Span) {
+        x.span = span;
+        match &mut x.kind {
+            g::ExprKind::Neg(a) => go(a, span),
+            g::ExprKind::Binary(_, a, b) => {
+                go(a, span);
+                go(b, span);
+            }
+            g::ExprKind::Call(c) => {
+                c.span = span;
+                c.func.span = span;
+                c.args.iter_mut().for_each(|a| go(&mut a.value, span));
+            }
+            g::ExprKind::Index(a, ix) => {
+                go(a, span);
+                ix.iter_mut().for_each(|i| go(i, span));
+            }
+            _ => {}
+        }
+    }
+    go(&mut x, span);
+    x
+}
+
+fn not_model(e: &Expr, what: &str) -> StanError {
+    StanError::unsupported(
+        format!("{what} is not translated into a gpmc model"),
+        e.span,
+        "gpmc translates arithmetic, indexing and the Stan math functions listed in docs/stan_models.md",
+    )
+}
+
+/// A size expression as text (`N`, `10`), to compare lengths as written.
+pub fn size_text(e: &Expr) -> String {
+    match &e.kind {
+        ExprKind::Num { value, .. } => format!("{value}"),
+        ExprKind::Var(v) => v.clone(),
+        ExprKind::Binary(op, a, b) => {
+            format!("({} {} {})", size_text(a), op.symbol(), size_text(b))
+        }
+        ExprKind::Call { func, args, .. } => format!(
+            "{}({})",
+            func.name,
+            args.iter().map(size_text).collect::<Vec<_>>().join(", ")
+        ),
+        _ => format!("<{}..{}>", e.span.start, e.span.end),
+    }
+}

@@ -1,0 +1,195 @@
+//! Stan's math functions in `.gpm`: one table, each entry the `.gpm` spelling of the function
+//! (the same name, another name, or a formula of its arguments).
+
+use crate::ast::Expr;
+use crate::convert::Ctx;
+use crate::error::StanError;
+use gpm_syntax as g;
+
+/// How a Stan function is written in `.gpm`.
+enum Spelling {
+    /// The `.gpm` function of this name, same arguments.
+    Named(&'static str),
+    /// A formula of the arguments `A`, `B` (parsed as `.gpm`).
+    Formula(&'static str),
+}
+
+/// Stan's name, its arity, and its `.gpm` spelling.
+const FUNCTIONS: &[(&str, usize, Spelling)] = &[
+    ("exp", 1, Spelling::Named("exp")),
+    ("log", 1, Spelling::Named("log")),
+    ("log1p", 1, Spelling::Named("log1p")),
+    ("sqrt", 1, Spelling::Named("sqrt")),
+    ("square", 1, Spelling::Named("square")),
+    ("abs", 1, Spelling::Named("abs")),
+    ("fabs", 1, Spelling::Named("abs")),
+    ("cosh", 1, Spelling::Named("cosh")),
+    ("sinh", 1, Spelling::Named("sinh")),
+    ("tanh", 1, Spelling::Named("tanh")),
+    ("inv_logit", 1, Spelling::Named("logistic")),
+    ("log_inv_logit", 1, Spelling::Named("log_logistic")),
+    (
+        "log1m_inv_logit",
+        1,
+        Spelling::Formula("log_logistic(-(A))"),
+    ),
+    ("log1p_exp", 1, Spelling::Named("softplus")),
+    ("lgamma", 1, Spelling::Named("lgamma")),
+    ("Phi", 1, Spelling::Named("normal_cdf")),
+    (
+        "Phi_approx",
+        1,
+        Spelling::Formula("logistic(0.07056 * (A)^3 + 1.5976 * (A))"),
+    ),
+    ("fmax", 2, Spelling::Named("max")),
+    ("fmin", 2, Spelling::Named("min")),
+    ("mean", 1, Spelling::Named("mean")),
+    ("sd", 1, Spelling::Named("sd")),
+    ("sum", 1, Spelling::Named("sum")),
+    ("inv", 1, Spelling::Formula("1 / (A)")),
+    ("inv_sqrt", 1, Spelling::Formula("1 / sqrt(A)")),
+    ("inv_square", 1, Spelling::Formula("1 / (A)^2")),
+    ("log1m", 1, Spelling::Formula("log1p(-(A))")),
+    ("logit", 1, Spelling::Formula("log((A) / (1 - (A)))")),
+    ("log2", 1, Spelling::Formula("log(A) / log(2)")),
+    ("log10", 1, Spelling::Formula("log(A) / log(10)")),
+    ("exp2", 1, Spelling::Formula("2 ^ (A)")),
+    ("pow", 2, Spelling::Formula("(A) ^ (B)")),
+    ("inv_cloglog", 1, Spelling::Formula("1 - exp(-exp(A))")),
+    ("pi", 0, Spelling::Formula("3.141592653589793")),
+    ("e", 0, Spelling::Formula("2.718281828459045")),
+    ("sqrt2", 0, Spelling::Formula("1.4142135623730951")),
+    ("log2", 0, Spelling::Formula("0.6931471805599453")),
+    ("log10", 0, Spelling::Formula("2.302585092994046")),
+    ("dot_product", 2, Spelling::Formula("(A) * (B)")),
+    ("rep_vector", 2, Spelling::Formula("A")),
+    ("rep_array", 2, Spelling::Formula("A")),
+];
+
+/// The `.gpm` expression of the call `func(args)`.
+pub fn call(ctx: &Ctx, func: &g::Ident, args: &[Expr], e: &Expr) -> Result<g::Expr, StanError> {
+    let entry = FUNCTIONS
+        .iter()
+        .find(|(name, arity, _)| *name == func.name && *arity == args.len());
+    let Some((_, _, spelling)) = entry else {
+        return Err(unknown(func, args.len(), e));
+    };
+    // `rep_vector(c, n)` broadcasts `c`: its length is the statement's.
+    let converted = args
+        .iter()
+        .map(|a| ctx.conv(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    match spelling {
+        Spelling::Named(name) => Ok(g::Expr {
+            kind: g::ExprKind::Call(g::Call {
+                func: g::Ident {
+                    name: (*name).to_string(),
+                    span: func.span,
+                },
+                args: converted
+                    .into_iter()
+                    .map(|value| g::Arg { name: None, value })
+                    .collect(),
+                span: e.span,
+            }),
+            span: e.span,
+        }),
+        Spelling::Formula(text) => formula(text, &converted, e.span),
+    }
+}
+
+/// A `.gpm` formula with `A`, `B`, ... standing for `args`, every span set to `span`.
+pub fn formula(text: &str, args: &[g::Expr], span: g::Span) -> Result<g::Expr, StanError> {
+    let template = parse_formula(text).ok_or_else(|| {
+        StanError::new(
+            "stan::internal",
+            format!("the formula `{text}` does not parse (please report)"),
+            span,
+        )
+    })?;
+    Ok(substitute(
+        crate::convert::respan(template, span),
+        &|name| {
+            let k = match name {
+                "A" => 0,
+                "B" => 1,
+                "C" => 2,
+                "D" => 3,
+                "Y" => return args.last().cloned(),
+                _ => return None,
+            };
+            args.get(k).cloned()
+        },
+    ))
+}
+
+/// Parse a `.gpm` expression by itself.
+fn parse_formula(text: &str) -> Option<g::Expr> {
+    let program = g::parse(&format!("model {{ target += {text}; }}")).ok()?;
+    match program.model.into_iter().next()? {
+        g::Stmt::Target { expr, .. } => Some(expr),
+        _ => None,
+    }
+}
+
+/// Replace the placeholders of a template.
+pub fn substitute(x: g::Expr, by: &dyn Fn(&str) -> Option<g::Expr>) -> g::Expr {
+    let span = x.span;
+    let kind = match x.kind {
+        g::ExprKind::Var(v) => match by(&v) {
+            Some(r) => return r,
+            None => g::ExprKind::Var(v),
+        },
+        g::ExprKind::Neg(a) => g::ExprKind::Neg(Box::new(substitute(*a, by))),
+        g::ExprKind::Binary(op, a, b) => g::ExprKind::Binary(
+            op,
+            Box::new(substitute(*a, by)),
+            Box::new(substitute(*b, by)),
+        ),
+        g::ExprKind::Call(mut c) => {
+            c.args = c
+                .args
+                .into_iter()
+                .map(|a| g::Arg {
+                    name: a.name,
+                    value: substitute(a.value, by),
+                })
+                .collect();
+            g::ExprKind::Call(c)
+        }
+        g::ExprKind::Index(a, ix) => g::ExprKind::Index(
+            Box::new(substitute(*a, by)),
+            ix.into_iter().map(|i| substitute(i, by)).collect(),
+        ),
+        k => k,
+    };
+    g::Expr { kind, span }
+}
+
+fn unknown(func: &g::Ident, arity: usize, e: &Expr) -> StanError {
+    let known: Vec<&str> = FUNCTIONS
+        .iter()
+        .filter(|(n, a, _)| *n == func.name && *a != arity)
+        .map(|(n, _, _)| *n)
+        .collect();
+    let name = &func.name;
+    if !known.is_empty() {
+        return StanError::new(
+            "stan::wrong_arity",
+            format!("`{name}` does not take {arity} arguments here"),
+            e.span,
+        );
+    }
+    let what = if name.ends_with("_lpdf") || name.ends_with("_lpmf") {
+        "a log density inside an expression"
+    } else if name.starts_with("gp_") || name.starts_with("cholesky") {
+        "a covariance function or matrix factorisation"
+    } else {
+        "this function"
+    };
+    StanError::unsupported(
+        format!("`{name}` ({what}) is not translated into a gpmc model yet"),
+        e.span,
+        "docs/stan_models.md lists the Stan functions gpmc reads; write the model with those, or as a .gpm file",
+    )
+}

@@ -1,0 +1,155 @@
+//! # gpm-stan
+//!
+//! Owns the Stan front end: Stan's grammar (`grammar/stan.pest`), its syntax tree with spans,
+//! and the translation of a Stan program into the `.gpm` syntax tree of `gpm-syntax` — so that a
+//! Stan program is lowered, augmented, scheduled and run by exactly the pipeline a `.gpm` file
+//! is, with every check and diagnostic shared. It decides which parameters are Gaussian latents
+//! (a Stan program does not say: `decide.rs`) and reports that decision. It must not touch the
+//! IR, the augmentations or inference: what it cannot carry into the `.gpm` tree it refuses,
+//! naming the construct, and what the `.gpm` tree cannot mean is `gpm-ir`'s to say.
+//!
+//! ```
+//! let src = "data { int N; vector[N] y; } parameters { real mu; } \
+//!            model { mu ~ normal(0, 10); y ~ normal(mu, 1); }";
+//! let t = gpm_stan::translate(src).unwrap();
+//! assert_eq!(t.program.latents.len(), 1);
+//! assert_eq!(t.decisions[0].role, gpm_stan::Role::Latent);
+//! ```
+#![warn(missing_docs)]
+
+pub mod ast;
+mod convert;
+mod decide;
+mod distributions;
+mod emit;
+mod error;
+mod functions;
+mod parser;
+mod statements;
+mod symbols;
+
+pub use decide::{Decision, Role};
+pub use error::StanError;
+pub use parser::parse;
+
+use ast::{StanProgram, Stmt};
+use gpm_syntax::{BlockKind, Program, Span};
+use serde::Serialize;
+use symbols::{Origin, Symbols};
+
+/// Something the translation left out, said at `check` time.
+#[derive(Debug, Clone, Serialize)]
+pub struct Note {
+    /// What, in a sentence.
+    pub message: String,
+    /// Where.
+    #[serde(skip)]
+    pub span: Span,
+}
+
+/// A Stan program as a `.gpm` syntax tree, with the decisions that made it.
+#[derive(Debug, Clone)]
+pub struct Translation {
+    /// The program, its spans in the Stan text.
+    pub program: Program,
+    /// Each parameter's role, in declaration order.
+    pub decisions: Vec<Decision>,
+    /// What was left out (generated quantities, transformed parameters' columns).
+    pub notes: Vec<Note>,
+}
+
+/// Parse and translate a Stan program.
+pub fn translate(src: &str) -> Result<Translation, StanError> {
+    let stan = parse(src)?;
+    translate_program(&stan)
+}
+
+/// Translate a parsed Stan program.
+pub fn translate_program(stan: &StanProgram) -> Result<Translation, StanError> {
+    if let Some(span) = stan.functions {
+        return Err(StanError::unsupported(
+            "user-defined functions are not translated yet",
+            Span::new(span.start, span.start + 9),
+            "write the function's body where it is called",
+        ));
+    }
+    let mut syms = Symbols::default();
+    for d in &stan.data {
+        syms.declare(&d.name.name, Origin::Data, d.ty.clone());
+    }
+    for s in &stan.transformed_data {
+        if let Stmt::Decl(d) = s {
+            syms.declare(&d.name.name, Origin::TransformedData, d.ty.clone());
+        }
+    }
+    for d in &stan.parameters {
+        if d.value.is_some() {
+            return Err(StanError::new(
+                "stan::syntax",
+                "a parameter cannot be given a value",
+                d.span,
+            ));
+        }
+        syms.declare(&d.name.name, Origin::Parameter, d.ty.clone());
+    }
+    let mut sorted = statements::Sorted::default();
+    let mut loops = 0;
+    statements::sort(
+        &stan.transformed_parameters,
+        &mut syms,
+        &mut sorted,
+        &mut loops,
+    )?;
+    statements::sort(&stan.model, &mut syms, &mut sorted, &mut loops)?;
+    let decisions = decide::decide(&stan.parameters, &sorted, &syms)?;
+    let binary = emit::binary_responses(&sorted);
+    let (data, data_lets) = emit::data(&stan.data, &stan.transformed_data, &mut syms, &binary)?;
+    let (hypers, latents) = emit::parameters(&stan.parameters, &decisions, &sorted, &syms)?;
+    let model = emit::model(&sorted, &syms)?;
+    let blocks = vec![
+        (BlockKind::Data, Span::default()),
+        (BlockKind::Hyper, Span::default()),
+        (BlockKind::Latent, Span::default()),
+        (BlockKind::Model, Span::default()),
+    ];
+    Ok(Translation {
+        program: Program {
+            data,
+            data_lets,
+            hypers,
+            latents,
+            model,
+            blocks,
+        },
+        decisions,
+        notes: notes(stan),
+    })
+}
+
+fn notes(stan: &StanProgram) -> Vec<Note> {
+    let mut out = Vec::new();
+    let tparams: Vec<&str> = stan
+        .transformed_parameters
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Decl(d) => Some(d.name.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    if let Some(first) = stan.transformed_parameters.first() {
+        out.push(Note {
+            message: format!(
+                "transformed parameters ({}) are inlined where they are read; they are not written as columns yet",
+                tparams.join(", ")
+            ),
+            span: first.span(),
+        });
+    }
+    if let Some(span) = stan.generated_span {
+        out.push(Note {
+            message: "the generated quantities block is not computed yet (use --log-lik and --ppc for `log_lik` and `y_rep`)".into(),
+            span,
+        });
+    }
+    out
+}
