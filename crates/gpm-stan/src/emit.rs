@@ -26,7 +26,46 @@ pub fn data(
     }
     let mut lets = Vec::new();
     let mut pending: Vec<String> = Vec::new();
+    let mut flat: Vec<(Stmt, Option<String>)> = Vec::new();
     for s in transformed {
+        match s {
+            // `for (n in 1:N) x[n] = e;` is `x = e` with every `v[n]` read whole.
+            Stmt::For { var, lo, hi: Some(_), body, .. } if is_one(lo) => {
+                for b in body.iter().flat_map(block_items) {
+                    flat.push((b.clone(), Some(var.name.clone())));
+                }
+            }
+            other => flat.push((other.clone(), None)),
+        }
+    }
+    for (s, var) in &flat {
+        let s = match (s, var) {
+            (
+                Stmt::Assign {
+                    name,
+                    indices,
+                    op: AssignOp::Set,
+                    value,
+                    span,
+                },
+                Some(var),
+            ) if is_index_by(indices, var) => Stmt::Assign {
+                name: name.clone(),
+                indices: vec![],
+                op: AssignOp::Set,
+                value: deindex(value, var)?,
+                span: *span,
+            },
+            (s, None) => s.clone(),
+            (other, Some(_)) => {
+                return Err(StanError::unsupported(
+                    "this statement in a loop of `transformed data` is not translated yet",
+                    other.span(),
+                    "a loop of transformed data assigns entries `x[n] = ...;` read from entries `v[n]` of the data",
+                ))
+            }
+        };
+        let s = &s;
         let (name, value, span) = match s {
             Stmt::Decl(d) => {
                 syms.declare(&d.name.name, Origin::TransformedData, d.ty.clone());
@@ -67,6 +106,69 @@ pub fn data(
         });
     }
     Ok((out, lets))
+}
+
+fn is_one(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Num { value, is_int: true } if value == 1.0)
+}
+
+fn block_items(s: &Stmt) -> Vec<&Stmt> {
+    match s {
+        Stmt::Block(body, _) => body.iter().flat_map(block_items).collect(),
+        other => vec![other],
+    }
+}
+
+fn is_index_by(indices: &[Vec<crate::ast::Index>], var: &str) -> bool {
+    matches!(indices, [one] if matches!(one.as_slice(),
+        [crate::ast::Index::Single(Expr { kind: ExprKind::Var(v), .. })] if v == var))
+}
+
+/// An entry-by-entry expression read whole: `v[n]` becomes `v` (transformed data are
+/// element-wise in `.gpm`). The loop variable anywhere else cannot be read whole.
+fn deindex(e: &Expr, var: &str) -> Result<Expr, StanError> {
+    use crate::ast::Index;
+    let kind = match &e.kind {
+        ExprKind::Index(x, ix) => match (&x.kind, ix.as_slice()) {
+            (ExprKind::Var(_), [Index::Single(Expr { kind: ExprKind::Var(v), .. })]) if v == var => {
+                return Ok((**x).clone())
+            }
+            _ => ExprKind::Index(
+                Box::new(deindex(x, var)?),
+                ix.iter()
+                    .map(|i| match i {
+                        Index::Single(x) => deindex(x, var).map(Index::Single),
+                        Index::Range(a, b) => Ok(Index::Range(a.clone(), b.clone())),
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+        },
+        ExprKind::Var(v) if v == var => {
+            return Err(StanError::unsupported(
+                format!("the loop variable `{var}` is read as a value here"),
+                e.span,
+                "transformed data read entries `v[n]` of the data at the loop's position",
+            ))
+        }
+        ExprKind::Neg(a) => ExprKind::Neg(Box::new(deindex(a, var)?)),
+        ExprKind::Not(a) => ExprKind::Not(Box::new(deindex(a, var)?)),
+        ExprKind::Transpose(a) => ExprKind::Transpose(Box::new(deindex(a, var)?)),
+        ExprKind::Binary(op, a, b) => {
+            ExprKind::Binary(*op, Box::new(deindex(a, var)?), Box::new(deindex(b, var)?))
+        }
+        ExprKind::Ternary(a, b, c) => ExprKind::Ternary(
+            Box::new(deindex(a, var)?),
+            Box::new(deindex(b, var)?),
+            Box::new(deindex(c, var)?),
+        ),
+        ExprKind::Call { func, args, conditional } => ExprKind::Call {
+            func: func.clone(),
+            args: args.iter().map(|a| deindex(a, var)).collect::<Result<_, _>>()?,
+            conditional: *conditional,
+        },
+        other => other.clone(),
+    };
+    Ok(Expr { kind, span: e.span })
 }
 
 fn data_decl(syms: &Symbols, d: &VarDecl, binary: bool) -> Result<g::DataDecl, StanError> {
