@@ -262,7 +262,13 @@ fn unknown_likelihood(dist: &g::Ident, arity: usize) -> StanError {
 pub fn gaussian_family(dist: &str) -> bool {
     matches!(
         dist,
-        "normal" | "std_normal" | "student_t" | "cauchy" | "double_exponential"
+        "normal"
+            | "std_normal"
+            | "student_t"
+            | "cauchy"
+            | "double_exponential"
+            | "multi_normal"
+            | "multi_normal_cholesky"
     )
 }
 
@@ -284,6 +290,16 @@ pub fn prior(
             span: at,
         });
     };
+    if dist.name.starts_with("multi_normal") {
+        if !latent {
+            return Err(StanError::unsupported(
+                format!("a `{}` prior on a hyperparameter is not translated", dist.name),
+                dist.span,
+                "a multivariate normal prior belongs to an unbounded vector the likelihood reads: a latent",
+            ));
+        }
+        return crate::gp::prior(ctx, dist, args);
+    }
     let mut converted = args
         .iter()
         .map(|a| ctx.conv(a))

@@ -305,8 +305,13 @@ pub fn parameters(
 }
 
 /// The model block: every likelihood term in a loop over its observations.
-pub fn model(sorted: &Sorted, syms: &Symbols) -> Result<Vec<g::Stmt>, StanError> {
+#[allow(clippy::type_complexity)]
+pub fn model(
+    sorted: &Sorted,
+    syms: &Symbols,
+) -> Result<(Vec<g::Stmt>, Vec<(g::LatentDecl, Decision)>), StanError> {
     let mut out: Vec<g::Stmt> = Vec::new();
+    let mut marginal = Vec::new();
     // The `.gpm` loop of each Stan loop, by its id.
     let mut loops: Vec<(usize, usize)> = Vec::new();
     let var = fresh_loop_var(syms);
@@ -352,15 +357,21 @@ pub fn model(sorted: &Sorted, syms: &Symbols) -> Result<Vec<g::Stmt>, StanError>
             }
             None => {
                 let Term::Draw(d) = t else { continue };
-                out.push(vectorised(syms, d, &var)?);
+                let (stmt, latent) = vectorised(syms, d, &var)?;
+                out.push(stmt);
+                marginal.extend(latent);
             }
         }
     }
-    Ok(out)
+    Ok((out, marginal))
 }
 
 /// `y ~ dist(args)` over a whole data vector: a loop over its entries.
-fn vectorised(syms: &Symbols, d: &Draw, var: &str) -> Result<g::Stmt, StanError> {
+fn vectorised(
+    syms: &Symbols,
+    d: &Draw,
+    var: &str,
+) -> Result<(g::Stmt, Option<(g::LatentDecl, Decision)>), StanError> {
     let y = match &d.lhs.kind {
         ExprKind::Var(y) if syms.is_data(y) => y,
         _ => {
@@ -391,13 +402,21 @@ fn vectorised(syms: &Symbols, d: &Draw, var: &str) -> Result<g::Stmt, StanError>
         name: var.to_string(),
         span: d.span,
     };
-    Ok(g::Stmt::For {
+    let (body, latent) = if d.dist.name.starts_with("multi_normal") {
+        let y = ctx.conv(&d.lhs)?;
+        let (stmt, latent, decision) = crate::gp::marginal(&ctx, d, y)?;
+        (stmt, Some((latent, decision)))
+    } else {
+        (draw(&ctx, d)?, None)
+    };
+    let stmt = g::Stmt::For {
         var: var_ident,
         lo: one(d.span),
         hi: Ctx::new(syms).conv(&len)?,
-        body: vec![draw(&ctx, d)?],
+        body: vec![body],
         span: d.span,
-    })
+    };
+    Ok((stmt, latent))
 }
 
 fn draw(ctx: &Ctx, d: &Draw) -> Result<g::Stmt, StanError> {

@@ -24,6 +24,7 @@ mod distributions;
 mod emit;
 mod error;
 mod functions;
+mod gp;
 mod parser;
 mod statements;
 mod symbols;
@@ -101,11 +102,30 @@ pub fn translate_program(stan: &StanProgram) -> Result<Translation, StanError> {
         &mut loops,
     )?;
     statements::sort(&stan.model, &mut syms, &mut sorted, &mut loops)?;
-    let decisions = decide::decide(&stan.parameters, &sorted, &syms)?;
+    let replaced = gp::noncentred(&stan.parameters, &mut sorted, &mut syms);
+    let params: Vec<ast::VarDecl> = replaced.iter().map(|(d, _)| d.clone()).collect();
+    let promoted: Vec<String> = replaced
+        .iter()
+        .filter(|(_, eta)| eta.is_some())
+        .map(|(d, _)| d.name.name.clone())
+        .collect();
+    let mut decisions = decide::decide(&params, &sorted, &syms)?;
+    for (d, (decl, eta)) in decisions.iter_mut().zip(&replaced) {
+        if let Some(eta) = eta {
+            d.why = format!(
+                "the non-centred GP `{} = L * {eta}` (L the Cholesky factor of a GP covariance, `{eta} ~ std_normal()`): `{}` is sampled with its GP prior in `{eta}`'s place",
+                decl.name.name, decl.name.name
+            );
+        }
+    }
     let binary = emit::binary_responses(&sorted);
     let (data, data_lets) = emit::data(&stan.data, &stan.transformed_data, &mut syms, &binary)?;
-    let (hypers, latents) = emit::parameters(&stan.parameters, &decisions, &sorted, &syms)?;
-    let model = emit::model(&sorted, &syms)?;
+    let (hypers, mut latents) = emit::parameters(&params, &decisions, &sorted, &syms)?;
+    let (model, marginal) = emit::model(&sorted, &syms)?;
+    for (latent, decision) in marginal {
+        latents.push(latent);
+        decisions.push(decision);
+    }
     let blocks = vec![
         (BlockKind::Data, Span::default()),
         (BlockKind::Hyper, Span::default()),
@@ -122,21 +142,21 @@ pub fn translate_program(stan: &StanProgram) -> Result<Translation, StanError> {
             blocks,
         },
         decisions,
-        notes: notes(stan),
+        notes: notes(stan, &promoted),
     })
 }
 
-fn notes(stan: &StanProgram) -> Vec<Note> {
+fn notes(stan: &StanProgram, promoted: &[String]) -> Vec<Note> {
     let mut out = Vec::new();
     let tparams: Vec<&str> = stan
         .transformed_parameters
         .iter()
         .filter_map(|s| match s {
-            Stmt::Decl(d) => Some(d.name.name.as_str()),
+            Stmt::Decl(d) if !promoted.contains(&d.name.name) => Some(d.name.name.as_str()),
             _ => None,
         })
         .collect();
-    if let Some(first) = stan.transformed_parameters.first() {
+    if let (Some(first), false) = (stan.transformed_parameters.first(), tparams.is_empty()) {
         out.push(Note {
             message: format!(
                 "transformed parameters ({}) are inlined where they are read; they are not written as columns yet",

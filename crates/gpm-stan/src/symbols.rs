@@ -85,6 +85,15 @@ impl Symbols {
         }
     }
 
+    /// The names of the locals (transformed parameters and model-block variables).
+    pub fn locals(&self) -> Vec<String> {
+        self.table
+            .iter()
+            .filter(|(_, s)| s.origin == Origin::Local)
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
     /// Whether `name` is a datum (given or transformed).
     pub fn is_data(&self, name: &str) -> bool {
         self.get(name)
@@ -151,5 +160,13 @@ pub fn shape_of(ty: &StanType) -> Shape {
             Some(n) => Shape::Vector(text(n)),
             None => Shape::Scalar,
         },
+    }
+}
+
+/// Whether an expression is a whole vector or matrix variable.
+pub fn is_vector(e: &Expr, syms: &Symbols) -> bool {
+    match &e.kind {
+        ExprKind::Var(v) => matches!(syms.shape(v), Some(Shape::Vector(_) | Shape::Matrix(_))),
+        _ => false,
     }
 }

@@ -363,20 +363,21 @@ impl Lowerer {
     /// expression of data vectors as long as the latent, read entry by entry
     /// (`w : vector[M] ~ normal(0, sdgp * sqrt(spd))`, the brms approximate GP).
     fn normal_param(&mut self, e: &ast::Expr, what: &str, shape: Option<&Shape>) -> Option<Sx> {
-        let Some(Shape::Vector(n)) = shape else {
-            return self.param(e, what);
+        // A `real` latent's prior may read scalar data (Stan's `alpha ~ normal(pmualpha,
+        // psalpha)`), a vector latent's data vectors as long as itself.
+        let n = match shape {
+            Some(Shape::Vector(n)) => n.clone(),
+            Some(Shape::Scalar) => Dim::Const(1),
+            _ => return self.param(e, what),
         };
-        let ctx = ObsCtx {
-            n: n.clone(),
-            var: None,
-        };
+        let ctx = ObsCtx { n, var: None };
         match self.node(e, &ctx, false)? {
             Node::Value(sx) if !sx.has_role(SymRole::Predictor) => Some(sx),
             _ => {
                 self.err(
                     SemanticError::new(
                         "gpm::bad_parameter",
-                        format!("{what} must be built from constants, scalar hyperparameters and data vectors as long as the latent"),
+                        format!("{what} must be built from constants, scalar hyperparameters, scalar data and data vectors as long as the latent"),
                         e.span,
                         "not a parameter",
                     )
