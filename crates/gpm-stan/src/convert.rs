@@ -118,12 +118,19 @@ impl<'a> Ctx<'a> {
                         "read it in a vectorised statement or as `v[n]` in a loop",
                     )),
                 },
-                None => Err(StanError::new(
+                Some(Definition::Columns(_)) | None => Err(StanError::new(
                     "stan::unassigned",
                     format!("`{v}` is read before it is assigned"),
                     e.span,
                 )),
             };
+        }
+        if let Some(Definition::Columns(_)) = &sym.def {
+            return Err(StanError::unsupported(
+                format!("the matrix `{v}`, built from columns, is read here other than times a coefficient vector"),
+                e.span,
+                format!("gpmc reads `{v} * beta` (and `{v}[n] * beta` in a loop)"),
+            ));
         }
         let plain = g::Expr {
             kind: g::ExprKind::Var(v.to_string()),
@@ -161,6 +168,11 @@ impl<'a> Ctx<'a> {
     }
 
     fn binary(&self, op: BinOp, a: &Expr, b: &Expr, e: &Expr) -> Result<g::Expr, StanError> {
+        if op == BinOp::Mul {
+            if let Some((cols, at)) = self.columns_of(a)? {
+                return self.columns_times(&cols, at, b, e);
+            }
+        }
         let gop = match op {
             BinOp::Add => g::BinOp::Add,
             BinOp::Sub => g::BinOp::Sub,
@@ -174,6 +186,83 @@ impl<'a> Ctx<'a> {
             kind: g::ExprKind::Binary(gop, Box::new(self.conv(a)?), Box::new(self.conv(b)?)),
             span: e.span,
         })
+    }
+
+    /// A matrix written by its columns, read whole (at this context's observation) or as row
+    /// `x[n]`: its columns and the observation they are read at.
+    fn columns_of(&self, a: &Expr) -> Result<Option<(Vec<Expr>, Option<At>)>, StanError> {
+        let cols_of = |v: &str| match self.syms.get(v).and_then(|s| s.def.as_ref()) {
+            Some(Definition::Columns(c)) => Some(c.clone()),
+            _ => None,
+        };
+        match &a.kind {
+            ExprKind::Var(v) => Ok(cols_of(v).map(|c| (c, self.at.clone()))),
+            ExprKind::Index(x, ix) => match (&x.kind, ix.as_slice()) {
+                (ExprKind::Var(v), [Index::Single(n)]) => match cols_of(v) {
+                    Some(c) => {
+                        let len = match self.syms.shape(v) {
+                            Some(Shape::Matrix(len)) => len,
+                            _ => return Ok(None),
+                        };
+                        let index = self.conv(n)?;
+                        Ok(Some((c, Some(At { index, len }))))
+                    }
+                    None => Ok(None),
+                },
+                _ => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// `[c1', c2', ...]' * beta` at an observation: `c1[i] * beta[1] + c2[i] * beta[2] + ...`.
+    fn columns_times(
+        &self,
+        cols: &[Expr],
+        at: Option<At>,
+        b: &Expr,
+        e: &Expr,
+    ) -> Result<g::Expr, StanError> {
+        let Some(at) = at else {
+            return Err(StanError::unsupported(
+                "a matrix built from columns is multiplied outside a statement over its rows",
+                e.span,
+                "use it in a vectorised likelihood (`y ~ bernoulli_logit_glm(x, alpha, beta)`, `y ~ normal(x * beta, sigma)`)",
+            ));
+        };
+        let coef = self.at(None).conv(b)?;
+        let row = self.at(Some(at));
+        let mut sum: Option<g::Expr> = None;
+        for (k, c) in cols.iter().enumerate() {
+            let term = g::Expr {
+                kind: g::ExprKind::Binary(
+                    g::BinOp::Mul,
+                    Box::new(row.conv(c)?),
+                    Box::new(g::Expr {
+                        kind: g::ExprKind::Index(
+                            Box::new(coef.clone()),
+                            vec![g::Expr {
+                                kind: g::ExprKind::Num {
+                                    value: (k + 1) as f64,
+                                    is_int: true,
+                                },
+                                span: e.span,
+                            }],
+                        ),
+                        span: e.span,
+                    }),
+                ),
+                span: e.span,
+            };
+            sum = Some(match sum {
+                Some(s) => g::Expr {
+                    kind: g::ExprKind::Binary(g::BinOp::Add, Box::new(s), Box::new(term)),
+                    span: e.span,
+                },
+                None => term,
+            });
+        }
+        sum.ok_or_else(|| not_model(e, "an empty matrix"))
     }
 
     fn index(&self, x: &Expr, ix: &[Index], e: &Expr) -> Result<g::Expr, StanError> {
@@ -194,12 +283,21 @@ impl<'a> Ctx<'a> {
                         c.at = len.map(|len| At { index, len });
                         c.conv(body).map(|b| paren(b, e.span))
                     }
-                    None => Err(StanError::new(
+                    Some(Definition::Columns(_)) | None => Err(StanError::new(
                         "stan::unassigned",
                         format!("`{v}` is read before it is assigned"),
                         e.span,
                     )),
                 };
+            }
+        }
+        if let ExprKind::Var(v) = &x.kind {
+            if self.syms.get(v).is_some_and(|s| s.origin == Origin::Local) {
+                return Err(StanError::unsupported(
+                    format!("`{v}` is a local or transformed parameter indexed in a way gpmc cannot inline yet"),
+                    e.span,
+                    format!("write `{v}`'s definition where it is read, or define it entry by entry (`{v}[n] = ...;` in a loop) and read `{v}[n]`"),
+                ));
             }
         }
         // The indexed value is read as written; its indices at the observation.

@@ -30,7 +30,13 @@ pub fn data(
     for s in transformed {
         match s {
             // `for (n in 1:N) x[n] = e;` is `x = e` with every `v[n]` read whole.
-            Stmt::For { var, lo, hi: Some(_), body, .. } if is_one(lo) => {
+            Stmt::For {
+                var,
+                lo,
+                hi: Some(_),
+                body,
+                ..
+            } if is_one(lo) => {
                 for b in body.iter().flat_map(block_items) {
                     flat.push((b.clone(), Some(var.name.clone())));
                 }
@@ -95,6 +101,10 @@ pub fn data(
                 ))
             }
         };
+        if let Some(cols) = columns(&value) {
+            syms.define(&name.name, crate::symbols::Definition::Columns(cols));
+            continue;
+        }
         let mut ctx = Ctx::new(syms);
         ctx.data = true;
         let value = ctx.conv(&value)?;
@@ -106,6 +116,23 @@ pub fn data(
         });
     }
     Ok((out, lets))
+}
+
+/// The columns of `[a', b', c']'` (a matrix written as its transposed rows).
+fn columns(e: &Expr) -> Option<Vec<Expr>> {
+    let ExprKind::Transpose(inner) = &e.kind else {
+        return None;
+    };
+    let ExprKind::RowVector(items) = &inner.kind else {
+        return None;
+    };
+    items
+        .iter()
+        .map(|i| match &i.kind {
+            ExprKind::Transpose(c) => Some((**c).clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn is_one(e: &Expr) -> bool {
@@ -130,9 +157,13 @@ fn deindex(e: &Expr, var: &str) -> Result<Expr, StanError> {
     use crate::ast::Index;
     let kind = match &e.kind {
         ExprKind::Index(x, ix) => match (&x.kind, ix.as_slice()) {
-            (ExprKind::Var(_), [Index::Single(Expr { kind: ExprKind::Var(v), .. })]) if v == var => {
-                return Ok((**x).clone())
-            }
+            (
+                ExprKind::Var(_),
+                [Index::Single(Expr {
+                    kind: ExprKind::Var(v),
+                    ..
+                })],
+            ) if v == var => return Ok((**x).clone()),
             _ => ExprKind::Index(
                 Box::new(deindex(x, var)?),
                 ix.iter()
@@ -161,9 +192,16 @@ fn deindex(e: &Expr, var: &str) -> Result<Expr, StanError> {
             Box::new(deindex(b, var)?),
             Box::new(deindex(c, var)?),
         ),
-        ExprKind::Call { func, args, conditional } => ExprKind::Call {
+        ExprKind::Call {
+            func,
+            args,
+            conditional,
+        } => ExprKind::Call {
             func: func.clone(),
-            args: args.iter().map(|a| deindex(a, var)).collect::<Result<_, _>>()?,
+            args: args
+                .iter()
+                .map(|a| deindex(a, var))
+                .collect::<Result<_, _>>()?,
             conditional: *conditional,
         },
         other => other.clone(),

@@ -94,7 +94,10 @@ pub fn covariance(e: &Expr, ctx: &Ctx) -> Result<Option<GpCov>, StanError> {
                 if rest.len() != *extra {
                     return Ok(None);
                 }
-                let Some(x) = x.root_var().filter(|v| ctx.syms.is_data(v) && matches!(x.kind, ExprKind::Var(_))) else {
+                let Some(x) = x
+                    .root_var()
+                    .filter(|v| ctx.syms.is_data(v) && matches!(x.kind, ExprKind::Var(_)))
+                else {
                     return Err(StanError::unsupported(
                         "a GP whose inputs are not a data variable is not translated",
                         x.span,
@@ -264,7 +267,12 @@ pub fn prior(ctx: &Ctx, dist: &g::Ident, args: &[Expr]) -> Result<g::Call, StanE
             }),
             span: noise.span,
         };
-        kernel = bin(g::BinOp::Add, kernel, bin(g::BinOp::Mul, ctx.conv(noise)?, white, noise.span), noise.span);
+        kernel = bin(
+            g::BinOp::Add,
+            kernel,
+            bin(g::BinOp::Mul, ctx.conv(noise)?, white, noise.span),
+            noise.span,
+        );
     }
     let mut gargs = vec![
         g::Arg {
@@ -326,7 +334,8 @@ pub fn noncentred(
     sorted: &mut Sorted,
     syms: &mut Symbols,
 ) -> Vec<(VarDecl, Option<String>)> {
-    let mut out: Vec<(VarDecl, Option<String>)> = params.iter().map(|d| (d.clone(), None)).collect();
+    let mut out: Vec<(VarDecl, Option<String>)> =
+        params.iter().map(|d| (d.clone(), None)).collect();
     let mut locals: Vec<String> = syms.locals();
     locals.sort();
     for f in locals {
@@ -337,11 +346,16 @@ pub fn noncentred(
         let ExprKind::Binary(BinOp::Mul, l, eta) = &resolved.kind else {
             continue;
         };
-        let ExprKind::Var(eta) = &eta.kind else { continue };
+        let ExprKind::Var(eta) = &eta.kind else {
+            continue;
+        };
         let Some(pos) = out.iter().position(|(d, _)| d.name.name == *eta) else {
             continue;
         };
-        let std_prior = sorted.priors.iter().any(|(p, d)| p == eta && is_standard_normal(d));
+        let std_prior = sorted
+            .priors
+            .iter()
+            .any(|(p, d)| p == eta && is_standard_normal(d));
         let is_gp = cholesky_of(l, syms).is_some_and(|k| {
             let mut terms = Vec::new();
             split(k, syms, &mut terms);
@@ -420,11 +434,17 @@ pub fn marginal(
         .ok_or_else(|| refuse("is not over a covariance gpmc recognises"))?;
     let cov = covariance(k, &scalar)?.ok_or_else(|| refuse("is not over a GP covariance"))?;
     let Some(noise) = &cov.noise else {
-        return Err(refuse("has no noise on the diagonal (a noiseless GP regression)"));
+        return Err(refuse(
+            "has no noise on the diagonal (a noiseless GP regression)",
+        ));
     };
     let y_name = d.lhs.root_var().unwrap_or("y");
     let name = format!("f_{y_name}");
-    let name = if ctx.syms.get(&name).is_some() { format!("{name}_gp") } else { name };
+    let name = if ctx.syms.get(&name).is_some() {
+        format!("{name}_gp")
+    } else {
+        name
+    };
     let span = d.span;
     let at = ctx.at.clone().ok_or_else(|| refuse("inside a loop"))?;
     let f_i = g::Expr {

@@ -55,7 +55,8 @@ pub fn parse(src: &str) -> Result<StanProgram, StanError> {
     for block in program.into_inner() {
         let span = span_of(&block);
         match block.as_rule() {
-            Rule::functions_block => out.functions = Some(span),
+            // brms writes an empty `functions { }` block: nothing to inline.
+            Rule::functions_block if !is_empty_block(block.as_str()) => out.functions = Some(span),
             Rule::data_block => out.data = decls(block)?,
             Rule::params_block => out.parameters = decls(block)?,
             Rule::tdata_block => out.transformed_data = stmts(block)?,
@@ -69,6 +70,26 @@ pub fn parse(src: &str) -> Result<StanProgram, StanError> {
         }
     }
     Ok(out)
+}
+
+/// Whether a block holds nothing but whitespace and comments.
+fn is_empty_block(text: &str) -> bool {
+    let body = text
+        .trim_start_matches("functions")
+        .trim()
+        .trim_start_matches('{')
+        .trim_end_matches('}');
+    let mut rest = body;
+    loop {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("//") {
+            rest = r.split_once('\n').map_or("", |(_, t)| t);
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.split_once("*/").map_or("", |(_, t)| t);
+        } else {
+            return rest.is_empty();
+        }
+    }
 }
 
 fn span_of(p: &Pair<Rule>) -> Span {

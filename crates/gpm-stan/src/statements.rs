@@ -336,6 +336,9 @@ fn target(
 ) -> Result<(), StanError> {
     let mut terms = Vec::new();
     split_sum(expr, &mut terms);
+    // Terms that read no parameter are constants of the log density (brms' normalising
+    // `- 1 * student_t_lccdf(0 | 3, 0, 10)` of a half-Student-t prior): dropped.
+    terms.retain(|t| !syms.params_read(t).is_empty());
     let draws: Option<Vec<Draw>> = terms.iter().map(|t| as_draw(t, lp, span)).collect();
     match draws {
         Some(draws) => {
@@ -369,14 +372,25 @@ fn target(
     Ok(())
 }
 
+/// The terms of a sum; a subtracted term that reads no parameter is kept as a term too (it is
+/// dropped as a constant), any other difference stays one term.
 fn split_sum<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
     match &e.kind {
         ExprKind::Binary(BinOp::Add, a, b) => {
             split_sum(a, out);
             split_sum(b, out);
         }
+        ExprKind::Binary(BinOp::Sub, a, b) if is_constant(b) => {
+            split_sum(a, out);
+            out.push(b);
+        }
         _ => out.push(e),
     }
+}
+
+/// An expression that reads no variable at all (so no parameter and no datum).
+fn is_constant(e: &Expr) -> bool {
+    e.names().is_empty()
 }
 
 /// `normal_lpdf(y | mu, sigma)` (or `normal_lupdf`, `_lpmf`, `_lupmf`) as a draw.

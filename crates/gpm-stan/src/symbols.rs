@@ -30,6 +30,9 @@ pub enum Definition {
         /// The entry's expression.
         value: Expr,
     },
+    /// A transformed-data matrix written by its columns, `[a', b', c']'`: read as the columns
+    /// (`x * beta` is `a * beta[1] + b * beta[2] + c * beta[3]` at each observation).
+    Columns(Vec<Expr>),
 }
 
 /// One declared name.
@@ -126,13 +129,12 @@ impl Symbols {
                         origin: Origin::Local,
                         def: Some(d),
                         ..
-                    }) => {
-                        let body = match d {
-                            Definition::Whole(b) => b,
-                            Definition::Elementwise { value, .. } => value,
-                        };
-                        self.collect_params(body, out, depth + 1);
-                    }
+                    }) => match d {
+                        Definition::Whole(b) | Definition::Elementwise { value: b, .. } => {
+                            self.collect_params(b, out, depth + 1)
+                        }
+                        Definition::Columns(_) => {}
+                    },
                     _ => {}
                 }
             }
