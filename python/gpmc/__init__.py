@@ -65,12 +65,17 @@ def _read_source(path_or_source):
     if isinstance(path_or_source, os.PathLike) or (
         isinstance(path_or_source, str)
         and "\n" not in path_or_source
-        and path_or_source.endswith(".gpm")
+        and path_or_source.endswith((".gpm", ".stan"))
     ):
         path = os.fspath(path_or_source)
         with open(path, encoding="utf-8") as f:
             return os.path.basename(path), f.read()
     return "<model>", str(path_or_source)
+
+
+# The name a Stan program given as text is compiled under: the front end is chosen by a name
+# ending in `.stan` (gpmc::is_stan), here as on the command line.
+_STAN_TEXT = "<model>.stan"
 
 
 def _frame(csv, metrics):
@@ -84,15 +89,31 @@ def _frame(csv, metrics):
 class Model:
     """A compiled model.
 
-    ``Model(path_or_source)`` reads a ``.gpm`` file (a path ending in ``.gpm``) or takes the
-    model text itself, parses, type-checks and augments it; a model that fails raises
+    ``Model(path_or_source)`` reads a ``.gpm`` file or a Stan program (a path ending in ``.gpm``
+    or ``.stan``) or takes ``.gpm`` text itself, parses, type-checks and augments it;
+    :meth:`from_stan` takes a Stan program's text. A model that fails raises
     :class:`ModelError` whose message is the rendered diagnostic.
     """
 
-    def __init__(self, path_or_source, *, generic=False):
+    def __init__(self, path_or_source, *, generic=False, name=None):
         self.name, self.source = _read_source(path_or_source)
+        if name is not None:
+            self.name = name
         self.generic = bool(generic)
         self._compiled = _compile(self.name, self.source, self.generic)
+
+    @classmethod
+    def from_stan(cls, text, *, generic=False):
+        """A model from the text of a Stan program (docs/stan_models.md: which parameters
+        become Gaussian latents, and what is translated): the same as ``Model("m.stan")``."""
+        return cls(str(text), generic=generic, name=_STAN_TEXT)
+
+    def stan_parameters(self):
+        """For a Stan program, each parameter's role as the compiler decided it: a list of
+        ``{"name", "role", "why"}`` (``role`` is ``"latent"`` or ``"hyper"``); ``None`` for a
+        ``.gpm`` model."""
+        stan = self.check().get("stan")
+        return None if stan is None else stan["parameters"]
 
     def check(self):
         """The derivation and schedule, as ``gpmc check --format json`` prints them (a dict)."""
@@ -329,7 +350,11 @@ def predict(posterior, new_data, *, columns=None, seed=None):
     attrs = posterior.posterior.attrs
     if "gpmc_source" not in attrs:
         raise TypeError("not the result of gpmc.Model.sample (no gpmc_source attribute)")
-    model = Model(attrs["gpmc_source"], generic=bool(attrs.get("gpmc_generic", 0)))
+    model = Model(
+        attrs["gpmc_source"],
+        generic=bool(attrs.get("gpmc_generic", 0)),
+        name=attrs.get("gpmc_model"),
+    )
     # The data given at training; transformed data (`let`s) are computed again from them.
     declared = {n: (kind, dims) for n, kind, dims in model._compiled.declarations()}
     train = {}
