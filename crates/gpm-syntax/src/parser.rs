@@ -595,6 +595,28 @@ fn hint(src: &str, pos: usize) -> Option<String> {
     if ["int", "real", "vector", "matrix"].contains(&word.as_str()) {
         return Some("declarations are written `name : type;` (the name comes first)".into());
     }
+    // `beta : vector[2];` in the latent block, `sigma : real in 0..;` in the hyper block: a
+    // declaration that stops where its prior or value should be.
+    if after.starts_with(';') || after.starts_with(']') {
+        let block = ["latent", "hyper", "data", "model"]
+            .iter()
+            .filter_map(|b| {
+                before
+                    .rfind(&format!("{b} {{"))
+                    .or_else(|| before.rfind(&format!("{b}{{")))
+                    .map(|k| (k, *b))
+            })
+            .max();
+        match block.map(|(_, b)| b) {
+            Some("latent") => {
+                return Some("a latent is declared with its prior: `beta : vector[2] ~ normal(0, 10);` (Stan's implicit flat prior is `~ flat()`)".into())
+            }
+            Some("hyper") => {
+                return Some("a hyperparameter is declared with a value (`= 1.5`), `= learn(1.0)` or a prior (`~ gamma(2, 1)`); Stan's implicit flat prior on its range is `~ flat()`".into())
+            }
+            _ => {}
+        }
+    }
     if after.starts_with('<') {
         return Some(
             "constraints are written `in lo..hi` or `in {a, b}`, not `<lower=...>`".into(),

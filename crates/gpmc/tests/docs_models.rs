@@ -1,13 +1,15 @@
-//! Every `.gpm` block of docs/stan_models.md (five Stan models translated line by line) checks,
-//! has a schedule, and runs a short Gibbs chain on synthetic data of the declared shapes.
+//! Every `.gpm` block of docs/stan_models.md (five Stan models translated line by line), and
+//! every Stan program there as it is written (through the Stan front end), checks, has a
+//! schedule, and runs a short Gibbs chain on synthetic data of the declared shapes.
 
 use std::path::Path;
 
-fn blocks(text: &str) -> Vec<String> {
+fn blocks(text: &str, lang: &str) -> Vec<String> {
+    let fence = format!("```{lang}\n");
     let mut out = Vec::new();
     let mut rest = text;
-    while let Some(i) = rest.find("```gpm\n") {
-        let body = &rest[i + 7..];
+    while let Some(i) = rest.find(&fence) {
+        let body = &rest[i + fence.len()..];
         let end = body.find("```").expect("closed block");
         out.push(body[..end].to_string());
         rest = &body[end..];
@@ -57,15 +59,24 @@ fn data(model: &gpm_ir::Model) -> serde_json::Value {
 fn the_stan_translations_check_and_run() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let text = std::fs::read_to_string(root.join("docs/stan_models.md")).unwrap();
-    let models = blocks(&text);
-    assert_eq!(models.len(), 5, "five models");
-    for (k, src) in models.iter().enumerate() {
-        let c = gpmc::check(&format!("stan_models.md #{}", k + 1), src)
-            .unwrap_or_else(|e| panic!("{}", e.render()));
+    let gpm = blocks(&text, "gpm");
+    assert_eq!(gpm.len(), 5, "five models");
+    let stan = blocks(&text, "stan");
+    assert!(stan.len() >= 5, "the five Stan programs");
+    let named = gpm
+        .iter()
+        .enumerate()
+        .map(|(k, s)| (format!("stan_models.md #{}.gpm", k + 1), s))
+        .chain(
+            stan.iter()
+                .enumerate()
+                .map(|(k, s)| (format!("stan_models.md #{}.stan", k + 1), s)),
+        );
+    for (name, src) in named {
+        let c = gpmc::check(&name, src).unwrap_or_else(|e| panic!("{}", e.render()));
         assert!(
             c.schedule.is_ok(),
-            "model {}: {:?}",
-            k + 1,
+            "{name}: {:?}",
             c.schedule.as_ref().err()
         );
         let d = gpmc::data::from_json_value(&c.model, &data(&c.model)).unwrap();
@@ -78,11 +89,10 @@ fn the_stan_translations_check_and_run() {
             seed: 1,
         };
         let r = gpmc::infer::run_gibbs(&c, &d, &config, &|_, _| {})
-            .unwrap_or_else(|e| panic!("model {}: {e}", k + 1));
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(
             r.chains[0].rows.iter().flatten().all(|v| v.is_finite()),
-            "model {}",
-            k + 1
+            "{name}"
         );
     }
 }

@@ -206,7 +206,9 @@ impl Lowerer {
             } else {
                 ""
             };
-            let help = if what.is_empty() {
+            let help = if let Some(h) = super::stan_names::function(name) {
+                h.to_string()
+            } else if what.is_empty() {
                 did_you_mean(name, library::MATH_FUNCTIONS.iter().map(|f| f.0))
                     .unwrap_or_else(|| "see docs/language.md for the functions".into())
             } else {

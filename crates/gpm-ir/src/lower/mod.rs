@@ -34,6 +34,7 @@ mod sizes;
 mod stan_names;
 mod statements;
 mod transformed;
+mod vectorise;
 
 /// Lower a parsed program to a [`Model`], or report every mistake found.
 pub fn lower(program: &ast::Program) -> Result<Model, SemanticErrors> {

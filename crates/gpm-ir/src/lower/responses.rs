@@ -190,6 +190,29 @@ impl Lowerer {
         span: Span,
         lp: Option<(&str, &Dim)>,
     ) {
+        // `sigma ~ cauchy(0, 2.5);` in the model block: a prior, which `.gpm` writes in the
+        // declaration.
+        if let ExprKind::Var(v) = &lhs.kind {
+            let role = match self.names.get(v).map(|(b, _)| b) {
+                Some(Binding::Hyper) => Some(("hyperparameter", "hyper", "real in 0..")),
+                Some(Binding::Latent) => Some(("latent", "latent", "vector[K]")),
+                _ => None,
+            };
+            if let Some((what, block, ty)) = role {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_response",
+                        format!("`{v}` is a {what}: its prior is written in its declaration, not in the model block"),
+                        lhs.span,
+                        "not observed data",
+                    )
+                    .help(format!(
+                        "write `{v} : {ty} ~ {dist};` in the `{block}` block (a Stan program runs as it is from a `.stan` file: docs/stan_models.md)"
+                    )),
+                );
+                return;
+            }
+        }
         let Some(info) = likelihoods::lookup(&dist.func.name) else {
             let names = likelihoods::LIKELIHOODS.iter().map(|d| d.name());
             let stan = super::stan_names::distribution(&dist.func.name).map(str::to_string);

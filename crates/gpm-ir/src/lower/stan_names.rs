@@ -82,6 +82,23 @@ const KERNELS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Stan's functions gpmc has no function for, and what to write instead.
+const FUNCTIONS: &[(&str, &str)] = &[
+    (
+        "log_mix",
+        "a mixture is not a library function: write its density itself, e.g. `factor(0.3 * exp(-square(y[i] - mu1) / 2) + 0.7 * exp(-square(y[i] - mu2) / 2));` (factors the components share may be dropped); it runs by the generic update",
+    ),
+    (
+        "log_sum_exp",
+        "write `log(exp(a) + exp(b))`: the compiler simplifies it",
+    ),
+];
+
+/// What to write for a Stan function gpmc lacks.
+pub(super) fn function(name: &str) -> Option<&'static str> {
+    find(FUNCTIONS, name)
+}
+
 fn find(table: &'static [(&str, &str)], name: &str) -> Option<&'static str> {
     table.iter().find(|(n, _)| *n == name).map(|(_, h)| *h)
 }

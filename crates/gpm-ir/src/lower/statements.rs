@@ -4,6 +4,16 @@ use super::*;
 
 impl Lowerer {
     pub(super) fn stmt(&mut self, s: &Stmt, lp: Option<(&str, &Dim)>) {
+        // `target += normal_lpdf(y | mu, sigma);` is `y ~ normal(mu, sigma);`.
+        if let Some(sample) = lpdf_as_sample(s) {
+            return self.stmt(&sample, lp);
+        }
+        // A vectorised statement that indexes is its loop (vectorise.rs).
+        if lp.is_none() {
+            if let Some(looped) = self.as_loop(s) {
+                return self.stmt(&looped, None);
+            }
+        }
         match s {
             Stmt::Let { name, value, .. } => {
                 if lp.is_some() {
@@ -142,4 +152,34 @@ impl Lowerer {
         });
         found
     }
+}
+
+/// `target += dist_lpdf(y | args);` (also `_lpmf`, `_lupdf`, `_lupmf`) as `y ~ dist(args);`.
+fn lpdf_as_sample(s: &Stmt) -> Option<Stmt> {
+    let Stmt::Target { expr, span } = s else {
+        return None;
+    };
+    let ExprKind::Call(c) = &expr.kind else {
+        return None;
+    };
+    let base = ["_lpdf", "_lpmf", "_lupdf", "_lupmf"]
+        .iter()
+        .find_map(|suffix| c.func.name.strip_suffix(suffix))?;
+    let (y, rest) = c.args.split_first()?;
+    if y.name.is_some() {
+        return None;
+    }
+    Some(Stmt::Sample {
+        lhs: y.value.clone(),
+        dist: ast::Call {
+            func: ast::Ident {
+                name: base.to_string(),
+                span: c.func.span,
+            },
+            args: rest.to_vec(),
+            span: c.span,
+        },
+        modifier: None,
+        span: *span,
+    })
 }
