@@ -144,7 +144,8 @@ fn bracket(g: &dyn Fn(f64) -> Option<f64>, lattice: Lattice) -> Option<(f64, f64
             let mut best = at0;
             loop {
                 let v = g(far)?;
-                if !(v > best) {
+                // Stop unless `v` is larger (a NaN stops too).
+                if v.partial_cmp(&best) != Some(std::cmp::Ordering::Greater) {
                     break;
                 }
                 best = v;

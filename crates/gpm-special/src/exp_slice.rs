@@ -6,7 +6,9 @@
 /// `log₂ e`.
 const LOG2_E: f64 = std::f64::consts::LOG2_E;
 /// `ln 2` split in two (Cody & Waite): `k·LN2_HI` is exact for `|k| ≤ 2¹¹`.
+#[allow(clippy::excessive_precision)] // the constants as fdlibm prints them
 const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
+#[allow(clippy::excessive_precision)]
 const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
 /// `1.5·2⁵²`: adding it rounds to an integer held in the low bits of the sum.
 const ROUND: f64 = 6_755_399_441_055_744.0;

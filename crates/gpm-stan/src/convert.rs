@@ -10,6 +10,9 @@ use crate::symbols::{Definition, Origin, Shape, Symbols};
 use gpm_syntax as g;
 use std::collections::HashMap;
 
+/// A matrix's columns and the observation its row is read at.
+type ColumnsAt = (Vec<Expr>, Option<At>);
+
 /// Reading a vectorised expression at one observation.
 #[derive(Debug, Clone)]
 pub struct At {
@@ -190,7 +193,7 @@ impl<'a> Ctx<'a> {
 
     /// A matrix written by its columns, read whole (at this context's observation) or as row
     /// `x[n]`: its columns and the observation they are read at.
-    fn columns_of(&self, a: &Expr) -> Result<Option<(Vec<Expr>, Option<At>)>, StanError> {
+    fn columns_of(&self, a: &Expr) -> Result<Option<ColumnsAt>, StanError> {
         let cols_of = |v: &str| match self.syms.get(v).and_then(|s| s.def.as_ref()) {
             Some(Definition::Columns(c)) => Some(c.clone()),
             _ => None,
