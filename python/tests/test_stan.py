@@ -49,8 +49,9 @@ def test_from_stan_decides_latents_and_matches_the_gpm_model(tmp_path):
     path.write_text(STAN)
     idata = gpmc.Model(str(path)).sample(d, chains=2, draws=200, warmup=100, seed=4, progress=False)
     pred = gpmc.predict(idata, {"x": np.array([0.0, 1.0])})
-    assert len(pred) == 2
-    assert abs(float(pred["mean"].iloc[1]) - (0.5 - 1.2)) < 0.5
+    assert len(pred) == 2, pred
+    assert "y_rep_1_mean" in pred.columns, list(pred.columns)
+    assert abs(float(pred["y_rep_1_mean"].iloc[1]) - (0.5 - 1.2)) < 0.5
 
 
 def test_a_stan_program_gpmc_cannot_translate_raises_with_the_construct():

@@ -250,6 +250,17 @@ pub enum AssignOp {
     EltDiv,
 }
 
+/// `T[lo, hi]` after a distribution, either bound optional.
+#[derive(Debug, Clone)]
+pub struct Truncation {
+    /// Where it is written.
+    pub span: Span,
+    /// The lower bound.
+    pub lo: Option<Expr>,
+    /// The upper bound.
+    pub hi: Option<Expr>,
+}
+
 /// A statement.
 #[derive(Debug, Clone)]
 pub enum Stmt {
@@ -276,8 +287,8 @@ pub enum Stmt {
         dist: Ident,
         /// Its arguments.
         args: Vec<Expr>,
-        /// A truncation, when written.
-        truncation: Option<Span>,
+        /// A truncation `T[lo, hi]`, when written: its span and bounds.
+        truncation: Option<Truncation>,
         /// The whole statement.
         span: Span,
     },

@@ -422,3 +422,61 @@ pub fn size_text(e: &Expr) -> String {
         _ => format!("<{}..{}>", e.span.start, e.span.end),
     }
 }
+
+/// An entry-by-entry expression read whole: `v[n]` becomes `v` (transformed data are
+/// element-wise in `.gpm`). The loop variable anywhere else cannot be read whole.
+pub fn deindex(e: &Expr, var: &str) -> Result<Expr, StanError> {
+    use crate::ast::Index;
+    let kind = match &e.kind {
+        ExprKind::Index(x, ix) => match (&x.kind, ix.as_slice()) {
+            (
+                ExprKind::Var(_),
+                [Index::Single(Expr {
+                    kind: ExprKind::Var(v),
+                    ..
+                })],
+            ) if v == var => return Ok((**x).clone()),
+            _ => ExprKind::Index(
+                Box::new(deindex(x, var)?),
+                ix.iter()
+                    .map(|i| match i {
+                        Index::Single(x) => deindex(x, var).map(Index::Single),
+                        Index::Range(a, b) => Ok(Index::Range(a.clone(), b.clone())),
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+        },
+        ExprKind::Var(v) if v == var => {
+            return Err(StanError::unsupported(
+                format!("the loop variable `{var}` is read as a value here"),
+                e.span,
+                "transformed data read entries `v[n]` of the data at the loop's position",
+            ))
+        }
+        ExprKind::Neg(a) => ExprKind::Neg(Box::new(deindex(a, var)?)),
+        ExprKind::Not(a) => ExprKind::Not(Box::new(deindex(a, var)?)),
+        ExprKind::Transpose(a) => ExprKind::Transpose(Box::new(deindex(a, var)?)),
+        ExprKind::Binary(op, a, b) => {
+            ExprKind::Binary(*op, Box::new(deindex(a, var)?), Box::new(deindex(b, var)?))
+        }
+        ExprKind::Ternary(a, b, c) => ExprKind::Ternary(
+            Box::new(deindex(a, var)?),
+            Box::new(deindex(b, var)?),
+            Box::new(deindex(c, var)?),
+        ),
+        ExprKind::Call {
+            func,
+            args,
+            conditional,
+        } => ExprKind::Call {
+            func: func.clone(),
+            args: args
+                .iter()
+                .map(|a| deindex(a, var))
+                .collect::<Result<_, _>>()?,
+            conditional: *conditional,
+        },
+        other => other.clone(),
+    };
+    Ok(Expr { kind, span: e.span })
+}

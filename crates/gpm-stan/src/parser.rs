@@ -318,7 +318,24 @@ fn tilde(p: Pair<Rule>, span: Span) -> Result<Stmt, StanError> {
     let mut truncation = None;
     for q in it {
         match q.as_rule() {
-            Rule::truncation => truncation = Some(span_of(&q)),
+            Rule::truncation => {
+                let tspan = span_of(&q);
+                // The bounds sit either side of the comma at the truncation's top level.
+                let comma = top_level_comma(q.as_str()).map_or(usize::MAX, |k| tspan.start + k);
+                let (mut lo, mut hi) = (None, None);
+                for e in q.into_inner() {
+                    if e.as_span().start() < comma {
+                        lo = Some(expr(e)?);
+                    } else {
+                        hi = Some(expr(e)?);
+                    }
+                }
+                truncation = Some(Truncation {
+                    span: tspan,
+                    lo,
+                    hi,
+                });
+            }
             _ => args.push(expr(q)?),
         }
     }
@@ -329,6 +346,20 @@ fn tilde(p: Pair<Rule>, span: Span) -> Result<Stmt, StanError> {
         truncation,
         span,
     })
+}
+
+/// The byte offset of the first comma outside brackets, after the opening `T[`.
+fn top_level_comma(text: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    for (k, c) in text.char_indices() {
+        match c {
+            '[' | '(' | '{' => depth += 1,
+            ']' | ')' | '}' => depth -= 1,
+            ',' if depth == 1 => return Some(k),
+            _ => {}
+        }
+    }
+    None
 }
 
 fn index(p: Pair<Rule>) -> Result<Vec<Index>, StanError> {

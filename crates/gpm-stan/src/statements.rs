@@ -2,7 +2,7 @@
 //! needs: each parameter's prior, the likelihood terms (with the loop they sit in), and the
 //! definitions of locals (recorded in the symbol table, to be inlined where they are read).
 
-use crate::ast::{AssignOp, BinOp, Expr, ExprKind, Index, Stmt};
+use crate::ast::{AssignOp, BinOp, Expr, ExprKind, Index, Stmt, Truncation};
 use crate::error::StanError;
 use crate::symbols::{Definition, Origin, Symbols};
 use gpm_syntax::{Ident, Span};
@@ -106,7 +106,7 @@ fn sort_one(
                 lp: lp.cloned(),
                 span: *span,
             };
-            draw_or_prior(syms, draw, *truncation, out)?;
+            draw_or_prior(syms, draw, truncation.as_ref(), out)?;
         }
         Stmt::Target { expr, span } => target(syms, expr, lp, *span, out)?,
         Stmt::For {
@@ -243,7 +243,7 @@ fn assign(
 fn draw_or_prior(
     syms: &Symbols,
     draw: Draw,
-    truncation: Option<Span>,
+    truncation: Option<&Truncation>,
     out: &mut Sorted,
 ) -> Result<(), StanError> {
     let root = draw.lhs.root_var().map(str::to_string);
@@ -252,14 +252,17 @@ fn draw_or_prior(
             let p = root.unwrap_or_default();
             prior_covers_whole(syms, &p, &draw)?;
             if let Some(t) = truncation {
-                if syms
-                    .get(&p)
-                    .is_some_and(|s| s.ty.lower.is_none() && s.ty.upper.is_none())
-                {
+                // gpmc truncates every prior to the declared bounds: a truncation is the same
+                // model only when it is those bounds.
+                let text = |e: &Option<Expr>| e.as_ref().map(crate::convert::size_text);
+                let same = syms.get(&p).is_some_and(|s| {
+                    text(&s.ty.lower) == text(&t.lo) && text(&s.ty.upper) == text(&t.hi)
+                });
+                if !same {
                     return Err(StanError::unsupported(
-                        "a truncated prior on an unbounded parameter is not translated",
-                        t,
-                        "declare the parameter's bounds (`<lower=0>`): gpmc truncates its prior to them as Stan does",
+                        format!("a truncation other than `{p}`'s declared bounds is not translated"),
+                        t.span,
+                        "declare the bounds on the parameter (`real<lower=0> sigma;`): gpmc truncates its prior to them, as Stan does with `T[0, ]`",
                     ));
                 }
             }
@@ -272,6 +275,16 @@ fn draw_or_prior(
                         first.span.start, first.span.end
                     ),
                 ));
+            }
+            // `theta[j] ~ normal(m[j], s)` in a loop over `theta` is `theta ~ normal(m, s)`.
+            let mut draw = draw;
+            if let Some(lp) = &draw.lp {
+                let var = lp.var.name.clone();
+                draw.args = draw
+                    .args
+                    .iter()
+                    .map(|a| crate::convert::deindex(a, &var))
+                    .collect::<Result<_, _>>()?;
             }
             out.priors.push((p, draw));
         }
@@ -291,7 +304,7 @@ fn draw_or_prior(
             if let Some(t) = truncation {
                 return Err(StanError::unsupported(
                     "a truncated likelihood is not translated yet",
-                    t,
+                    t.span,
                     "write the truncated density with `target +=` and its normalising term",
                 ));
             }

@@ -18,6 +18,18 @@ pub const FIT_FILE: &str = "fit.json";
 /// The model's text, as the fit saw it.
 pub const MODEL_FILE: &str = "model.gpm";
 
+/// The file a Stan program's text is saved in beside its fit.
+pub const STAN_MODEL_FILE: &str = "model.stan";
+
+/// The file the model's text is saved in: `model.stan` for a Stan program.
+pub fn model_file(name: &str) -> &'static str {
+    if crate::is_stan(name) {
+        STAN_MODEL_FILE
+    } else {
+        MODEL_FILE
+    }
+}
+
 /// Why a fit cannot be used.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{0}")]
@@ -208,7 +220,7 @@ pub fn files(
         "method": method,
         "posterior": posterior,
         "model": c.name,
-        "model_file": MODEL_FILE,
+        "model_file": model_file(&c.name),
         "model_fingerprint": text_fingerprint(&c.source),
         "data_files": absolute,
         "data_fingerprint": fingerprint(data),
@@ -221,7 +233,7 @@ pub fn files(
         },
     });
     vec![
-        (MODEL_FILE.to_string(), c.source.clone()),
+        (model_file(&c.name).to_string(), c.source.clone()),
         (
             FIT_FILE.to_string(),
             serde_json::to_string_pretty(&fit).expect("fit JSON"),
@@ -282,7 +294,12 @@ pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
         .as_array()
         .and_then(|vs| vs.iter().map(numbers).collect::<Option<Vec<_>>>())
         .ok_or_else(|| bad("hyper_values"))?;
-    let source = read(MODEL_FILE)?;
+    // Fits saved before Stan programs were read have no `model_file`: theirs is `model.gpm`.
+    let file = match fit["model_file"].as_str() {
+        Some(STAN_MODEL_FILE) => STAN_MODEL_FILE,
+        _ => MODEL_FILE,
+    };
+    let source = read(file)?;
     let recorded = fit["model_fingerprint"].as_str().ok_or_else(|| {
         FitError(format!(
             "{}: no `model_fingerprint` (a fit saved by an older gpmc, or edited): run `gpmc infer` again",
@@ -292,7 +309,7 @@ pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
     if text_fingerprint(&source) != recorded {
         return Err(FitError(format!(
             "{} is not the model the fit was made from (its fingerprint differs from the one in {FIT_FILE}): predict from the output of a run of this model, or run `gpmc infer` again",
-            dir.join(MODEL_FILE).display()
+            dir.join(file).display()
         )));
     }
     Ok(SavedFit {
