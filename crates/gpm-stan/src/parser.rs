@@ -524,17 +524,7 @@ fn convert_error(e: pest::error::Error<Rule>, src: &str) -> StanError {
         InputLocation::Pos(p) => (p, p),
         InputLocation::Span((s, e)) => (s, e),
     };
-    let token_end = src[start..]
-        .char_indices()
-        .find(|(_, c)| c.is_whitespace() || matches!(c, ';' | ',' | ')' | ']' | '}'))
-        .map(|(k, _)| start + k.max(src[start..].chars().next().map_or(0, |c| c.len_utf8())))
-        .unwrap_or(src.len());
-    let end = end.max(token_end).min(src.len());
-    let found = if start >= src.len() {
-        "the end of the file".to_string()
-    } else {
-        format!("`{}`", &src[start..end])
-    };
+    let (end, found) = gpm_syntax::offending_token(src, start, end);
     StanError::new(
         "stan::syntax",
         format!("syntax error: unexpected {found}"),

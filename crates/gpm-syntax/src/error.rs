@@ -38,3 +38,21 @@ impl ParseError {
         self
     }
 }
+
+/// Where a syntax error stops and what stands there: the end of the token at `start` (not an
+/// empty position) and the token as the message quotes it, or "the end of the file". Shared by
+/// every front end.
+pub fn offending_token(src: &str, start: usize, end: usize) -> (usize, String) {
+    let token_end = src[start..]
+        .char_indices()
+        .find(|(_, c)| c.is_whitespace() || matches!(c, ';' | ',' | ')' | ']' | '}'))
+        .map(|(k, _)| start + k.max(src[start..].chars().next().map_or(0, |c| c.len_utf8())))
+        .unwrap_or(src.len());
+    let end = end.max(token_end).min(src.len());
+    let found = if start >= src.len() {
+        "the end of the file".to_string()
+    } else {
+        format!("`{}`", &src[start..end])
+    };
+    (end, found)
+}

@@ -18,5 +18,5 @@ pub mod limits;
 mod parser;
 
 pub use ast::*;
-pub use error::ParseError;
+pub use error::{offending_token, ParseError};
 pub use parser::parse;

@@ -522,18 +522,7 @@ fn convert_error(e: pest::error::Error<Rule>, src: &str) -> ParseError {
         InputLocation::Pos(p) => (p, p),
         InputLocation::Span((s, e)) => (s, e),
     };
-    // Point at the token that is there (or the end of the text), not at an empty position.
-    let token_end = src[start..]
-        .char_indices()
-        .find(|(_, c)| c.is_whitespace() || matches!(c, ';' | ',' | ')' | ']' | '}'))
-        .map(|(k, _)| start + k.max(src[start..].chars().next().map_or(0, |c| c.len_utf8())))
-        .unwrap_or(src.len());
-    let end = end.max(token_end).min(src.len());
-    let found = if start >= src.len() {
-        "the end of the file".to_string()
-    } else {
-        format!("`{}`", &src[start..end])
-    };
+    let (end, found) = crate::error::offending_token(src, start, end);
     let mut expected: Vec<&str> = match &e.variant {
         ErrorVariant::ParsingError { positives, .. } => {
             positives.iter().filter_map(rule_name).collect()

@@ -10,7 +10,7 @@
 //! and marginal — and a Laplace prior.
 
 mod common;
-use common::{assert_matches, four_chains_of_3000};
+use common::{assert_matches, four_chains_of_3000, grid_posterior, log_gaussian};
 use gpm_stan::Role;
 use nalgebra::{Cholesky, DMatrix, DVector};
 
@@ -30,31 +30,10 @@ fn roles(src: &str) -> Vec<(String, Role)> {
         .collect()
 }
 
-/// `log N(y | 0, C)`, up to a constant.
-fn log_gaussian(y: &[f64], c: DMatrix<f64>) -> f64 {
-    let ch = Cholesky::new(c).expect("positive definite");
-    let a = ch
-        .l()
-        .solve_lower_triangular(&DVector::from_column_slice(y))
-        .unwrap();
-    -0.5 * a.norm_squared() - ch.l().diagonal().iter().map(|v| v.ln()).sum::<f64>()
-}
-
 /// Mean and sd of θ with log-density `logp` by the midpoint rule on `m` cells of `(lo, hi)`,
 /// on `log θ` (with its Jacobian) when `log_scale`.
 fn grid(logp: &dyn Fn(f64) -> f64, lo: f64, hi: f64, m: usize, log_scale: bool) -> (f64, f64) {
-    let h = (hi - lo) / m as f64;
-    let pts: Vec<(f64, f64)> = (0..m)
-        .map(|k| {
-            let g = lo + (k as f64 + 0.5) * h;
-            if log_scale {
-                (g.exp(), logp(g.exp()) + g)
-            } else {
-                (g, logp(g))
-            }
-        })
-        .collect();
-    moments(&pts)
+    grid_posterior(logp, lo, hi, m, log_scale)
 }
 
 /// Posterior means and sds of two parameters on a 2-D grid.

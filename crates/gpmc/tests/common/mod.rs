@@ -127,3 +127,44 @@ model {{ {statement}; }}
 "
     )
 }
+
+/// `log N(y | 0, C)`, up to a constant.
+pub fn log_gaussian(y: &[f64], c: nalgebra::DMatrix<f64>) -> f64 {
+    let ch = nalgebra::Cholesky::new(c).expect("positive definite");
+    let a = ch
+        .l()
+        .solve_lower_triangular(&nalgebra::DVector::from_column_slice(y))
+        .unwrap();
+    -0.5 * a.norm_squared() - ch.l().diagonal().iter().map(|v| v.ln()).sum::<f64>()
+}
+
+/// Mean and sd of θ with log-density `logp` on `(lo, hi)` by the midpoint rule on `m` cells of
+/// `g(θ)` (`g = ln` for a scale on `(0, ∞)`, with its Jacobian added).
+pub fn grid_posterior(
+    logp: &dyn Fn(f64) -> f64,
+    lo: f64,
+    hi: f64,
+    m: usize,
+    log_scale: bool,
+) -> (f64, f64) {
+    let h = (hi - lo) / m as f64;
+    let pts: Vec<(f64, f64)> = (0..m)
+        .map(|k| {
+            let g = lo + (k as f64 + 0.5) * h;
+            if log_scale {
+                (g.exp(), logp(g.exp()) + g)
+            } else {
+                (g, logp(g))
+            }
+        })
+        .collect();
+    let mx = pts.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    let (mut z, mut m1, mut m2) = (0.0, 0.0, 0.0);
+    for &(t, lp) in &pts {
+        let w = (lp - mx).exp();
+        z += w;
+        m1 += w * t;
+        m2 += w * t * t;
+    }
+    (m1 / z, (m2 / z - (m1 / z).powi(2)).sqrt())
+}
