@@ -333,3 +333,20 @@ impl Stmt {
         }
     }
 }
+
+/// A size expression as text (`N`, `10`), to compare lengths as written.
+pub fn size_text(e: &Expr) -> String {
+    match &e.kind {
+        ExprKind::Num { value, .. } => format!("{value}"),
+        ExprKind::Var(v) => v.clone(),
+        ExprKind::Binary(op, a, b) => {
+            format!("({} {} {})", size_text(a), op.symbol(), size_text(b))
+        }
+        ExprKind::Call { func, args, .. } => format!(
+            "{}({})",
+            func.name,
+            args.iter().map(size_text).collect::<Vec<_>>().join(", ")
+        ),
+        _ => format!("<{}..{}>", e.span.start, e.span.end),
+    }
+}

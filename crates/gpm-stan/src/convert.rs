@@ -6,6 +6,7 @@
 
 use crate::ast::{BinOp, Expr, ExprKind, Index};
 use crate::error::StanError;
+use crate::gexpr::respan;
 use crate::symbols::{Definition, Origin, Shape, Symbols};
 use gpm_syntax as g;
 use std::collections::HashMap;
@@ -75,7 +76,11 @@ impl<'a> Ctx<'a> {
             ExprKind::Binary(op, a, b) => return self.binary(*op, a, b, e),
             ExprKind::Index(x, ix) => return self.index(x, ix, e),
             ExprKind::Call { func, args, .. } => {
-                return crate::functions::call(self, func, args, e)
+                let converted = args
+                    .iter()
+                    .map(|a| self.conv(a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                return crate::functions::call(func, converted, e.span);
             }
             ExprKind::Str(_) => return Err(not_model(e, "a string")),
             ExprKind::Not(_) => return Err(not_model(e, "`!`")),
@@ -372,55 +377,12 @@ fn paren(x: g::Expr, span: g::Span) -> g::Expr {
     respan(x, span)
 }
 
-/// The same expression with every span set to `span` (an inlined definition points at its use).
-pub fn respan(mut x: g::Expr, span: g::Span) -> g::Expr {
-    fn go(x: &mut g::Expr, span: g::Span) {
-        x.span = span;
-        match &mut x.kind {
-            g::ExprKind::Neg(a) => go(a, span),
-            g::ExprKind::Binary(_, a, b) => {
-                go(a, span);
-                go(b, span);
-            }
-            g::ExprKind::Call(c) => {
-                c.span = span;
-                c.func.span = span;
-                c.args.iter_mut().for_each(|a| go(&mut a.value, span));
-            }
-            g::ExprKind::Index(a, ix) => {
-                go(a, span);
-                ix.iter_mut().for_each(|i| go(i, span));
-            }
-            _ => {}
-        }
-    }
-    go(&mut x, span);
-    x
-}
-
 fn not_model(e: &Expr, what: &str) -> StanError {
     StanError::unsupported(
         format!("{what} is not translated into a gpmc model"),
         e.span,
         "gpmc translates arithmetic, indexing and the Stan math functions listed in docs/stan_models.md",
     )
-}
-
-/// A size expression as text (`N`, `10`), to compare lengths as written.
-pub fn size_text(e: &Expr) -> String {
-    match &e.kind {
-        ExprKind::Num { value, .. } => format!("{value}"),
-        ExprKind::Var(v) => v.clone(),
-        ExprKind::Binary(op, a, b) => {
-            format!("({} {} {})", size_text(a), op.symbol(), size_text(b))
-        }
-        ExprKind::Call { func, args, .. } => format!(
-            "{}({})",
-            func.name,
-            args.iter().map(size_text).collect::<Vec<_>>().join(", ")
-        ),
-        _ => format!("<{}..{}>", e.span.start, e.span.end),
-    }
 }
 
 /// An entry-by-entry expression read whole: `v[n]` becomes `v` (transformed data are

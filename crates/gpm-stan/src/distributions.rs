@@ -5,7 +5,7 @@
 use crate::ast::{BinOp, Expr, ExprKind};
 use crate::convert::Ctx;
 use crate::error::StanError;
-use crate::functions::formula;
+use crate::gexpr::formula;
 use gpm_syntax as g;
 
 /// How a Stan likelihood is written in `.gpm`.

@@ -384,7 +384,13 @@ fn vectorised(
     };
     let (body, latent) = if d.dist.name.starts_with("multi_normal") {
         let y = ctx.conv(&d.lhs)?;
-        let (stmt, latent, decision) = crate::gp::marginal(&ctx, d, y)?;
+        let (stmt, latent, why) = crate::gp::marginal(&ctx, d, y)?;
+        let decision = Decision {
+            name: latent.name.name.clone(),
+            role: Role::Latent,
+            why,
+            span: d.span,
+        };
         (stmt, Some((latent, decision)))
     } else {
         (draw(&ctx, d)?, None)

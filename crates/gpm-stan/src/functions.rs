@@ -1,9 +1,8 @@
 //! Stan's math functions in `.gpm`: one table, each entry the `.gpm` spelling of the function
 //! (the same name, another name, or a formula of its arguments).
 
-use crate::ast::Expr;
-use crate::convert::Ctx;
 use crate::error::StanError;
+use crate::gexpr::formula;
 use gpm_syntax as g;
 
 /// How a Stan function is written in `.gpm`.
@@ -67,18 +66,13 @@ const FUNCTIONS: &[(&str, usize, Spelling)] = &[
 ];
 
 /// The `.gpm` expression of the call `func(args)`.
-pub fn call(ctx: &Ctx, func: &g::Ident, args: &[Expr], e: &Expr) -> Result<g::Expr, StanError> {
+pub fn call(func: &g::Ident, converted: Vec<g::Expr>, span: g::Span) -> Result<g::Expr, StanError> {
     let entry = FUNCTIONS
         .iter()
-        .find(|(name, arity, _)| *name == func.name && *arity == args.len());
+        .find(|(name, arity, _)| *name == func.name && *arity == converted.len());
     let Some((_, _, spelling)) = entry else {
-        return Err(unknown(func, args.len(), e));
+        return Err(unknown(func, converted.len(), span));
     };
-    // `rep_vector(c, n)` broadcasts `c`: its length is the statement's.
-    let converted = args
-        .iter()
-        .map(|a| ctx.conv(a))
-        .collect::<Result<Vec<_>, _>>()?;
     match spelling {
         Spelling::Named(name) => Ok(g::Expr {
             kind: g::ExprKind::Call(g::Call {
@@ -90,83 +84,16 @@ pub fn call(ctx: &Ctx, func: &g::Ident, args: &[Expr], e: &Expr) -> Result<g::Ex
                     .into_iter()
                     .map(|value| g::Arg { name: None, value })
                     .collect(),
-                span: e.span,
+                span,
             }),
-            span: e.span,
-        }),
-        Spelling::Formula(text) => formula(text, &converted, e.span),
-    }
-}
-
-/// A `.gpm` formula with `A`, `B`, ... standing for `args`, every span set to `span`.
-pub fn formula(text: &str, args: &[g::Expr], span: g::Span) -> Result<g::Expr, StanError> {
-    let template = parse_formula(text).ok_or_else(|| {
-        StanError::new(
-            "stan::internal",
-            format!("the formula `{text}` does not parse (please report)"),
             span,
-        )
-    })?;
-    Ok(substitute(
-        crate::convert::respan(template, span),
-        &|name| {
-            let k = match name {
-                "A" => 0,
-                "B" => 1,
-                "C" => 2,
-                "D" => 3,
-                "Y" => return args.last().cloned(),
-                _ => return None,
-            };
-            args.get(k).cloned()
-        },
-    ))
-}
-
-/// Parse a `.gpm` expression by itself.
-fn parse_formula(text: &str) -> Option<g::Expr> {
-    let program = g::parse(&format!("model {{ target += {text}; }}")).ok()?;
-    match program.model.into_iter().next()? {
-        g::Stmt::Target { expr, .. } => Some(expr),
-        _ => None,
+        }),
+        // `rep_vector(c, n)` is `c`: broadcast over the statement's observations.
+        Spelling::Formula(text) => formula(text, &converted, span),
     }
 }
 
-/// Replace the placeholders of a template.
-pub fn substitute(x: g::Expr, by: &dyn Fn(&str) -> Option<g::Expr>) -> g::Expr {
-    let span = x.span;
-    let kind = match x.kind {
-        g::ExprKind::Var(v) => match by(&v) {
-            Some(r) => return r,
-            None => g::ExprKind::Var(v),
-        },
-        g::ExprKind::Neg(a) => g::ExprKind::Neg(Box::new(substitute(*a, by))),
-        g::ExprKind::Binary(op, a, b) => g::ExprKind::Binary(
-            op,
-            Box::new(substitute(*a, by)),
-            Box::new(substitute(*b, by)),
-        ),
-        g::ExprKind::Call(mut c) => {
-            c.args = c
-                .args
-                .into_iter()
-                .map(|a| g::Arg {
-                    name: a.name,
-                    value: substitute(a.value, by),
-                })
-                .collect();
-            g::ExprKind::Call(c)
-        }
-        g::ExprKind::Index(a, ix) => g::ExprKind::Index(
-            Box::new(substitute(*a, by)),
-            ix.into_iter().map(|i| substitute(i, by)).collect(),
-        ),
-        k => k,
-    };
-    g::Expr { kind, span }
-}
-
-fn unknown(func: &g::Ident, arity: usize, e: &Expr) -> StanError {
+fn unknown(func: &g::Ident, arity: usize, span: g::Span) -> StanError {
     let known: Vec<&str> = FUNCTIONS
         .iter()
         .filter(|(n, a, _)| *n == func.name && *a != arity)
@@ -177,7 +104,7 @@ fn unknown(func: &g::Ident, arity: usize, e: &Expr) -> StanError {
         return StanError::new(
             "stan::wrong_arity",
             format!("`{name}` does not take {arity} arguments here"),
-            e.span,
+            span,
         );
     }
     let what = if name.ends_with("_lpdf") || name.ends_with("_lpmf") {
@@ -189,7 +116,7 @@ fn unknown(func: &g::Ident, arity: usize, e: &Expr) -> StanError {
     };
     StanError::unsupported(
         format!("`{name}` ({what}) is not translated into a gpmc model yet"),
-        e.span,
+        span,
         "docs/stan_models.md lists the Stan functions gpmc reads; write the model with those, or as a .gpm file",
     )
 }

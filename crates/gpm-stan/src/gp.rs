@@ -8,6 +8,7 @@
 use crate::ast::{BinOp, Expr, ExprKind, VarDecl};
 use crate::convert::Ctx;
 use crate::error::StanError;
+use crate::gexpr::{bin, num};
 use crate::statements::{Draw, Sorted};
 use crate::symbols::{Definition, Origin, Symbols};
 use gpm_syntax as g;
@@ -217,23 +218,6 @@ fn kernel_term(
     Ok(bin(g::BinOp::Mul, sq, k, span))
 }
 
-fn bin(op: g::BinOp, a: g::Expr, b: g::Expr, span: g::Span) -> g::Expr {
-    g::Expr {
-        kind: g::ExprKind::Binary(op, Box::new(a), Box::new(b)),
-        span,
-    }
-}
-
-fn num(v: f64, span: g::Span) -> g::Expr {
-    g::Expr {
-        kind: g::ExprKind::Num {
-            value: v,
-            is_int: v.fract() == 0.0,
-        },
-        span,
-    }
-}
-
 /// The covariance of a `multi_normal(mu, K)` or `multi_normal_cholesky(mu, L)` draw.
 pub fn covariance_of_draw<'a>(dist: &str, args: &'a [Expr], syms: &'a Symbols) -> Option<&'a Expr> {
     match (dist, args) {
@@ -416,12 +400,13 @@ fn is_standard_normal(d: &Draw) -> bool {
 }
 
 /// `y ~ multi_normal(mu, K + s I)` with `K` a GP covariance: the latent GP `f_y ~ gp(x, k)` and
-/// the likelihood `y[i] ~ normal(mu[i] + f_y[i], sqrt(s))`, read at observation `at`.
+/// the likelihood `y[i] ~ normal(mu[i] + f_y[i], sqrt(s))`, read at observation `at`; and why
+/// the latent was added.
 pub fn marginal(
     ctx: &Ctx,
     d: &Draw,
     y: g::Expr,
-) -> Result<(g::Stmt, g::LatentDecl, crate::decide::Decision), StanError> {
+) -> Result<(g::Stmt, g::LatentDecl, String), StanError> {
     let refuse = |why: &str| {
         StanError::unsupported(
             format!("`{}` of the data {why}", d.dist.name),
@@ -538,14 +523,9 @@ pub fn marginal(
         },
         span,
     };
-    let decision = crate::decide::Decision {
-        name: name.clone(),
-        role: crate::decide::Role::Latent,
-        why: format!(
+    let why = format!(
             "added: `{y_name} ~ {}` over a GP covariance plus noise is the GP regression `{y_name} = mean + {name} + noise`; `{name}` is its latent GP (integrated out where the kernel's hyperparameters move)",
             d.dist.name
-        ),
-        span,
-    };
-    Ok((stmt, latent, decision))
+        );
+    Ok((stmt, latent, why))
 }

@@ -24,6 +24,7 @@ mod distributions;
 mod emit;
 mod error;
 mod functions;
+mod gexpr;
 mod gp;
 mod parser;
 mod statements;

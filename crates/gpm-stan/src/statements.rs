@@ -254,7 +254,7 @@ fn draw_or_prior(
             if let Some(t) = truncation {
                 // gpmc truncates every prior to the declared bounds: a truncation is the same
                 // model only when it is those bounds.
-                let text = |e: &Option<Expr>| e.as_ref().map(crate::convert::size_text);
+                let text = |e: &Option<Expr>| e.as_ref().map(crate::ast::size_text);
                 let same = syms.get(&p).is_some_and(|s| {
                     text(&s.ty.lower) == text(&t.lo) && text(&s.ty.upper) == text(&t.hi)
                 });
@@ -324,7 +324,7 @@ fn prior_covers_whole(syms: &Symbols, p: &str, draw: &Draw) -> Result<(), StanEr
                 _ => None,
             };
             matches!(ix.as_slice(), [Index::Single(Expr { kind: ExprKind::Var(i), .. })] if *i == lp.var.name)
-                && len == Some(crate::convert::size_text(&lp.hi))
+                && len == Some(crate::ast::size_text(&lp.hi))
         }
         _ => false,
     };

@@ -144,7 +144,7 @@ impl Symbols {
 
 /// The shape of a declared type: arrays of scalars are vectors, arrays of vectors matrices.
 pub fn shape_of(ty: &StanType) -> Shape {
-    let text = |e: &Expr| crate::convert::size_text(e);
+    let text = |e: &Expr| crate::ast::size_text(e);
     match (ty.array.as_slice(), ty.base) {
         ([], BaseKind::Int | BaseKind::Real) => Shape::Scalar,
         ([n], BaseKind::Int | BaseKind::Real) => Shape::Vector(text(n)),
