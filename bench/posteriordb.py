@@ -195,6 +195,9 @@ def write_report(path, models, checked, rows):
             f"| {r['posterior']} | {status} | {r.get('method', '')} | {r.get('max_z', '')} | "
             f"{r.get('sd_ratio', '')} | {r.get('compared', '')} ({len(r.get('missing', []))}) | {r.get('seconds', '')} |"
         )
+    failed = [r for r in rows if r["status"].startswith("infer failed")]
+    lines += ["", "## Accepted, but `gpmc infer` did not finish", ""]
+    lines += [f"- {r['posterior']}: {r['status'][len('infer failed: '):]}" for r in failed] or ["(none)"]
     lines += ["", "## Every Stan program", "", "| program | `gpmc check` |", "| --- | --- |"]
     for m in models:
         c = checked[m]
