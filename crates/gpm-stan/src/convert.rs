@@ -76,11 +76,7 @@ impl<'a> Ctx<'a> {
             ExprKind::Binary(op, a, b) => return self.binary(*op, a, b, e),
             ExprKind::Index(x, ix) => return self.index(x, ix, e),
             ExprKind::Call { func, args, .. } => {
-                let converted = args
-                    .iter()
-                    .map(|a| self.conv(a))
-                    .collect::<Result<Vec<_>, _>>()?;
-                return crate::functions::call(func, converted, e.span);
+                return crate::functions::call(func, args, &|a| self.conv(a), e.span)
             }
             ExprKind::Str(_) => return Err(not_model(e, "a string")),
             ExprKind::Not(_) => return Err(not_model(e, "`!`")),

@@ -65,14 +65,21 @@ const FUNCTIONS: &[(&str, usize, Spelling)] = &[
     ("rep_array", 2, Spelling::Formula("A")),
 ];
 
-/// The `.gpm` expression of the call `func(args)`.
-pub fn call(func: &g::Ident, converted: Vec<g::Expr>, span: g::Span) -> Result<g::Expr, StanError> {
+/// The `.gpm` expression of `func(args)`, each argument converted by `conv` once the function
+/// is known (so that an unknown function is named before anything inside it).
+pub fn call(
+    func: &g::Ident,
+    args: &[crate::ast::Expr],
+    conv: &dyn Fn(&crate::ast::Expr) -> Result<g::Expr, StanError>,
+    span: g::Span,
+) -> Result<g::Expr, StanError> {
     let entry = FUNCTIONS
         .iter()
-        .find(|(name, arity, _)| *name == func.name && *arity == converted.len());
+        .find(|(name, arity, _)| *name == func.name && *arity == args.len());
     let Some((_, _, spelling)) = entry else {
-        return Err(unknown(func, converted.len(), span));
+        return Err(unknown(func, args.len(), span));
     };
+    let converted = args.iter().map(conv).collect::<Result<Vec<_>, _>>()?;
     match spelling {
         Spelling::Named(name) => Ok(g::Expr {
             kind: g::ExprKind::Call(g::Call {

@@ -127,6 +127,21 @@ pub fn translate_program(stan: &StanProgram) -> Result<Translation, StanError> {
         latents.push(latent);
         decisions.push(decision);
     }
+    if !decisions.iter().any(|d| d.role == Role::Latent) {
+        let why: Vec<String> = decisions
+            .iter()
+            .map(|d| format!("`{}`: {}", d.name, d.why))
+            .collect();
+        let span = stan.parameters.first().map_or(Span::default(), |d| d.span);
+        return Err(StanError::unsupported(
+            format!(
+                "no parameter of this program is a Gaussian latent ({}), and gpmc's model class needs one",
+                why.join("; ")
+            ),
+            span,
+            "a coefficient the likelihood reads through a linear predictor is a latent when it is unbounded with a normal (or Student-t, Cauchy, Laplace, or no) prior: drop its bounds and give it e.g. `normal(0, 10)`",
+        ));
+    }
     let blocks = vec![
         (BlockKind::Data, Span::default()),
         (BlockKind::Hyper, Span::default()),

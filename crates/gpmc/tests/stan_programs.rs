@@ -564,6 +564,10 @@ fn constructs_outside_the_translation_are_refused_by_name() {
             "data { int N; vector[N] y; } parameters { real mu } model { y ~ normal(mu, 1); }",
             "syntax error",
         ),
+        (
+            "data { int N; array[N] int<lower=0> y; vector[N] x; } parameters { real<lower=-10, upper=10> b; } model { y ~ poisson_log(b * x); }",
+            "no parameter of this program is a Gaussian latent",
+        ),
     ];
     for (src, says) in cases {
         let f = gpmc::check("bad.stan", src)
