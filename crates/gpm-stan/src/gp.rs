@@ -345,7 +345,8 @@ pub fn noncentred(
             split(k, syms, &mut terms);
             terms.iter().any(|t| mentions_gp(t))
         });
-        if !std_prior || !is_gp {
+        // `eta` stops being a parameter: nothing but `f`'s definition may read it.
+        if !std_prior || !is_gp || read_elsewhere(eta, &f, sorted, syms) {
             continue;
         }
         let Some(ty) = syms.get(&f).map(|s| s.ty.clone()) else {
@@ -388,6 +389,27 @@ pub fn noncentred(
         out[pos] = (decl, Some(eta.clone()));
     }
     out
+}
+
+/// Whether anything but `f`'s definition (and `eta`'s own prior) reads `eta`: a likelihood term,
+/// another parameter's prior, or another local.
+fn read_elsewhere(eta: &str, f: &str, sorted: &Sorted, syms: &Symbols) -> bool {
+    let reads = |e: &Expr| e.names().contains(&eta);
+    let terms = sorted.terms.iter().any(|t| match t {
+        crate::statements::Term::Draw(d) => reads(&d.lhs) || d.args.iter().any(reads),
+        crate::statements::Term::Formula { expr, .. } => reads(expr),
+    });
+    let priors = sorted
+        .priors
+        .iter()
+        .any(|(p, d)| p != eta && d.args.iter().any(reads));
+    let locals = syms.locals().iter().filter(|l| *l != f).any(|l| {
+        match syms.get(l).and_then(|s| s.def.as_ref()) {
+            Some(Definition::Whole(e)) | Some(Definition::Elementwise { value: e, .. }) => reads(e),
+            _ => false,
+        }
+    });
+    terms || priors || locals
 }
 
 fn is_standard_normal(d: &Draw) -> bool {

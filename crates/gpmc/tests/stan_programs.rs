@@ -565,6 +565,14 @@ fn constructs_outside_the_translation_are_refused_by_name() {
             "syntax error",
         ),
         (
+            // `eta` is read beside `f = L * eta`: not the non-centred GP, and the Cholesky
+            // factor is not a function gpmc evaluates.
+            "data { int N; array[N] real x; vector[N] y; } parameters { vector[N] eta; }
+             model { vector[N] f = cholesky_decompose(gp_exp_quad_cov(x, 1.0, 1.0)) * eta;
+                     eta ~ std_normal(); y ~ normal(f + eta, 1); }",
+            "`cholesky_decompose`",
+        ),
+        (
             "data { int N; array[N] int<lower=0> y; vector[N] x; } parameters { real<lower=-10, upper=10> b; } model { y ~ poisson_log(b * x); }",
             "no parameter of this program is a Gaussian latent",
         ),
