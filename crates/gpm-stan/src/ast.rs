@@ -227,6 +227,11 @@ impl Expr {
         out
     }
 
+    /// Whether this is the integer literal `1` (where a loop over the observations starts).
+    pub fn is_one(&self) -> bool {
+        matches!(self.kind, ExprKind::Num { value, is_int: true } if value == 1.0)
+    }
+
     /// The name at the root of an indexed or bare variable (`y` of `y[i]`).
     pub fn root_var(&self) -> Option<&str> {
         match &self.kind {

@@ -109,10 +109,7 @@ impl<'a> Ctx<'a> {
         if sym.origin == Origin::Local {
             return match &sym.def {
                 Some(Definition::Whole(body)) => {
-                    let mut c = self.deeper();
-                    c.subst.clear();
-                    c.subst.extend(self.loop_vars());
-                    c.conv(body).map(|x| paren(x, e.span))
+                    self.deeper().conv(body).map(|x| respan(x, e.span))
                 }
                 Some(Definition::Elementwise { var, value }) => match &self.at {
                     Some(at) => self.entry_of(var, value, at.index.clone(), e.span),
@@ -149,14 +146,6 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The loop variables in scope, to keep when inlining a definition.
-    fn loop_vars(&self) -> Vec<(String, g::Expr)> {
-        self.subst
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
-    }
-
     /// Entry `index` of a local defined entry by entry through `var`.
     fn entry_of(
         &self,
@@ -168,7 +157,7 @@ impl<'a> Ctx<'a> {
         let mut c = self.deeper();
         c.at = None;
         c.subst.insert(var.to_string(), index);
-        c.conv(value).map(|x| paren(x, span))
+        c.conv(value).map(|x| respan(x, span))
     }
 
     fn binary(&self, op: BinOp, a: &Expr, b: &Expr, e: &Expr) -> Result<g::Expr, StanError> {
@@ -285,7 +274,7 @@ impl<'a> Ctx<'a> {
                         });
                         let mut c = self.deeper();
                         c.at = len.map(|len| At { index, len });
-                        c.conv(body).map(|b| paren(b, e.span))
+                        c.conv(body).map(|b| respan(b, e.span))
                     }
                     Some(Definition::Columns(_)) | None => Err(StanError::new(
                         "stan::unassigned",
@@ -366,11 +355,6 @@ impl<'a> Ctx<'a> {
             span: e.span,
         })
     }
-}
-
-/// Wrap an inlined definition so that it keeps its grouping and points at the use.
-fn paren(x: g::Expr, span: g::Span) -> g::Expr {
-    respan(x, span)
 }
 
 fn not_model(e: &Expr, what: &str) -> StanError {

@@ -36,7 +36,7 @@ pub fn data(
                 hi: Some(_),
                 body,
                 ..
-            } if is_one(lo) => {
+            } if lo.is_one() => {
                 for b in body.iter().flat_map(block_items) {
                     flat.push((b.clone(), Some(var.name.clone())));
                 }
@@ -133,10 +133,6 @@ fn columns(e: &Expr) -> Option<Vec<Expr>> {
             _ => None,
         })
         .collect()
-}
-
-fn is_one(e: &Expr) -> bool {
-    matches!(e.kind, ExprKind::Num { value, is_int: true } if value == 1.0)
 }
 
 fn block_items(s: &Stmt) -> Vec<&Stmt> {

@@ -130,7 +130,7 @@ fn sort_one(
                     "loop over positions: `for (n in 1:N)`",
                 ));
             };
-            if !matches!(lo.kind, ExprKind::Num { value, is_int: true } if value == 1.0) {
+            if !lo.is_one() {
                 return Err(StanError::unsupported(
                     "a loop that does not start at 1 (a lag, `y[t - k]`) is not translated yet",
                     lo.span,
