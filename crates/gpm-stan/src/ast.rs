@@ -57,6 +57,10 @@ pub struct StanType {
     /// `<offset = ...>` or `<multiplier = ...>` (an affine change of the sampler's coordinates:
     /// it changes no density, so gpmc reads the parameter as declared without it).
     pub affine: bool,
+    /// `<offset = ...>`, where NUTS on the log density uses it as Stan does.
+    pub offset: Option<Expr>,
+    /// `<multiplier = ...>`, likewise.
+    pub multiplier: Option<Expr>,
     /// Where the type is written.
     pub span: Span,
 }
@@ -319,8 +323,28 @@ pub enum Stmt {
     },
     /// `{ ... }`
     Block(Vec<Stmt>, Span),
-    /// Anything gpmc does not translate (`while`, `if`, `print`, `reject`, `break`, ...): its
-    /// keyword and span, for the message.
+    /// `if (cond) then else otherwise`
+    If {
+        /// The condition.
+        cond: Expr,
+        /// The statement run when it holds.
+        then: Box<Stmt>,
+        /// The statement run when it does not, when written.
+        otherwise: Option<Box<Stmt>>,
+        /// The whole statement.
+        span: Span,
+    },
+    /// `while (cond) body`
+    While {
+        /// The condition.
+        cond: Expr,
+        /// The body.
+        body: Box<Stmt>,
+        /// The whole loop.
+        span: Span,
+    },
+    /// `print`, `reject`, `break`, `continue`, `return` or an expression statement: its keyword
+    /// and span.
     Other(&'static str, Span),
 }
 
@@ -334,6 +358,8 @@ impl Stmt {
             | Stmt::Target { span, .. }
             | Stmt::For { span, .. }
             | Stmt::Block(_, span)
+            | Stmt::If { span, .. }
+            | Stmt::While { span, .. }
             | Stmt::Other(_, span) => *span,
         }
     }

@@ -164,6 +164,8 @@ fn base_type(p: Pair<Rule>) -> Result<StanType, StanError> {
         lower: None,
         upper: None,
         affine: false,
+        offset: None,
+        multiplier: None,
         span,
     };
     for q in p.into_inner() {
@@ -196,7 +198,14 @@ fn base_type(p: Pair<Rule>) -> Result<StanType, StanError> {
                     match n.as_str() {
                         "lower" => ty.lower = Some(value),
                         "upper" => ty.upper = Some(value),
-                        _ => ty.affine = true,
+                        "offset" => {
+                            ty.affine = true;
+                            ty.offset = Some(value);
+                        }
+                        _ => {
+                            ty.affine = true;
+                            ty.multiplier = Some(value);
+                        }
                     }
                 }
             }
@@ -245,8 +254,29 @@ fn stmt(p: Pair<Rule>) -> Result<Stmt, StanError> {
         },
         Rule::assign_stmt => assign(p, span)?,
         Rule::tilde_stmt => tilde(p, span)?,
-        Rule::while_stmt => Stmt::Other("while", span),
-        Rule::if_stmt => Stmt::Other("if", span),
+        Rule::while_stmt => {
+            let mut it = content(p);
+            match (it.next(), it.next()) {
+                (Some(c), Some(b)) => Stmt::While {
+                    cond: expr(c)?,
+                    body: Box::new(stmt(b)?),
+                    span,
+                },
+                _ => return Err(StanError::new("stan::syntax", "incomplete `while`", span)),
+            }
+        }
+        Rule::if_stmt => {
+            let mut it = content(p);
+            match (it.next(), it.next()) {
+                (Some(c), Some(t)) => Stmt::If {
+                    cond: expr(c)?,
+                    then: Box::new(stmt(t)?),
+                    otherwise: it.next().map(stmt).transpose()?.map(Box::new),
+                    span,
+                },
+                _ => return Err(StanError::new("stan::syntax", "incomplete `if`", span)),
+            }
+        }
         Rule::print_stmt => Stmt::Other("print", span),
         Rule::reject_stmt => Stmt::Other("reject", span),
         Rule::break_stmt => Stmt::Other("break", span),

@@ -152,6 +152,16 @@ fn sort_one(
                 sort_one(b, syms, out, lp, loops)?;
             }
         }
+        Stmt::If { span, .. } => return Err(StanError::unsupported(
+            "`if` in the model is not translated yet",
+            *span,
+            "gpmc translates declarations, assignments, `~`, `target +=` and `for` loops over 1:N",
+        )),
+        Stmt::While { span, .. } => return Err(StanError::unsupported(
+            "`while` in the model is not translated yet",
+            *span,
+            "gpmc translates declarations, assignments, `~`, `target +=` and `for` loops over 1:N",
+        )),
         Stmt::Other(what, span) => return Err(StanError::unsupported(
             format!("`{what}` in the model is not translated yet"),
             *span,

@@ -1,0 +1,396 @@
+//! The interpreter: statements run in order on an environment of slots, expressions evaluate
+//! to values with their tape nodes, `~` and `target +=` add to the target.
+
+use crate::ad::{Tape, R};
+use crate::error::{Eval, EvalError};
+use crate::index::{self, Ix};
+use crate::program::{Decl, Expr, ExprKind, Idx, SlotId, Stmt};
+use crate::transform::Shape;
+use crate::value::Val;
+use crate::{functions, lpdf, ops};
+use gpm_stan::ast::{AssignOp, BinOp};
+
+/// A `while` loop stops with an error after this many turns (a loop that cannot end would
+/// otherwise hold a chain forever).
+pub const MAX_WHILE_TURNS: u64 = 100_000_000;
+
+/// How a statement ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// On to the next statement.
+    Next,
+    /// `break`
+    Break,
+    /// `continue`
+    Continue,
+}
+
+/// An environment being evaluated: the fixed slots (data and transformed data, read only) and
+/// the rest, the tape, and the target's terms.
+pub struct Machine<'a> {
+    /// The tape.
+    pub tape: Tape,
+    fixed: &'a [Val],
+    slots: Vec<Val>,
+    /// The target's terms (`~`, `target +=`, Jacobians).
+    pub target: Vec<R>,
+}
+
+impl<'a> Machine<'a> {
+    /// A machine over these fixed slots with `total` slots in all.
+    pub fn new(tape: Tape, fixed: &'a [Val], total: usize) -> Machine<'a> {
+        Machine {
+            tape,
+            fixed,
+            slots: vec![Val::Int(0); total.saturating_sub(fixed.len())],
+            target: Vec::new(),
+        }
+    }
+
+    /// The value in a slot.
+    pub fn get(&self, s: SlotId) -> &Val {
+        if s.0 < self.fixed.len() {
+            &self.fixed[s.0]
+        } else {
+            &self.slots[s.0 - self.fixed.len()]
+        }
+    }
+
+    /// Set a slot (not a fixed one).
+    pub fn put(&mut self, s: SlotId, v: Val) -> Eval<()> {
+        let n = self.fixed.len();
+        match s.0.checked_sub(n).and_then(|k| self.slots.get_mut(k)) {
+            Some(slot) => {
+                *slot = v;
+                Ok(())
+            }
+            None => Err(EvalError::new("data cannot be assigned here")),
+        }
+    }
+
+    /// Every slot's value (for the end of `transformed data`: they become fixed).
+    pub fn into_slots(self) -> Vec<Val> {
+        let mut all = self.fixed.to_vec();
+        all.extend(self.slots);
+        all
+    }
+
+    /// Run statements.
+    pub fn run(&mut self, stmts: &[Stmt]) -> Eval<Flow> {
+        for s in stmts {
+            let flow = self.stmt(s)?;
+            if flow != Flow::Next {
+                return Ok(flow);
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    /// The shape of a declaration, its sizes evaluated here.
+    pub fn shape(&mut self, d: &Decl) -> Eval<Shape> {
+        let size = |m: &mut Machine, e: &Expr| -> Eval<usize> {
+            let v = m.expr(e)?;
+            functions::size(&v).map_err(|err| err.at(e.span))
+        };
+        Ok(Shape {
+            base: d.ty.base,
+            sizes: d
+                .ty
+                .sizes
+                .iter()
+                .map(|e| size(self, e))
+                .collect::<Eval<_>>()?,
+            array: d
+                .ty
+                .array
+                .iter()
+                .map(|e| size(self, e))
+                .collect::<Eval<_>>()?,
+        })
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Eval<Flow> {
+        match s {
+            Stmt::Decl(d, value) => {
+                let shape = self.shape(d)?;
+                self.put(d.slot, shape.empty())?;
+                if let Some(v) = value {
+                    let v = self.expr(v)?;
+                    let mut cur = self.get(d.slot).clone();
+                    index::set(&mut cur, &[], v).map_err(|e| e.at(d.span))?;
+                    self.put(d.slot, cur)?;
+                }
+            }
+            Stmt::Assign {
+                slot,
+                indices,
+                op,
+                value,
+                span,
+            } => self
+                .assign(*slot, indices, *op, value)
+                .map_err(|e| e.at(*span))?,
+            Stmt::Tilde {
+                dist,
+                args,
+                truncation,
+                span,
+            } => {
+                let vals = args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Eval<Vec<_>>>()?;
+                let lp =
+                    lpdf::log_density(*dist, &mut self.tape, &vals).map_err(|e| e.at(*span))?;
+                self.target.push(lp);
+                if let Some(tr) = truncation {
+                    let lo = tr
+                        .lo
+                        .as_ref()
+                        .map(|e| self.expr(e).and_then(|v| v.real()))
+                        .transpose()?;
+                    let hi = tr
+                        .hi
+                        .as_ref()
+                        .map(|e| self.expr(e).and_then(|v| v.real()))
+                        .transpose()?;
+                    let y = vals[0].real().map_err(|e| e.at(*span))?;
+                    if lo.is_some_and(|l| y.v < l.v) || hi.is_some_and(|h| y.v > h.v) {
+                        self.target.push(R::c(f64::NEG_INFINITY));
+                    }
+                    let mass =
+                        lpdf::log_truncation_mass(tr.cdf, &mut self.tape, lo, hi, &vals[1..])
+                            .map_err(|e| e.at(*span))?;
+                    let neg = self.tape.neg(mass);
+                    self.target.push(neg);
+                }
+            }
+            Stmt::Target(e, _) => {
+                let terms = self.expr(e)?.flat();
+                let s = self.tape.sum(&terms);
+                self.target.push(s);
+            }
+            Stmt::For { slot, lo, hi, body } => {
+                let (lo, hi) = (self.expr(lo)?.int()?, self.expr(hi)?.int()?);
+                for i in lo..=hi {
+                    self.put(*slot, Val::Int(i))?;
+                    if self.run(body)? == Flow::Break {
+                        break;
+                    }
+                }
+            }
+            Stmt::ForEach {
+                slot,
+                container,
+                body,
+            } => {
+                let items = match self.expr(container)? {
+                    Val::Array(a) => a,
+                    other => other.flat().into_iter().map(Val::Real).collect(),
+                };
+                for item in items {
+                    self.put(*slot, item)?;
+                    if self.run(body)? == Flow::Break {
+                        break;
+                    }
+                }
+            }
+            Stmt::While(cond, body) => {
+                let mut turns = 0u64;
+                while self.expr(cond)?.real()?.v != 0.0 {
+                    turns += 1;
+                    if turns > MAX_WHILE_TURNS {
+                        return Err(EvalError::new(format!(
+                            "a `while` loop ran {MAX_WHILE_TURNS} times without ending"
+                        ))
+                        .at(cond.span));
+                    }
+                    if self.run(body)? == Flow::Break {
+                        break;
+                    }
+                }
+            }
+            Stmt::If(cond, then, otherwise) => {
+                let branch = if self.expr(cond)?.real()?.v != 0.0 {
+                    then
+                } else {
+                    otherwise
+                };
+                return self.run(branch);
+            }
+            Stmt::Block(body) => return self.run(body),
+            Stmt::Break => return Ok(Flow::Break),
+            Stmt::Continue => return Ok(Flow::Continue),
+            Stmt::Reject(span) => {
+                return Err(
+                    EvalError::reject("the program rejected this point (`reject`)").at(*span),
+                )
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn assign(&mut self, slot: SlotId, indices: &[Idx], op: AssignOp, value: &Expr) -> Eval<()> {
+        let v = self.expr(value)?;
+        let ix = self.indices(indices)?;
+        let v = match op {
+            AssignOp::Set => v,
+            _ => {
+                let cur = index::get(self.get(slot), &ix)?;
+                let bin = match op {
+                    AssignOp::Add => BinOp::Add,
+                    AssignOp::Sub => BinOp::Sub,
+                    AssignOp::Mul => BinOp::Mul,
+                    AssignOp::Div => BinOp::Div,
+                    AssignOp::EltMul => BinOp::EltMul,
+                    _ => BinOp::EltDiv,
+                };
+                ops::binary(&mut self.tape, bin, &cur, &v)?
+            }
+        };
+        let n = self.fixed.len();
+        let target = slot
+            .0
+            .checked_sub(n)
+            .and_then(|k| self.slots.get_mut(k))
+            .ok_or_else(|| EvalError::new("data cannot be assigned here"))?;
+        index::set(target, &ix, v)
+    }
+
+    fn indices(&mut self, idx: &[Idx]) -> Eval<Vec<Ix>> {
+        idx.iter()
+            .map(|i| {
+                Ok(match i {
+                    Idx::Single(e) => match self.expr(e)? {
+                        Val::Int(k) => Ix::One(k),
+                        v => Ix::Many(Some(v.ints().ok_or_else(|| {
+                            EvalError::new(format!(
+                                "an index is an int or an array of ints, not a {}",
+                                v.kind()
+                            ))
+                            .at(e.span)
+                        })?)),
+                    },
+                    Idx::Range(lo, hi) => {
+                        let mut end = |x: &Option<Expr>| -> Eval<Option<i64>> {
+                            x.as_ref().map(|e| self.expr(e)?.int()).transpose()
+                        };
+                        let lo = end(lo)?;
+                        Ix::Range(lo, end(hi)?)
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// Evaluate an expression.
+    pub fn expr(&mut self, e: &Expr) -> Eval<Val> {
+        self.expr_inner(e).map_err(|err| err.at(e.span))
+    }
+
+    fn expr_inner(&mut self, e: &Expr) -> Eval<Val> {
+        Ok(match &e.kind {
+            ExprKind::Int(i) => Val::Int(*i),
+            ExprKind::Real(r) => Val::Real(R::c(*r)),
+            ExprKind::Slot(s) => self.get(*s).clone(),
+            ExprKind::Neg(x) => {
+                let v = self.expr(x)?;
+                ops::negate(&mut self.tape, &v)
+            }
+            ExprKind::Not(x) => Val::Int(i64::from(self.expr(x)?.real()?.v == 0.0)),
+            ExprKind::Binary(op, a, b) => {
+                // `&&` and `||` do not evaluate their right side when the left decides.
+                if matches!(op, BinOp::And | BinOp::Or) {
+                    let left = self.expr(a)?.real()?.v != 0.0;
+                    if (*op == BinOp::And) != left {
+                        return Ok(Val::Int(i64::from(left)));
+                    }
+                    return Ok(Val::Int(i64::from(self.expr(b)?.real()?.v != 0.0)));
+                }
+                let (x, y) = (self.expr(a)?, self.expr(b)?);
+                ops::binary(&mut self.tape, *op, &x, &y)?
+            }
+            ExprKind::Ternary(c, a, b) => {
+                if self.expr(c)?.real()?.v != 0.0 {
+                    self.expr(a)?
+                } else {
+                    self.expr(b)?
+                }
+            }
+            ExprKind::Call(f, args) => {
+                let vals = args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Eval<Vec<_>>>()?;
+                functions::call(*f, &mut self.tape, &vals)?
+            }
+            ExprKind::Density(d, args) => {
+                let vals = args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Eval<Vec<_>>>()?;
+                Val::Real(lpdf::log_density(*d, &mut self.tape, &vals)?)
+            }
+            ExprKind::Cdf(c, args) => {
+                let vals = args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Eval<Vec<_>>>()?;
+                Val::Real(lpdf::eval_cdf(*c, &mut self.tape, &vals)?)
+            }
+            ExprKind::Target => {
+                let terms = self.target.clone();
+                Val::Real(self.tape.sum(&terms))
+            }
+            ExprKind::Index(base, idx) => {
+                let ix = self.indices(idx)?;
+                // A variable is indexed where it lives: no copy of a whole vector per entry.
+                if let ExprKind::Slot(s) = base.kind {
+                    index::get(self.get(s), &ix)?
+                } else {
+                    let v = self.expr(base)?;
+                    index::get(&v, &ix)?
+                }
+            }
+            ExprKind::Transpose(x) => ops::transpose(&self.expr(x)?)?,
+            ExprKind::Array(xs) => {
+                let items = xs.iter().map(|x| self.expr(x)).collect::<Eval<Vec<_>>>()?;
+                // `{1, 2.5}` is an array of reals: ints promoted when any entry is real.
+                if items.iter().any(|v| matches!(v, Val::Real(_))) {
+                    Val::Array(
+                        items
+                            .iter()
+                            .map(|v| v.real().map(Val::Real))
+                            .collect::<Eval<_>>()?,
+                    )
+                } else {
+                    Val::Array(items)
+                }
+            }
+            ExprKind::RowVector(xs) => {
+                let items = xs.iter().map(|x| self.expr(x)).collect::<Eval<Vec<_>>>()?;
+                if items.iter().all(Val::is_scalar) {
+                    Val::RowVector(items.iter().map(Val::real).collect::<Eval<_>>()?)
+                } else {
+                    // `[r1, r2]` of row vectors is a matrix.
+                    let rows: Vec<Vec<R>> = items.iter().map(Val::flat).collect();
+                    let cols = rows.first().map_or(0, Vec::len);
+                    if rows.iter().any(|r| r.len() != cols) {
+                        return Err(EvalError::new(
+                            "the rows of a matrix literal differ in size",
+                        ));
+                    }
+                    let mut data = Vec::with_capacity(rows.len() * cols);
+                    for j in 0..cols {
+                        data.extend(rows.iter().map(|r| r[j]));
+                    }
+                    Val::Matrix(crate::value::Mat {
+                        rows: rows.len(),
+                        cols,
+                        data,
+                    })
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,546 @@
+//! From a Stan syntax tree to a [`Program`]: every name bound to a slot in scope order, every
+//! function and density bound to its implementation, and what gpmc cannot evaluate refused
+//! here — before any data is read — naming the construct and its line.
+
+use crate::functions;
+use crate::lpdf::{self, Which};
+use crate::program::{
+    Base, Constraint, Decl, DeclType, Expr, ExprKind, Idx, Program, SlotId, Stmt, Truncation,
+};
+use gpm_stan::ast::{self, BaseKind, ExprKind as K, StanProgram};
+use gpm_stan::StanError;
+use gpm_syntax::Span;
+use std::collections::HashMap;
+
+/// Which block a name was declared in (what may assign to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Home {
+    Data,
+    Parameter,
+    Local,
+}
+
+#[derive(Default)]
+struct Scopes {
+    frames: Vec<HashMap<String, (SlotId, Home)>>,
+    slots: usize,
+}
+
+impl Scopes {
+    fn declare(&mut self, name: &str, home: Home) -> SlotId {
+        let id = SlotId(self.slots);
+        self.slots += 1;
+        if self.frames.is_empty() {
+            self.frames.push(HashMap::new());
+        }
+        if let Some(f) = self.frames.last_mut() {
+            f.insert(name.to_string(), (id, home));
+        }
+        id
+    }
+
+    fn find(&self, name: &str) -> Option<(SlotId, Home)> {
+        self.frames.iter().rev().find_map(|f| f.get(name).copied())
+    }
+
+    fn enter(&mut self) {
+        self.frames.push(HashMap::new());
+    }
+
+    fn leave(&mut self) {
+        self.frames.pop();
+    }
+}
+
+/// Which block is being lowered: what it may assign and whether `~` may appear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Block {
+    TransformedData,
+    TransformedParameters,
+    Model,
+    Generated,
+}
+
+struct Lower {
+    scopes: Scopes,
+    block: Block,
+}
+
+/// Compile a parsed Stan program.
+pub fn compile(stan: &StanProgram) -> Result<Program, StanError> {
+    if let Some(span) = stan.functions {
+        return Err(StanError::unsupported(
+            "user-defined functions are not evaluated yet",
+            Span::new(span.start, span.start + 9),
+            "write the function's body where it is called",
+        ));
+    }
+    let mut l = Lower {
+        scopes: Scopes::default(),
+        block: Block::TransformedData,
+    };
+    l.scopes.enter();
+    let data = stan
+        .data
+        .iter()
+        .map(|d| l.decl(d, Home::Data, false))
+        .collect::<Result<Vec<_>, _>>()?;
+    let transformed_data = l.top_block(&stan.transformed_data, Home::Data)?;
+    let parameters = stan
+        .parameters
+        .iter()
+        .map(|d| l.decl(d, Home::Parameter, true))
+        .collect::<Result<Vec<_>, _>>()?;
+    l.block = Block::TransformedParameters;
+    let transformed_parameters = l.top_block(&stan.transformed_parameters, Home::Parameter)?;
+    let transformed_decls = top_decls(&transformed_parameters);
+    l.block = Block::Model;
+    l.scopes.enter();
+    let model = l.stmts(&stan.model)?;
+    l.scopes.leave();
+    l.block = Block::Generated;
+    let generated = l.top_block(&stan.generated, Home::Local)?;
+    let generated_decls = top_decls(&generated);
+    Ok(Program {
+        slots: l.scopes.slots,
+        data,
+        transformed_data,
+        parameters,
+        transformed_parameters,
+        transformed_decls,
+        model,
+        generated,
+        generated_decls,
+    })
+}
+
+fn top_decls(stmts: &[Stmt]) -> Vec<Decl> {
+    stmts
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Decl(d, _) => Some(d.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+impl Lower {
+    /// A block whose top-level declarations stay visible after it (`transformed data`,
+    /// `transformed parameters`, `generated quantities`).
+    fn top_block(&mut self, stmts: &[ast::Stmt], home: Home) -> Result<Vec<Stmt>, StanError> {
+        let mut out = Vec::with_capacity(stmts.len());
+        for s in stmts {
+            out.push(match s {
+                ast::Stmt::Decl(d) => {
+                    let value = d.value.as_ref().map(|v| self.expr(v)).transpose()?;
+                    Stmt::Decl(self.decl(d, home, false)?, value)
+                }
+                other => self.stmt(other)?,
+            });
+        }
+        Ok(out)
+    }
+
+    fn decl(&mut self, d: &ast::VarDecl, home: Home, parameter: bool) -> Result<Decl, StanError> {
+        let (base, constraint, sizes) = self.decl_type(d, parameter)?;
+        let array =
+            d.ty.array
+                .iter()
+                .map(|e| self.expr(e))
+                .collect::<Result<Vec<_>, _>>()?;
+        let slot = self.scopes.declare(&d.name.name, home);
+        Ok(Decl {
+            slot,
+            name: d.name.name.clone(),
+            ty: DeclType { base, sizes, array },
+            constraint,
+            span: d.span,
+        })
+    }
+
+    fn decl_type(
+        &mut self,
+        d: &ast::VarDecl,
+        parameter: bool,
+    ) -> Result<(Base, Constraint, Vec<Expr>), StanError> {
+        let ty = &d.ty;
+        let sizes = ty
+            .sizes
+            .iter()
+            .map(|e| self.expr(e))
+            .collect::<Result<Vec<_>, _>>()?;
+        let opt = |l: &mut Lower, e: &Option<ast::Expr>| e.as_ref().map(|x| l.expr(x)).transpose();
+        let bounded = Constraint::Bounded {
+            lower: opt(self, &ty.lower)?,
+            upper: opt(self, &ty.upper)?,
+            offset: opt(self, &ty.offset)?,
+            multiplier: opt(self, &ty.multiplier)?,
+        };
+        let square = |s: Vec<Expr>| match s.len() {
+            1 => vec![s[0].clone(), s[0].clone()],
+            _ => s,
+        };
+        Ok(match ty.base {
+            BaseKind::Int => (Base::Int, bounded, sizes),
+            BaseKind::Real => (Base::Real, bounded, sizes),
+            BaseKind::Vector => (Base::Vector, bounded, sizes),
+            BaseKind::RowVector => (Base::RowVector, bounded, sizes),
+            BaseKind::Matrix => (Base::Matrix, bounded, sizes),
+            BaseKind::Constrained("simplex") => (Base::Vector, Constraint::Simplex, sizes),
+            BaseKind::Constrained("ordered") => (Base::Vector, Constraint::Ordered, sizes),
+            BaseKind::Constrained("positive_ordered") => {
+                (Base::Vector, Constraint::PositiveOrdered, sizes)
+            }
+            BaseKind::Constrained("cholesky_factor_corr") => {
+                (Base::Matrix, Constraint::CholeskyCorr, square(sizes))
+            }
+            BaseKind::Constrained(kind) if parameter => {
+                return Err(StanError::unsupported(
+                    format!("a `{kind}` parameter is not evaluated yet"),
+                    ty.span,
+                    "gpmc evaluates real, vector, row_vector and matrix parameters with bounds, offset and multiplier, and simplex, ordered, positive_ordered and cholesky_factor_corr",
+                ))
+            }
+            BaseKind::Constrained("unit_vector") => (Base::Vector, bounded, sizes),
+            BaseKind::Constrained(_) => (Base::Matrix, bounded, square(sizes)),
+        })
+    }
+
+    fn stmts(&mut self, stmts: &[ast::Stmt]) -> Result<Vec<Stmt>, StanError> {
+        stmts.iter().map(|s| self.stmt(s)).collect()
+    }
+
+    fn scoped(&mut self, s: &ast::Stmt) -> Result<Vec<Stmt>, StanError> {
+        self.scopes.enter();
+        let out = match s {
+            ast::Stmt::Block(body, _) => self.stmts(body),
+            other => self.stmt(other).map(|x| vec![x]),
+        };
+        self.scopes.leave();
+        out
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt) -> Result<Stmt, StanError> {
+        Ok(match s {
+            ast::Stmt::Decl(d) => {
+                let value = d.value.as_ref().map(|v| self.expr(v)).transpose()?;
+                Stmt::Decl(self.decl(d, Home::Local, false)?, value)
+            }
+            ast::Stmt::Assign {
+                name,
+                indices,
+                op,
+                value,
+                span,
+            } => {
+                let Some((slot, home)) = self.scopes.find(&name.name) else {
+                    return Err(undeclared(&name.name, name.span));
+                };
+                let may = match self.block {
+                    Block::TransformedData => home == Home::Data,
+                    Block::TransformedParameters => home != Home::Data,
+                    Block::Model | Block::Generated => home == Home::Local,
+                };
+                if !may {
+                    return Err(StanError::new(
+                        "stan::semantic",
+                        format!("`{}` cannot be assigned in this block", name.name),
+                        name.span,
+                    ));
+                }
+                Stmt::Assign {
+                    slot,
+                    indices: indices
+                        .iter()
+                        .flatten()
+                        .map(|i| self.index(i))
+                        .collect::<Result<_, _>>()?,
+                    op: *op,
+                    value: self.expr(value)?,
+                    span: *span,
+                }
+            }
+            ast::Stmt::Tilde {
+                lhs,
+                dist,
+                args,
+                truncation,
+                span,
+            } => self.tilde(lhs, dist, args, truncation.as_ref(), *span)?,
+            ast::Stmt::Target { expr, span } => {
+                self.density_block(*span, "`target +=`")?;
+                Stmt::Target(self.expr(expr)?, *span)
+            }
+            ast::Stmt::For {
+                var,
+                lo,
+                hi,
+                body,
+                ..
+            } => {
+                let (lo, hi) = (self.expr(lo)?, hi.as_ref().map(|h| self.expr(h)).transpose()?);
+                self.scopes.enter();
+                let slot = self.scopes.declare(&var.name, Home::Local);
+                let body = self.stmts(body)?;
+                self.scopes.leave();
+                match hi {
+                    Some(hi) => Stmt::For { slot, lo, hi, body },
+                    None => Stmt::ForEach {
+                        slot,
+                        container: lo,
+                        body,
+                    },
+                }
+            }
+            ast::Stmt::While { cond, body, .. } => Stmt::While(self.expr(cond)?, self.scoped(body)?),
+            ast::Stmt::If {
+                cond,
+                then,
+                otherwise,
+                ..
+            } => Stmt::If(
+                self.expr(cond)?,
+                self.scoped(then)?,
+                match otherwise {
+                    Some(o) => self.scoped(o)?,
+                    None => vec![],
+                },
+            ),
+            ast::Stmt::Block(body, _) => {
+                self.scopes.enter();
+                let b = self.stmts(body)?;
+                self.scopes.leave();
+                Stmt::Block(b)
+            }
+            ast::Stmt::Other("print", _) => Stmt::Block(vec![]),
+            ast::Stmt::Other("reject", span) => Stmt::Reject(*span),
+            ast::Stmt::Other("break", _) => Stmt::Break,
+            ast::Stmt::Other("continue", _) => Stmt::Continue,
+            ast::Stmt::Other(what, span) => {
+                return Err(StanError::unsupported(
+                    format!("{what} here is not evaluated"),
+                    *span,
+                    "remove it: a block's statements are declarations, assignments, `~`, `target +=`, loops and conditionals",
+                ))
+            }
+        })
+    }
+
+    fn density_block(&self, span: Span, what: &str) -> Result<(), StanError> {
+        if self.block == Block::Model {
+            Ok(())
+        } else {
+            Err(StanError::new(
+                "stan::semantic",
+                format!("{what} belongs in the model block"),
+                span,
+            ))
+        }
+    }
+
+    fn tilde(
+        &mut self,
+        lhs: &ast::Expr,
+        dist: &gpm_syntax::Ident,
+        args: &[ast::Expr],
+        truncation: Option<&ast::Truncation>,
+        span: Span,
+    ) -> Result<Stmt, StanError> {
+        self.density_block(span, "`~`")?;
+        let d = density(&dist.name, dist.span)?;
+        let mut all = vec![self.expr(lhs)?];
+        for a in args {
+            all.push(self.expr(a)?);
+        }
+        let truncation = match truncation {
+            None => None,
+            Some(t) => {
+                let Some(cdf) = lpdf::cdf(&dist.name, Which::Lcdf) else {
+                    return Err(StanError::unsupported(
+                        format!(
+                            "a truncated `{}` is not evaluated yet (gpmc has no CDF for it)",
+                            dist.name
+                        ),
+                        t.span,
+                        format!(
+                            "gpmc truncates {}",
+                            lpdf::cdf_names().collect::<Vec<_>>().join(", ")
+                        ),
+                    ));
+                };
+                let opt = |l: &mut Lower, e: &Option<ast::Expr>| {
+                    e.as_ref().map(|x| l.expr(x)).transpose()
+                };
+                Some(Box::new(Truncation {
+                    lo: opt(self, &t.lo)?,
+                    hi: opt(self, &t.hi)?,
+                    cdf,
+                }))
+            }
+        };
+        Ok(Stmt::Tilde {
+            dist: d,
+            args: all,
+            truncation,
+            span,
+        })
+    }
+
+    fn index(&mut self, i: &ast::Index) -> Result<Idx, StanError> {
+        Ok(match i {
+            ast::Index::Single(e) => Idx::Single(self.expr(e)?),
+            ast::Index::Range(lo, hi) => Idx::Range(
+                lo.as_ref().map(|e| self.expr(e)).transpose()?,
+                hi.as_ref().map(|e| self.expr(e)).transpose()?,
+            ),
+        })
+    }
+
+    fn expr(&mut self, e: &ast::Expr) -> Result<Expr, StanError> {
+        let b = |l: &mut Lower, x: &ast::Expr| l.expr(x).map(Box::new);
+        let kind = match &e.kind {
+            K::Num { value, is_int } if *is_int && value.abs() < 9.0e15 => {
+                ExprKind::Int(*value as i64)
+            }
+            K::Num { value, .. } => ExprKind::Real(*value),
+            K::Var(v) => match self.scopes.find(v) {
+                Some((slot, _)) => ExprKind::Slot(slot),
+                None => return Err(undeclared(v, e.span)),
+            },
+            K::Str(_) => {
+                return Err(StanError::new(
+                    "stan::semantic",
+                    "a string can only be printed",
+                    e.span,
+                ))
+            }
+            K::Neg(x) => ExprKind::Neg(b(self, x)?),
+            K::Not(x) => ExprKind::Not(b(self, x)?),
+            K::Binary(op, x, y) => ExprKind::Binary(*op, b(self, x)?, b(self, y)?),
+            K::Ternary(c, x, y) => ExprKind::Ternary(b(self, c)?, b(self, x)?, b(self, y)?),
+            K::Call { func, args, .. } => self.call(func, args)?,
+            K::Index(x, ix) => ExprKind::Index(
+                b(self, x)?,
+                ix.iter().map(|i| self.index(i)).collect::<Result<_, _>>()?,
+            ),
+            K::Transpose(x) => ExprKind::Transpose(b(self, x)?),
+            K::Array(xs) => ExprKind::Array(self.exprs(xs)?),
+            K::RowVector(xs) => ExprKind::RowVector(self.exprs(xs)?),
+        };
+        Ok(Expr { kind, span: e.span })
+    }
+
+    fn exprs(&mut self, xs: &[ast::Expr]) -> Result<Vec<Expr>, StanError> {
+        xs.iter().map(|x| self.expr(x)).collect()
+    }
+
+    fn call(
+        &mut self,
+        func: &gpm_syntax::Ident,
+        args: &[ast::Expr],
+    ) -> Result<ExprKind, StanError> {
+        let name = func.name.as_str();
+        if name == "target" && args.is_empty() {
+            return Ok(ExprKind::Target);
+        }
+        for suffix in ["_lpdf", "_lpmf", "_lupdf", "_lupmf", "_log"] {
+            if let Some(base) = name.strip_suffix(suffix) {
+                if let Some(d) = lpdf::lookup(base) {
+                    return Ok(ExprKind::Density(d, self.exprs(args)?));
+                }
+                if suffix != "_log" {
+                    return Err(density(base, func.span)
+                        .err()
+                        .unwrap_or_else(|| undeclared(name, func.span)));
+                }
+            }
+        }
+        for (suffix, which) in [
+            ("_lcdf", Which::Lcdf),
+            ("_lccdf", Which::Lccdf),
+            ("_cdf", Which::Cdf),
+        ] {
+            if let Some(base) = name.strip_suffix(suffix) {
+                if let Some(c) = lpdf::cdf(base, which) {
+                    return Ok(ExprKind::Cdf(c, self.exprs(args)?));
+                }
+                return Err(StanError::unsupported(
+                    format!("`{name}` is not evaluated yet"),
+                    func.span,
+                    format!(
+                        "gpmc has the CDFs of {}",
+                        lpdf::cdf_names().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
+        }
+        match functions::lookup(name, args.len()) {
+            Some(f) => Ok(ExprKind::Call(f, self.exprs(args)?)),
+            None => Err(unknown_function(name, func.span)),
+        }
+    }
+}
+
+fn density(name: &str, span: Span) -> Result<crate::lpdf::DistImpl, StanError> {
+    lpdf::lookup(name).ok_or_else(|| {
+        let near = closest(name, lpdf::names());
+        StanError::unsupported(
+            format!("the distribution `{name}` is not evaluated yet"),
+            span,
+            match near {
+                Some(n) => format!("did you mean `{n}`?"),
+                None => "gpmc evaluates Stan's common univariate densities, categorical, ordered_logistic, dirichlet, multi_normal[_cholesky] and lkj_corr_cholesky".into(),
+            },
+        )
+    })
+}
+
+fn unknown_function(name: &str, span: Span) -> StanError {
+    let solver = [
+        "integrate_ode",
+        "ode_",
+        "algebra_solver",
+        "solve_",
+        "map_rect",
+        "reduce_sum",
+        "integrate_1d",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p));
+    if solver {
+        return StanError::unsupported(
+            format!("`{name}` (a solver) cannot be evaluated by gpmc"),
+            span,
+            "gpmc runs programs whose log density it can evaluate and differentiate; ODE and algebraic solvers are not among them",
+        );
+    }
+    if name.ends_with("_rng") {
+        return StanError::unsupported(
+            format!("`{name}` (a random draw) is not evaluated yet"),
+            span,
+            "generated quantities are not computed by gpmc's NUTS path yet",
+        );
+    }
+    let help = match closest(name, functions::names()) {
+        Some(n) => format!("did you mean `{n}`?"),
+        None => "see docs/stan_models.md for the functions gpmc evaluates".into(),
+    };
+    StanError::unsupported(
+        format!("the function `{name}` is not evaluated yet"),
+        span,
+        help,
+    )
+}
+
+fn closest(name: &str, names: impl Iterator<Item = &'static str>) -> Option<&'static str> {
+    names
+        .map(|n| (strsim::levenshtein(name, n), n))
+        .filter(|(d, n)| *d <= 2.max(n.len() / 4))
+        .min()
+        .map(|(_, n)| n)
+}
+
+fn undeclared(name: &str, span: Span) -> StanError {
+    StanError::new("stan::semantic", format!("`{name}` is not declared"), span)
+        .with_help("declare it before it is used")
+}
