@@ -17,6 +17,7 @@ pub mod categorical;
 pub mod cavi;
 pub mod cluster;
 pub mod data;
+pub mod density_nuts;
 pub mod diagnostics;
 pub mod draw;
 pub mod draws;

@@ -104,6 +104,18 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// A diagnostic with no place in the source (a schedule's error).
+    pub fn plain(code: &str, message: String) -> Self {
+        Diagnostic {
+            code: code.into(),
+            message,
+            location: Location::new("", 0, 0),
+            label: String::new(),
+            help: None,
+            related: vec![],
+        }
+    }
+
     /// From a syntax error.
     pub fn from_parse(e: &gpm_syntax::ParseError, src: &str) -> Self {
         Diagnostic {

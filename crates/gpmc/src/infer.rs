@@ -25,7 +25,9 @@ mod predict;
 mod prediction_outputs;
 pub use merge::{merge_runs, RunPart};
 use outputs::chain_head;
-pub use outputs::{chain_csv, draws_csv, gibbs_warnings, summary_json, summary_table};
+pub use outputs::{
+    chain_csv, draws_csv, gibbs_warnings, summary_json, summary_table, variables_json,
+};
 pub use predict::{
     bind_posterior, label_sets, posterior_sampler, predict, predict_bound, predict_variational,
     predict_variational_bound, predict_with, PREDICT_DRAWS,

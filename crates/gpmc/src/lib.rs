@@ -16,6 +16,7 @@
 pub mod cluster;
 pub mod cmdstan;
 pub mod data;
+pub mod density;
 pub mod diagnostics;
 pub mod feedback;
 pub mod fit;

@@ -422,6 +422,32 @@ fn main() -> ExitCode {
                 particle_map,
             } = flags;
             let iterations = iterations.unwrap_or(1000);
+            // A Stan program the augmentation pipeline cannot take runs under NUTS on its
+            // whole log density (gpmc::density).
+            match density_route(&model, (generic, !no_nuts_step)) {
+                Err(code) => return code,
+                Ok(Some((name, source, dc))) => {
+                    if !matches!(method, Method::Gibbs | Method::Nuts) {
+                        eprintln!("error: this Stan program runs under NUTS on its whole log density (`gpmc check` says why); --method {method:?} needs the Gaussian-latent structure it lacks: use --method nuts");
+                        return ExitCode::from(2);
+                    }
+                    if !predict.is_empty() || log_lik || ppc || init.is_some() {
+                        eprintln!("error: --predict, --log-lik, --ppc and --init are not available yet for a Stan program run on its whole log density");
+                        return ExitCode::from(2);
+                    }
+                    let config = gpm_runtime::gibbs::GibbsConfig {
+                        first_chain: 0,
+                        chains: chains.unwrap_or(4),
+                        warmup: warmup.unwrap_or(1000),
+                        draws: draws.unwrap_or(1000),
+                        thin: thin.unwrap_or(1),
+                        seed,
+                    };
+                    let dir = output.unwrap_or_else(|| default_output(&model));
+                    return infer_density(&name, &source, &dc, &data, &dir, &config, quiet);
+                }
+                Ok(None) => {}
+            }
             // Model, data and test data are read and checked before any work.
             let opened = match open_run(&model, &data, &predict, output, (generic, !no_nuts_step)) {
                 Ok(x) => x,
@@ -527,13 +553,7 @@ fn open_run(
     })?;
     let (d, test) = gpmc::data::load_train_and_test(&checked.model, data, predict)
         .map_err(|e| report(&name, &source, e.into()))?;
-    let dir = output.unwrap_or_else(|| {
-        std::path::Path::new("out").join(
-            path.file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_else(|| "model".into()),
-        )
-    });
+    let dir = output.unwrap_or_else(|| default_output(path));
     Ok(Opened {
         data_files: data.to_vec(),
         generic,
@@ -545,6 +565,113 @@ fn open_run(
         test,
         dir,
     })
+}
+
+/// `out/<model name>`, where a run writes when `--output` is not given.
+fn default_output(path: &std::path::Path) -> std::path::PathBuf {
+    std::path::Path::new("out").join(
+        path.file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "model".into()),
+    )
+}
+
+/// For a Stan program the augmentation pipeline refuses (or cannot schedule): the program
+/// compiled for NUTS on its whole log density; `None` for every other model. A program
+/// neither path takes is printed as refused (exit 1).
+fn density_route(
+    path: &std::path::Path,
+    (generic, nuts_step): (bool, bool),
+) -> Result<Option<(String, String, gpmc::density::DensityChecked)>, ExitCode> {
+    if !gpmc::is_stan(&path.to_string_lossy()) {
+        return Ok(None);
+    }
+    let (name, source) = read_model(path)?;
+    let outcome = gpmc::check_with_options(&name, &source, generic, nuts_step);
+    let Some(latent) = stan_refusal(&name, &source, &outcome) else {
+        return Ok(None);
+    };
+    match gpmc::density::check(&name, &source, &latent) {
+        Ok(dc) => Ok(Some((name, source, dc))),
+        Err(f) => {
+            print_failure(&f);
+            Err(ExitCode::from(1))
+        }
+    }
+}
+
+/// Why the augmentation pipeline does not take a Stan program (its diagnostics, or its
+/// schedule's error); `None` when it does, or for a `.gpm` model.
+fn stan_refusal(
+    name: &str,
+    source: &str,
+    outcome: &Result<gpmc::Checked, gpmc::Failure>,
+) -> Option<gpmc::Failure> {
+    if !gpmc::is_stan(name) {
+        return None;
+    }
+    match outcome {
+        Ok(c) => c.schedule.as_ref().err().map(|e| {
+            gpmc::Failure::new(
+                name,
+                source,
+                vec![gpmc::Diagnostic::plain("gpm::schedule", e.to_string())],
+            )
+        }),
+        Err(f) => Some(f.clone()),
+    }
+}
+
+/// `gpmc infer` on a Stan program's whole log density: NUTS, then the chain files and
+/// `summary.json` written as every run writes them.
+fn infer_density(
+    name: &str,
+    source: &str,
+    dc: &gpmc::density::DensityChecked,
+    data: &[std::path::PathBuf],
+    dir: &std::path::Path,
+    config: &gpm_runtime::gibbs::GibbsConfig,
+    quiet: bool,
+) -> ExitCode {
+    let report = |e| report(name, source, e);
+    let data = match gpmc::data::json_object(data) {
+        Ok(d) => d,
+        Err(e) => return report(e.into()),
+    };
+    let staging = match gpmc::output::Staging::create(dir) {
+        Ok(s) => s,
+        Err(e) => return report(e.into()),
+    };
+    let stop = stop_on_signal("the draws made so far are written");
+    let total = (config.warmup + config.draws * config.thin) as u64 * config.chains as u64;
+    let feedback = gpmc::feedback::Feedback::install(quiet);
+    let progress = |_: usize, _: usize| feedback.sweep(total);
+    let run = match gpmc::density::run(dc, &data, config, &progress, &stop) {
+        Ok(r) => r,
+        Err(e) => return report(e),
+    };
+    feedback.finish();
+    if let Err(e) = staging.finish(&gpmc::density::files(dc, &run, config)) {
+        return report(e.into());
+    }
+    say!("method: NUTS on the whole log density (the augmentation pipeline does not take this program: `gpmc check` says why)");
+    say!("{}", gpmc::density::table(&run, 12).trim_end());
+    for w in gpmc::density::warnings(&run) {
+        say!("warning: {w}");
+    }
+    say!(
+        "wrote {} chain files and summary.json to {}",
+        run.chains.len(),
+        dir.display()
+    );
+    if run.interrupted {
+        eprintln!(
+            "interrupted: {} draws per chain written (of {}), marked `\"interrupted\": true` in summary.json",
+            run.draws, config.draws
+        );
+        return ExitCode::from(130);
+    }
+    ExitCode::SUCCESS
 }
 
 /// The stop flag a first Ctrl-C or SIGTERM sets (saying what happens: `then`); a second
@@ -937,7 +1064,32 @@ fn check(path: &std::path::Path, format: Format) -> ExitCode {
         Ok(x) => x,
         Err(code) => return code,
     };
-    match gpmc::check(&name, &source) {
+    let outcome = gpmc::check(&name, &source);
+    if let Some(latent) = stan_refusal(&name, &source, &outcome) {
+        // A Stan program the augmentation pipeline refuses: NUTS on its whole log density.
+        let density = gpmc::density::check(&name, &source, &latent);
+        match (density, format) {
+            (Ok(dc), Format::Text) => say!("{}", gpmc::density::text(&dc).trim_end()),
+            (Ok(dc), Format::Json) => say!(
+                "{}",
+                serde_json::to_string_pretty(&gpmc::density::json(&dc)).unwrap_or_default()
+            ),
+            (Err(f), Format::Text) => {
+                print_failure(&f);
+                return ExitCode::from(1);
+            }
+            (Err(f), Format::Json) => {
+                say!(
+                    "{}",
+                    serde_json::to_string_pretty(&gpmc::report::json_failure(&f))
+                        .unwrap_or_default()
+                );
+                return ExitCode::from(1);
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
+    match outcome {
         Ok(c) => {
             match format {
                 Format::Text => say!("{}", gpmc::report::text(&c).trim_end()),

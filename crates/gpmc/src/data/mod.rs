@@ -943,3 +943,54 @@ fn check_values(
     }
     Ok(())
 }
+
+/// The data files merged into one JSON object (CmdStan's format), read with the same limits
+/// as every data file: what a Stan program run on its whole log density binds
+/// ([`gpm_density::Model::bind`], which checks each datum against its declaration).
+pub fn json_object(
+    paths: &[std::path::PathBuf],
+) -> Result<serde_json::Map<String, serde_json::Value>, DataError> {
+    use std::io::Read;
+    let mut out = serde_json::Map::new();
+    for path in paths {
+        let name = path.display().to_string();
+        let is_json = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        if !is_json {
+            return Err(err(
+                "",
+                format!("`{name}`: a Stan program run by NUTS on its log density reads CmdStan JSON data"),
+                Some("write the data as a JSON object of the data block's names (as CmdStan's `--data file=...json`)"),
+            ));
+        }
+        let cannot =
+            |e: std::io::Error| err("", format!("cannot read the data file `{name}`: {e}"), None);
+        let file = std::fs::File::open(path).map_err(cannot)?;
+        let mut text = String::new();
+        limits::RunLimit::json(std::io::BufReader::with_capacity(1 << 20, file))
+            .read_to_string(&mut text)
+            .map_err(cannot)?;
+        let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let value: serde_json::Value = serde_json::from_str(body)
+            .map_err(|e| err("", format!("`{name}` is not valid JSON: {e}"), None))?;
+        let serde_json::Value::Object(map) = value else {
+            return Err(err(
+                "",
+                format!("`{name}` is not a JSON object of named data"),
+                Some("write {\"N\": 3, \"y\": [1, 2, 3]}"),
+            ));
+        };
+        for (k, v) in map {
+            if out.contains_key(&k) {
+                return Err(err(
+                    &k,
+                    format!("`{k}` is given by more than one data file"),
+                    Some("give each datum once"),
+                ));
+            }
+            out.insert(k, v);
+        }
+    }
+    Ok(out)
+}

@@ -77,7 +77,7 @@ pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde
 }
 
 /// `summary.json`'s `variables`.
-pub(super) fn variables_json(summaries: &[(String, Summary)]) -> serde_json::Value {
+pub fn variables_json(summaries: &[(String, Summary)]) -> serde_json::Value {
     summaries
         .iter()
         .map(|(n, s)| json!({
