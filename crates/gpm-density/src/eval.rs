@@ -4,7 +4,7 @@
 use crate::ad::{Tape, R};
 use crate::error::{Eval, EvalError};
 use crate::index::{self, Ix};
-use crate::program::{Decl, Expr, ExprKind, Idx, SlotId, Stmt};
+use crate::program::{Decl, Expr, ExprKind, FunId, Function, Idx, SlotId, Stmt};
 use crate::transform::Shape;
 use crate::value::Val;
 use crate::{functions, lpdf, ops};
@@ -23,7 +23,12 @@ pub enum Flow {
     Break,
     /// `continue`
     Continue,
+    /// `return` (its value in [`Machine::returned`]).
+    Return,
 }
+
+/// Nested user-function calls allowed before the run stops (a recursion that does not end).
+pub const MAX_CALL_DEPTH: usize = 1_000;
 
 /// An environment being evaluated: the fixed slots (data and transformed data, read only) and
 /// the rest, the tape, and the target's terms.
@@ -32,18 +37,32 @@ pub struct Machine<'a> {
     pub tape: Tape,
     fixed: &'a [Val],
     slots: Vec<Val>,
+    functions: &'a [Function],
+    returned: Option<Val>,
+    depth: usize,
     /// The target's terms (`~`, `target +=`, Jacobians).
     pub target: Vec<R>,
+    /// The random numbers of `_rng` calls (none while the log density is evaluated).
+    pub rng: Option<rand_chacha::ChaCha8Rng>,
 }
 
 impl<'a> Machine<'a> {
-    /// A machine over these fixed slots with `total` slots in all.
-    pub fn new(tape: Tape, fixed: &'a [Val], total: usize) -> Machine<'a> {
+    /// A machine over these fixed slots with `total` slots in all, calling `functions`.
+    pub fn new(
+        tape: Tape,
+        fixed: &'a [Val],
+        total: usize,
+        functions: &'a [Function],
+    ) -> Machine<'a> {
         Machine {
             tape,
             fixed,
             slots: vec![Val::Int(0); total.saturating_sub(fixed.len())],
+            functions,
+            returned: None,
+            depth: 0,
             target: Vec::new(),
+            rng: None,
         }
     }
 
@@ -174,8 +193,10 @@ impl<'a> Machine<'a> {
                 let (lo, hi) = (self.expr(lo)?.int()?, self.expr(hi)?.int()?);
                 for i in lo..=hi {
                     self.put(*slot, Val::Int(i))?;
-                    if self.run(body)? == Flow::Break {
-                        break;
+                    match self.run(body)? {
+                        Flow::Break => break,
+                        Flow::Return => return Ok(Flow::Return),
+                        _ => {}
                     }
                 }
             }
@@ -190,8 +211,10 @@ impl<'a> Machine<'a> {
                 };
                 for item in items {
                     self.put(*slot, item)?;
-                    if self.run(body)? == Flow::Break {
-                        break;
+                    match self.run(body)? {
+                        Flow::Break => break,
+                        Flow::Return => return Ok(Flow::Return),
+                        _ => {}
                     }
                 }
             }
@@ -205,8 +228,10 @@ impl<'a> Machine<'a> {
                         ))
                         .at(cond.span));
                     }
-                    if self.run(body)? == Flow::Break {
-                        break;
+                    match self.run(body)? {
+                        Flow::Break => break,
+                        Flow::Return => return Ok(Flow::Return),
+                        _ => {}
                     }
                 }
             }
@@ -221,6 +246,10 @@ impl<'a> Machine<'a> {
             Stmt::Block(body) => return self.run(body),
             Stmt::Break => return Ok(Flow::Break),
             Stmt::Continue => return Ok(Flow::Continue),
+            Stmt::Return(value) => {
+                self.returned = value.as_ref().map(|v| self.expr(v)).transpose()?;
+                return Ok(Flow::Return);
+            }
             Stmt::Reject(span) => {
                 return Err(
                     EvalError::reject("the program rejected this point (`reject`)").at(*span),
@@ -228,6 +257,41 @@ impl<'a> Machine<'a> {
             }
         }
         Ok(Flow::Next)
+    }
+
+    /// Call a user function: a frame of its own (it sees its arguments and locals only).
+    fn call(&mut self, f: FunId, args: Vec<Val>) -> Eval<Val> {
+        let functions = self.functions;
+        let fun = &functions[f.0];
+        if self.depth >= MAX_CALL_DEPTH {
+            return Err(EvalError::new(format!(
+                "`{}` was called {MAX_CALL_DEPTH} deep: a recursion that does not end?",
+                fun.name
+            )));
+        }
+        let frame = vec![Val::Int(0); fun.slots];
+        let saved_slots = std::mem::replace(&mut self.slots, frame);
+        let saved_fixed = std::mem::replace(&mut self.fixed, &[]);
+        let saved_returned = self.returned.take();
+        self.depth += 1;
+        for (slot, v) in fun.params.iter().zip(args) {
+            self.slots[slot.0] = v;
+        }
+        let flow = self.run(&fun.body);
+        let value = self.returned.take();
+        self.depth -= 1;
+        self.slots = saved_slots;
+        self.fixed = saved_fixed;
+        self.returned = saved_returned;
+        flow?;
+        match value {
+            Some(v) => Ok(v),
+            None if !fun.returns => Ok(Val::Int(0)),
+            None => Err(EvalError::new(format!(
+                "`{}` ended without returning a value",
+                fun.name
+            ))),
+        }
     }
 
     fn assign(&mut self, slot: SlotId, indices: &[Idx], op: AssignOp, value: &Expr) -> Eval<()> {
@@ -337,6 +401,23 @@ impl<'a> Machine<'a> {
                     .map(|a| self.expr(a))
                     .collect::<Eval<Vec<_>>>()?;
                 Val::Real(lpdf::eval_cdf(*c, &mut self.tape, &vals)?)
+            }
+            ExprKind::Rng(d, args) => {
+                let vals = args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Eval<Vec<_>>>()?;
+                let rng = self.rng.as_mut().ok_or_else(|| {
+                    EvalError::new("a random draw where the log density is evaluated")
+                })?;
+                crate::rng::draw(*d, rng, &vals)?
+            }
+            ExprKind::UserCall(f, args) => {
+                let vals = args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Eval<Vec<_>>>()?;
+                self.call(*f, vals)?
             }
             ExprKind::Target => {
                 let terms = self.target.clone();

@@ -520,6 +520,93 @@ const FUNCTIONS: &[(&str, fn(&mut Tape, &[Val]) -> Eval<Val>)] = &[
         let (l, b) = two(a)?;
         crate::linalg::solve_lower(t, &as_matrix(l)?, &b.flat()).map(Val::Vector)
     }),
+    ("sub_col", |_, a| match a {
+        [Val::Matrix(m), i, j, n] => {
+            let (i, j, n) = (size(i)?, size(j)?, size(n)?);
+            if i == 0 || j == 0 || j > m.cols || i - 1 + n > m.rows {
+                return Err(EvalError::new("sub_col: out of range"));
+            }
+            Ok(Val::Vector(
+                (0..n).map(|k| m.at(i - 1 + k, j - 1)).collect(),
+            ))
+        }
+        _ => Err(EvalError::new("sub_col takes (matrix, i, j, rows)")),
+    }),
+    ("sub_row", |_, a| match a {
+        [Val::Matrix(m), i, j, n] => {
+            let (i, j, n) = (size(i)?, size(j)?, size(n)?);
+            if i == 0 || j == 0 || i > m.rows || j - 1 + n > m.cols {
+                return Err(EvalError::new("sub_row: out of range"));
+            }
+            Ok(Val::RowVector(
+                (0..n).map(|k| m.at(i - 1, j - 1 + k)).collect(),
+            ))
+        }
+        _ => Err(EvalError::new("sub_row takes (matrix, i, j, cols)")),
+    }),
+    ("quad_form_diag", |t, a| {
+        let (m, v) = two(a)?;
+        let (m, v) = (as_matrix(m)?, v.flat());
+        if m.rows != v.len() || m.cols != v.len() {
+            return Err(EvalError::new(
+                "quad_form_diag: the matrix and the vector differ in size",
+            ));
+        }
+        let mut out = m.clone();
+        for j in 0..m.cols {
+            for i in 0..m.rows {
+                let p = t.mul(v[i], m.at(i, j));
+                out.data[i + j * m.rows] = t.mul(p, v[j]);
+            }
+        }
+        Ok(Val::Matrix(out))
+    }),
+    ("multiply_lower_tri_self_transpose", |t, a| {
+        let l = as_matrix(one(a)?)?;
+        let mut lower = l.clone();
+        for j in 0..l.cols {
+            for i in 0..j.min(l.rows) {
+                lower.data[i + j * l.rows] = R::c(0.0);
+            }
+        }
+        Ok(Val::Matrix(gram(t, &lower, true)))
+    }),
+    ("tcrossprod", |t, a| {
+        Ok(Val::Matrix(gram(t, &as_matrix(one(a)?)?, true)))
+    }),
+    ("crossprod", |t, a| {
+        Ok(Val::Matrix(gram(t, &as_matrix(one(a)?)?, false)))
+    }),
+    ("add_diag", |t, a| {
+        let (m, d) = two(a)?;
+        let mut m = as_matrix(m)?;
+        let d = d.flat();
+        for k in 0..m.rows.min(m.cols) {
+            let x = d[if d.len() == 1 { 0 } else { k.min(d.len() - 1) }];
+            m.data[k + k * m.rows] = t.add(m.at(k, k), x);
+        }
+        Ok(Val::Matrix(m))
+    }),
+    ("eigenvalues_sym", |_, a| {
+        Ok(Val::Vector(
+            crate::linalg::eigen_sym(&as_matrix(one(a)?)?)?.0,
+        ))
+    }),
+    ("eigenvectors_sym", |_, a| {
+        Ok(Val::Matrix(
+            crate::linalg::eigen_sym(&as_matrix(one(a)?)?)?.1,
+        ))
+    }),
+    ("dims", |_, a| {
+        Ok(Val::Array(
+            one(a)?
+                .dims()
+                .into_iter()
+                .map(|d| Val::Int(d as i64))
+                .collect(),
+        ))
+    }),
+    ("transpose", |_, a| crate::ops::transpose(one(a)?)),
     ("is_inf", |_, a| {
         Ok(Val::Int(i64::from(one(a)?.real()?.v.is_infinite())))
     }),
@@ -534,11 +621,31 @@ const FUNCTIONS: &[(&str, fn(&mut Tape, &[Val]) -> Eval<Val>)] = &[
     }),
 ];
 
+/// `X Xᵀ` (`outer`) or `Xᵀ X`.
+fn gram(t: &mut Tape, x: &Mat, outer: bool) -> Mat {
+    let vecs: Vec<Vec<R>> = if outer {
+        (0..x.rows).map(|i| x.row(i)).collect()
+    } else {
+        (0..x.cols).map(|j| x.col(j)).collect()
+    };
+    let n = vecs.len();
+    let mut out = Mat::filled(n, n, R::c(0.0));
+    for j in 0..n {
+        for i in j..n {
+            let v = t.dot(&vecs[i], &vecs[j]);
+            out.data[i + j * n] = v;
+            out.data[j + i * n] = v;
+        }
+    }
+    out
+}
+
 /// The implementation of a function, by its Stan name and number of arguments (`log2()` is
 /// a constant, `log2(x)` a function).
 pub fn lookup(name: &str, arity: usize) -> Option<FnImpl> {
     let general = FUNCTIONS
         .iter()
+        .chain(crate::covariances::COVARIANCES)
         .find(|(n, _)| *n == name)
         .map(|&(name, f)| FnImpl {
             name,
@@ -559,10 +666,12 @@ pub fn lookup(name: &str, arity: usize) -> Option<FnImpl> {
 
 /// The names of every function (for "did you mean").
 pub fn names() -> impl Iterator<Item = &'static str> {
-    ELEMENTWISE
-        .iter()
-        .map(|(n, _)| *n)
-        .chain(FUNCTIONS.iter().map(|(n, _)| *n))
+    ELEMENTWISE.iter().map(|(n, _)| *n).chain(
+        FUNCTIONS
+            .iter()
+            .chain(crate::covariances::COVARIANCES)
+            .map(|(n, _)| *n),
+    )
 }
 
 /// Call a bound function.

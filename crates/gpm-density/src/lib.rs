@@ -23,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod ad;
+mod covariances;
 mod data;
 pub mod error;
 mod eval;
@@ -34,6 +35,7 @@ pub mod lpdf;
 mod model;
 mod ops;
 pub mod program;
+mod rng;
 mod transform;
 pub mod value;
 

@@ -57,3 +57,32 @@ pub fn solve_lower(t: &mut Tape, l: &Mat, b: &[R]) -> Eval<Vec<R>> {
     }
     Ok(x)
 }
+
+/// The eigenvalues (ascending, as Stan orders them) and eigenvectors (columns) of a symmetric
+/// matrix of data: no derivative, so a parameter here is an error rather than a wrong
+/// gradient.
+pub fn eigen_sym(a: &Mat) -> Eval<(Vec<R>, Mat)> {
+    if a.data.iter().any(|r| !r.is_constant()) {
+        return Err(EvalError::new(
+            "eigenvalues_sym / eigenvectors_sym are evaluated on data only (no derivative yet), and here the matrix depends on a parameter",
+        ));
+    }
+    if a.rows != a.cols {
+        return Err(EvalError::new(
+            "an eigendecomposition of a matrix that is not square",
+        ));
+    }
+    let n = a.rows;
+    let m = nalgebra::DMatrix::from_fn(n, n, |i, j| a.at(i, j).v);
+    let e = nalgebra::SymmetricEigen::new(m);
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&i, &j| e.eigenvalues[i].total_cmp(&e.eigenvalues[j]));
+    let values = order.iter().map(|&k| R::c(e.eigenvalues[k])).collect();
+    let mut vectors = Mat::filled(n, n, R::c(0.0));
+    for (j, &k) in order.iter().enumerate() {
+        for i in 0..n {
+            vectors.data[i + j * n] = R::c(e.eigenvectors[(i, k)]);
+        }
+    }
+    Ok((values, vectors))
+}

@@ -5,7 +5,8 @@
 use crate::functions;
 use crate::lpdf::{self, Which};
 use crate::program::{
-    Base, Constraint, Decl, DeclType, Expr, ExprKind, Idx, Program, SlotId, Stmt, Truncation,
+    Base, Constraint, Decl, DeclType, Expr, ExprKind, FunId, Function, Idx, Program, SlotId, Stmt,
+    Truncation,
 };
 use gpm_stan::ast::{self, BaseKind, ExprKind as K, StanProgram};
 use gpm_stan::StanError;
@@ -59,26 +60,30 @@ enum Block {
     TransformedParameters,
     Model,
     Generated,
+    /// A user function: `_lp` ones may add to the target, `_rng` ones draw.
+    Function {
+        lp: bool,
+        rng: bool,
+    },
 }
 
 struct Lower {
     scopes: Scopes,
     block: Block,
+    /// User functions by name.
+    funs: HashMap<String, FunId>,
 }
 
 /// Compile a parsed Stan program.
 pub fn compile(stan: &StanProgram) -> Result<Program, StanError> {
-    if let Some(span) = stan.functions {
-        return Err(StanError::unsupported(
-            "user-defined functions are not evaluated yet",
-            Span::new(span.start, span.start + 9),
-            "write the function's body where it is called",
-        ));
-    }
     let mut l = Lower {
         scopes: Scopes::default(),
         block: Block::TransformedData,
+        funs: HashMap::new(),
     };
+    let functions = l.functions(&stan.functions)?;
+    l.scopes = Scopes::default();
+    l.block = Block::TransformedData;
     l.scopes.enter();
     let data = stan
         .data
@@ -98,11 +103,18 @@ pub fn compile(stan: &StanProgram) -> Result<Program, StanError> {
     l.scopes.enter();
     let model = l.stmts(&stan.model)?;
     l.scopes.leave();
+    // Generated quantities do not change the posterior: a construct gpmc cannot evaluate
+    // there leaves their columns out (said at `check`), rather than refusing the program.
     l.block = Block::Generated;
-    let generated = l.top_block(&stan.generated, Home::Local)?;
+    let (generated, generated_refusal) = match l.top_block(&stan.generated, Home::Local) {
+        Ok(g) => (g, None),
+        Err(e) if e.code != "stan::syntax" => (vec![], Some(e)),
+        Err(e) => return Err(e),
+    };
     let generated_decls = top_decls(&generated);
     Ok(Program {
         slots: l.scopes.slots,
+        functions,
         data,
         transformed_data,
         parameters,
@@ -111,6 +123,7 @@ pub fn compile(stan: &StanProgram) -> Result<Program, StanError> {
         model,
         generated,
         generated_decls,
+        generated_refusal,
     })
 }
 
@@ -125,6 +138,52 @@ fn top_decls(stmts: &[Stmt]) -> Vec<Decl> {
 }
 
 impl Lower {
+    /// The user functions: every name first (a body may call a function defined after it),
+    /// then each body in a frame of its own.
+    fn functions(&mut self, defs: &[ast::FunDef]) -> Result<Vec<Function>, StanError> {
+        let mut order: Vec<&ast::FunDef> = Vec::new();
+        for d in defs {
+            if !self.funs.contains_key(&d.name.name) {
+                self.funs.insert(d.name.name.clone(), FunId(order.len()));
+                order.push(d);
+            }
+        }
+        let mut out = Vec::with_capacity(order.len());
+        for first in order {
+            let name = &first.name.name;
+            let def = defs
+                .iter()
+                .find(|d| d.name.name == *name && d.body.is_some())
+                .ok_or_else(|| {
+                    StanError::new(
+                        "stan::semantic",
+                        format!("the function `{name}` is declared but never defined"),
+                        first.span,
+                    )
+                })?;
+            self.scopes = Scopes::default();
+            self.scopes.enter();
+            self.block = Block::Function {
+                lp: name.ends_with("_lp"),
+                rng: name.ends_with("_rng"),
+            };
+            let params = def
+                .args
+                .iter()
+                .map(|(_, a)| self.scopes.declare(&a.name, Home::Local))
+                .collect();
+            let body = self.stmts(def.body.as_deref().unwrap_or(&[]))?;
+            out.push(Function {
+                name: name.clone(),
+                params,
+                slots: self.scopes.slots,
+                body,
+                returns: def.returns.is_some(),
+            });
+        }
+        Ok(out)
+    }
+
     /// A block whose top-level declarations stay visible after it (`transformed data`,
     /// `transformed parameters`, `generated quantities`).
     fn top_block(&mut self, stmts: &[ast::Stmt], home: Home) -> Result<Vec<Stmt>, StanError> {
@@ -239,7 +298,7 @@ impl Lower {
                 let may = match self.block {
                     Block::TransformedData => home == Home::Data,
                     Block::TransformedParameters => home != Home::Data,
-                    Block::Model | Block::Generated => home == Home::Local,
+                    Block::Model | Block::Generated | Block::Function { .. } => home == Home::Local,
                 };
                 if !may {
                     return Err(StanError::new(
@@ -312,6 +371,16 @@ impl Lower {
                 self.scopes.leave();
                 Stmt::Block(b)
             }
+            ast::Stmt::Return(value, span) => {
+                if !matches!(self.block, Block::Function { .. }) {
+                    return Err(StanError::new(
+                        "stan::semantic",
+                        "`return` belongs in a user-defined function",
+                        *span,
+                    ));
+                }
+                Stmt::Return(value.as_ref().map(|v| self.expr(v)).transpose()?)
+            }
             ast::Stmt::Other("print", _) => Stmt::Block(vec![]),
             ast::Stmt::Other("reject", span) => Stmt::Reject(*span),
             ast::Stmt::Other("break", _) => Stmt::Break,
@@ -327,7 +396,7 @@ impl Lower {
     }
 
     fn density_block(&self, span: Span, what: &str) -> Result<(), StanError> {
-        if self.block == Block::Model {
+        if matches!(self.block, Block::Model | Block::Function { lp: true, .. }) {
             Ok(())
         } else {
             Err(StanError::new(
@@ -347,11 +416,29 @@ impl Lower {
         span: Span,
     ) -> Result<Stmt, StanError> {
         self.density_block(span, "`~`")?;
-        let d = density(&dist.name, dist.span)?;
         let mut all = vec![self.expr(lhs)?];
         for a in args {
             all.push(self.expr(a)?);
         }
+        // A user density: `y ~ foo(θ)` adds `foo_lpdf(y | θ)` (or `_lpmf`).
+        let user = ["_lpdf", "_lpmf"]
+            .iter()
+            .find_map(|s| self.funs.get(&format!("{}{s}", dist.name)).copied());
+        if let Some(f) = user {
+            if let Some(t) = truncation {
+                return Err(StanError::unsupported(
+                    "a truncated user-defined density is not evaluated yet",
+                    t.span,
+                    "add the truncation's normalising term with `target +=` yourself",
+                ));
+            }
+            let call = Expr {
+                kind: ExprKind::UserCall(f, all),
+                span,
+            };
+            return Ok(Stmt::Target(call, span));
+        }
+        let d = density(&dist.name, dist.span)?;
         let truncation = match truncation {
             None => None,
             Some(t) => {
@@ -443,6 +530,27 @@ impl Lower {
         if name == "target" && args.is_empty() {
             return Ok(ExprKind::Target);
         }
+        // A user function (`foo_lupdf` calls the `foo_lpdf` defined).
+        let defined = name
+            .strip_suffix("_lupdf")
+            .map(|b| format!("{b}_lpdf"))
+            .or_else(|| name.strip_suffix("_lupmf").map(|b| format!("{b}_lpmf")))
+            .unwrap_or_else(|| name.to_string());
+        if let Some(&f) = self.funs.get(&defined) {
+            if defined.ends_with("_lp")
+                && !matches!(
+                    self.block,
+                    Block::Model | Block::TransformedParameters | Block::Function { lp: true, .. }
+                )
+            {
+                return Err(StanError::new(
+                    "stan::semantic",
+                    format!("`{name}` adds to the target: only the model block, transformed parameters and other `_lp` functions may call it"),
+                    func.span,
+                ));
+            }
+            return Ok(ExprKind::UserCall(f, self.exprs(args)?));
+        }
         for suffix in ["_lpdf", "_lpmf", "_lupdf", "_lupmf", "_log"] {
             if let Some(base) = name.strip_suffix(suffix) {
                 if let Some(d) = lpdf::lookup(base) {
@@ -473,6 +581,29 @@ impl Lower {
                     ),
                 ));
             }
+        }
+        if let Some(base) = name.strip_suffix("_rng") {
+            if !matches!(
+                self.block,
+                Block::Generated | Block::TransformedData | Block::Function { rng: true, .. }
+            ) {
+                return Err(StanError::new(
+                    "stan::semantic",
+                    format!("`{name}` draws at random: only generated quantities and transformed data may call it"),
+                    func.span,
+                ));
+            }
+            if let Some(r) = crate::rng::lookup(base) {
+                return Ok(ExprKind::Rng(r, self.exprs(args)?));
+            }
+            return Err(StanError::unsupported(
+                format!("`{name}` is not evaluated yet"),
+                func.span,
+                format!(
+                    "gpmc draws from {}",
+                    crate::rng::names().collect::<Vec<_>>().join(", ")
+                ),
+            ));
         }
         match functions::lookup(name, args.len()) {
             Some(f) => Ok(ExprKind::Call(f, self.exprs(args)?)),
@@ -512,13 +643,6 @@ fn unknown_function(name: &str, span: Span) -> StanError {
             format!("`{name}` (a solver) cannot be evaluated by gpmc"),
             span,
             "gpmc runs programs whose log density it can evaluate and differentiate; ODE and algebraic solvers are not among them",
-        );
-    }
-    if name.ends_with("_rng") {
-        return StanError::unsupported(
-            format!("`{name}` (a random draw) is not evaluated yet"),
-            span,
-            "generated quantities are not computed by gpmc's NUTS path yet",
         );
     }
     let help = match closest(name, functions::names()) {

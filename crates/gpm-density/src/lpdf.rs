@@ -427,7 +427,34 @@ const DENSITIES: &[(&str, Density)] = &[
     ),
     ("dirichlet", Density::Whole(dirichlet)),
     ("lkj_corr_cholesky", Density::Whole(lkj_corr_cholesky)),
+    (
+        "bernoulli_logit_glm",
+        Density::Whole(|t, a| glm(t, a, "bernoulli_logit")),
+    ),
+    (
+        "poisson_log_glm",
+        Density::Whole(|t, a| glm(t, a, "poisson_log")),
+    ),
+    ("normal_id_glm", Density::Whole(|t, a| glm(t, a, "normal"))),
 ];
+
+/// `family_glm(y | x, α, β[, σ])` = `family(y | α + x β[, σ])` (Stan's GLM densities).
+fn glm(t: &mut Tape, a: &[Val], family: &str) -> Eval<R> {
+    let (y, x, alpha, beta, rest) = match a {
+        [y, x, alpha, beta, rest @ ..] => (y, x, alpha, beta, rest),
+        _ => {
+            return Err(EvalError::new(format!(
+                "`{family}_glm` takes (y | x, alpha, beta...)"
+            )))
+        }
+    };
+    let xb = crate::ops::binary(t, gpm_stan::ast::BinOp::Mul, x, beta)?;
+    let eta = crate::ops::binary(t, gpm_stan::ast::BinOp::Add, &xb, alpha)?;
+    let d = lookup(family).ok_or_else(|| EvalError::new(format!("no `{family}`")))?;
+    let mut args = vec![y.clone(), eta];
+    args.extend(rest.iter().cloned());
+    log_density(d, t, &args)
+}
 
 /// A density by its Stan name (`normal`, from `~ normal`, `normal_lpdf`, `normal_lupdf`).
 pub fn lookup(name: &str) -> Option<DistImpl> {
@@ -724,7 +751,15 @@ pub struct Cdf {
     pub name: &'static str,
     /// Which function of it the call asks for.
     pub which: Which,
-    lcdf: Scalar,
+    lcdf: CdfImpl,
+}
+
+#[derive(Clone, Copy)]
+enum CdfImpl {
+    /// With partials.
+    Differentiable(Scalar),
+    /// At constant arguments only (statrs' CDF): `log F` and `log(1 − F)`.
+    Constant(fn(&[f64]) -> Option<f64>),
 }
 
 impl std::fmt::Debug for Cdf {
@@ -744,8 +779,7 @@ pub enum Which {
     Cdf,
 }
 
-/// `log F(y | θ)` and its partials; `log(1 − F)` from the same entry by symmetry where the
-/// family is symmetric, else its own entry (the second of each pair).
+/// `log F(y | θ)` and its partials, then `log(1 − F)`.
 const CDFS: &[(&str, Scalar, Scalar)] = &[
     (
         "normal",
@@ -819,6 +853,34 @@ const CDFS: &[(&str, Scalar, Scalar)] = &[
     ),
 ];
 
+/// CDFs gpmc evaluates at constant arguments only (no derivatives yet): `F(y | θ)` by statrs.
+const CONSTANT_CDFS: &[(&str, fn(&[f64]) -> Option<f64>)] = &[
+    ("student_t", |a| {
+        use statrs::distribution::{ContinuousCDF, StudentsT};
+        StudentsT::new(a[2], a[3], a[1]).ok().map(|d| d.cdf(a[0]))
+    }),
+    ("gamma", |a| {
+        use statrs::distribution::{ContinuousCDF, Gamma};
+        Gamma::new(a[1], a[2]).ok().map(|d| d.cdf(a[0]))
+    }),
+    ("beta", |a| {
+        use statrs::distribution::{Beta, ContinuousCDF};
+        Beta::new(a[1], a[2]).ok().map(|d| d.cdf(a[0]))
+    }),
+    ("lognormal", |a| {
+        use statrs::distribution::{ContinuousCDF, LogNormal};
+        LogNormal::new(a[1], a[2]).ok().map(|d| d.cdf(a[0]))
+    }),
+    ("weibull", |a| {
+        use statrs::distribution::{ContinuousCDF, Weibull};
+        Weibull::new(a[1], a[2]).ok().map(|d| d.cdf(a[0]))
+    }),
+    ("poisson", |a| {
+        use statrs::distribution::{DiscreteCDF, Poisson};
+        Poisson::new(a[1]).ok().map(|d| d.cdf(a[0].max(0.0) as u64))
+    }),
+];
+
 fn normal_lcdf(z: f64, s: f64) -> (f64, [f64; 4]) {
     let v = gpm_special::log_normal_cdf(z);
     // d log Φ(z)/dz = φ(z)/Φ(z), in log space for the far tail.
@@ -828,18 +890,28 @@ fn normal_lcdf(z: f64, s: f64) -> (f64, [f64; 4]) {
 
 /// The CDF function `which` of a distribution, when gpmc has it.
 pub fn cdf(name: &str, which: Which) -> Option<Cdf> {
-    CDFS.iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|&(name, l, c)| Cdf {
+    if let Some(&(name, l, c)) = CDFS.iter().find(|(n, _, _)| *n == name) {
+        return Some(Cdf {
             name,
             which,
-            lcdf: if which == Which::Lccdf { c } else { l },
+            lcdf: CdfImpl::Differentiable(if which == Which::Lccdf { c } else { l }),
+        });
+    }
+    CONSTANT_CDFS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(name, f)| Cdf {
+            name,
+            which,
+            lcdf: CdfImpl::Constant(f),
         })
 }
 
 /// The distributions with a CDF (for messages).
 pub fn cdf_names() -> impl Iterator<Item = &'static str> {
-    CDFS.iter().map(|(n, _, _)| *n)
+    CDFS.iter()
+        .map(|(n, _, _)| *n)
+        .chain(CONSTANT_CDFS.iter().map(|(n, _)| *n))
 }
 
 /// `Σ log F(y | θ)` (or `log(1 − F)`, or `F` for one value), vectorised.
@@ -851,8 +923,41 @@ pub fn eval_cdf(c: Cdf, t: &mut Tape, args: &[Val]) -> Eval<R> {
             c.name
         )));
     }
-    let lp = vectorised(t, args, arity, c.lcdf, c.name)?;
+    let lp = match c.lcdf {
+        CdfImpl::Differentiable(f) => vectorised(t, args, arity, f, c.name)?,
+        CdfImpl::Constant(f) => constant_cdf(c, f, args)?,
+    };
     Ok(if c.which == Which::Cdf { t.exp(lp) } else { lp })
+}
+
+fn constant_cdf(c: Cdf, f: fn(&[f64]) -> Option<f64>, args: &[Val]) -> Eval<R> {
+    let flat: Vec<Vec<R>> = args.iter().map(Val::flat).collect();
+    if flat.iter().flatten().any(|r| !r.is_constant()) {
+        return Err(EvalError::new(format!(
+            "the CDF of `{}` is evaluated at data and constants only (no derivative yet), and here an argument is a parameter",
+            c.name
+        )));
+    }
+    let n = flat.iter().map(Vec::len).max().unwrap_or(1);
+    let mut total = 0.0;
+    let mut x = [0.0; 4];
+    for i in 0..n {
+        for (k, v) in flat.iter().enumerate() {
+            x[k] = v[if v.len() == 1 { 0 } else { i.min(v.len() - 1) }].v;
+        }
+        let p = f(&x[..args.len()]).ok_or_else(|| {
+            EvalError::reject(format!(
+                "the CDF of `{}` at arguments outside its range",
+                c.name
+            ))
+        })?;
+        total += if c.which == Which::Lccdf {
+            (-p).ln_1p()
+        } else {
+            p.ln()
+        };
+    }
+    Ok(R::c(total))
 }
 
 /// `log(F(hi) − F(lo))` of a truncation, the bounds optional; `args` are the distribution's

@@ -7,7 +7,11 @@ use crate::eval::Machine;
 use crate::program::{Constraint, Decl, Program};
 use crate::transform::{self, Evaluated, Shape};
 use crate::value::Val;
+use rand::SeedableRng;
 use std::sync::Arc;
+
+/// The seed of `_rng` calls in transformed data.
+const TRANSFORMED_DATA_SEED: u64 = 0x7472_616e_7364_6174;
 
 /// One parameter's place in the unconstrained vector.
 #[derive(Debug, Clone)]
@@ -34,7 +38,12 @@ impl Model {
         program: Arc<Program>,
         data: &serde_json::Map<String, serde_json::Value>,
     ) -> Eval<Model> {
-        let mut m = Machine::new(Tape::default(), &[], program.slots);
+        let mut m = Machine::new(Tape::default(), &[], program.slots, &program.functions);
+        // `_rng` in transformed data: one fixed stream, so that the data are the same in every
+        // chain and every run.
+        m.rng = Some(rand_chacha::ChaCha8Rng::seed_from_u64(
+            TRANSFORMED_DATA_SEED,
+        ));
         for d in &program.data {
             let shape = m.shape(d)?;
             let v = crate::data::value(d, &shape, data.get(&d.name))?;
@@ -99,7 +108,12 @@ impl Model {
                 self.dim
             )));
         }
-        let mut m = Machine::new(tape, &self.fixed, self.program.slots);
+        let mut m = Machine::new(
+            tape,
+            &self.fixed,
+            self.program.slots,
+            &self.program.functions,
+        );
         let mut jacobian = Vec::new();
         for p in &self.params {
             let d = &self.program.parameters[p.index];
@@ -131,8 +145,9 @@ impl Model {
 
     /// The output columns' names in CmdStan's spelling (`beta.2`, `Omega.1.2`).
     pub fn column_names(&self, u: &[f64]) -> Eval<Vec<String>> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
         Ok(self
-            .outputs(u)?
+            .outputs(u, &mut rng)?
             .into_iter()
             .flat_map(|(name, v)| {
                 v.columns()
@@ -142,20 +157,24 @@ impl Model {
             .collect())
     }
 
-    /// The output columns' values at `u`.
-    pub fn row(&self, u: &[f64]) -> Eval<Vec<f64>> {
+    /// The output columns' values at `u`, the generated quantities drawn with `rng`.
+    pub fn row(&self, u: &[f64], rng: &mut rand_chacha::ChaCha8Rng) -> Eval<Vec<f64>> {
         Ok(self
-            .outputs(u)?
+            .outputs(u, rng)?
             .into_iter()
             .flat_map(|(_, v)| v.columns().into_iter().map(|(_, x)| x))
             .collect())
     }
 
-    fn outputs(&self, u: &[f64]) -> Eval<Vec<(String, Val)>> {
+    fn outputs(&self, u: &[f64], rng: &mut rand_chacha::ChaCha8Rng) -> Eval<Vec<(String, Val)>> {
         let vars: Vec<R> = u.iter().map(|&x| R::c(x)).collect();
         let mut m = self.machine(Tape::default(), &vars)?;
         let p = &self.program;
+        m.rng = Some(rng.clone());
         m.run(&p.generated)?;
+        if let Some(r) = m.rng.take() {
+            *rng = r;
+        }
         Ok(p.parameters
             .iter()
             .chain(&p.transformed_decls)

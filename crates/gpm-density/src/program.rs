@@ -3,12 +3,32 @@
 
 use crate::functions::FnImpl;
 use crate::lpdf::{Cdf, DistImpl};
+use crate::rng::RngImpl;
 use gpm_stan::ast::{AssignOp, BinOp};
 use gpm_syntax::Span;
 
 /// A variable's place in the environment (data, parameters, locals, loop variables).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SlotId(pub usize);
+
+/// A user-defined function's place in [`Program::functions`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FunId(pub usize);
+
+/// A user-defined function: its arguments' slots in its own frame, the frame's size, its body.
+#[derive(Debug, Clone)]
+pub struct Function {
+    /// Its name.
+    pub name: String,
+    /// Its arguments' slots (a function sees its arguments and locals only).
+    pub params: Vec<SlotId>,
+    /// Slots in its frame.
+    pub slots: usize,
+    /// Its body.
+    pub body: Vec<Stmt>,
+    /// Whether it returns a value (not `void`).
+    pub returns: bool,
+}
 
 /// An expression with its span.
 #[derive(Debug, Clone)]
@@ -42,6 +62,10 @@ pub enum ExprKind {
     Density(DistImpl, Vec<Expr>),
     /// `foo_lcdf(y | ...)`, `foo_lccdf`, `foo_cdf`.
     Cdf(Cdf, Vec<Expr>),
+    /// `foo_rng(...)`: a random draw (generated quantities and transformed data only).
+    Rng(RngImpl, Vec<Expr>),
+    /// A user-defined function.
+    UserCall(FunId, Vec<Expr>),
     /// `target()`
     Target,
     /// `e[i, j]`
@@ -203,6 +227,8 @@ pub enum Stmt {
     Continue,
     /// `reject(...)` / `fatal_error(...)`
     Reject(Span),
+    /// `return e;`
+    Return(Option<Expr>),
 }
 
 /// A compiled Stan program.
@@ -210,6 +236,8 @@ pub enum Stmt {
 pub struct Program {
     /// Slots in the environment.
     pub slots: usize,
+    /// The user-defined functions.
+    pub functions: Vec<Function>,
     /// `data`
     pub data: Vec<Decl>,
     /// `transformed data`
@@ -226,4 +254,7 @@ pub struct Program {
     pub generated: Vec<Stmt>,
     /// The generated quantities' top-level declarations (written as output columns).
     pub generated_decls: Vec<Decl>,
+    /// Why the generated quantities are not computed, when they are not (a construct gpmc
+    /// cannot evaluate there: the posterior is unaffected, the columns are left out).
+    pub generated_refusal: Option<gpm_stan::StanError>,
 }

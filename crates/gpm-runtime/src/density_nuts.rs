@@ -174,6 +174,13 @@ fn run_chain<S: RowSink>(
         Some(err) => DensityRunError::Program(err),
         None => DensityRunError::Runtime(RuntimeError::Numerical(format!("NUTS failed: {e}"))),
     };
+    // The generated quantities' draws: the chain's own stream, apart from NUTS's.
+    let mut generated_rng = {
+        use rand::SeedableRng as _;
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(config.seed ^ 0x6765_6e65_7261_7465);
+        r.set_stream(stream);
+        r
+    };
     let t0 = std::time::Instant::now();
     let (mut warmup_seconds, mut kept) = (0.0, 0);
     let mut stats = NutsStats::default();
@@ -202,7 +209,11 @@ fn run_chain<S: RowSink>(
                 .log_density_gradient(&position, &mut grad)
                 .map_err(DensityRunError::Program)?;
             let mut row = vec![lp];
-            row.extend(model.row(&position).map_err(DensityRunError::Program)?);
+            row.extend(
+                model
+                    .row(&position, &mut generated_rng)
+                    .map_err(DensityRunError::Program)?,
+            );
             sink.push(row)?;
             kept += 1;
         }

@@ -6,8 +6,11 @@ use gpm_syntax::{Ident, Span};
 /// A whole Stan program: its blocks' contents.
 #[derive(Debug, Clone, Default)]
 pub struct StanProgram {
-    /// The `functions` block, when present (its span: user functions are not inlined yet).
-    pub functions: Option<Span>,
+    /// The `functions` block's span, when it defines any function (the Gaussian-latent
+    /// translation does not inline them yet).
+    pub functions_span: Option<Span>,
+    /// The user-defined functions, in order (forward declarations included).
+    pub functions: Vec<FunDef>,
     /// `data { ... }` declarations.
     pub data: Vec<VarDecl>,
     /// `transformed data { ... }` statements.
@@ -62,6 +65,30 @@ pub struct StanType {
     /// `<multiplier = ...>`, likewise.
     pub multiplier: Option<Expr>,
     /// Where the type is written.
+    pub span: Span,
+}
+
+/// An argument or return type of a user function: a base type and array dimensions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnsizedType {
+    /// `int`, `real`, `vector`, `row_vector` or `matrix`.
+    pub base: BaseKind,
+    /// Array dimensions (`array[,] real`: 2).
+    pub array_dims: usize,
+}
+
+/// A user-defined function.
+#[derive(Debug, Clone)]
+pub struct FunDef {
+    /// Its name.
+    pub name: Ident,
+    /// Its return type (`None`: `void`).
+    pub returns: Option<UnsizedType>,
+    /// Its arguments.
+    pub args: Vec<(UnsizedType, Ident)>,
+    /// Its body (`None`: a forward declaration).
+    pub body: Option<Vec<Stmt>>,
+    /// The whole definition.
     pub span: Span,
 }
 
@@ -343,8 +370,9 @@ pub enum Stmt {
         /// The whole loop.
         span: Span,
     },
-    /// `print`, `reject`, `break`, `continue`, `return` or an expression statement: its keyword
-    /// and span.
+    /// `return e;` (in a user function).
+    Return(Option<Expr>, Span),
+    /// `print`, `reject`, `break`, `continue` or an expression statement: its keyword and span.
     Other(&'static str, Span),
 }
 
@@ -360,6 +388,7 @@ impl Stmt {
             | Stmt::Block(_, span)
             | Stmt::If { span, .. }
             | Stmt::While { span, .. }
+            | Stmt::Return(_, span)
             | Stmt::Other(_, span) => *span,
         }
     }

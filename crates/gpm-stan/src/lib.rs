@@ -68,7 +68,7 @@ pub fn translate(src: &str) -> Result<Translation, StanError> {
 
 /// Translate a parsed Stan program.
 pub fn translate_program(stan: &StanProgram) -> Result<Translation, StanError> {
-    if let Some(span) = stan.functions {
+    if let Some(span) = stan.functions_span {
         return Err(StanError::unsupported(
             "user-defined functions are not translated yet",
             Span::new(span.start, span.start + 9),

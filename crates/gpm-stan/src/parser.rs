@@ -56,7 +56,12 @@ pub fn parse(src: &str) -> Result<StanProgram, StanError> {
         let span = span_of(&block);
         match block.as_rule() {
             // brms writes an empty `functions { }` block: nothing to inline.
-            Rule::functions_block if !is_empty_block(block.as_str()) => out.functions = Some(span),
+            Rule::functions_block => {
+                out.functions = content(block).map(fun_def).collect::<Result<_, _>>()?;
+                if !out.functions.is_empty() {
+                    out.functions_span = Some(span);
+                }
+            }
             Rule::data_block => out.data = decls(block)?,
             Rule::params_block => out.parameters = decls(block)?,
             Rule::tdata_block => out.transformed_data = stmts(block)?,
@@ -70,26 +75,6 @@ pub fn parse(src: &str) -> Result<StanProgram, StanError> {
         }
     }
     Ok(out)
-}
-
-/// Whether a block holds nothing but whitespace and comments.
-fn is_empty_block(text: &str) -> bool {
-    let body = text
-        .trim_start_matches("functions")
-        .trim()
-        .trim_start_matches('{')
-        .trim_end_matches('}');
-    let mut rest = body;
-    loop {
-        rest = rest.trim_start();
-        if let Some(r) = rest.strip_prefix("//") {
-            rest = r.split_once('\n').map_or("", |(_, t)| t);
-        } else if let Some(r) = rest.strip_prefix("/*") {
-            rest = r.split_once("*/").map_or("", |(_, t)| t);
-        } else {
-            return rest.is_empty();
-        }
-    }
 }
 
 fn span_of(p: &Pair<Rule>) -> Span {
@@ -281,9 +266,83 @@ fn stmt(p: Pair<Rule>) -> Result<Stmt, StanError> {
         Rule::reject_stmt => Stmt::Other("reject", span),
         Rule::break_stmt => Stmt::Other("break", span),
         Rule::continue_stmt => Stmt::Other("continue", span),
-        Rule::return_stmt => Stmt::Other("return", span),
+        Rule::return_stmt => Stmt::Return(content(p).next().map(expr).transpose()?, span),
         Rule::empty_stmt => Stmt::Block(vec![], span),
         _ => Stmt::Other("an expression statement", span),
+    })
+}
+
+fn unsized_type(p: Pair<Rule>) -> UnsizedType {
+    let mut base = BaseKind::Real;
+    let mut array_dims = 0;
+    let mut has_array = false;
+    for q in p.into_inner() {
+        match q.as_rule() {
+            Rule::kw_array => {
+                has_array = true;
+                array_dims = 1;
+            }
+            Rule::dim_comma => array_dims += 1,
+            Rule::unsized_base => {
+                base = match q.as_str().trim() {
+                    "int" => BaseKind::Int,
+                    "vector" => BaseKind::Vector,
+                    "row_vector" => BaseKind::RowVector,
+                    "matrix" => BaseKind::Matrix,
+                    _ => BaseKind::Real,
+                };
+                // The old `real[]` comes after the base: its brackets count from here.
+                if !has_array {
+                    array_dims = 0;
+                }
+            }
+            _ => {}
+        }
+    }
+    UnsizedType { base, array_dims }
+}
+
+fn fun_def(p: Pair<Rule>) -> Result<FunDef, StanError> {
+    let span = span_of(&p);
+    let mut returns = None;
+    let mut name = None;
+    let mut args = Vec::new();
+    let mut body = None;
+    for q in p.into_inner() {
+        match q.as_rule() {
+            Rule::fun_type => {
+                returns = q
+                    .into_inner()
+                    .find(|r| r.as_rule() == Rule::unsized_type)
+                    .map(unsized_type)
+            }
+            Rule::ident => name = Some(ident(q)),
+            Rule::fun_arg => {
+                let mut ty = None;
+                let mut arg = None;
+                for r in q.into_inner() {
+                    match r.as_rule() {
+                        Rule::unsized_type => ty = Some(unsized_type(r)),
+                        Rule::ident => arg = Some(ident(r)),
+                        _ => {}
+                    }
+                }
+                if let (Some(t), Some(a)) = (ty, arg) {
+                    args.push((t, a));
+                }
+            }
+            Rule::block_stmt => body = Some(stmts(q)?),
+            _ => {}
+        }
+    }
+    let name =
+        name.ok_or_else(|| StanError::new("stan::syntax", "a function without a name", span))?;
+    Ok(FunDef {
+        name,
+        returns,
+        args,
+        body,
+        span,
     })
 }
 

@@ -162,6 +162,13 @@ fn sort_one(
             *span,
             "gpmc translates declarations, assignments, `~`, `target +=` and `for` loops over 1:N",
         )),
+        Stmt::Return(_, span) => {
+            return Err(StanError::new(
+                "stan::semantic",
+                "`return` belongs in a user-defined function",
+                *span,
+            ))
+        }
         Stmt::Other(what, span) => return Err(StanError::unsupported(
             format!("`{what}` in the model is not translated yet"),
             *span,

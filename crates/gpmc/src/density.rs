@@ -134,6 +134,11 @@ pub fn text(c: &DensityChecked) -> String {
     s
 }
 
+/// The 1-based line of a byte offset.
+fn line_of(source: &str, at: usize) -> usize {
+    source[..at.min(source.len())].lines().count().max(1)
+}
+
 /// `gpmc check --format json` for this path.
 pub fn json(c: &DensityChecked) -> Value {
     let p = &c.program;
@@ -153,6 +158,7 @@ pub fn json(c: &DensityChecked) -> Value {
             "parameters": decls(&p.parameters),
             "transformed_parameters": decls(&p.transformed_decls),
             "generated_quantities": decls(&p.generated_decls),
+            "generated_quantities_not_computed": p.generated_refusal.as_ref().map(|e| e.message.clone()),
         },
     })
 }
@@ -177,10 +183,9 @@ pub struct DensityRun {
 }
 
 fn program_error(c: &DensityChecked, e: gpm_density::EvalError) -> InferError {
-    let at = e.span.map(|s| {
-        let before = &c.source[..s.start.min(c.source.len())];
-        format!(" (line {})", before.lines().count().max(1))
-    });
+    let at = e
+        .span
+        .map(|s| format!(" (line {})", line_of(&c.source, s.start)));
     InferError::Runtime(gpm_runtime::RuntimeError::BadData(format!(
         "{}{}",
         e.message,
