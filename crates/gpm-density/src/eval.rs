@@ -30,6 +30,15 @@ pub enum Flow {
 /// Nested user-function calls allowed before the run stops (a recursion that does not end).
 pub const MAX_CALL_DEPTH: usize = 1_000;
 
+/// An integer literal or a variable holding an int (an index expression with no side effect).
+fn is_int_leaf(e: &Expr, m: &Machine) -> bool {
+    match &e.kind {
+        ExprKind::Int(_) => true,
+        ExprKind::Slot(s) => matches!(m.get(*s), Val::Int(_)),
+        _ => false,
+    }
+}
+
 /// An environment being evaluated: the fixed slots (data and transformed data, read only) and
 /// the rest, the tape, and the target's terms.
 pub struct Machine<'a> {
@@ -131,8 +140,15 @@ impl<'a> Machine<'a> {
     fn stmt(&mut self, s: &Stmt) -> Eval<Flow> {
         match s {
             Stmt::Decl(d, value) => {
-                let shape = self.shape(d)?;
-                self.put(d.slot, shape.empty())?;
+                let empty = if d.ty.sizes.is_empty() && d.ty.array.is_empty() {
+                    match d.ty.base {
+                        crate::program::Base::Int => Val::Int(i64::MIN),
+                        _ => Val::Real(R::c(f64::NAN)),
+                    }
+                } else {
+                    self.shape(d)?.empty()
+                };
+                self.put(d.slot, empty)?;
                 if let Some(v) = value {
                     let v = self.expr(v)?;
                     let mut cur = self.get(d.slot).clone();
@@ -321,6 +337,37 @@ impl<'a> Machine<'a> {
         index::set(target, &ix, v)
     }
 
+    /// Up to three single integer indices, evaluated (`None`: another kind of index; nothing
+    /// evaluated then, so that the general path evaluates each index once).
+    fn positions(&mut self, idx: &[Idx]) -> Eval<Option<[i64; 3]>> {
+        let mut at = [0i64; 3];
+        if idx.len() > 3 {
+            return Ok(None);
+        }
+        for (k, i) in idx.iter().enumerate() {
+            match i {
+                Idx::Single(e) => match &e.kind {
+                    ExprKind::Int(v) => at[k] = *v,
+                    ExprKind::Slot(s) => match self.get(*s) {
+                        Val::Int(v) => at[k] = *v,
+                        _ => return Ok(None),
+                    },
+                    ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b)
+                        if is_int_leaf(a, self) && is_int_leaf(b, self) =>
+                    {
+                        match self.expr(e)? {
+                            Val::Int(v) => at[k] = v,
+                            _ => return Ok(None),
+                        }
+                    }
+                    _ => return Ok(None),
+                },
+                Idx::Range(..) => return Ok(None),
+            }
+        }
+        Ok(Some(at))
+    }
+
     fn indices(&mut self, idx: &[Idx]) -> Eval<Vec<Ix>> {
         idx.iter()
             .map(|i| {
@@ -424,6 +471,11 @@ impl<'a> Machine<'a> {
                 Val::Real(self.tape.sum(&terms))
             }
             ExprKind::Index(base, idx) => {
+                // The common case, a variable at integer positions (`y[t - k]`, `m[i, j]`),
+                // without building the general index list.
+                if let (ExprKind::Slot(s), Some(at)) = (&base.kind, self.positions(idx)?) {
+                    return index::get_at(self.get(*s), &at[..idx.len()]);
+                }
                 let ix = self.indices(idx)?;
                 // A variable is indexed where it lives: no copy of a whole vector per entry.
                 if let ExprKind::Slot(s) = base.kind {

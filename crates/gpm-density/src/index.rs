@@ -45,6 +45,23 @@ fn positions(ix: &Option<Vec<i64>>, len: usize) -> Eval<Vec<usize>> {
     }
 }
 
+/// `v[i, j, ...]` at single positions (1-based).
+pub fn get_at(v: &Val, at: &[i64]) -> Eval<Val> {
+    match (v, at) {
+        (_, []) => Ok(v.clone()),
+        (Val::Vector(x) | Val::RowVector(x), [i]) => Ok(Val::Real(x[position(*i, x.len())?])),
+        (Val::Matrix(m), [i, j]) => Ok(Val::Real(
+            m.at(position(*i, m.rows)?, position(*j, m.cols)?),
+        )),
+        (Val::Matrix(m), [i]) => {
+            let i = position(*i, m.rows)?;
+            Ok(Val::RowVector(m.row(i)))
+        }
+        (Val::Array(a), [i, rest @ ..]) => get_at(&a[position(*i, a.len())?], rest),
+        _ => get(v, &at.iter().map(|&i| Ix::One(i)).collect::<Vec<_>>()),
+    }
+}
+
 /// `v[ix...]`
 pub fn get(v: &Val, ix: &[Ix]) -> Eval<Val> {
     let Some((first, rest)) = ix.split_first() else {

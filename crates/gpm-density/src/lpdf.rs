@@ -486,6 +486,28 @@ fn vectorised(t: &mut Tape, args: &[Val], arity: usize, f: Scalar, name: &str) -
             args.len().saturating_sub(1)
         )));
     }
+    // Scalars only (a density inside a loop): no containers built.
+    if args.iter().all(Val::is_scalar) {
+        let mut r = [R::c(0.0); 4];
+        let mut x = [0.0; 4];
+        for (k, a) in args.iter().enumerate() {
+            r[k] = a.real()?;
+            x[k] = r[k].v;
+        }
+        let (lp, d) = f(&x[..arity]);
+        if lp.is_nan() {
+            return Err(EvalError::reject(format!(
+                "`{name}` at an argument outside its range ({})",
+                x[..arity]
+                    .iter()
+                    .map(|v| format!("{v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let parents: [(R, f64); 4] = std::array::from_fn(|k| (r[k], d[k]));
+        return Ok(t.node(lp, &parents[..arity]));
+    }
     let flat: Vec<Vec<R>> = args.iter().map(Val::flat).collect();
     let n = flat.iter().map(Vec::len).max().unwrap_or(1);
     if let Some(bad) = flat.iter().position(|v| v.len() != 1 && v.len() != n) {
