@@ -61,6 +61,8 @@ def first_error(text):
 
 
 def method_of(check_json):
+    if check_json.get("method") == "nuts":
+        return "nuts: whole log density"
     sched = check_json.get("schedule", {})
     factors = check_json.get("factors", [])
     forms = sorted({(f.get("augmentation") or {}).get("form", "?") for f in factors})

@@ -211,6 +211,8 @@ pub fn run(
     let zero = vec![0.0; model.dim()];
     let mut names = vec!["lp__".to_string()];
     names.extend(model.column_names(&zero).map_err(|e| program_error(c, e))?);
+    // The draws are kept in memory until the chain files are written: their size first.
+    crate::output::check_memory((config.chains * config.draws) as u64, names.len())?;
     let sinks: Vec<Vec<Vec<f64>>> = (0..config.chains).map(|_| Vec::new()).collect();
     let (ran, draws) = gpm_runtime::density_nuts::run_into(&model, config, progress, stop, sinks)
         .map_err(|e| match e {

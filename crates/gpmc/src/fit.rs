@@ -243,6 +243,18 @@ pub fn files(
 
 /// Read the fit saved in `dir`.
 pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
+    let whole_density = || {
+        std::fs::read_to_string(dir.join("summary.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .is_some_and(|s| s.get("log_density").is_some())
+    };
+    if !dir.join(FIT_FILE).exists() && whole_density() {
+        return Err(FitError(format!(
+            "{}: this run is NUTS on a Stan program's whole log density, and prediction from such a run is not available yet; its draws are in chain-K.csv (generated quantities included)",
+            dir.display()
+        )));
+    }
     let read = |file: &str| {
         std::fs::read_to_string(dir.join(file)).map_err(|e| {
             FitError(format!(

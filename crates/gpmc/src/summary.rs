@@ -430,7 +430,8 @@ pub fn summarize_dir(dir: &Path, options: &Options) -> Result<String, SummaryErr
         "{} — method {method}",
         summary["model"].as_str().unwrap_or("?")
     );
-    if method != "gibbs" {
+    // Gibbs and NUTS write chain files; the variational methods a fit and `posterior.csv`.
+    if method != "gibbs" && method != "nuts" {
         return variational(dir, &summary, options, max_rows).map(|t| out + &t);
     }
     let paths = chain_paths(dir)?;

@@ -323,6 +323,29 @@ fn the_cli_checks_and_runs_a_program_on_its_log_density() {
         let v: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
         assert!(v[ib] > 0.0 && v[ib] < 1.0 - v[ia], "{line}");
     }
+    // `gpmc summary` reads the chain files back (as for every NUTS run); prediction says it
+    // is not available for this path yet.
+    let summary = std::process::Command::new(gpmc)
+        .arg("summary")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&summary.stdout);
+    assert!(
+        summary.status.success() && table.contains("b1") && table.contains("2 chains"),
+        "{table}"
+    );
+    let predict = std::process::Command::new(gpmc)
+        .args([
+            "predict",
+            out.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(predict.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&predict.stderr).contains("not available yet"));
     // Another method is refused with what to use, and bad data names the datum.
     let cavi = std::process::Command::new(gpmc)
         .args([
