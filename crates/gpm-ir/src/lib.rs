@@ -24,6 +24,7 @@ mod library;
 mod lower;
 mod model;
 mod robust;
+mod split;
 mod sx;
 mod transformed;
 
@@ -34,5 +35,6 @@ pub use gpm_library::likelihood::{
 pub use library::MATH_FUNCTIONS;
 pub use lower::lower;
 pub use model::*;
+pub use split::{split_parameters, ParamDecision};
 pub use sx::{data_column_symbol, parse_data_column, Sx, SxFunc, SymRole};
 pub use transformed::{DataArray, DataExpr, DataOp, Reduction};

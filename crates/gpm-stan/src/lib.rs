@@ -154,6 +154,7 @@ pub fn translate_program(stan: &StanProgram) -> Result<Translation, StanError> {
             data_lets,
             hypers,
             latents,
+            parameters: vec![],
             model,
             blocks,
         },

@@ -57,6 +57,9 @@ pub struct Program {
     pub hypers: Vec<HyperDecl>,
     /// `latent { ... }`: Gaussian latent blocks.
     pub latents: Vec<LatentDecl>,
+    /// `parameters { ... }`: parameters whose role (latent or hyperparameter) the compiler
+    /// decides (`gpm_ir::split_parameters`), in order.
+    pub parameters: Vec<ParamDecl>,
     /// `model { ... }`: predictors and likelihood statements.
     pub model: Vec<Stmt>,
     /// Span of each block keyword that appeared, in order (to report a block given twice).
@@ -72,6 +75,8 @@ pub enum BlockKind {
     Hyper,
     /// `latent`
     Latent,
+    /// `parameters`
+    Parameters,
     /// `model`
     Model,
 }
@@ -186,6 +191,21 @@ pub struct LatentDecl {
     pub ty: Type,
     /// The Gaussian prior.
     pub prior: Call,
+    /// The whole declaration.
+    pub span: Span,
+}
+
+/// `name : type [constraint] [~ prior];` in the parameters block.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParamDecl {
+    /// Name.
+    pub name: Ident,
+    /// Type (shape).
+    pub ty: Type,
+    /// Optional value constraint (a range).
+    pub constraint: Option<Constraint>,
+    /// The prior, when written (none: `flat()`).
+    pub prior: Option<Call>,
     /// The whole declaration.
     pub span: Span,
 }

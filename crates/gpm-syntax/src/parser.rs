@@ -60,6 +60,12 @@ pub fn parse(src: &str) -> Result<Program, ParseError> {
                     out.latents.push(latent_decl(d)?);
                 }
             }
+            Rule::params_block => {
+                out.blocks.push((BlockKind::Parameters, kw_span));
+                for d in block.into_inner() {
+                    out.parameters.push(param_decl(d)?);
+                }
+            }
             Rule::model_block => {
                 out.blocks.push((BlockKind::Model, kw_span));
                 for s in block.into_inner() {
@@ -78,6 +84,7 @@ fn keyword_len(rule: Rule) -> usize {
         Rule::data_block => 4,
         Rule::hyper_block => 5,
         Rule::latent_block => 6,
+        Rule::params_block => 10,
         Rule::model_block => 5,
         _ => 0,
     }
@@ -152,6 +159,42 @@ fn hyper_decl(p: Pair<Rule>) -> Result<HyperDecl, ParseError> {
         spec: spec.expect("grammar requires a hyper spec"),
         span,
     })
+}
+
+fn param_decl(p: Pair<Rule>) -> Result<ParamDecl, ParseError> {
+    let span = span_of(&p);
+    let mut name = None;
+    let mut ty_ = None;
+    let mut constraint = None;
+    let mut prior = None;
+    for q in p.into_inner().filter(|q| !is_keyword(q.as_rule())) {
+        match q.as_rule() {
+            Rule::ident if name.is_none() => name = Some(ident(q)),
+            Rule::set_constraint | Rule::range_constraint => constraint = Some(constraint_of(q)?),
+            Rule::prior_spec => {
+                if let Some(c) = q.into_inner().next() {
+                    prior = Some(call(c)?);
+                }
+            }
+            _ if ty_.is_none() => ty_ = Some(ty(q)?),
+            _ => {}
+        }
+    }
+    match (name, ty_) {
+        (Some(name), Some(ty)) => Ok(ParamDecl {
+            name,
+            ty,
+            constraint,
+            prior,
+            span,
+        }),
+        _ => Err(ParseError {
+            message: "an incomplete parameter declaration".into(),
+            span,
+            label: "here".into(),
+            help: Some("write `name : type [in lo..hi] [~ prior];`".into()),
+        }),
+    }
 }
 
 fn latent_decl(p: Pair<Rule>) -> Result<LatentDecl, ParseError> {
@@ -485,8 +528,9 @@ fn rule_name(r: &Rule) -> Option<&'static str> {
         Rule::data_block => "`data {`",
         Rule::hyper_block => "`hyper {`",
         Rule::latent_block => "`latent {`",
+        Rule::params_block => "`parameters {`",
         Rule::model_block => "`model {`",
-        Rule::data_decl | Rule::hyper_decl | Rule::latent_decl => {
+        Rule::data_decl | Rule::hyper_decl | Rule::latent_decl | Rule::param_decl => {
             "a declaration `name : type ...;`"
         }
         Rule::ty_int | Rule::kw_int => "`int`",

@@ -45,8 +45,8 @@ pub struct Checked {
     pub model: Model,
     /// One certified augmentation plan per likelihood factor, in order.
     pub plans: Vec<gpm_augment::Plan>,
-    /// For a Stan program: each parameter's role (latent or hyperparameter) and why, and what
-    /// the translation left out.
+    /// For a Stan program, or a `.gpm` model with a `parameters` block: each parameter's role
+    /// (latent or hyperparameter) and why, and what the translation left out.
     pub stan: Option<StanFront>,
     /// What inference will do (blocks, steps, every hyperparameter's update), data-free; or why
     /// the runtime cannot run the plans.
@@ -85,7 +85,32 @@ fn front_end(
     } else {
         let program = gpm_syntax::parse(source)
             .map_err(|e| Failure::new(name, source, vec![Diagnostic::from_parse(&e, source)]))?;
-        Ok((program, None))
+        if program.parameters.is_empty() {
+            return Ok((program, None));
+        }
+        // A `parameters` block: the compiler decides the split, and `check` prints it as it
+        // does a Stan program's.
+        let (program, decided) = gpm_ir::split_parameters(&program);
+        let decisions = decided
+            .into_iter()
+            .map(|d| gpm_stan::Decision {
+                name: d.name,
+                role: if d.latent {
+                    gpm_stan::Role::Latent
+                } else {
+                    gpm_stan::Role::Hyper
+                },
+                why: d.why,
+                span: d.span,
+            })
+            .collect();
+        Ok((
+            program,
+            Some(StanFront {
+                decisions,
+                notes: vec![],
+            }),
+        ))
     }
 }
 

@@ -203,8 +203,13 @@ fn line_of(src: &str, offset: usize) -> usize {
 }
 
 /// A Stan program's parameters: which are latent, which hyperparameters, and why.
-fn stan_text(out: &mut String, front: &crate::StanFront) {
-    let _ = writeln!(out, "\nStan parameters ({})", front.decisions.len());
+fn stan_text(out: &mut String, front: &crate::StanFront, stan: bool) {
+    let title = if stan {
+        "Stan parameters"
+    } else {
+        "parameters (the latent/hyper split, decided by the compiler)"
+    };
+    let _ = writeln!(out, "\n{title} ({})", front.decisions.len());
     for d in &front.decisions {
         let role = match d.role {
             gpm_stan::Role::Latent => "latent",
@@ -223,7 +228,7 @@ pub fn text(c: &Checked) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "model {}: ok", c.name);
     if let Some(front) = &c.stan {
-        stan_text(&mut out, front);
+        stan_text(&mut out, front, crate::is_stan(&c.name));
     }
     let _ = writeln!(out, "\ndata ({})", m.data.len());
     for d in &m.data {

@@ -38,6 +38,14 @@ mod vectorise;
 
 /// Lower a parsed program to a [`Model`], or report every mistake found.
 pub fn lower(program: &ast::Program) -> Result<Model, SemanticErrors> {
+    // A `parameters` block: its declarations moved into `latent` and `hyper` first.
+    let split;
+    let program = if program.parameters.is_empty() {
+        program
+    } else {
+        split = crate::split::split_parameters(program).0;
+        &split
+    };
     let mut l = Lowerer::default();
     l.blocks(program);
     // Data declarations and transformed data in the order written: a `let` reads only what
@@ -295,6 +303,7 @@ fn block_name(k: ast::BlockKind) -> &'static str {
         ast::BlockKind::Data => "data",
         ast::BlockKind::Hyper => "hyper",
         ast::BlockKind::Latent => "latent",
+        ast::BlockKind::Parameters => "parameters",
         ast::BlockKind::Model => "model",
     }
 }
