@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _data, _idata
 from ._gpmc import DataError, InferenceError, ModelError, compile as _compile
+from ._gpmc import compile_density as _compile_density
 
 __all__ = [
     "Model", "Fit", "predict", "rao_blackwell", "ModelError", "DataError", "InferenceError",
@@ -100,7 +101,22 @@ class Model:
         if name is not None:
             self.name = name
         self.generic = bool(generic)
-        self._compiled = _compile(self.name, self.source, self.generic)
+        # A Stan program the Gaussian-latent path refuses runs under NUTS on its whole log
+        # density (docs/stan_models.md); `_density` is then that program, `_compiled` None.
+        self._density = None
+        try:
+            self._compiled = _compile(self.name, self.source, self.generic)
+        except ModelError:
+            if not self.name.endswith(".stan"):
+                raise
+            self._density = _compile_density(self.name, self.source)
+            self._compiled = None
+
+    @property
+    def whole_log_density(self):
+        """Whether this Stan program runs under NUTS on its whole log density (it is outside
+        the Gaussian-latent class: ``str(model)`` says why) rather than by augmentation."""
+        return self._density is not None
 
     @classmethod
     def from_stan(cls, text, *, generic=False):
@@ -117,10 +133,10 @@ class Model:
 
     def check(self):
         """The derivation and schedule, as ``gpmc check --format json`` prints them (a dict)."""
-        return json.loads(self._compiled.report_json())
+        return json.loads((self._density or self._compiled).report_json())
 
     def __str__(self):
-        return self._compiled.report_text()
+        return (self._density or self._compiled).report_text()
 
     def _data(self, data, columns):
         names = {n for n, kind, _d in self._compiled.declarations() if kind == "data"}
@@ -131,7 +147,7 @@ class Model:
         data,
         chains=4,
         draws=1000,
-        warmup=200,
+        warmup=None,
         seed=1,
         *,
         thin=1,
@@ -150,7 +166,15 @@ class Model:
         ``columns``: with a pandas DataFrame as ``data``, datum name -> column(s). ``client``: a
         ``dask.distributed.Client`` to run each chain as a task on its workers (the data sent
         to every worker once); the chains, summaries and warnings are those of the same call
-        without it, bit for bit (no progress bar: the chains run elsewhere)."""
+        without it, bit for bit (no progress bar: the chains run elsewhere). ``warmup``: 200
+        sweeps by default. A Stan program outside the Gaussian-latent class
+        (:attr:`whole_log_density`) runs NUTS on its whole log density instead (warm-up 1000
+        by default; ``log_lik``, ``ppc``, ``init``, ``columns`` and ``client`` do not apply: its
+        own generated quantities ``log_lik`` and ``y_rep`` become the ``log_likelihood`` and
+        ``posterior_predictive`` groups)."""
+        if self._density is not None:
+            return self._density_run(data, chains, draws, warmup, thin, seed, progress, client)
+        warmup = 200 if warmup is None else warmup
         norm = self._data(data, columns)
         settings = (chains, draws, warmup, thin, seed, log_lik, ppc)
         init_json = None if init is None else json.dumps(_jsonable(init))
@@ -184,6 +208,8 @@ class Model:
         ``arviz.InferenceData`` as :meth:`sample`; divergences are warned of as Stan does.
         ``augmented=True`` samples the augmented model instead, each auxiliary of a scale
         mixture a coordinate ``log ω`` (``--augmented``; fixed hyperparameters)."""
+        if self._density is not None:
+            return self._density_run(data, chains, draws, warmup, thin, seed, progress, None)
         norm = self._data(data, columns)
         settings = (chains, draws, warmup, thin, seed, log_lik, ppc)
         return self._run_chains(norm, settings, None, progress, "nuts", augmented)
@@ -218,10 +244,40 @@ class Model:
         _warn(found)
         return _idata.build(self._compiled, cols, rows, norm, attrs)
 
+    def _density_run(self, data, chains, draws, warmup, thin, seed, progress, client):
+        if client is not None:
+            raise InferenceError(
+                "a Stan program run on its whole log density does not run on Dask yet: drop client="
+            )
+        warmup = 1000 if warmup is None else warmup
+        bar = _Progress(progress, "nuts")
+        try:
+            cols, rows, nchains, ndraws, summary = self._density.sample(
+                json.dumps(_jsonable(dict(data))), chains, draws, warmup, thin, seed, bar
+            )
+        finally:
+            bar.close()
+        rows = np.frombuffer(rows, dtype=np.float64).reshape(nchains, ndraws, len(cols))
+        attrs = {
+            "gpmc_model": self.name,
+            "gpmc_source": self.source,
+            "gpmc_seed": seed,
+            "gpmc_density": 1,
+            "gpmc_summary": summary,
+        }
+        found = json.loads(summary).get("warnings", [])
+        attrs["gpmc_warnings"] = json.dumps(found)
+        _warn(found)
+        return _idata.build_density(cols, rows, attrs)
+
     def _declared(self):
         return {name for name, _k, _d in self._compiled.declarations()}
 
     def _variational(self, method, data, columns, progress, **options):
+        if self._density is not None:
+            raise InferenceError(
+                f"this Stan program runs under NUTS on its whole log density (str(model) says why): {method} needs the Gaussian-latent structure it lacks; use Model.sample or Model.nuts"
+            )
         norm = self._data(data, columns)
         bar = _Progress(progress, method)
         try:
@@ -350,6 +406,10 @@ def predict(posterior, new_data, *, columns=None, seed=None):
     attrs = posterior.posterior.attrs
     if "gpmc_source" not in attrs:
         raise TypeError("not the result of gpmc.Model.sample (no gpmc_source attribute)")
+    if attrs.get("gpmc_density"):
+        raise InferenceError(
+            "these draws are of a Stan program run on its whole log density: prediction from them is not available yet (its generated quantities are in the InferenceData)"
+        )
     model = Model(
         attrs["gpmc_source"],
         generic=bool(attrs.get("gpmc_generic", 0)),

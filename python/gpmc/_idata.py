@@ -146,3 +146,39 @@ def parameter_rows(idata):
         values = post[base].values
         out[:, :, pos] = values[(slice(None), slice(None)) + tuple(i - 1 for i in idx)]
     return np.ascontiguousarray(out.reshape(c * d, len(columns))), c
+
+
+# Generated quantities a Stan user names so, and the InferenceData group each feeds.
+_DENSITY_GROUPS = {"log_lik": "log_likelihood", "y_rep": "posterior_predictive", "yrep": "posterior_predictive"}
+
+
+def build_density(cols, rows, attrs):
+    """InferenceData of a Stan program run on its whole log density: each output column
+    ``name.i.j`` (CmdStan's names) into its variable's array; ``lp__`` into ``sample_stats``,
+    generated ``log_lik`` into ``log_likelihood`` and ``y_rep`` into ``posterior_predictive``
+    (what LOO and PPC read), the rest into ``posterior``."""
+    import arviz as az
+
+    entries = {}
+    for j, c in enumerate(cols):
+        base, *idx = c.split(".")
+        entries.setdefault(base, []).append((tuple(int(i) for i in idx), j))
+    nchains, ndraws = rows.shape[0], rows.shape[1]
+    groups = {"posterior": {}, "sample_stats": {}, "log_likelihood": {}, "posterior_predictive": {}}
+    for base, items in entries.items():
+        if not items[0][0]:
+            arr = rows[:, :, items[0][1]]
+        else:
+            dims = tuple(max(i[0][k] for i in items) for k in range(len(items[0][0])))
+            arr = np.full((nchains, ndraws) + dims, np.nan)
+            for idx, j in items:
+                arr[(slice(None), slice(None)) + tuple(i - 1 for i in idx)] = rows[:, :, j]
+        if base == "lp__":
+            groups["sample_stats"]["lp"] = arr
+        else:
+            groups[_DENSITY_GROUPS.get(base, "posterior")][base] = arr
+    kwargs = {k: v for k, v in groups.items() if v}
+    idata = az.from_dict(**kwargs)
+    for g in idata.groups():
+        idata[g].attrs.update(attrs)
+    return idata

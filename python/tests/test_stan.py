@@ -57,3 +57,56 @@ def test_from_stan_decides_latents_and_matches_the_gpm_model(tmp_path):
 def test_a_stan_program_gpmc_cannot_translate_raises_with_the_construct():
     with pytest.raises(gpmc.ModelError, match="user-defined functions"):
         gpmc.Model.from_stan("functions { real f(real x) { return x; } } model { }")
+
+
+# Outside the Gaussian-latent class (a lag and a mixture weight on a simplex): NUTS on the
+# whole log density, its generated quantities as InferenceData groups.
+AR1 = """
+data { int<lower=2> T; vector[T] y; }
+parameters { real<lower=-1, upper=1> phi; simplex[2] w; }
+model {
+  w ~ dirichlet([2, 3]');
+  for (t in 2:T) y[t] ~ normal(phi * y[t - 1], 0.7);
+}
+generated quantities {
+  vector[T - 1] log_lik;
+  vector[T - 1] y_rep;
+  for (t in 2:T) {
+    log_lik[t - 1] = normal_lpdf(y[t] | phi * y[t - 1], 0.7);
+    y_rep[t - 1] = normal_rng(phi * y[t - 1], 0.7);
+  }
+}
+"""
+
+
+def test_a_stan_program_outside_the_class_runs_nuts_on_its_log_density():
+    import arviz as az
+
+    y = [0.3, 0.9, 0.4, 1.1, 0.2, -0.5, -0.1, 0.6, 0.8, 0.1]
+    m = gpmc.Model.from_stan(AR1)
+    assert m.whole_log_density
+    assert "NUTS on the whole log density" in str(m)
+    assert m.check()["method"] == "nuts"
+    idata = m.sample({"T": len(y), "y": np.array(y)}, chains=2, draws=1000, progress=False)
+    assert set(idata.groups()) >= {"posterior", "sample_stats", "log_likelihood", "posterior_predictive"}
+    assert idata.posterior["w"].shape == (2, 1000, 2)
+    assert idata.log_likelihood["log_lik"].shape == (2, 1000, len(y) - 1)
+    # The exact posterior of phi by quadrature on (-1, 1); w's is Dirichlet(2, 3).
+    grid = np.linspace(-1, 1, 4001)[1:-1]
+    yy = np.array(y)
+    lp = np.array([-0.5 * np.sum((yy[1:] - g * yy[:-1]) ** 2) / 0.49 for g in grid])
+    p = np.exp(lp - lp.max())
+    mean = np.sum(grid * p) / np.sum(p)
+    assert abs(float(idata.posterior["phi"].mean()) - mean) < 0.05
+    assert abs(float(idata.posterior["w"].sel(w_dim_0=0).mean()) - 0.4) < 0.03
+    loo = az.loo(idata)
+    assert np.isfinite(loo.elpd_loo)
+    # The same seed gives the same draws.
+    again = m.sample({"T": len(y), "y": np.array(y)}, chains=2, draws=1000, progress=False)
+    assert np.array_equal(idata.posterior["phi"].values, again.posterior["phi"].values)
+    with pytest.raises(gpmc.InferenceError, match="whole log density"):
+        m.cavi({"T": len(y), "y": np.array(y)})
+    with pytest.raises(gpmc.InferenceError, match="not available yet"):
+        gpmc.predict(idata, {"T": len(y), "y": np.array(y)})
+    with pytest.raises(gpmc.DataError, match="`y`"):
+        m.sample({"T": len(y), "y": np.array(y[:3])}, chains=1, draws=10, progress=False)

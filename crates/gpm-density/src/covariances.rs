@@ -11,7 +11,7 @@ use crate::value::{Mat, Val};
 type Profile = fn(&mut Tape, R, R, R) -> R;
 
 /// The covariance functions, by name.
-pub const COVARIANCES: &[(&str, fn(&mut Tape, &[Val]) -> Eval<Val>)] = &[
+pub const COVARIANCES: &[(&str, crate::functions::Builtin)] = &[
     ("gp_exp_quad_cov", |t, a| covariance(t, a, exp_quad)),
     ("gp_matern32_cov", |t, a| covariance(t, a, matern32)),
     ("gp_matern52_cov", |t, a| covariance(t, a, matern52)),
@@ -48,15 +48,15 @@ fn covariance(t: &mut Tape, a: &[Val], k: Profile) -> Eval<Val> {
     };
     let symmetric = x2.is_none();
     let x2 = x2.unwrap_or_else(|| x1.clone());
-    let (n, m) = (x1.len(), x2.len());
-    let mut out = Mat::filled(n, m, R::c(0.0));
-    for j in 0..m {
-        for i in 0..n {
+    let n = x1.len();
+    let mut out = Mat::filled(n, x2.len(), R::c(0.0));
+    for (j, xj) in x2.iter().enumerate() {
+        for (i, xi) in x1.iter().enumerate() {
             if symmetric && i < j {
                 out.data[i + j * n] = out.at(j, i);
                 continue;
             }
-            let d2 = squared_distance(t, &x1[i], &x2[j]);
+            let d2 = squared_distance(t, xi, xj);
             out.data[i + j * n] = k(t, d2, alpha, rho);
         }
     }

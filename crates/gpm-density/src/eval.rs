@@ -287,7 +287,7 @@ impl<'a> Machine<'a> {
         }
         let frame = vec![Val::Int(0); fun.slots];
         let saved_slots = std::mem::replace(&mut self.slots, frame);
-        let saved_fixed = std::mem::replace(&mut self.fixed, &[]);
+        let saved_fixed = std::mem::take(&mut self.fixed);
         let saved_returned = self.returned.take();
         self.depth += 1;
         for (slot, v) in fun.params.iter().zip(args) {

@@ -18,7 +18,7 @@ pub struct FnImpl {
 #[derive(Clone, Copy)]
 enum Kind {
     Elementwise(Scalar),
-    General(fn(&mut Tape, &[Val]) -> Eval<Val>),
+    General(Builtin),
 }
 
 impl std::fmt::Debug for FnImpl {
@@ -110,7 +110,10 @@ const ELEMENTWISE: &[(&str, Scalar)] = &[
 ];
 
 /// Every other function: name and implementation.
-const FUNCTIONS: &[(&str, fn(&mut Tape, &[Val]) -> Eval<Val>)] = &[
+/// A function on whole values.
+pub type Builtin = fn(&mut Tape, &[Val]) -> Eval<Val>;
+
+const FUNCTIONS: &[(&str, Builtin)] = &[
     ("pi", |_, a| constant(a, std::f64::consts::PI)),
     ("e", |_, a| constant(a, std::f64::consts::E)),
     ("sqrt2", |_, a| constant(a, std::f64::consts::SQRT_2)),
@@ -309,7 +312,9 @@ const FUNCTIONS: &[(&str, fn(&mut Tape, &[Val]) -> Eval<Val>)] = &[
         Ok(Val::RowVector(vec![R::c(1.0); size(one(a)?)?]))
     }),
     ("linspaced_vector", |_, a| {
-        let [n, lo, hi] = [&a[0], &a[1], &a[2]];
+        let [n, lo, hi] = a else {
+            return Err(EvalError::new("linspaced_vector takes (n, lo, hi)"));
+        };
         let (n, lo, hi) = (size(n)?, lo.real()?.v, hi.real()?.v);
         Ok(Val::Vector(
             (0..n)
@@ -390,7 +395,9 @@ const FUNCTIONS: &[(&str, fn(&mut Tape, &[Val]) -> Eval<Val>)] = &[
         slice(v, len - n, n)
     }),
     ("segment", |_, a| {
-        let [v, i, n] = [&a[0], &a[1], &a[2]];
+        let [v, i, n] = a else {
+            return Err(EvalError::new("segment takes (v, i, n)"));
+        };
         let i = size(i)?;
         if i == 0 {
             return Err(EvalError::new("segment starts at 1"));
@@ -454,10 +461,15 @@ const FUNCTIONS: &[(&str, fn(&mut Tape, &[Val]) -> Eval<Val>)] = &[
                 "diag_pre_multiply takes a vector and a matrix",
             ));
         };
+        if v.len() != m.rows {
+            return Err(EvalError::new(
+                "diag_pre_multiply: the vector and the matrix's rows differ in size",
+            ));
+        }
         let mut out = m.clone();
         for j in 0..m.cols {
-            for i in 0..m.rows {
-                out.data[i + j * m.rows] = t.mul(v[i], m.at(i, j));
+            for (i, &vi) in v.iter().enumerate() {
+                out.data[i + j * m.rows] = t.mul(vi, m.at(i, j));
             }
         }
         Ok(Val::Matrix(out))
@@ -469,10 +481,15 @@ const FUNCTIONS: &[(&str, fn(&mut Tape, &[Val]) -> Eval<Val>)] = &[
                 "diag_post_multiply takes a matrix and a vector",
             ));
         };
+        if v.len() != m.cols {
+            return Err(EvalError::new(
+                "diag_post_multiply: the vector and the matrix's columns differ in size",
+            ));
+        }
         let mut out = m.clone();
-        for j in 0..m.cols {
+        for (j, &vj) in v.iter().enumerate() {
             for i in 0..m.rows {
-                out.data[i + j * m.rows] = t.mul(m.at(i, j), v[j]);
+                out.data[i + j * m.rows] = t.mul(m.at(i, j), vj);
             }
         }
         Ok(Val::Matrix(out))

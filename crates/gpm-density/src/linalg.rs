@@ -49,10 +49,10 @@ pub fn solve_lower(t: &mut Tape, l: &Mat, b: &[R]) -> Eval<Vec<R>> {
         )));
     }
     let mut x: Vec<R> = Vec::with_capacity(b.len());
-    for i in 0..b.len() {
+    for (i, &bi) in b.iter().enumerate() {
         let row: Vec<R> = (0..i).map(|k| l.at(i, k)).collect();
         let s = t.dot(&row, &x);
-        let d = t.sub(b[i], s);
+        let d = t.sub(bi, s);
         x.push(t.div(d, l.at(i, i)));
     }
     Ok(x)

@@ -876,7 +876,10 @@ const CDFS: &[(&str, Scalar, Scalar)] = &[
 ];
 
 /// CDFs gpmc evaluates at constant arguments only (no derivatives yet): `F(y | θ)` by statrs.
-const CONSTANT_CDFS: &[(&str, fn(&[f64]) -> Option<f64>)] = &[
+/// `F(y | θ)` at constant arguments.
+type ConstantCdf = fn(&[f64]) -> Option<f64>;
+
+const CONSTANT_CDFS: &[(&str, ConstantCdf)] = &[
     ("student_t", |a| {
         use statrs::distribution::{ContinuousCDF, StudentsT};
         StudentsT::new(a[2], a[3], a[1]).ok().map(|d| d.cdf(a[0]))

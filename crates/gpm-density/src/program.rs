@@ -113,6 +113,9 @@ pub enum Base {
     Matrix,
 }
 
+// Built once per program and walked by reference: the size difference between variants costs
+// nothing measurable, and boxing would spread through every pattern.
+#[allow(clippy::large_enum_variant)]
 /// How a parameter's unconstrained coordinates map to its value (Stan reference manual,
 /// "Constraint transforms").
 #[derive(Debug, Clone)]
@@ -166,6 +169,7 @@ pub struct Truncation {
 
 /// A statement.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // as `Constraint`: built once, walked by reference
 pub enum Stmt {
     /// A local variable, with its value when written.
     Decl(Decl, Option<Expr>),

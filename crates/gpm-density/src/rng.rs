@@ -303,7 +303,7 @@ fn categorical(r: &mut dyn RngCore, a: &[Val], logit: bool) -> Eval<Val> {
         p.iter_mut().for_each(|x| *x = (*x - m).exp());
     }
     let total: f64 = p.iter().sum();
-    if !(total > 0.0) || p.iter().any(|x| *x < 0.0) {
+    if total.is_nan() || total <= 0.0 || p.iter().any(|x| *x < 0.0) {
         return Err(EvalError::new(
             "categorical_rng: the probabilities are not a simplex",
         ));

@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 mod checked;
 mod cluster;
 mod convert;
+mod density;
 mod detached;
 mod model;
 mod variational;
@@ -45,7 +46,9 @@ fn _gpmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DataError", py.get_type::<DataError>())?;
     m.add("InferenceError", py.get_type::<InferenceError>())?;
     m.add_function(wrap_pyfunction!(model::compile, m)?)?;
+    m.add_function(wrap_pyfunction!(density::compile_density, m)?)?;
     m.add_class::<model::Compiled>()?;
+    m.add_class::<density::DensityCompiled>()?;
     m.add_class::<variational::VariationalFit>()?;
     m.add_class::<cluster::Cluster>()?;
     Ok(())

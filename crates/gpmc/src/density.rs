@@ -34,6 +34,14 @@ pub struct DensityChecked {
 /// program this path cannot evaluate either is refused with both reasons, this path's first.
 pub fn check(name: &str, source: &str, latent: &Failure) -> Result<DensityChecked, Failure> {
     match gpm_density::compile_source(source) {
+        Ok(program) if program.parameters.is_empty() => {
+            let mut diagnostics = vec![Diagnostic::plain(
+                "stan::unsupported",
+                "the program declares no parameters: there is nothing to sample (gpmc does not run Stan's fixed_param sampler)".into(),
+            )];
+            diagnostics.extend(latent.diagnostics.iter().cloned());
+            Err(Failure::new(name, source, diagnostics))
+        }
         Ok(program) => Ok(DensityChecked {
             name: name.into(),
             source: source.into(),
@@ -279,7 +287,16 @@ pub fn files(c: &DensityChecked, r: &DensityRun, config: &GibbsConfig) -> Vec<(S
             crate::cmdstan::csv(&head, rows, &r.times[k]),
         ));
     }
-    let summary = json!({
+    out.push((
+        "summary.json".into(),
+        serde_json::to_string_pretty(&summary_json(c, r, config)).unwrap_or_default(),
+    ));
+    out
+}
+
+/// `summary.json` of a run.
+pub fn summary_json(c: &DensityChecked, r: &DensityRun, config: &GibbsConfig) -> Value {
+    json!({
         "model": c.name,
         "method": "nuts",
         "log_density": "whole program (gpm-density)",
@@ -302,12 +319,7 @@ pub fn files(c: &DensityChecked, r: &DensityRun, config: &GibbsConfig) -> Vec<(S
             "model": "whole log density", "gibbs_step": false,
         })).collect::<Vec<_>>(),
         "warnings": warnings(r),
-    });
-    out.push((
-        "summary.json".into(),
-        serde_json::to_string_pretty(&summary).unwrap_or_default(),
-    ));
-    out
+    })
 }
 
 /// The table printed after a run.
