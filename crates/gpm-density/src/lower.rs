@@ -239,6 +239,25 @@ impl Lower {
             1 => vec![s[0].clone(), s[0].clone()],
             _ => s,
         };
+        let want = match ty.base {
+            BaseKind::Int | BaseKind::Real => 0,
+            BaseKind::Matrix => 2,
+            BaseKind::Constrained(
+                "cholesky_factor_corr" | "corr_matrix" | "cov_matrix" | "cholesky_factor_cov",
+            ) => sizes.len().clamp(1, 2),
+            _ => 1,
+        };
+        if sizes.len() != want {
+            return Err(StanError::new(
+                "stan::syntax",
+                format!(
+                    "this type takes {want} size{}, not {}",
+                    if want == 1 { "" } else { "s" },
+                    sizes.len()
+                ),
+                ty.span,
+            ));
+        }
         Ok(match ty.base {
             BaseKind::Int => (Base::Int, bounded, sizes),
             BaseKind::Real => (Base::Real, bounded, sizes),

@@ -639,6 +639,11 @@ fn ordered_logistic(t: &mut Tape, a: &[Val]) -> Eval<R> {
         ));
     };
     let cuts = c.flat();
+    if cuts.is_empty() {
+        return Err(EvalError::new(
+            "ordered_logistic needs at least one cut point",
+        ));
+    }
     let k = cuts.len() + 1;
     let ys = outcomes(y, k)?;
     let etas = eta.flat();
@@ -699,6 +704,11 @@ fn multi_normal(t: &mut Tape, a: &[Val], cholesky: bool) -> Eval<R> {
     };
     let (ys, mus) = (rows(y), rows(mu));
     let n = ys.len().max(mus.len());
+    if (ys.len() != 1 && ys.len() != n) || (mus.len() != 1 && mus.len() != n) {
+        return Err(EvalError::new(
+            "multi_normal: the variates and the means differ in number",
+        ));
+    }
     let log_det: Vec<R> = (0..l.rows).map(|k| t.log(l.at(k, k))).collect();
     let log_det = t.sum(&log_det);
     let mut terms = Vec::with_capacity(2 * n);

@@ -88,6 +88,13 @@ impl Model {
     /// The log density (up to a constant) at unconstrained coordinates `u`, with its gradient
     /// written into `grad`.
     pub fn log_density_gradient(&self, u: &[f64], grad: &mut [f64]) -> Eval<f64> {
+        if grad.len() != u.len() {
+            return Err(EvalError::new(format!(
+                "a gradient of {} entries for a point of {}",
+                grad.len(),
+                u.len()
+            )));
+        }
         let (tape, vars) = Tape::with_inputs(u);
         let mut m = self.machine(tape, &vars)?;
         m.run(&self.program.model)?;

@@ -115,8 +115,18 @@ pub fn free_len(c: &Evaluated, shape: &Shape) -> usize {
     per * shape.elements()
 }
 
-fn pick(v: &Option<Vec<R>>, i: usize) -> Option<R> {
-    v.as_ref().map(|x| x[if x.len() == 1 { 0 } else { i }])
+/// Entry `i` of a bound given as a scalar or one value per entry.
+fn pick(v: &Option<Vec<R>>, i: usize) -> Eval<Option<R>> {
+    match v {
+        None => Ok(None),
+        Some(x) if x.len() == 1 => Ok(Some(x[0])),
+        Some(x) => x.get(i).copied().map(Some).ok_or_else(|| {
+            EvalError::new(format!(
+                "a bound has {} entries but the parameter more",
+                x.len()
+            ))
+        }),
+    }
 }
 
 /// The parameter's value from its coordinates `u`, `log |J|` terms pushed onto `jacobian`.
@@ -136,14 +146,14 @@ pub fn constrain(
         } => {
             let mut out = Vec::with_capacity(u.len());
             for (i, &x) in u.iter().enumerate() {
-                let lo = pick(lower, i).filter(|l| l.v > f64::NEG_INFINITY);
-                let hi = pick(upper, i).filter(|h| h.v < f64::INFINITY);
+                let lo = pick(lower, i)?.filter(|l| l.v > f64::NEG_INFINITY);
+                let hi = pick(upper, i)?.filter(|h| h.v < f64::INFINITY);
                 out.push(bounded(
                     t,
                     x,
                     lo,
                     hi,
-                    (pick(offset, i), pick(multiplier, i)),
+                    (pick(offset, i)?, pick(multiplier, i)?),
                     jacobian,
                 )?);
             }
