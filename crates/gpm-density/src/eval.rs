@@ -30,6 +30,18 @@ pub enum Flow {
 /// Nested user-function calls allowed before the run stops (a recursion that does not end).
 pub const MAX_CALL_DEPTH: usize = 1_000;
 
+/// The operator of a compound assignment (`+=` is `+`).
+fn compound(op: AssignOp) -> BinOp {
+    match op {
+        AssignOp::Add => BinOp::Add,
+        AssignOp::Sub => BinOp::Sub,
+        AssignOp::Mul => BinOp::Mul,
+        AssignOp::Div => BinOp::Div,
+        AssignOp::EltMul => BinOp::EltMul,
+        AssignOp::EltDiv | AssignOp::Set => BinOp::EltDiv,
+    }
+}
+
 /// An integer literal or a variable holding an int (an index expression with no side effect).
 fn is_int_leaf(e: &Expr, m: &Machine) -> bool {
     match &e.kind {
@@ -312,29 +324,35 @@ impl<'a> Machine<'a> {
 
     fn assign(&mut self, slot: SlotId, indices: &[Idx], op: AssignOp, value: &Expr) -> Eval<()> {
         let v = self.expr(value)?;
+        // The common case, integer positions (`acc[j] = ...`, `gamma[t, k] = ...`).
+        if let Some(at) = self.positions(indices)? {
+            let at = &at[..indices.len()];
+            let v = match op {
+                AssignOp::Set => v,
+                _ => {
+                    let cur = index::get_at(self.get(slot), at)?;
+                    ops::binary(&mut self.tape, compound(op), &cur, &v)?
+                }
+            };
+            return index::set_at(self.slot_mut(slot)?, at, v);
+        }
         let ix = self.indices(indices)?;
         let v = match op {
             AssignOp::Set => v,
             _ => {
                 let cur = index::get(self.get(slot), &ix)?;
-                let bin = match op {
-                    AssignOp::Add => BinOp::Add,
-                    AssignOp::Sub => BinOp::Sub,
-                    AssignOp::Mul => BinOp::Mul,
-                    AssignOp::Div => BinOp::Div,
-                    AssignOp::EltMul => BinOp::EltMul,
-                    _ => BinOp::EltDiv,
-                };
-                ops::binary(&mut self.tape, bin, &cur, &v)?
+                ops::binary(&mut self.tape, compound(op), &cur, &v)?
             }
         };
+        index::set(self.slot_mut(slot)?, &ix, v)
+    }
+
+    fn slot_mut(&mut self, slot: SlotId) -> Eval<&mut Val> {
         let n = self.fixed.len();
-        let target = slot
-            .0
+        slot.0
             .checked_sub(n)
             .and_then(|k| self.slots.get_mut(k))
-            .ok_or_else(|| EvalError::new("data cannot be assigned here"))?;
-        index::set(target, &ix, v)
+            .ok_or_else(|| EvalError::new("data cannot be assigned here"))
     }
 
     /// Up to three single integer indices, evaluated (`None`: another kind of index; nothing

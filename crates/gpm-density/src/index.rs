@@ -163,6 +163,32 @@ fn matrix_get(m: &Mat, rows: &Ix, cols: Option<&Ix>) -> Eval<Val> {
     }
 }
 
+/// `target[i, j, ...] = value` at single positions (1-based).
+pub fn set_at(target: &mut Val, at: &[i64], value: Val) -> Eval<()> {
+    match (target, at) {
+        (t, []) => assign_whole(t, value),
+        (Val::Vector(x) | Val::RowVector(x), [i]) if value.is_scalar() => {
+            let p = position(*i, x.len())?;
+            x[p] = value.real()?;
+            Ok(())
+        }
+        (Val::Matrix(m), [i, j]) if value.is_scalar() => {
+            let (p, q) = (position(*i, m.rows)?, position(*j, m.cols)?);
+            m.data[p + q * m.rows] = value.real()?;
+            Ok(())
+        }
+        (Val::Array(a), [i, rest @ ..]) => {
+            let p = position(*i, a.len())?;
+            set_at(&mut a[p], rest, value)
+        }
+        (t, at) => set(
+            t,
+            &at.iter().map(|&i| Ix::One(i)).collect::<Vec<_>>(),
+            value,
+        ),
+    }
+}
+
 /// `target[ix...] = value`.
 pub fn set(target: &mut Val, ix: &[Ix], value: Val) -> Eval<()> {
     let Some((first, rest)) = ix.split_first() else {

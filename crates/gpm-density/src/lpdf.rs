@@ -1026,3 +1026,153 @@ pub fn log_truncation_mass(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every scalar density's partials against central differences of its value, at a point
+    /// inside every support (a count variate is not differentiated).
+    #[test]
+    fn every_scalar_density_has_the_partials_of_its_value() {
+        for (name, d) in DENSITIES {
+            let Density::Scalar(arity, f) = *d else {
+                continue;
+            };
+            let discrete = [
+                "bernoulli",
+                "bernoulli_logit",
+                "binomial",
+                "binomial_logit",
+                "poisson",
+                "poisson_log",
+                "neg_binomial",
+                "neg_binomial_2",
+                "neg_binomial_2_log",
+                "beta_binomial",
+            ]
+            .contains(name);
+            let mut x = match *name {
+                "bernoulli" => vec![1.0, 0.3],
+                "bernoulli_logit" => vec![1.0, 0.4],
+                "binomial" => vec![3.0, 7.0, 0.35],
+                "binomial_logit" => vec![3.0, 7.0, -0.2],
+                "beta_binomial" => vec![3.0, 7.0, 1.5, 2.5],
+                "beta" => vec![0.3, 1.7, 2.4],
+                "uniform" => vec![0.3, -1.2, 2.1],
+                "pareto" => vec![2.5, 1.1, 1.9],
+                "student_t" => vec![0.4, 4.5, -0.3, 1.3],
+                _ => {
+                    let mut v = vec![1.3, 0.8, 1.7, 0.9];
+                    v.truncate(arity);
+                    v
+                }
+            };
+            x.truncate(arity);
+            let (v0, d0) = f(&x);
+            assert!(v0.is_finite(), "{name} at {x:?}");
+            for k in usize::from(discrete)..arity {
+                if (*name == "binomial" || *name == "binomial_logit" || *name == "beta_binomial")
+                    && k == 1
+                {
+                    continue; // the number of trials
+                }
+                let h = 1e-6 * (1.0 + x[k].abs());
+                let (mut up, mut dn) = (x.clone(), x.clone());
+                up[k] += h;
+                dn[k] -= h;
+                let fd = (f(&up).0 - f(&dn).0) / (2.0 * h);
+                assert!(
+                    (fd - d0[k]).abs() < 1e-5 * (1.0 + fd.abs()),
+                    "{name}: ∂/∂x{k} {} vs finite difference {fd}",
+                    d0[k]
+                );
+            }
+        }
+    }
+
+    /// Every scalar density is normalised: it integrates (sums) to 1 over its support, so no
+    /// term that depends on a parameter is missing (a partial consistent with a wrong value
+    /// would pass the test above).
+    #[test]
+    fn every_scalar_density_integrates_to_one() {
+        let mid = |n: usize, g: &dyn Fn(f64) -> f64| -> f64 {
+            (0..n).map(|k| g((k as f64 + 0.5) / n as f64)).sum::<f64>() / n as f64
+        };
+        for (name, d) in DENSITIES {
+            let Density::Scalar(arity, f) = *d else {
+                continue;
+            };
+            let theta: Vec<f64> = match *name {
+                "student_t" => vec![4.5, -0.3, 1.3],
+                "binomial" | "binomial_logit" => vec![7.0, 0.35],
+                "beta_binomial" => vec![7.0, 1.5, 2.5],
+                "uniform" => vec![-1.2, 2.1],
+                "pareto" => vec![1.1, 1.9],
+                "bernoulli" => vec![0.3],
+                // A shape below 2 is a pole at 0 the midpoint rule does not resolve.
+                "chi_square" | "inv_chi_square" => vec![2.5],
+                "scaled_inv_chi_square" => vec![4.5, 1.7],
+                _ => vec![0.8, 1.7, 0.9][..arity - 1].to_vec(),
+            };
+            let p = |y: f64| {
+                let mut a = vec![y];
+                a.extend(&theta);
+                f(&a).0.exp()
+            };
+            let total = match *name {
+                "bernoulli" | "bernoulli_logit" => p(0.0) + p(1.0),
+                "binomial" | "binomial_logit" | "beta_binomial" => {
+                    (0..=7).map(|k| p(k as f64)).sum()
+                }
+                "poisson" | "poisson_log" | "neg_binomial" | "neg_binomial_2"
+                | "neg_binomial_2_log" => (0..2000).map(|k| p(k as f64)).sum(),
+                "beta" => mid(200_000, &|u| p(u)),
+                "uniform" => 3.3 * mid(1000, &|u| p(-1.2 + 3.3 * u)),
+                "pareto" => mid(400_000, &|u| p(1.1 + u / (1.0 - u)) / (1.0 - u).powi(2)),
+                "lognormal"
+                | "exponential"
+                | "gamma"
+                | "inv_gamma"
+                | "weibull"
+                | "chi_square"
+                | "inv_chi_square"
+                | "scaled_inv_chi_square" => {
+                    mid(400_000, &|u| p(u / (1.0 - u)) / (1.0 - u).powi(2))
+                }
+                _ => mid(400_000, &|u| {
+                    let y = (std::f64::consts::PI * (u - 0.5)).tan();
+                    p(y) * std::f64::consts::PI * (1.0 + y * y)
+                }),
+            };
+            assert!((total - 1.0).abs() < 2e-4, "{name}: integrates to {total}");
+        }
+    }
+
+    /// The differentiable CDFs' partials, both tails.
+    #[test]
+    fn every_cdf_has_the_partials_of_its_value() {
+        for (name, l, c) in CDFS {
+            for g in [l, c] {
+                let x = match *name {
+                    "std_normal" => vec![0.3],
+                    "exponential" => vec![0.7, 1.3],
+                    _ => vec![0.4, -0.2, 1.3],
+                };
+                let (_, d0) = g(&x);
+                for k in 0..x.len() {
+                    let h = 1e-6;
+                    let (mut up, mut dn) = (x.clone(), x.clone());
+                    up[k] += h;
+                    dn[k] -= h;
+                    let fd = (g(&up).0 - g(&dn).0) / (2.0 * h);
+                    assert!(
+                        (fd - d0[k]).abs() < 1e-5 * (1.0 + fd.abs()),
+                        "{name} cdf: ∂/∂x{k} {} vs {fd}",
+                        d0[k]
+                    );
+                }
+            }
+        }
+    }
+}
