@@ -119,9 +119,15 @@ def main():
         if not os.path.exists(data_zip):
             row["status"] = "no data file in the checkout"
             continue
+        try:
+            data_json = read_zip_json(data_zip)
+        except zipfile.BadZipFile:
+            # A Git LFS pointer where the checkout did not fetch the file.
+            row["status"] = "no data file in the checkout (not a zip: an LFS pointer?)"
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             dpath = os.path.join(tmp, "data.json")
-            json.dump(read_zip_json(data_zip), open(dpath, "w"))
+            json.dump(data_json, open(dpath, "w"))
             out_dir = os.path.join(tmp, "out")
             code, out, secs = run(
                 [args.gpmc, "infer", os.path.join(root, "models", "stan", model + ".stan"), "--data", dpath,
