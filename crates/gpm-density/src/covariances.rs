@@ -11,7 +11,7 @@ use crate::value::{Mat, Val};
 type Profile = fn(&mut Tape, R, R, R) -> R;
 
 /// The covariance functions, by name.
-pub const COVARIANCES: &[(&str, crate::functions::Builtin)] = &[
+pub const COVARIANCES: &[(&str, crate::value::Builtin)] = &[
     ("gp_exp_quad_cov", |t, a| covariance(t, a, exp_quad)),
     ("gp_matern32_cov", |t, a| covariance(t, a, matern32)),
     ("gp_matern52_cov", |t, a| covariance(t, a, matern52)),

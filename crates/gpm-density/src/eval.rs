@@ -206,7 +206,7 @@ impl<'a> Machine<'a> {
                         self.target.push(R::c(f64::NEG_INFINITY));
                     }
                     let mass =
-                        lpdf::log_truncation_mass(tr.cdf, &mut self.tape, lo, hi, &vals[1..])
+                        crate::cdf::log_truncation_mass(tr.cdf, &mut self.tape, lo, hi, &vals[1..])
                             .map_err(|e| e.at(*span))?;
                     let neg = self.tape.neg(mass);
                     self.target.push(neg);
@@ -465,7 +465,7 @@ impl<'a> Machine<'a> {
                     .iter()
                     .map(|a| self.expr(a))
                     .collect::<Eval<Vec<_>>>()?;
-                Val::Real(lpdf::eval_cdf(*c, &mut self.tape, &vals)?)
+                Val::Real(crate::cdf::eval_cdf(*c, &mut self.tape, &vals)?)
             }
             ExprKind::Rng(d, args) => {
                 let vals = args

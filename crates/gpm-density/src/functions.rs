@@ -4,7 +4,7 @@
 
 use crate::ad::{Tape, R};
 use crate::error::{Eval, EvalError};
-use crate::value::{Mat, Val};
+use crate::value::{Builtin, Mat, Val};
 use gpm_special::{lgamma, normal_cdf};
 
 /// A built-in function bound at compile time.
@@ -110,9 +110,6 @@ const ELEMENTWISE: &[(&str, Scalar)] = &[
 ];
 
 /// Every other function: name and implementation.
-/// A function on whole values.
-pub type Builtin = fn(&mut Tape, &[Val]) -> Eval<Val>;
-
 const FUNCTIONS: &[(&str, Builtin)] = &[
     ("pi", |_, a| constant(a, std::f64::consts::PI)),
     ("e", |_, a| constant(a, std::f64::consts::E)),

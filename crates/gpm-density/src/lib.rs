@@ -23,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod ad;
+pub mod cdf;
 mod covariances;
 mod data;
 pub mod error;

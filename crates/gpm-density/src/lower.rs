@@ -2,8 +2,9 @@
 //! function and density bound to its implementation, and what gpmc cannot evaluate refused
 //! here — before any data is read — naming the construct and its line.
 
+use crate::cdf::{self, Which};
 use crate::functions;
-use crate::lpdf::{self, Which};
+use crate::lpdf;
 use crate::program::{
     Base, Constraint, Decl, DeclType, Expr, ExprKind, FunId, Function, Idx, Program, SlotId, Stmt,
     Truncation,
@@ -461,7 +462,7 @@ impl Lower {
         let truncation = match truncation {
             None => None,
             Some(t) => {
-                let Some(cdf) = lpdf::cdf(&dist.name, Which::Lcdf) else {
+                let Some(cdf) = cdf::cdf(&dist.name, Which::Lcdf) else {
                     return Err(StanError::unsupported(
                         format!(
                             "a truncated `{}` is not evaluated yet (gpmc has no CDF for it)",
@@ -470,7 +471,7 @@ impl Lower {
                         t.span,
                         format!(
                             "gpmc truncates {}",
-                            lpdf::cdf_names().collect::<Vec<_>>().join(", ")
+                            cdf::cdf_names().collect::<Vec<_>>().join(", ")
                         ),
                     ));
                 };
@@ -588,7 +589,7 @@ impl Lower {
             ("_cdf", Which::Cdf),
         ] {
             if let Some(base) = name.strip_suffix(suffix) {
-                if let Some(c) = lpdf::cdf(base, which) {
+                if let Some(c) = cdf::cdf(base, which) {
                     return Ok(ExprKind::Cdf(c, self.exprs(args)?));
                 }
                 return Err(StanError::unsupported(
@@ -596,7 +597,7 @@ impl Lower {
                     func.span,
                     format!(
                         "gpmc has the CDFs of {}",
-                        lpdf::cdf_names().collect::<Vec<_>>().join(", ")
+                        cdf::cdf_names().collect::<Vec<_>>().join(", ")
                     ),
                 ));
             }

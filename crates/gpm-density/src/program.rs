@@ -1,8 +1,9 @@
 //! The compiled program: every name bound to a typed slot ([`SlotId`]), every function and
 //! density bound to its implementation, the statements of each block in order.
 
+use crate::cdf::Cdf;
 use crate::functions::FnImpl;
-use crate::lpdf::{Cdf, DistImpl};
+use crate::lpdf::DistImpl;
 use crate::rng::RngImpl;
 use gpm_stan::ast::{AssignOp, BinOp};
 use gpm_syntax::Span;

@@ -4,6 +4,9 @@
 use crate::ad::R;
 use crate::error::EvalError;
 
+/// A built-in function on whole values (the functions' and covariances' tables).
+pub type Builtin = fn(&mut crate::ad::Tape, &[Val]) -> crate::error::Eval<Val>;
+
 /// A value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Val {
