@@ -150,18 +150,28 @@ impl Model {
         Ok(m)
     }
 
-    /// The output columns' names in CmdStan's spelling (`beta.2`, `Omega.1.2`).
-    pub fn column_names(&self, u: &[f64]) -> Eval<Vec<String>> {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
-        Ok(self
-            .outputs(u, &mut rng)?
-            .into_iter()
-            .flat_map(|(name, v)| {
-                v.columns()
+    /// The output columns' names in CmdStan's spelling (`beta.2`, `Omega.1.2`), from the
+    /// declared sizes (data only, as Stan requires of these declarations): nothing is
+    /// evaluated at any point, so a program that rejects some points still names its columns.
+    pub fn column_names(&self) -> Eval<Vec<String>> {
+        let p = &self.program;
+        let mut m = Machine::new(Tape::default(), &self.fixed, p.slots, &p.functions);
+        let mut out = Vec::new();
+        for d in p
+            .parameters
+            .iter()
+            .chain(&p.transformed_decls)
+            .chain(&p.generated_decls)
+        {
+            let empty = m.shape(d)?.empty();
+            out.extend(
+                empty
+                    .columns()
                     .into_iter()
-                    .map(move |(suffix, _)| format!("{name}{suffix}"))
-            })
-            .collect())
+                    .map(|(suffix, _)| format!("{}{suffix}", d.name)),
+            );
+        }
+        Ok(out)
     }
 
     /// The output columns' values at `u`, the generated quantities drawn with `rng`.

@@ -216,9 +216,8 @@ pub fn run(
             "the program has no parameters to sample".into(),
         ));
     }
-    let zero = vec![0.0; model.dim()];
     let mut names = vec!["lp__".to_string()];
-    names.extend(model.column_names(&zero).map_err(|e| program_error(c, e))?);
+    names.extend(model.column_names().map_err(|e| program_error(c, e))?);
     // The draws are kept in memory until the chain files are written: their size first.
     crate::output::check_memory((config.chains * config.draws) as u64, names.len())?;
     let sinks: Vec<Vec<Vec<f64>>> = (0..config.chains).map(|_| Vec::new()).collect();
@@ -230,6 +229,19 @@ pub fn run(
     if draws == 0 {
         return Err(InferError::Interrupted(
             "interrupted before any draw was kept: nothing written".into(),
+        ));
+    }
+    if let Some(bad) = ran
+        .iter()
+        .flat_map(|(rows, _, _)| rows)
+        .find(|r| r.len() != names.len())
+    {
+        return Err(InferError::Runtime(
+            gpm_runtime::RuntimeError::Inconsistent(format!(
+                "a draw has {} values for {} columns (a variable changed its size?)",
+                bad.len(),
+                names.len()
+            )),
         ));
     }
     let interrupted = draws < config.draws;

@@ -383,3 +383,21 @@ fn the_cli_checks_and_runs_a_program_on_its_log_density() {
     assert!(!dir.join("bad").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_program_that_rejects_the_origin_still_names_its_columns_and_runs() {
+    // At the unconstrained origin `m = 1` violates its bound: the columns come from the
+    // declared sizes, not from evaluating there. mu ~ N(2, 0.5) truncated to mu > log 1.5
+    // (3.2 sd below the mean: the truncation moves the mean by 0.001).
+    let src = "
+        parameters { real mu; }
+        transformed parameters { real<lower=1.5> m = exp(mu); }
+        model { mu ~ normal(2, 0.5); }
+        generated quantities { array[2] int flips = {bernoulli_rng(0.5), 1}; }";
+    let r = run(src, serde_json::json!({}), 15);
+    assert_eq!(
+        r.names,
+        ["lp__", "mu", "m", "flips.1", "flips.2"].map(String::from)
+    );
+    assert_matches(&r, "origin", "mu", 2.0012, 0.498);
+}
