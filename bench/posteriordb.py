@@ -75,6 +75,12 @@ def main():
     ap.add_argument("--gpmc", default="target/release/gpmc")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--only", nargs="*")
+    ap.add_argument(
+        "--references-only",
+        action="store_true",
+        help="run `gpmc infer` only on the posteriors with a reference posterior (the others are "
+        "counted as accepted or refused by `gpmc check`, not run)",
+    )
     ap.add_argument("--report", default="docs/posteriordb.md")
     ap.add_argument("--draws", type=int, default=1000)
     args = ap.parse_args()
@@ -119,6 +125,9 @@ def main():
         if not os.path.exists(data_zip):
             row["status"] = "no data file in the checkout"
             continue
+        if args.references_only and not has_ref:
+            row["status"] = "accepted (not run: --references-only)"
+            continue
         try:
             data_json = read_zip_json(data_zip)
         except zipfile.BadZipFile:
@@ -144,7 +153,7 @@ def main():
         if has_ref:
             compare(row, summary, read_zip_json(ref_path))
         print(f"{name}: {row.get('verdict', row['status'])} ({row['seconds']} s)", flush=True)
-    write_report(args.report, models, checked, rows)
+    write_report(args.report, models, checked, rows, args.references_only)
 
 
 def compare(row, summary, ref):
@@ -176,7 +185,7 @@ def compare(row, summary, ref):
     row["verdict"] = "agrees" if ok else f"DISAGREES (|z| {zmax[0]:.1f} at {zmax[1]}; sd ratio {rlo[0]:.2f}-{rhi[0]:.2f})"
 
 
-def write_report(path, models, checked, rows):
+def write_report(path, models, checked, rows, references_only=False):
     accepted = [m for m in models if checked[m]["ok"]]
     with_ref = [r for r in rows if r["reference"]]
     agree = [r for r in with_ref if r.get("verdict") == "agrees"]
@@ -188,7 +197,10 @@ def write_report(path, models, checked, rows):
         "both Monte Carlo errors, and sd ratios in 0.85-1.15.",
         "",
         f"- Stan programs accepted by `gpmc check`: **{len(accepted)} of {len(models)}**",
-        f"- posteriors run: {sum(1 for r in rows if r['status'] == 'ran')} of {len(rows)}",
+        f"- posteriors accepted by `gpmc check` (program accepted, data in the checkout): "
+        f"**{sum(1 for r in rows if r['status'] == 'ran' or r['status'].startswith(('accepted', 'infer failed')))} of {len(rows)}**",
+        f"- posteriors run: {sum(1 for r in rows if r['status'] == 'ran')} of {len(rows)}"
+        + (" (`--references-only`: only the posteriors with a reference were run)" if references_only else ""),
         f"- reference posteriors agreeing: **{len(agree)} of {len(with_ref)}** "
         f"({sum(1 for r in with_ref if r['status'] == 'ran')} of them ran)",
         "",
@@ -203,6 +215,14 @@ def write_report(path, models, checked, rows):
             f"| {r['posterior']} | {status} | {r.get('method', '')} | {r.get('max_z', '')} | "
             f"{r.get('sd_ratio', '')} | {r.get('compared', '')} ({len(r.get('missing', []))}) | {r.get('seconds', '')} |"
         )
+    methods = {}
+    for r in rows:
+        if r["status"] == "ran" or r["status"].startswith(("accepted", "infer failed")):
+            key = "NUTS on the whole log density" if r.get("method", "").startswith("nuts") else "the Gaussian-latent path (Gibbs)"
+            methods[key] = methods.get(key, 0) + 1
+    lines[lines.index("## Posteriors with a reference") - 1:lines.index("## Posteriors with a reference") - 1] = [
+        f"- accepted posteriors by path: " + "; ".join(f"{k}: {v}" for k, v in sorted(methods.items()))
+    ]
     failed = [r for r in rows if r["status"].startswith("infer failed")]
     lines += ["", "## Accepted, but `gpmc infer` did not finish", ""]
     lines += [f"- {r['posterior']}: {r['status'][len('infer failed: '):]}" for r in failed] or ["(none)"]
