@@ -6,10 +6,10 @@
 //! program's output columns ([`gpm_density::Model::row`]).
 
 use crate::gibbs::{ChainTimes, GibbsConfig, RowSink};
-use crate::nuts::{NutsStats, MAX_DEPTH};
+use crate::nuts::{NutsStats, Transitions};
 use crate::RuntimeError;
 use gpm_density::{EvalError, Model};
-use nuts_rs::{Chain, CpuLogpFunc, CpuMath, CpuMathError, DiagNutsSettings, HasDims, Settings};
+use nuts_rs::{Chain, CpuLogpFunc, CpuMath, CpuMathError, HasDims, Settings};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -150,18 +150,7 @@ fn run_chain<S: RowSink>(
         model: Arc::clone(model),
         fatal: Arc::clone(&fatal),
     };
-    let mut settings = DiagNutsSettings {
-        num_tune: config.warmup as u64,
-        num_draws: (config.draws * config.thin) as u64,
-        maxdepth: MAX_DEPTH,
-        seed: config.seed,
-        ..Default::default()
-    };
-    // As crate::nuts: the mass matrix from the draws' variances (Stan's estimate).
-    settings
-        .adapt_options
-        .mass_matrix_options
-        .use_grad_based_estimate = false;
+    let settings = crate::nuts::settings(config);
     let mut rng = nuts_rs::rand::rngs::StdRng::seed_from_u64(config.seed ^ stream.rotate_left(32));
     let mut chain = settings
         .new_chain(stream, CpuMath::new(target), &mut rng)
@@ -183,8 +172,7 @@ fn run_chain<S: RowSink>(
     };
     let t0 = std::time::Instant::now();
     let (mut warmup_seconds, mut kept) = (0.0, 0);
-    let mut stats = NutsStats::default();
-    let (mut steps, mut sampled) = (0u64, 0u64);
+    let mut transitions = Transitions::new(NutsStats::default());
     let total = config.warmup + config.draws * config.thin;
     for s in 0..total {
         if stop.load(Ordering::Relaxed) {
@@ -198,11 +186,7 @@ fn run_chain<S: RowSink>(
         if info.tuning || s < config.warmup {
             continue;
         }
-        sampled += 1;
-        steps += info.num_steps;
-        stats.step_size = info.step_size;
-        stats.divergences += usize::from(info.diverging);
-        stats.max_depth_hits += usize::from(info.num_steps + 1 >= 1 << MAX_DEPTH);
+        transitions.record(&info);
         if (s + 1 - config.warmup).is_multiple_of(config.thin) {
             let mut grad = vec![0.0; model.dim()];
             let lp = model
@@ -218,7 +202,7 @@ fn run_chain<S: RowSink>(
             kept += 1;
         }
     }
-    stats.mean_steps = steps as f64 / sampled.max(1) as f64;
+    let stats = transitions.finish();
     let times = ChainTimes {
         warmup_seconds,
         sampling_seconds: t0.elapsed().as_secs_f64() - warmup_seconds,

@@ -63,6 +63,61 @@ impl NutsStats {
     }
 }
 
+/// NUTS's settings for a run of `config`: Stan's tree depth, and the mass matrix from the
+/// draws' variances as Stan and NumPyro estimate it rather than nutpie's default from the
+/// draws' and gradients' variances — on the four fixed-kernel benchmark GPs the worst
+/// coordinate's ESS per second rose 1.05-2.7× (Student-t GP on diabetes 117 → 317, GP
+/// classifier 277 → 404, Laplace GP 47 → 89, Poisson GP 681 → 716; 2 chains × 1 000 after
+/// 1 000 warm-up; docs/inference.md, "NUTS"). Shared by NUTS on the model and on a whole
+/// Stan log density ([`crate::density_nuts`]).
+pub(crate) fn settings(config: &GibbsConfig) -> DiagNutsSettings {
+    let mut settings = DiagNutsSettings {
+        num_tune: config.warmup as u64,
+        num_draws: (config.draws * config.thin) as u64,
+        maxdepth: MAX_DEPTH,
+        seed: config.seed,
+        ..Default::default()
+    };
+    settings
+        .adapt_options
+        .mass_matrix_options
+        .use_grad_based_estimate = false;
+    settings
+}
+
+/// A chain's transitions after warm-up, counted as Stan reports them.
+pub(crate) struct Transitions {
+    stats: NutsStats,
+    steps: u64,
+    sampled: u64,
+}
+
+impl Transitions {
+    /// Counting from `stats` (its flags set).
+    pub(crate) fn new(stats: NutsStats) -> Transitions {
+        Transitions {
+            stats,
+            steps: 0,
+            sampled: 0,
+        }
+    }
+
+    /// One transition after warm-up.
+    pub(crate) fn record(&mut self, info: &nuts_rs::Progress) {
+        self.sampled += 1;
+        self.steps += info.num_steps;
+        self.stats.step_size = info.step_size;
+        self.stats.divergences += usize::from(info.diverging);
+        self.stats.max_depth_hits += usize::from(info.num_steps + 1 >= 1 << MAX_DEPTH);
+    }
+
+    /// The statistics, with the mean number of leapfrog steps.
+    pub(crate) fn finish(mut self) -> NutsStats {
+        self.stats.mean_steps = self.steps as f64 / self.sampled.max(1) as f64;
+        self.stats
+    }
+}
+
 /// Which model NUTS samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum On {
@@ -167,22 +222,7 @@ fn run_chain<S: RowSink>(
     // The same map kept here to turn positions into latents (`CpuMath` owns `target`).
     let unwhiten = target.clone();
     let dim = CpuLogpFunc::dim(&target);
-    let mut settings = DiagNutsSettings {
-        num_tune: config.warmup as u64,
-        num_draws: (config.draws * config.thin) as u64,
-        maxdepth: MAX_DEPTH,
-        seed: config.seed,
-        ..Default::default()
-    };
-    // The mass matrix from the draws' variances, as Stan and NumPyro estimate it, rather than
-    // nutpie's default from the draws' and gradients' variances: on the four fixed-kernel
-    // benchmark GPs the worst coordinate's ESS per second rose 1.05-2.7× (Student-t GP on
-    // diabetes 117 → 317, GP classifier 277 → 404, Laplace GP 47 → 89, Poisson GP 681 → 716;
-    // 2 chains × 1 000 after 1 000 warm-up; docs/inference.md, "NUTS").
-    settings
-        .adapt_options
-        .mass_matrix_options
-        .use_grad_based_estimate = false;
+    let settings = settings(config);
     let mut rng = nuts_rs::rand::rngs::StdRng::seed_from_u64(config.seed ^ stream.rotate_left(32));
     let mut chain = settings
         .new_chain(stream, CpuMath::new(target), &mut rng)
@@ -208,11 +248,10 @@ fn run_chain<S: RowSink>(
     replicate_rng.set_stream(stream);
     let t0 = std::time::Instant::now();
     let (mut warmup_seconds, mut kept) = (0.0, 0);
-    let mut stats = NutsStats {
+    let mut transitions = Transitions::new(NutsStats {
         augmented: on == On::Augmented,
         ..Default::default()
-    };
-    let (mut steps, mut sampled) = (0u64, 0u64);
+    });
     let total = config.warmup + config.draws * config.thin;
     for s in 0..total {
         // A stop request ends the chain with the draws it has, as Gibbs's chains do (not an
@@ -230,11 +269,7 @@ fn run_chain<S: RowSink>(
         if info.tuning || s < config.warmup {
             continue;
         }
-        sampled += 1;
-        steps += info.num_steps;
-        stats.step_size = info.step_size;
-        stats.divergences += usize::from(info.diverging);
-        stats.max_depth_hits += usize::from(info.num_steps + 1 >= 1 << MAX_DEPTH);
+        transitions.record(&info);
         if (s + 1 - config.warmup).is_multiple_of(config.thin) {
             let point = unwhiten.point(&position).map_err(|e| {
                 RuntimeError::Numerical(format!("NUTS drew a point it cannot map back: {e}"))
@@ -244,7 +279,7 @@ fn run_chain<S: RowSink>(
             kept += 1;
         }
     }
-    stats.mean_steps = steps as f64 / sampled.max(1) as f64;
+    let stats = transitions.finish();
     let times = ChainTimes {
         warmup_seconds,
         sampling_seconds: t0.elapsed().as_secs_f64() - warmup_seconds,
