@@ -7,7 +7,7 @@ use crate::index::{self, Ix};
 use crate::program::{Decl, Expr, ExprKind, FunId, Function, Idx, SlotId, Stmt};
 use crate::transform::Shape;
 use crate::value::Val;
-use crate::{functions, lpdf, ops};
+use crate::{functions, lpdf, ode, ops};
 use gpm_stan::ast::{AssignOp, BinOp};
 
 /// A `while` loop stops with an error after this many turns (a loop that cannot end would
@@ -130,7 +130,7 @@ impl<'a> Machine<'a> {
     pub fn shape(&mut self, d: &Decl) -> Eval<Shape> {
         let size = |m: &mut Machine, e: &Expr| -> Eval<usize> {
             let v = m.expr(e)?;
-            functions::size(&v).map_err(|err| err.at(e.span))
+            crate::value::size(&v).map_err(|err| err.at(e.span))
         };
         Ok(Shape {
             base: d.ty.base,
@@ -484,6 +484,21 @@ impl<'a> Machine<'a> {
                     .collect::<Eval<Vec<_>>>()?;
                 self.call(*f, vals)?
             }
+            ExprKind::Ode(kind, system, args) => {
+                let vals = args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Eval<Vec<_>>>()?;
+                let problem = ode::Problem::new(kind, vals)?;
+                let mut sys = OdeSystem {
+                    machine: self,
+                    f: *system,
+                    legacy: kind.legacy,
+                    extra: &problem.extra,
+                };
+                let states = ode::dopri5(&mut sys, &problem, kind.name)?;
+                ode::output(kind, states)
+            }
             ExprKind::Target => {
                 let terms = self.target.clone();
                 Val::Real(self.tape.sum(&terms))
@@ -525,23 +540,39 @@ impl<'a> Machine<'a> {
                 } else {
                     // `[r1, r2]` of row vectors is a matrix.
                     let rows: Vec<Vec<R>> = items.iter().map(Val::flat).collect();
-                    let cols = rows.first().map_or(0, Vec::len);
-                    if rows.iter().any(|r| r.len() != cols) {
-                        return Err(EvalError::new(
-                            "the rows of a matrix literal differ in size",
-                        ));
-                    }
-                    let mut data = Vec::with_capacity(rows.len() * cols);
-                    for j in 0..cols {
-                        data.extend(rows.iter().map(|r| r[j]));
-                    }
-                    Val::Matrix(crate::value::Mat {
-                        rows: rows.len(),
-                        cols,
-                        data,
-                    })
+                    Val::Matrix(crate::value::Mat::from_rows(&rows).ok_or_else(|| {
+                        EvalError::new("the rows of a matrix literal differ in size")
+                    })?)
                 }
             }
         })
+    }
+}
+
+/// An ODE's right-hand side as the user's function called by the interpreter.
+struct OdeSystem<'m, 'a, 'x> {
+    machine: &'m mut Machine<'a>,
+    f: FunId,
+    legacy: bool,
+    extra: &'x [Val],
+}
+
+impl ode::System for OdeSystem<'_, '_, '_> {
+    fn rhs(&mut self, t: f64, y: &[R]) -> Eval<Vec<R>> {
+        // `integrate_ode_*` passes the state as `array[] real`, `ode_*` as a vector.
+        let state = if self.legacy {
+            Val::Array(y.iter().map(|&r| Val::Real(r)).collect())
+        } else {
+            Val::Vector(y.to_vec())
+        };
+        let mut args = Vec::with_capacity(2 + self.extra.len());
+        args.push(Val::Real(R::c(t)));
+        args.push(state);
+        args.extend(self.extra.iter().cloned());
+        Ok(self.machine.call(self.f, args)?.flat())
+    }
+
+    fn tape(&mut self) -> &mut crate::ad::Tape {
+        &mut self.machine.tape
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::ad::{Tape, R};
 use crate::error::{Eval, EvalError};
-use crate::value::{Builtin, Mat, Val};
+use crate::value::{size, Builtin, Mat, Val};
 use gpm_special::{lgamma, normal_cdf};
 
 /// A built-in function bound at compile time.
@@ -338,36 +338,6 @@ const FUNCTIONS: &[(&str, Builtin)] = &[
             v => v.flat().into_iter().map(Val::Real).collect(),
         }))
     }),
-    ("to_matrix", |_, a| match a {
-        [v, r, c] => {
-            let (r, c, data) = (size(r)?, size(c)?, v.flat());
-            if r * c != data.len() {
-                return Err(EvalError::new(format!(
-                    "to_matrix: {} values do not fill {r} × {c}",
-                    data.len()
-                )));
-            }
-            Ok(Val::Matrix(Mat {
-                rows: r,
-                cols: c,
-                data,
-            }))
-        }
-        [m @ Val::Matrix(_)] => Ok(m.clone()),
-        [Val::Vector(v)] => Ok(Val::Matrix(Mat {
-            rows: v.len(),
-            cols: 1,
-            data: v.clone(),
-        })),
-        [Val::RowVector(v)] => Ok(Val::Matrix(Mat {
-            rows: 1,
-            cols: v.len(),
-            data: v.clone(),
-        })),
-        _ => Err(EvalError::new(
-            "to_matrix takes (values, rows, cols) or a vector",
-        )),
-    }),
     ("to_int", |_, a| {
         let x = one(a)?.real()?.v;
         if x.is_finite() && x.abs() < 9.0e15 {
@@ -534,30 +504,6 @@ const FUNCTIONS: &[(&str, Builtin)] = &[
         let (l, b) = two(a)?;
         crate::linalg::solve_lower(t, &as_matrix(l)?, &b.flat()).map(Val::Vector)
     }),
-    ("sub_col", |_, a| match a {
-        [Val::Matrix(m), i, j, n] => {
-            let (i, j, n) = (size(i)?, size(j)?, size(n)?);
-            if i == 0 || j == 0 || j > m.cols || i - 1 + n > m.rows {
-                return Err(EvalError::new("sub_col: out of range"));
-            }
-            Ok(Val::Vector(
-                (0..n).map(|k| m.at(i - 1 + k, j - 1)).collect(),
-            ))
-        }
-        _ => Err(EvalError::new("sub_col takes (matrix, i, j, rows)")),
-    }),
-    ("sub_row", |_, a| match a {
-        [Val::Matrix(m), i, j, n] => {
-            let (i, j, n) = (size(i)?, size(j)?, size(n)?);
-            if i == 0 || j == 0 || i > m.rows || j - 1 + n > m.cols {
-                return Err(EvalError::new("sub_row: out of range"));
-            }
-            Ok(Val::RowVector(
-                (0..n).map(|k| m.at(i - 1, j - 1 + k)).collect(),
-            ))
-        }
-        _ => Err(EvalError::new("sub_row takes (matrix, i, j, cols)")),
-    }),
     ("quad_form_diag", |t, a| {
         let (m, v) = two(a)?;
         let (m, v) = (as_matrix(m)?, v.flat());
@@ -660,6 +606,7 @@ pub fn lookup(name: &str, arity: usize) -> Option<FnImpl> {
     let general = FUNCTIONS
         .iter()
         .chain(crate::covariances::COVARIANCES)
+        .chain(crate::reshape::RESHAPING)
         .find(|(n, _)| *n == name)
         .map(|&(name, f)| FnImpl {
             name,
@@ -684,6 +631,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         FUNCTIONS
             .iter()
             .chain(crate::covariances::COVARIANCES)
+            .chain(crate::reshape::RESHAPING)
             .map(|(n, _)| *n),
     )
 }
@@ -745,12 +693,6 @@ fn args3(a: &[Val]) -> Eval<[R; 3]> {
             a.len()
         ))),
     }
-}
-
-/// A size argument: a non-negative int.
-pub fn size(v: &Val) -> Eval<usize> {
-    let n = v.int()?;
-    usize::try_from(n).map_err(|_| EvalError::new(format!("a size cannot be negative ({n})")))
 }
 
 fn binary_real(t: &mut Tape, a: &[Val], f: fn(&mut Tape, R, R) -> R) -> Eval<Val> {

@@ -550,6 +550,9 @@ impl Lower {
         if name == "target" && args.is_empty() {
             return Ok(ExprKind::Target);
         }
+        if let Some(kind) = crate::ode::lookup(name) {
+            return self.ode(kind, func, args);
+        }
         // A user function (`foo_lupdf` calls the `foo_lpdf` defined).
         let defined = name
             .strip_suffix("_lupdf")
@@ -632,6 +635,46 @@ impl Lower {
     }
 }
 
+impl Lower {
+    /// `integrate_ode_rk45(f, y0, t0, ts, ...)` and friends: the first argument names the
+    /// system, a user function returning the derivative.
+    fn ode(
+        &mut self,
+        kind: crate::ode::OdeKind,
+        func: &gpm_syntax::Ident,
+        args: &[ast::Expr],
+    ) -> Result<ExprKind, StanError> {
+        let (lo, hi) = crate::ode::arity(&kind);
+        let n = args.len().saturating_sub(1);
+        let expected = match hi {
+            Some(h) => format!("{lo} or {h}"),
+            None => format!("at least {lo}"),
+        };
+        if args.is_empty() || n < lo || hi.is_some_and(|h| n != lo && n != h) {
+            return Err(StanError::new(
+                "stan::semantic",
+                format!(
+                    "`{}` takes the system function and {expected} more arguments, not {n}",
+                    kind.name
+                ),
+                func.span,
+            ));
+        }
+        let system = match &args[0].kind {
+            ast::ExprKind::Var(f) => self.funs.get(f).copied(),
+            _ => None,
+        };
+        let Some(system) = system else {
+            return Err(StanError::new(
+                "stan::semantic",
+                format!("the first argument of `{}` must name a function defined in the functions block", kind.name),
+                args[0].span,
+            ));
+        };
+        Ok(ExprKind::Ode(kind, system, self.exprs(&args[1..])?))
+    }
+}
+
 fn density(name: &str, span: Span) -> Result<crate::lpdf::DistImpl, StanError> {
     lpdf::lookup(name).ok_or_else(|| {
         let near = closest(name, lpdf::names());
@@ -660,9 +703,9 @@ fn unknown_function(name: &str, span: Span) -> StanError {
     .any(|p| name.starts_with(p));
     if solver {
         return StanError::unsupported(
-            format!("`{name}` (a solver) cannot be evaluated by gpmc"),
+            format!("`{name}` cannot be evaluated by gpmc"),
             span,
-            "gpmc runs programs whose log density it can evaluate and differentiate; ODE and algebraic solvers are not among them",
+            "gpmc solves ODEs with integrate_ode_rk45/bdf/adams and ode_rk45/bdf/adams/ckrk (and their _tol forms); the adjoint ODE solver, algebraic solvers, integrate_1d, map_rect and reduce_sum are not evaluated",
         );
     }
     let help = match closest(name, functions::names()) {

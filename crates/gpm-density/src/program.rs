@@ -67,6 +67,8 @@ pub enum ExprKind {
     Rng(RngImpl, Vec<Expr>),
     /// A user-defined function.
     UserCall(FunId, Vec<Expr>),
+    /// An ODE solve: the solver, the system (a user function) and the arguments after it.
+    Ode(crate::ode::OdeKind, FunId, Vec<Expr>),
     /// `target()`
     Target,
     /// `e[i, j]`

@@ -24,6 +24,12 @@ pub enum Val {
     Array(Vec<Val>),
 }
 
+/// An int that is a size (not negative).
+pub fn size(v: &Val) -> Result<usize, EvalError> {
+    let n = v.int()?;
+    usize::try_from(n).map_err(|_| EvalError::new(format!("a size cannot be negative ({n})")))
+}
+
 /// A matrix: `rows × cols` entries, column-major.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mat {
@@ -36,6 +42,24 @@ pub struct Mat {
 }
 
 impl Mat {
+    /// A matrix from its rows (`[r1, r2]`, `to_matrix(array[,] real)`); `None` when the rows
+    /// differ in size.
+    pub fn from_rows(rows: &[Vec<R>]) -> Option<Mat> {
+        let cols = rows.first().map_or(0, Vec::len);
+        if rows.iter().any(|r| r.len() != cols) {
+            return None;
+        }
+        let mut data = Vec::with_capacity(rows.len() * cols);
+        for j in 0..cols {
+            data.extend(rows.iter().map(|r| r[j]));
+        }
+        Some(Mat {
+            rows: rows.len(),
+            cols,
+            data,
+        })
+    }
+
     /// Entry `(i, j)`, 0-based.
     pub fn at(&self, i: usize, j: usize) -> R {
         self.data[i + j * self.rows]

@@ -158,7 +158,19 @@ fn what_cannot_be_evaluated_is_refused_naming_it() {
         "data { real t; } parameters { real y; } model { target += integrate_ode_rk45(y, t); }",
     )
     .unwrap_err();
-    assert!(e.message.contains("solver"), "{}", e.message);
+    assert!(
+        e.message.contains("integrate_ode_rk45") && e.message.contains("6 or 9 more arguments"),
+        "{}",
+        e.message
+    );
+    let e = compile_source(
+        "data { real t; } parameters { real y; } model { target += integrate_ode_rk45(t, {y}, 0, {1.0}, {y}, {t}, {1}); }",
+    )
+    .unwrap_err();
+    assert!(e.message.contains("must name a function"), "{}", e.message);
+    let e = compile_source("parameters { real y; } model { target += algebra_solver_newton(y); }")
+        .unwrap_err();
+    assert!(e.message.contains("cannot be evaluated"), "{}", e.message);
     let e = compile_source("parameters { cov_matrix[2] S; } model { }").unwrap_err();
     assert!(e.message.contains("cov_matrix"), "{}", e.message);
 }

@@ -1,4 +1,4 @@
-//! Feedback on stderr while a run works: on a terminal, a bar (Gibbs sweeps) or a spinner with
+//! Feedback on stderr while a run works: on a terminal, a bar (Gibbs sweeps, NUTS iterations) or a spinner with
 //! the latest news (type-II ML, CAVI, SVI, particle flow); otherwise a plain line every few
 //! seconds, so that logs of batch jobs show progress too. `--quiet` silences it; warnings are
 //! not progress: they are the run's (`crate::warnings`), printed after it.
@@ -136,9 +136,14 @@ impl Feedback {
         ));
     }
 
-    /// One Gibbs sweep done, of `total` over all chains. The ETA counts from the first sweep,
-    /// not from the start of the run (type-II ML may come first).
-    pub fn sweep(&self, total: u64) {
+    /// One Gibbs sweep (or NUTS iteration: `nuts`) done, of `total` over all chains. The ETA
+    /// counts from the first one, not from the start of the run (type-II ML may come first).
+    pub fn sweep(&self, total: u64, nuts: bool) {
+        let (label, unit) = if nuts {
+            ("nuts", "iterations")
+        } else {
+            ("gibbs", "sweeps")
+        };
         let Ok(mut s) = self.state.lock() else {
             return;
         };
@@ -153,9 +158,9 @@ impl Feedback {
                     bar.reset_elapsed();
                     bar.set_message("");
                     bar.set_style(
-                        indicatif::ProgressStyle::with_template(
-                            "{spinner} gibbs [{bar:40}] {pos}/{len} sweeps ({eta})",
-                        )
+                        indicatif::ProgressStyle::with_template(&format!(
+                            "{{spinner}} {label} [{{bar:40}}] {{pos}}/{{len}} {unit} ({{eta}})"
+                        ))
                         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
                     );
                 }
@@ -169,7 +174,7 @@ impl Feedback {
                 s.last_line = Instant::now();
                 let rate = s.done as f64 / start.elapsed().as_secs_f64().max(1e-9);
                 eprintln!(
-                    "gibbs: {}/{total} sweeps ({:.0} %), ETA {}",
+                    "{label}: {}/{total} {unit} ({:.0} %), ETA {}",
                     s.done,
                     100.0 * s.done as f64 / total as f64,
                     seconds((total - s.done) as f64 / rate)

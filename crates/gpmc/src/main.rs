@@ -645,7 +645,7 @@ fn infer_density(
     let stop = stop_on_signal("the draws made so far are written");
     let total = (config.warmup + config.draws * config.thin) as u64 * config.chains as u64;
     let feedback = gpmc::feedback::Feedback::install(quiet);
-    let progress = |_: usize, _: usize| feedback.sweep(total);
+    let progress = |_: usize, _: usize| feedback.sweep(total, true);
     let run = match gpmc::density::run(dc, &data, config, &progress, &stop) {
         Ok(r) => r,
         Err(e) => return report(e),
@@ -946,7 +946,7 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
     };
     let total = (config.warmup + config.draws * config.thin) as u64 * config.chains as u64;
     let feedback = gpmc::feedback::Feedback::install(quiet);
-    let progress = |_: usize, _: usize| feedback.sweep(total);
+    let progress = |_: usize, _: usize| feedback.sweep(total, nuts);
     // The phases before sampling (type-II ML) poll the same flag (`gpm_runtime::stop`).
     let result = match gpm_runtime::stop::scoped(stop, || {
         gpmc::infer::run_gibbs_streamed(&checked, &d, &config, extras, &progress, &staging)

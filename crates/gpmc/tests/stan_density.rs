@@ -59,6 +59,12 @@ fn assert_matches(r: &gpmc::density::DensityRun, case: &str, name: &str, mean: f
     assert!(s.rhat < 1.01, "{case} {name}: rhat {}", s.rhat);
 }
 
+/// The posterior mean of one output column.
+fn mean_of(r: &gpmc::density::DensityRun, name: &str) -> f64 {
+    let s = r.summaries.iter().find(|(n, _)| n == name);
+    s.unwrap_or_else(|| panic!("no column {name}")).1.mean
+}
+
 fn log_normal(x: f64, m: f64, s: f64) -> f64 {
     -0.5 * ((x - m) / s).powi(2) - s.ln()
 }
@@ -95,13 +101,7 @@ fn an_autoregression_in_a_while_loop_with_a_user_function_matches_quadrature() {
     );
     assert_matches(&r, "ar1", "phi", m, s);
     // E[φ²] = sd² + mean²
-    let phi_sq = r
-        .summaries
-        .iter()
-        .find(|(n, _)| n == "phi_sq")
-        .unwrap()
-        .1
-        .mean;
+    let phi_sq = mean_of(&r, "phi_sq");
     assert!((phi_sq - (s * s + m * m)).abs() < 0.02, "phi_sq {phi_sq}");
 }
 
@@ -130,13 +130,7 @@ fn a_dirichlet_simplex_matches_its_conjugate_posterior() {
     }
     // The predictive draw's mean: Σ k E[w_k].
     let want: f64 = (0..3).map(|k| (k + 1) as f64 * post[k] / total).sum();
-    let got = r
-        .summaries
-        .iter()
-        .find(|(n, _)| n == "y_new")
-        .unwrap()
-        .1
-        .mean;
+    let got = mean_of(&r, "y_new");
     assert!((got - want).abs() < 0.06, "y_new mean {got} vs {want}");
 }
 
@@ -217,23 +211,93 @@ fn a_truncated_prior_on_a_poisson_rate_matches_quadrature() {
 fn a_program_gpmc_cannot_evaluate_is_refused_naming_the_construct() {
     let src = "
         functions {
-          array[] real rhs(real t, array[] real y, array[] real p, array[] real x_r, array[] int x_i) { return y; }
+          vector f(vector y, vector theta, array[] real x_r, array[] int x_i) { return y - theta; }
         }
-        data { int T; array[T] real ts; }
+        data { int T; }
         parameters { real<lower=0> k; }
         model {
-          array[T, 1] real z = integrate_ode_rk45(rhs, {1.0}, 0, ts, {k}, rep_array(0.0, 0), rep_array(0, 0));
+          vector[1] z = algebra_solver(f, [1.0]', [k]', rep_array(0.0, 0), rep_array(0, 0));
           k ~ normal(0, 1);
         }";
-    let latent = gpmc::check("ode.stan", src).unwrap_err();
-    let f = gpmc::density::check("ode.stan", src, &latent).unwrap_err();
+    let latent = gpmc::check("solver.stan", src).unwrap_err();
+    let f = gpmc::density::check("solver.stan", src, &latent).unwrap_err();
     let d = &f.diagnostics[0];
     assert!(
-        d.message.contains("integrate_ode_rk45") && d.message.contains("solver"),
+        d.message.contains("algebra_solver") && d.message.contains("cannot be evaluated"),
         "{}",
         d.message
     );
     assert_eq!(d.location.line, 8, "{:?}", d.location);
+}
+
+#[test]
+fn a_decay_rate_through_both_ode_interfaces_matches_quadrature() {
+    // y1' = -k y1, y2' = k y1 from (y0, 0): y1 = y0 e^{-kt}, y2 = y0 (1 - e^{-kt}). The first
+    // state is read from `integrate_ode_rk45` (arrays, theta), the second from `ode_bdf_tol`
+    // (vectors, a variadic argument), so the posterior of k is known by quadrature.
+    let src = "
+        functions {
+          array[] real decay(real t, array[] real y, array[] real theta, array[] real x_r, array[] int x_i) {
+            return {-theta[1] * y[1], theta[1] * y[1]};
+          }
+          vector decay_v(real t, vector y, real k) { return [-k * y[1], k * y[1]]'; }
+        }
+        data { int T; array[T] real ts; array[T] real a; array[T] real b; real y0; real sigma; }
+        parameters { real<lower=0> k; }
+        transformed parameters {
+          array[T, 2] real z = integrate_ode_rk45(decay, {y0, 0.0}, 0, ts, {k}, rep_array(0.0, 0), rep_array(0, 0));
+        }
+        model {
+          array[T] vector[2] w = ode_bdf_tol(decay_v, [y0, 0]', 0, ts, 1e-8, 1e-8, 10000, k);
+          k ~ lognormal(0, 1);
+          a ~ normal(z[:, 1], sigma);
+          for (t in 1:T) b[t] ~ normal(w[t][2], sigma);
+        }";
+    let ts = [0.25, 0.5, 1.0, 1.5, 2.5, 4.0];
+    let (y0, sigma, k_true): (f64, f64, f64) = (3.0, 0.15, 0.8);
+    let noise = [0.1, -0.2, 0.05, 0.15, -0.1, 0.02];
+    let a: Vec<f64> = ts
+        .iter()
+        .zip(&noise)
+        .map(|(t, e)| y0 * (-k_true * t).exp() + e)
+        .collect();
+    let b: Vec<f64> = ts
+        .iter()
+        .zip(noise.iter().rev())
+        .map(|(t, e)| y0 * (1.0 - (-k_true * t).exp()) + e)
+        .collect();
+    let logp = |k: f64| -> f64 {
+        let prior = -0.5 * k.ln().powi(2) - k.ln();
+        prior
+            + ts.iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let e = (-k * t).exp();
+                    log_normal(a[i], y0 * e, sigma) + log_normal(b[i], y0 * (1.0 - e), sigma)
+                })
+                .sum::<f64>()
+    };
+    let (m, s) = grid_posterior(&logp, 1e-6, 4.0, 20000, false);
+    let r = run(
+        src,
+        serde_json::json!({"T": ts.len(), "ts": ts, "a": a, "b": b, "y0": y0, "sigma": sigma}),
+        15,
+    );
+    assert_matches(&r, "ode", "k", m, s);
+    // The transformed parameter `z` is the solution at each draw: its mean at t = 1 is
+    // E[y0 e^{-k}] within Monte Carlo error of the draws of k.
+    let z31 = mean_of(&r, "z.3.1");
+    let exact: f64 = {
+        let (mut num, mut den) = (0.0, 0.0);
+        for i in 1..20000 {
+            let k = 4.0 * i as f64 / 20000.0;
+            let w = logp(k).exp();
+            num += w * y0 * (-k).exp();
+            den += w;
+        }
+        num / den
+    };
+    assert!((z31 - exact).abs() < 0.01, "z.3.1 {z31} vs {exact}");
 }
 
 #[test]
