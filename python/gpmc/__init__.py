@@ -157,6 +157,8 @@ class Model:
         progress=True,
         columns=None,
         client=None,
+        adapt_delta=None,
+        max_treedepth=None,
     ):
         """Exact blocked Gibbs sampling; returns ``arviz.InferenceData`` with ``posterior``
         (dimensions named from the declared shapes), ``sample_stats`` (``lp``),
@@ -171,9 +173,18 @@ class Model:
         (:attr:`whole_log_density`) runs NUTS on its whole log density instead (warm-up 1000
         by default; ``log_lik``, ``ppc``, ``init``, ``columns`` and ``client`` do not apply: its
         own generated quantities ``log_lik`` and ``y_rep`` become the ``log_likelihood`` and
-        ``posterior_predictive`` groups)."""
+        ``posterior_predictive`` groups; ``adapt_delta`` and ``max_treedepth`` as in
+        :meth:`nuts`)."""
+        control = (adapt_delta, max_treedepth)
         if self._density is not None:
-            return self._density_run(data, chains, draws, warmup, thin, seed, progress, client)
+            return self._density_run(
+                data, chains, draws, warmup, thin, seed, progress, client, control
+            )
+        if control != (None, None):
+            raise InferenceError(
+                "adapt_delta and max_treedepth are NUTS's controls: Gibbs has no step size; "
+                "use Model.nuts(...) for NUTS"
+            )
         warmup = 200 if warmup is None else warmup
         norm = self._data(data, columns)
         settings = (chains, draws, warmup, thin, seed, log_lik, ppc)
@@ -201,25 +212,35 @@ class Model:
         progress=True,
         columns=None,
         augmented=False,
+        adapt_delta=None,
+        max_treedepth=None,
     ):
         """NUTS (the nuts-rs sampler nutpie is built on) on the original model, the latents
         whitened by their priors, sampled hyperparameters on unconstrained scales and the
         gradients from the compiled model (``gpmc infer --method nuts``): the same
         ``arviz.InferenceData`` as :meth:`sample`; divergences are warned of as Stan does.
         ``augmented=True`` samples the augmented model instead, each auxiliary of a scale
-        mixture a coordinate ``log ω`` (``--augmented``; fixed hyperparameters)."""
+        mixture a coordinate ``log ω`` (``--augmented``; fixed hyperparameters).
+        ``adapt_delta`` (default 0.8) and ``max_treedepth`` (default 10) are Stan's controls
+        (``--adapt-delta``, ``--max-treedepth``): raise ``adapt_delta`` towards 0.99 when there
+        are divergences."""
+        control = (adapt_delta, max_treedepth)
         if self._density is not None:
-            return self._density_run(data, chains, draws, warmup, thin, seed, progress, None)
+            return self._density_run(
+                data, chains, draws, warmup, thin, seed, progress, None, control
+            )
         norm = self._data(data, columns)
         settings = (chains, draws, warmup, thin, seed, log_lik, ppc)
-        return self._run_chains(norm, settings, None, progress, "nuts", augmented)
+        return self._run_chains(norm, settings, None, progress, "nuts", augmented, control)
 
-    def _run_chains(self, norm, settings, init_json, progress, method, augmented=False):
+    def _run_chains(
+        self, norm, settings, init_json, progress, method, augmented=False, control=(None, None)
+    ):
         bar = _Progress(progress, method)
         try:
             cols, rows, nchains, ndraws, summary, hypers = self._compiled.sample(
                 _data.handover(norm), *settings, init_json, bar, nuts=(method == "nuts"),
-                augmented=augmented,
+                augmented=augmented, adapt_delta=control[0], max_treedepth=control[1],
             )
         finally:
             bar.close()
@@ -244,7 +265,9 @@ class Model:
         _warn(found)
         return _idata.build(self._compiled, cols, rows, norm, attrs)
 
-    def _density_run(self, data, chains, draws, warmup, thin, seed, progress, client):
+    def _density_run(
+        self, data, chains, draws, warmup, thin, seed, progress, client, control=(None, None)
+    ):
         if client is not None:
             raise InferenceError(
                 "a Stan program run on its whole log density does not run on Dask yet: drop client="
@@ -253,7 +276,8 @@ class Model:
         bar = _Progress(progress, "nuts")
         try:
             cols, rows, nchains, ndraws, summary = self._density.sample(
-                json.dumps(_jsonable(dict(data))), chains, draws, warmup, thin, seed, bar
+                json.dumps(_jsonable(dict(data))), chains, draws, warmup, thin, seed, bar,
+                adapt_delta=control[0], max_treedepth=control[1],
             )
         finally:
             bar.close()

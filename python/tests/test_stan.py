@@ -3,6 +3,7 @@ compile through the Stan front end, report which parameters became latents, samp
 posterior as the equivalent ``.gpm`` model (the same draws, bit for bit, for the same seed), and
 predict from the InferenceData."""
 
+import json
 import numpy as np
 import pytest
 
@@ -110,3 +111,13 @@ def test_a_stan_program_outside_the_class_runs_nuts_on_its_log_density():
         gpmc.predict(idata, {"T": len(y), "y": np.array(y)})
     with pytest.raises(gpmc.DataError, match="`y`"):
         m.sample({"T": len(y), "y": np.array(y[:3])}, chains=1, draws=10, progress=False)
+    # Stan's controls: a higher target acceptance adapts a smaller step; out of range is refused.
+    data = {"T": len(y), "y": np.array(y)}
+    careful = m.nuts(data, chains=2, draws=200, adapt_delta=0.99, max_treedepth=6, progress=False)
+    steps = [c["step_size"] for c in json.loads(careful.attrs["gpmc_summary"])["nuts"]]
+    default = [c["step_size"] for c in json.loads(idata.attrs["gpmc_summary"])["nuts"]]
+    assert max(steps) < min(default), (steps, default)
+    with pytest.raises(ValueError, match="adapt_delta must be in"):
+        m.nuts(data, chains=1, draws=10, adapt_delta=1.5, progress=False)
+    with pytest.raises(ValueError, match="max_treedepth must be from 1"):
+        m.sample(data, chains=1, draws=10, max_treedepth=0, progress=False)

@@ -172,7 +172,10 @@ fn run_chain<S: RowSink>(
     };
     let t0 = std::time::Instant::now();
     let (mut warmup_seconds, mut kept) = (0.0, 0);
-    let mut transitions = Transitions::new(NutsStats::default());
+    let mut transitions = Transitions::new(NutsStats {
+        max_depth: config.nuts.max_depth,
+        ..Default::default()
+    });
     let total = config.warmup + config.draws * config.thin;
     for s in 0..total {
         if stop.load(Ordering::Relaxed) {

@@ -66,6 +66,9 @@ pub struct GibbsConfig {
     /// so that runs of a few chains each (tasks on a cluster) make the chains one run of all
     /// of them would.
     pub first_chain: usize,
+    /// NUTS's target acceptance and tree depth, where NUTS runs on the whole model (a Gibbs
+    /// sweep's NUTS step takes its settings from the schedule).
+    pub nuts: crate::nuts::NutsControl,
 }
 
 /// The draws of one chain: one row per kept draw, laid out as [`Chain::layout`] says (the log

@@ -28,8 +28,54 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use target::Target;
 
-/// The largest tree depth (Stan's default: at most 2¹⁰ − 1 leapfrog steps a draw).
+/// The largest tree depth unless the run says otherwise (Stan's default: at most 2¹⁰ − 1
+/// leapfrog steps a draw).
 pub const MAX_DEPTH: u64 = 10;
+
+/// The user's control of NUTS, under Stan's names (`adapt_delta`, `max_treedepth`): a higher
+/// target acceptance makes the adapted step smaller (fewer divergences on hard curvature), a
+/// deeper tree lets a draw travel further in a long, narrow posterior.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NutsControl {
+    /// The target mean acceptance probability of warm-up's step-size adaptation, in (0, 1).
+    pub adapt_delta: f64,
+    /// The largest tree depth: at most 2^depth − 1 leapfrog steps a draw.
+    pub max_depth: u64,
+}
+
+/// The deepest tree a run may ask for (2³⁰ leapfrog steps a draw is already days).
+pub const MAX_TREEDEPTH: u64 = 30;
+
+impl NutsControl {
+    /// A control with Stan's defaults where `None`; a value out of range is refused with
+    /// what is allowed (`adapt_delta` in (0, 1), `max_treedepth` from 1 to [`MAX_TREEDEPTH`]).
+    pub fn new(adapt_delta: Option<f64>, max_treedepth: Option<u64>) -> Result<Self, String> {
+        let default = NutsControl::default();
+        let adapt_delta = adapt_delta.unwrap_or(default.adapt_delta);
+        if !(adapt_delta > 0.0 && adapt_delta < 1.0) {
+            return Err(format!("adapt_delta must be in (0, 1), got {adapt_delta}"));
+        }
+        let max_depth = max_treedepth.unwrap_or(default.max_depth);
+        if !(1..=MAX_TREEDEPTH).contains(&max_depth) {
+            return Err(format!(
+                "max_treedepth must be from 1 to {MAX_TREEDEPTH}, got {max_depth}"
+            ));
+        }
+        Ok(NutsControl {
+            adapt_delta,
+            max_depth,
+        })
+    }
+}
+
+impl Default for NutsControl {
+    fn default() -> Self {
+        NutsControl {
+            adapt_delta: 0.8,
+            max_depth: MAX_DEPTH,
+        }
+    }
+}
 
 /// What one chain's transitions did, as Stan reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -38,6 +84,8 @@ pub struct NutsStats {
     pub divergences: usize,
     /// Transitions after warm-up that reached the largest tree depth.
     pub max_depth_hits: usize,
+    /// That largest tree depth.
+    pub max_depth: u64,
     /// The adapted step size.
     pub step_size: f64,
     /// Mean leapfrog steps per draw after warm-up.
@@ -55,6 +103,7 @@ impl NutsStats {
         NutsStats {
             divergences: s.divergences as usize,
             max_depth_hits: s.max_depth_hits as usize,
+            max_depth: gpm_schedule::nuts_block::NUTS_BLOCK_MAX_DEPTH as u64,
             step_size: s.step_size,
             mean_steps: s.leapfrogs as f64 / s.transitions.max(1) as f64,
             augmented: false,
@@ -74,7 +123,7 @@ pub(crate) fn settings(config: &GibbsConfig) -> DiagNutsSettings {
     let mut settings = DiagNutsSettings {
         num_tune: config.warmup as u64,
         num_draws: (config.draws * config.thin) as u64,
-        maxdepth: MAX_DEPTH,
+        maxdepth: config.nuts.max_depth,
         seed: config.seed,
         ..Default::default()
     };
@@ -82,6 +131,7 @@ pub(crate) fn settings(config: &GibbsConfig) -> DiagNutsSettings {
         .adapt_options
         .mass_matrix_options
         .use_grad_based_estimate = false;
+    settings.adapt_options.step_size_settings.target_accept = config.nuts.adapt_delta;
     settings
 }
 
@@ -108,7 +158,10 @@ impl Transitions {
         self.steps += info.num_steps;
         self.stats.step_size = info.step_size;
         self.stats.divergences += usize::from(info.diverging);
-        self.stats.max_depth_hits += usize::from(info.num_steps + 1 >= 1 << MAX_DEPTH);
+        let full = 1u64
+            .checked_shl(self.stats.max_depth as u32)
+            .unwrap_or(u64::MAX);
+        self.stats.max_depth_hits += usize::from(info.num_steps + 1 >= full);
     }
 
     /// The statistics, with the mean number of leapfrog steps.
@@ -250,6 +303,7 @@ fn run_chain<S: RowSink>(
     let (mut warmup_seconds, mut kept) = (0.0, 0);
     let mut transitions = Transitions::new(NutsStats {
         augmented: on == On::Augmented,
+        max_depth: config.nuts.max_depth,
         ..Default::default()
     });
     let total = config.warmup + config.draws * config.thin;

@@ -57,7 +57,7 @@ impl DensityCompiled {
 
     /// NUTS: (column names, draw rows as float64 bytes, chains, draws per chain, summary JSON).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    #[pyo3(signature = (data_json, chains, draws, warmup, thin, seed, progress = None))]
+    #[pyo3(signature = (data_json, chains, draws, warmup, thin, seed, progress = None, adapt_delta = None, max_treedepth = None))]
     fn sample<'py>(
         &self,
         py: Python<'py>,
@@ -68,6 +68,8 @@ impl DensityCompiled {
         thin: usize,
         seed: u64,
         progress: Option<Bound<'py, PyAny>>,
+        adapt_delta: Option<f64>,
+        max_treedepth: Option<u64>,
     ) -> PyResult<(Vec<String>, Bound<'py, PyBytes>, usize, usize, String)> {
         let data: serde_json::Value = serde_json::from_str(data_json)
             .map_err(|e| DataError::new_err(format!("the data are not JSON: {e}")))?;
@@ -81,6 +83,8 @@ impl DensityCompiled {
             draws,
             thin,
             seed,
+            nuts: gpm_runtime::nuts::NutsControl::new(adapt_delta, max_treedepth)
+                .map_err(pyo3::exceptions::PyValueError::new_err)?,
         };
         let shared = Arc::new(Shared::default());
         let total = ((warmup + draws * thin) * chains) as u64;

@@ -149,7 +149,7 @@ impl Compiled {
     /// draw after draw —, chains kept, draws per chain, summary JSON, hyperparameter values
     /// JSON, interrupted).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    #[pyo3(signature = (data, chains, draws, warmup, thin, seed, log_lik, ppc, init = None, progress = None, first_chain = 0, nuts = false, augmented = false))]
+    #[pyo3(signature = (data, chains, draws, warmup, thin, seed, log_lik, ppc, init = None, progress = None, first_chain = 0, nuts = false, augmented = false, adapt_delta = None, max_treedepth = None))]
     fn sample<'py>(
         &self,
         py: Python<'py>,
@@ -166,6 +166,8 @@ impl Compiled {
         first_chain: usize,
         nuts: bool,
         augmented: bool,
+        adapt_delta: Option<f64>,
+        max_treedepth: Option<u64>,
     ) -> PyResult<(
         Vec<String>,
         Bound<'py, PyBytes>,
@@ -192,6 +194,8 @@ impl Compiled {
             draws,
             thin,
             seed,
+            nuts: gpm_runtime::nuts::NutsControl::new(adapt_delta, max_treedepth)
+                .map_err(pyo3::exceptions::PyValueError::new_err)?,
         };
         let shared = Arc::new(Shared::default());
         let extras = gpmc::infer::GibbsExtras {

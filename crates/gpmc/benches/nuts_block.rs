@@ -66,6 +66,7 @@ fn run(c: &gpmc::Checked, data: &gpm_runtime::data::Data, seed: u64, draws: usiz
         draws,
         thin: 1,
         seed,
+        nuts: Default::default(),
     };
     let r = gpmc::infer::run_gibbs(c, data, &config, &|_, _| {}).expect("run");
     let seconds: f64 = r

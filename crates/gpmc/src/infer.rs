@@ -876,6 +876,7 @@ pub fn write_draws_from_q(
         draws,
         thin: 1,
         seed: q.seed,
+        nuts: Default::default(),
     };
     let head = chain_head(c, &algorithm, &config, 0, &columns);
     let mut writer = crate::cmdstan::ChainWriter::create(path, &head, draws, None)?;

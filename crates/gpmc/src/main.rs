@@ -1,6 +1,9 @@
 //! The `gpmc` command line: `gpmc check MODEL.gpm [--format text|json]`.
 
+mod cli_flags;
+
 use clap::{Parser, Subcommand, ValueEnum};
+use cli_flags::{Method, MethodFlags, ParticleMap};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -12,15 +15,6 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-/// GPF: the images of their first draws the particles may take.
-#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
-enum ParticleMap {
-    /// Symmetric: one configuration per Gaussian q, the free energy minimised by L-BFGS
-    Symmetric,
-    /// Any affine map: the thesis' Algorithm 2, Euler steps of the flow
-    Affine,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -116,22 +110,6 @@ enum Command {
     },
 }
 
-#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
-enum Method {
-    /// Blocked Gibbs sampling.
-    Gibbs,
-    /// Closed-form coordinate-ascent variational inference (full batch).
-    Cavi,
-    /// Stochastic CAVI: minibatch natural-gradient steps on sparse GPs.
-    Svi,
-    /// Gaussian particle flow: a Gaussian q from the log-likelihood's gradient, any
-    /// differentiable model (thesis ch. 6).
-    Gpf,
-    /// NUTS (nuts-rs) on the original model, the latents whitened by their priors and sampled
-    /// hyperparameters on unconstrained scales: the same outputs as Gibbs.
-    Nuts,
-}
-
 /// A variational method with its settings.
 use gpmc::variational::Method as Variational;
 
@@ -142,174 +120,6 @@ macro_rules! say {
         use std::io::Write as _;
         let _ = writeln!(std::io::stdout(), $($t)*);
     }};
-}
-
-/// The method-specific flags of `gpmc infer`, as given (`None`: not given).
-#[derive(clap::Args)]
-struct MethodFlags {
-    /// Gibbs, NUTS: number of chains, run in parallel [default: 4].
-    #[arg(long)]
-    chains: Option<usize>,
-    /// Gibbs, NUTS: kept draws per chain [default: 1000]; CAVI, GPF, SVI: draws from q written as
-    /// chain-1.csv [default: 1000, fewer when rows are very wide].
-    #[arg(long)]
-    draws: Option<usize>,
-    /// Gibbs, NUTS: warm-up sweeps (NUTS: adaptation draws) per chain [default: 200; NUTS 1000].
-    #[arg(long)]
-    warmup: Option<usize>,
-    /// Gibbs, NUTS: keep every n-th draw [default: 1].
-    #[arg(long)]
-    thin: Option<usize>,
-    /// Every method: write each observation's log-likelihood under the original model as
-    /// `log_lik.1 … log_lik.N` (for LOO: `arviz.from_cmdstan(..., log_likelihood="log_lik")`).
-    #[arg(long)]
-    log_lik: bool,
-    /// Gibbs: initial values of latents (JSON, CmdStan layout), the same for every chain;
-    /// latents not given start from a draw from their prior, each chain its own.
-    #[arg(long)]
-    init: Option<std::path::PathBuf>,
-    /// Every method: write a posterior predictive draw of every response as `y_rep.1 … y_rep.N`
-    /// (for PPC: `arviz.from_cmdstan(..., posterior_predictive="y_rep")`).
-    #[arg(long)]
-    ppc: bool,
-    /// SVI: minibatch size [default: 1000].
-    #[arg(long)]
-    batch: Option<usize>,
-    /// SVI: number of minibatch iterations; CAVI, GPF: at most this many iterations
-    /// [default: 1000].
-    #[arg(long)]
-    iterations: Option<usize>,
-    /// SVI: forgetting rate κ of the step schedule ρ_t = (t + τ)^(−κ), in (0.5, 1]
-    /// [default: 0.6].
-    #[arg(long)]
-    forgetting: Option<f64>,
-    /// SVI: delay τ ≥ 0 of the step schedule [default: 1].
-    #[arg(long)]
-    delay: Option<f64>,
-    /// SVI: Adam step size on log θ for `learn()` kernel hyperparameters [default: 0.01].
-    #[arg(long)]
-    hyper_rate: Option<f64>,
-    /// SVI, logistic-softmax: non-label classes sampled per observation (0: all classes)
-    /// [default: 0].
-    #[arg(long)]
-    class_batch: Option<usize>,
-    /// GPF: number of particles (default: one more than the largest block, at most 256).
-    #[arg(long)]
-    particles: Option<usize>,
-    /// GPF: scale each dimension's step by the dimension-wise RMSProp preconditioner of the
-    /// thesis' Appendix H (it scales the affine flow's Euler steps, so the affine particle map
-    /// becomes the default).
-    #[arg(long)]
-    precondition: bool,
-    /// GPF: the particles' map from their first draws [default: symmetric; affine with
-    /// --precondition]. Where a group of blocks has no more particles than coordinates the
-    /// affine flow runs either way.
-    #[arg(long, value_enum)]
-    particle_map: Option<ParticleMap>,
-    /// NUTS: sample the augmented model — each auxiliary of a scale mixture a coordinate
-    /// `log ω` — instead of the original (thesis §7.3).
-    #[arg(long)]
-    augmented: bool,
-}
-
-/// The most chains of one run.
-const MAX_CHAINS: usize = 1024;
-/// The largest draw, warm-up, iteration or batch count.
-const MAX_COUNT: usize = 1_000_000_000;
-/// The largest thinning interval.
-const MAX_THIN: usize = 1_000_000;
-/// The most GPF particles.
-const MAX_PARTICLES: usize = 65_536;
-
-impl MethodFlags {
-    /// Refuse, before any work, a flag of another method and a count or rate out of range.
-    fn check(&self, method: Method) -> Result<(), String> {
-        use Method::*;
-        let given: [(&str, bool, &[Method]); 17] = [
-            ("--chains", self.chains.is_some(), &[Gibbs, Nuts]),
-            (
-                "--draws",
-                self.draws.is_some(),
-                &[Gibbs, Nuts, Cavi, Gpf, Svi],
-            ),
-            ("--warmup", self.warmup.is_some(), &[Gibbs, Nuts]),
-            ("--thin", self.thin.is_some(), &[Gibbs, Nuts]),
-            ("--log-lik", self.log_lik, &[Gibbs, Nuts, Cavi, Gpf, Svi]),
-            ("--ppc", self.ppc, &[Gibbs, Nuts, Cavi, Gpf, Svi]),
-            ("--init", self.init.is_some(), &[Gibbs]),
-            ("--batch", self.batch.is_some(), &[Svi]),
-            ("--iterations", self.iterations.is_some(), &[Svi, Cavi, Gpf]),
-            ("--forgetting", self.forgetting.is_some(), &[Svi]),
-            ("--delay", self.delay.is_some(), &[Svi]),
-            ("--hyper-rate", self.hyper_rate.is_some(), &[Svi]),
-            ("--class-batch", self.class_batch.is_some(), &[Svi]),
-            ("--particles", self.particles.is_some(), &[Gpf]),
-            ("--augmented", self.augmented, &[Nuts]),
-            ("--precondition", self.precondition, &[Gpf]),
-            ("--particle-map", self.particle_map.is_some(), &[Gpf]),
-        ];
-        for (flag, set, methods) in given {
-            if set && !methods.contains(&method) {
-                let names: Vec<String> = methods
-                    .iter()
-                    .map(|m| format!("{m:?}").to_lowercase())
-                    .collect();
-                return Err(format!(
-                    "{flag} is an option of --method {}, not of --method {}",
-                    names.join(" / "),
-                    format!("{method:?}").to_lowercase()
-                ));
-            }
-        }
-        for (flag, v) in [
-            ("--chains", self.chains),
-            ("--draws", self.draws),
-            ("--thin", self.thin),
-            ("--batch", self.batch),
-            ("--iterations", self.iterations),
-        ] {
-            if v == Some(0) {
-                return Err(format!("{flag} must be at least 1"));
-            }
-        }
-        // Upper bounds: far above any real run, low enough that counts multiply without
-        // overflow and a typo (`--chains 100000`) is caught before it writes 100 000 files.
-        for (flag, v, max) in [
-            ("--chains", self.chains, MAX_CHAINS),
-            ("--draws", self.draws, MAX_COUNT),
-            ("--warmup", self.warmup, MAX_COUNT),
-            ("--thin", self.thin, MAX_THIN),
-            ("--batch", self.batch, MAX_COUNT),
-            ("--iterations", self.iterations, MAX_COUNT),
-            ("--class-batch", self.class_batch, MAX_COUNT),
-            ("--particles", self.particles, MAX_PARTICLES),
-        ] {
-            if let Some(v) = v.filter(|&v| v > max) {
-                return Err(format!("{flag} must be at most {max}, got {v}"));
-            }
-        }
-        if self.particles.is_some_and(|p| p < 2) {
-            return Err("--particles must be at least 2".into());
-        }
-        if let Some(k) = self.forgetting {
-            if !(k > 0.5 && k <= 1.0) {
-                return Err(format!("--forgetting must be in (0.5, 1], got {k}"));
-            }
-        }
-        if let Some(d) = self.delay {
-            if !(d >= 0.0 && d.is_finite()) {
-                return Err(format!("--delay must be a finite number ≥ 0, got {d}"));
-            }
-        }
-        if let Some(r) = self.hyper_rate {
-            if !(r > 0.0 && r.is_finite()) {
-                return Err(format!(
-                    "--hyper-rate must be a finite positive number, got {r}"
-                ));
-            }
-        }
-        Ok(())
-    }
 }
 
 fn main() -> ExitCode {
@@ -402,6 +212,8 @@ fn main() -> ExitCode {
                 eprintln!("error: {message}");
                 return ExitCode::from(2);
             }
+            let nuts_control = flags.nuts_control();
+            let nuts_flags = flags.adapt_delta.is_some() || flags.max_treedepth.is_some();
             let MethodFlags {
                 chains,
                 draws,
@@ -420,6 +232,7 @@ fn main() -> ExitCode {
                 augmented,
                 precondition,
                 particle_map,
+                ..
             } = flags;
             let iterations = iterations.unwrap_or(1000);
             // A Stan program the augmentation pipeline cannot take runs under NUTS on its
@@ -442,11 +255,16 @@ fn main() -> ExitCode {
                         draws: draws.unwrap_or(1000),
                         thin: thin.unwrap_or(1),
                         seed,
+                        nuts: nuts_control,
                     };
                     let dir = output.unwrap_or_else(|| default_output(&model));
                     return infer_density(&name, &source, &dc, &data, &dir, &config, quiet);
                 }
                 Ok(None) => {}
+            }
+            if nuts_flags && method != Method::Nuts {
+                eprintln!("error: --adapt-delta and --max-treedepth control NUTS; this model runs --method {} (use --method nuts for NUTS)", format!("{method:?}").to_lowercase());
+                return ExitCode::from(2);
             }
             // Model, data and test data are read and checked before any work.
             let opened = match open_run(&model, &data, &predict, output, (generic, !no_nuts_step)) {
@@ -463,6 +281,7 @@ fn main() -> ExitCode {
                         draws: draws.unwrap_or(1000),
                         thin: thin.unwrap_or(1),
                         seed,
+                        nuts: nuts_control,
                     };
                     let pointwise = gpm_runtime::gibbs::Pointwise { log_lik, ppc };
                     let run = GibbsRun {

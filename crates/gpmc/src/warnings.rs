@@ -41,15 +41,14 @@ pub fn divergences(stats: &[gpm_runtime::nuts::NutsStats]) -> Vec<String> {
         ));
     } else if d > 0 {
         out.push(format!(
-            "{d} divergent transitions after warm-up: the posterior has curvature NUTS could not follow (a funnel?) and the draws may be biased; run more warm-up, reparametrise, or use --method gibbs"
+            "{d} divergent transitions after warm-up: the posterior has curvature NUTS could not follow (a funnel?) and the draws may be biased; raise --adapt-delta (0.95, 0.99), run more warm-up, reparametrise, or use --method gibbs"
         ));
     }
     let m = draws_with(|s| s.max_depth_hits);
+    let depth = stats.iter().map(|s| s.max_depth).max().unwrap_or(0);
     if m > 0 {
         out.push(format!(
-            "{m} transitions reached the largest tree depth ({}): NUTS took 2^{} leapfrog steps there, a sign of a hard geometry; the draws are valid but slow",
-            gpm_runtime::nuts::MAX_DEPTH,
-            gpm_runtime::nuts::MAX_DEPTH
+            "{m} transitions reached the largest tree depth ({depth}): NUTS took 2^{depth} leapfrog steps there, a sign of a hard geometry; the draws are valid but slow (--max-treedepth raises it)"
         ));
     }
     out

@@ -149,6 +149,7 @@ fn sparse_gibbs_over_shards_matches_the_single_process_chain() {
         draws: 1500,
         thin: 1,
         seed: 3,
+        nuts: Default::default(),
     };
     let one = gpmc::infer::run_gibbs(&c, &all, &config, &|_, _| {}).unwrap();
     let layout = &one.chains[0].layout;

@@ -87,6 +87,7 @@ fn the_stan_translations_check_and_run() {
             draws: 50,
             thin: 1,
             seed: 1,
+            nuts: Default::default(),
         };
         let r = gpmc::infer::run_gibbs(&c, &d, &config, &|_, _| {})
             .unwrap_or_else(|e| panic!("{name}: {e}"));

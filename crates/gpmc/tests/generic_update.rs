@@ -19,6 +19,7 @@ fn run(c: &gpmc::Checked, data: &serde_json::Value, draws: usize, seed: u64) -> 
         draws,
         thin: 1,
         seed,
+        nuts: Default::default(),
     };
     gpmc::infer::run_gibbs(c, &d, &config, &|_, _| {}).unwrap()
 }

@@ -251,6 +251,7 @@ fn logistic_regression_in_two_dimensions_matches_grid_quadrature() {
         draws,
         thin: 1,
         seed,
+        nuts: Default::default(),
     };
     let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
     // Grid quadrature of the exact posterior.
@@ -570,6 +571,7 @@ fn own_hyperparameter_of_a_shared_group_block_is_sampled() {
         draws: 500,
         thin: 1,
         seed: 3,
+        nuts: Default::default(),
     };
     let r = gpmc::infer::run_gibbs(&c, &data, &config, &|_, _| {}).unwrap();
     for name in ["lengthscale", "variance"] {

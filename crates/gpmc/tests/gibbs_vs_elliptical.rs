@@ -116,6 +116,7 @@ fn gibbs_agrees_with_elliptical_slice_sampling_on_gp_models() {
             },
             thin: 1,
             seed: 21,
+            nuts: Default::default(),
         };
         let r = gpmc::infer::run_gibbs(&c, &d, &config, &|_, _| {}).unwrap();
         let schedule = gpm_schedule::build(&c.model, &c.plans).unwrap();

@@ -96,6 +96,7 @@ fn gibbs_with_a_nuts_step_matches_quadrature_on_eight_schools() {
         draws: 3000,
         thin: 1,
         seed: 17,
+        nuts: Default::default(),
     };
     let r = gpmc::infer::run_gibbs(&c, &d, &config, &|_, _| {}).unwrap();
     // The NUTS step's transitions are reported per chain, as NUTS's are.

@@ -33,6 +33,7 @@ fn predictive_density_matches_the_gaussian_closed_form() {
         draws: 2000,
         thin: 1,
         seed: 9,
+        nuts: Default::default(),
     };
     let r = gpmc::infer::run_gibbs(&c, &train, &config, &|_, _| {}).unwrap();
     let (csv, metrics) = gpmc::infer::predict(&c, &train, &test, &r, 1).unwrap();

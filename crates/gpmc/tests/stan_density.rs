@@ -34,6 +34,7 @@ fn run(src: &str, data: serde_json::Value, seed: u64) -> gpmc::density::DensityR
         draws: 2000,
         thin: 1,
         seed,
+        nuts: Default::default(),
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
     gpmc::density::run(&dc, data.as_object().unwrap(), &config, &|_, _| {}, &stop)

@@ -189,6 +189,18 @@ fn options_are_checked_first() {
         ),
         (&["--draws", "0"][..], "--draws must be at least 1"),
         (
+            &["--method", "nuts", "--adapt-delta", "1.5"][..],
+            "--adapt-delta must be in (0, 1), got 1.5",
+        ),
+        (
+            &["--method", "nuts", "--max-treedepth", "40"][..],
+            "--max-treedepth must be from 1 to 30, got 40",
+        ),
+        (
+            &["--adapt-delta", "0.95"][..],
+            "--adapt-delta and --max-treedepth control NUTS; this model runs --method gibbs",
+        ),
+        (
             &["--method", "svi", "--forgetting", "0.3"][..],
             "--forgetting must be in (0.5, 1]",
         ),

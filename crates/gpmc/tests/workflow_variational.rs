@@ -158,6 +158,7 @@ fn streamed_draws_equal_the_draws_in_memory() {
         draws: 700,
         thin: 1,
         seed: 11,
+        nuts: Default::default(),
     };
     let extras = gpmc::infer::GibbsExtras {
         pointwise: gpm_runtime::gibbs::Pointwise {

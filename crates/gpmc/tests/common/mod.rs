@@ -13,6 +13,7 @@ pub fn four_chains(warmup: usize, draws: usize, seed: u64) -> GibbsConfig {
         draws,
         thin: 1,
         seed,
+        nuts: Default::default(),
     }
 }
 
