@@ -138,11 +138,13 @@ def main():
             dpath = os.path.join(tmp, "data.json")
             json.dump(data_json, open(dpath, "w"))
             out_dir = os.path.join(tmp, "out")
-            code, out, secs = run(
-                [args.gpmc, "infer", os.path.join(root, "models", "stan", model + ".stan"), "--data", dpath,
-                 "--output", out_dir, "--draws", str(args.draws), "--seed", "1"],
-                args.timeout,
-            )
+            cmd = [args.gpmc, "infer", os.path.join(root, "models", "stan", model + ".stan"), "--data", dpath,
+                   "--output", out_dir, "--draws", str(args.draws), "--seed", "1"]
+            if c["method"].startswith("nuts"):
+                controls = reference_controls(root, name)
+                cmd += controls
+                row["controls"] = " ".join(controls)
+            code, out, secs = run(cmd, args.timeout)
             row["seconds"] = round(secs, 1)
             if code != 0:
                 row["status"] = "infer failed: " + first_error(out)
@@ -154,6 +156,22 @@ def main():
             compare(row, summary, read_zip_json(ref_path))
         print(f"{name}: {row.get('verdict', row['status'])} ({row['seconds']} s)", flush=True)
     write_report(args.report, models, checked, rows, args.references_only)
+
+
+def reference_controls(root, name):
+    """The NUTS controls the reference posterior was drawn with (posteriordb's
+    reference_posteriors/draws/info): a Stan user who knows the posterior needs adapt_delta 0.99
+    passes it; so does this benchmark, to NUTS runs only, and the report says so."""
+    path = os.path.join(root, "reference_posteriors", "draws", "info", name + ".info.json")
+    if not os.path.exists(path):
+        return []
+    control = json.load(open(path)).get("inference", {}).get("method_arguments", {}).get("control", {})
+    out = []
+    if control.get("adapt_delta", 0.8) != 0.8:
+        out += ["--adapt-delta", str(control["adapt_delta"])]
+    if control.get("max_treedepth", 10) != 10:
+        out += ["--max-treedepth", str(control["max_treedepth"])]
+    return out
 
 
 def compare(row, summary, ref):
@@ -217,6 +235,8 @@ def write_report(path, models, checked, rows, references_only=False):
         "Stan programs are read unchanged). Agreement: max |z| < 4.5 over the parameters gpmc writes, z from",
         "both Monte Carlo errors, and sd ratios in 0.85-1.15 (for a heavy-tailed parameter whose sd's own",
         "Monte Carlo error is wider than that band, the ratio of the 5-95 % interval widths instead; named in the row).",
+        "NUTS runs get the `adapt_delta` and `max_treedepth` the reference posterior was drawn with (posteriordb's",
+        "`reference_posteriors/draws/info`; last column), and otherwise gpmc's defaults: 4 chains, 1000 warm-up, --draws.",
         "",
         f"- Stan programs accepted by `gpmc check`: **{len(accepted)} of {len(models)}**",
         f"- posteriors accepted by `gpmc check` (program accepted, data in the checkout): "
@@ -228,14 +248,15 @@ def write_report(path, models, checked, rows, references_only=False):
         "",
         "## Posteriors with a reference",
         "",
-        "| posterior | status | method | max abs z | sd ratios | compared (missing) | s |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| posterior | status | method | max abs z | sd ratios | compared (missing) | s | NUTS controls |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in with_ref:
         status = r.get("verdict", r["status"]).replace("|", "/")
         lines.append(
             f"| {r['posterior']} | {status} | {r.get('method', '')} | {r.get('max_z', '')} | "
-            f"{r.get('sd_ratio', '')} | {r.get('compared', '')} ({len(r.get('missing', []))}) | {r.get('seconds', '')} |"
+            f"{r.get('sd_ratio', '')} | {r.get('compared', '')} ({len(r.get('missing', []))}) | {r.get('seconds', '')} | "
+            f"{r.get('controls', '')} |"
         )
     methods = {}
     for r in rows:

@@ -114,8 +114,8 @@ def test_a_stan_program_outside_the_class_runs_nuts_on_its_log_density():
     # Stan's controls: a higher target acceptance adapts a smaller step; out of range is refused.
     data = {"T": len(y), "y": np.array(y)}
     careful = m.nuts(data, chains=2, draws=200, adapt_delta=0.99, max_treedepth=6, progress=False)
-    steps = [c["step_size"] for c in json.loads(careful.attrs["gpmc_summary"])["nuts"]]
-    default = [c["step_size"] for c in json.loads(idata.attrs["gpmc_summary"])["nuts"]]
+    steps = [c["step_size"] for c in json.loads(careful.posterior.attrs["gpmc_summary"])["nuts"]]
+    default = [c["step_size"] for c in json.loads(idata.posterior.attrs["gpmc_summary"])["nuts"]]
     assert max(steps) < min(default), (steps, default)
     with pytest.raises(ValueError, match="adapt_delta must be in"):
         m.nuts(data, chains=1, draws=10, adapt_delta=1.5, progress=False)

@@ -29,6 +29,7 @@ mod data;
 pub mod error;
 mod eval;
 mod functions;
+mod glm;
 mod index;
 mod linalg;
 mod lower;

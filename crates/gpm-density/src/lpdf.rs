@@ -448,9 +448,16 @@ fn glm(t: &mut Tape, a: &[Val], family: &str) -> Eval<R> {
             )))
         }
     };
+    let d = lookup(family).ok_or_else(|| EvalError::new(format!("no `{family}`")))?;
+    // A design matrix of data (the common case): one fused node (glm.rs says why).
+    if let (Val::Matrix(xm), Density::Scalar(arity, f)) = (x, d.f) {
+        if xm.data.iter().all(|r| r.is_constant()) {
+            let name = format!("{family}_glm");
+            return crate::glm::fused(t, y, xm, alpha, beta, rest, f, arity, &name);
+        }
+    }
     let xb = crate::ops::binary(t, gpm_stan::ast::BinOp::Mul, x, beta)?;
     let eta = crate::ops::binary(t, gpm_stan::ast::BinOp::Add, &xb, alpha)?;
-    let d = lookup(family).ok_or_else(|| EvalError::new(format!("no `{family}`")))?;
     let mut args = vec![y.clone(), eta];
     args.extend(rest.iter().cloned());
     log_density(d, t, &args)
