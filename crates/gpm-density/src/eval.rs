@@ -322,6 +322,27 @@ impl<'a> Machine<'a> {
         }
     }
 
+    /// A GLM density whose design matrix is a data variable: the matrix read where it lives
+    /// (a copy of N × K entries per gradient was a third of the diamonds regression's time).
+    fn glm_on_data(&mut self, d: lpdf::DistImpl, args: &[Expr]) -> Eval<Option<R>> {
+        let fixed: &'a [Val] = self.fixed;
+        let (Some(family), Some(ExprKind::Slot(s))) =
+            (lpdf::glm_family(d), args.get(1).map(|a| &a.kind))
+        else {
+            return Ok(None);
+        };
+        let (Some(x), true) = (fixed.get(s.0), args.len() >= 4) else {
+            return Ok(None);
+        };
+        let y = self.expr(&args[0])?;
+        let rest = args[2..]
+            .iter()
+            .map(|a| self.expr(a))
+            .collect::<Eval<Vec<_>>>()?;
+        let parts = [&y, x, &rest[0], &rest[1]];
+        lpdf::glm_parts(&mut self.tape, family, parts, &rest[2..]).map(Some)
+    }
+
     fn assign(&mut self, slot: SlotId, indices: &[Idx], op: AssignOp, value: &Expr) -> Eval<()> {
         let v = self.expr(value)?;
         // The common case, integer positions (`acc[j] = ...`, `gamma[t, k] = ...`).
@@ -454,6 +475,9 @@ impl<'a> Machine<'a> {
                 functions::call(*f, &mut self.tape, &vals)?
             }
             ExprKind::Density(d, args) => {
+                if let Some(lp) = self.glm_on_data(*d, args)? {
+                    return Ok(Val::Real(lp));
+                }
                 let vals = args
                     .iter()
                     .map(|a| self.expr(a))

@@ -32,7 +32,8 @@ fn at(v: &[R], i: usize) -> R {
     v[if v.len() == 1 { 0 } else { i }]
 }
 
-/// `Σ_i family(y_i | α_i + x_i β, rest_i)` as one node; `x` must be constant (data).
+/// `Σ_i family(y_i | α_i + x_i β, rest_i)` as one node; `None` (and nothing on the tape)
+/// when `x` is not constant, for the written-out form.
 #[allow(clippy::too_many_arguments)]
 pub fn fused(
     t: &mut Tape,
@@ -44,7 +45,7 @@ pub fn fused(
     family: Family,
     arity: usize,
     name: &str,
-) -> Eval<R> {
+) -> Eval<Option<R>> {
     let y = y.flat();
     let n = y.len();
     let beta = beta.flat();
@@ -68,13 +69,18 @@ pub fn fused(
         .iter()
         .map(|r| per_observation(r, n, "an argument", name))
         .collect::<Eval<_>>()?;
-    // η = α + x β, column by column (x is column-major).
+    // η = α + x β, column by column (x is column-major); on the way, whether x is data.
     let mut eta: Vec<f64> = (0..n).map(|i| at(&alpha, i).v).collect();
+    let mut constant = true;
     for (k, b) in beta.iter().enumerate() {
         let column = &x.data[k * n..(k + 1) * n];
         for (e, xik) in eta.iter_mut().zip(column) {
             *e += xik.v * b.v;
+            constant &= xik.is_constant();
         }
+    }
+    if !constant {
+        return Ok(None);
     }
     let mut total = 0.0;
     let mut d_eta = vec![0.0; n];
@@ -124,5 +130,5 @@ pub fn fused(
             parents.push((r[0], d_rest[j]));
         }
     }
-    Ok(t.node(total, &parents))
+    Ok(Some(t.node(total, &parents)))
 }

@@ -440,20 +440,38 @@ const DENSITIES: &[(&str, Density)] = &[
 
 /// `family_glm(y | x, α, β[, σ])` = `family(y | α + x β[, σ])` (Stan's GLM densities).
 fn glm(t: &mut Tape, a: &[Val], family: &str) -> Eval<R> {
-    let (y, x, alpha, beta, rest) = match a {
-        [y, x, alpha, beta, rest @ ..] => (y, x, alpha, beta, rest),
-        _ => {
-            return Err(EvalError::new(format!(
-                "`{family}_glm` takes (y | x, alpha, beta...)"
-            )))
-        }
-    };
+    match a {
+        [y, x, alpha, beta, rest @ ..] => glm_parts(t, family, [y, x, alpha, beta], rest),
+        _ => Err(EvalError::new(format!(
+            "`{family}_glm` takes (y | x, alpha, beta...)"
+        ))),
+    }
+}
+
+/// The family of a GLM density (`normal` for `normal_id_glm`), for the interpreter to pass
+/// a design matrix of data by reference ([`glm_parts`]) rather than copy it per gradient.
+pub fn glm_family(d: DistImpl) -> Option<&'static str> {
+    match d.name {
+        "normal_id_glm" => Some("normal"),
+        "bernoulli_logit_glm" => Some("bernoulli_logit"),
+        "poisson_log_glm" => Some("poisson_log"),
+        _ => None,
+    }
+}
+
+/// A GLM density from its parts `[y, x, α, β]` and the family's other arguments.
+pub fn glm_parts(
+    t: &mut Tape,
+    family: &str,
+    [y, x, alpha, beta]: [&Val; 4],
+    rest: &[Val],
+) -> Eval<R> {
     let d = lookup(family).ok_or_else(|| EvalError::new(format!("no `{family}`")))?;
     // A design matrix of data (the common case): one fused node (glm.rs says why).
     if let (Val::Matrix(xm), Density::Scalar(arity, f)) = (x, d.f) {
-        if xm.data.iter().all(|r| r.is_constant()) {
-            let name = format!("{family}_glm");
-            return crate::glm::fused(t, y, xm, alpha, beta, rest, f, arity, &name);
+        let name = format!("{family}_glm");
+        if let Some(r) = crate::glm::fused(t, y, xm, alpha, beta, rest, f, arity, &name)? {
+            return Ok(r);
         }
     }
     let xb = crate::ops::binary(t, gpm_stan::ast::BinOp::Mul, x, beta)?;

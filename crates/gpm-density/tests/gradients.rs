@@ -186,19 +186,24 @@ fn the_fused_glm_densities_equal_their_written_out_forms() {
     });
     let head = "data { int N; int K; matrix[N, K] x; vector[N] y; array[N] int c; array[N] int b; }
         parameters { real alpha; vector[K] beta; real<lower=0> sigma; vector[N] a; }";
-    let prior = "a ~ normal(0, 1); beta ~ normal(0, 1); alpha ~ normal(0, 1); sigma ~ lognormal(0, 1);";
+    let prior =
+        "a ~ normal(0, 1); beta ~ normal(0, 1); alpha ~ normal(0, 1); sigma ~ lognormal(0, 1);";
     let fused = model(
-        &format!("{head} model {{ {prior}
+        &format!(
+            "{head} model {{ {prior}
             target += normal_id_glm_lpdf(y | x, alpha, beta, sigma);
             target += poisson_log_glm_lpmf(c | x, a, beta);
-            target += bernoulli_logit_glm_lpmf(b | x, alpha, beta); }}"),
+            target += bernoulli_logit_glm_lpmf(b | x, alpha, beta); }}"
+        ),
         data.clone(),
     );
     let written = model(
-        &format!("{head} model {{ {prior}
+        &format!(
+            "{head} model {{ {prior}
             target += normal_lpdf(y | alpha + x * beta, sigma);
             target += poisson_log_lpmf(c | a + x * beta);
-            target += bernoulli_logit_lpmf(b | alpha + x * beta); }}"),
+            target += bernoulli_logit_lpmf(b | alpha + x * beta); }}"
+        ),
         data,
     );
     let u = [0.2, -0.5, 0.8, 0.1, 0.3, -0.2, 0.4, 0.6];
@@ -207,7 +212,12 @@ fn the_fused_glm_densities_equal_their_written_out_forms() {
     let lp2 = written.log_density_gradient(&u, &mut g2).unwrap();
     assert!((lp1 - lp2).abs() < 1e-12, "{lp1} vs {lp2}");
     for k in 0..8 {
-        assert!((g1[k] - g2[k]).abs() < 1e-12, "coordinate {k}: {} vs {}", g1[k], g2[k]);
+        assert!(
+            (g1[k] - g2[k]).abs() < 1e-12,
+            "coordinate {k}: {} vs {}",
+            g1[k],
+            g2[k]
+        );
     }
     check_gradient(&fused, &u);
 }

@@ -68,7 +68,7 @@ pub struct GibbsConfig {
     pub first_chain: usize,
     /// NUTS's target acceptance and tree depth, where NUTS runs on the whole model (a Gibbs
     /// sweep's NUTS step takes its settings from the schedule).
-    pub nuts: crate::nuts::NutsControl,
+    pub nuts: crate::nuts_control::NutsControl,
 }
 
 /// The draws of one chain: one row per kept draw, laid out as [`Chain::layout`] says (the log

@@ -32,6 +32,7 @@ pub mod linalg;
 pub mod memory;
 pub mod natural;
 pub mod nuts;
+pub mod nuts_control;
 pub mod posterior;
 pub mod predict;
 pub mod prepared;
