@@ -201,15 +201,16 @@ def compare(row, summary, ref):
     row["sd_ratio"] = [round(rlo[0], 3), round(rhi[0], 3)]
     ok = zmax[0] < 4.5 and rlo[0] >= 0.85 and rhi[0] <= 1.15
     wide = row.get("by_interval")
-    note = f" (90 % widths for heavy-tailed {', '.join(wide)})" if wide else ""
+    note = f" (90 % widths for {', '.join(wide)}: their sd too noisy to compare)" if wide else ""
     row["verdict"] = "agrees" + note if ok else f"DISAGREES (|z| {zmax[0]:.1f} at {zmax[1]}; sd ratio {rlo[0]:.2f}-{rhi[0]:.2f}){note}"
 
 
 def scale_ratio(v, flat, mean_r, sd_r, p, row):
-    """gpmc's spread over the reference's: the sd ratio, or, where the sd's own Monte Carlo error
-    is wider than the 0.85-1.15 band (a heavy tail: the sd of a sample of n draws has relative
-    error sqrt((kurtosis - 1) / 4n)), the ratio of the 5-95 % interval widths, which that tail
-    does not swamp. The parameters so compared are listed in the row."""
+    """gpmc's spread over the reference's: the sd ratio, or, where the sd ratio's own Monte Carlo
+    error is wider than a third of the 0.85-1.15 band (a heavy tail or few effective draws: the
+    sd of n effective draws has relative error sqrt((kurtosis - 1) / 4n)), the ratio of the
+    5-95 % interval widths, which a tail does not swamp. The parameters so compared are listed
+    in the row."""
     if sd_r <= 0:
         return (1.0, p)
     n = len(flat)
@@ -233,8 +234,9 @@ def write_report(path, models, checked, rows, references_only=False):
         "",
         "Written by `python3 bench/posteriordb.py PATH/TO/posteriordb` (stan-dev/posteriordb as it ships: the",
         "Stan programs are read unchanged). Agreement: max |z| < 4.5 over the parameters gpmc writes, z from",
-        "both Monte Carlo errors, and sd ratios in 0.85-1.15 (for a heavy-tailed parameter whose sd's own",
-        "Monte Carlo error is wider than that band, the ratio of the 5-95 % interval widths instead; named in the row).",
+        "both Monte Carlo errors, and sd ratios in 0.85-1.15 (for a parameter whose sd ratio has a Monte Carlo error",
+        "over a third of that band — a heavy tail, few effective draws — the ratio of the 5-95 % interval widths",
+        "instead; named in the row).",
         "NUTS runs get the `adapt_delta` and `max_treedepth` the reference posterior was drawn with (posteriordb's",
         "`reference_posteriors/draws/info`; last column), and otherwise gpmc's defaults: 4 chains, 1000 warm-up, --draws.",
         "",
