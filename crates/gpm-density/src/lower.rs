@@ -553,6 +553,9 @@ impl Lower {
         if let Some(kind) = crate::ode::lookup(name) {
             return self.ode(kind, func, args);
         }
+        if matches!(name, "reduce_sum" | "reduce_sum_static") {
+            return self.reduce_sum(func, args);
+        }
         // A user function (`foo_lupdf` calls the `foo_lpdf` defined).
         let defined = name
             .strip_suffix("_lupdf")
@@ -636,6 +639,52 @@ impl Lower {
 }
 
 impl Lower {
+    /// `reduce_sum(f, x, grainsize, ...)` is `f(x, 1, size(x), ...)`: Stan defines it as the
+    /// sum of `f` over slices of `x`, which a partial sum written as Stan asks equals on the
+    /// whole of `x` (the slicing only spreads the work over threads; the grain size is read
+    /// and ignored).
+    fn reduce_sum(
+        &mut self,
+        func: &gpm_syntax::Ident,
+        args: &[ast::Expr],
+    ) -> Result<ExprKind, StanError> {
+        let partial = match args.first().map(|a| &a.kind) {
+            Some(ast::ExprKind::Var(f)) if args.len() >= 3 => {
+                let defined = f
+                    .strip_suffix("_lupmf")
+                    .map(|b| format!("{b}_lpmf"))
+                    .or_else(|| f.strip_suffix("_lupdf").map(|b| format!("{b}_lpdf")))
+                    .unwrap_or_else(|| f.clone());
+                self.funs.get(&defined).copied()
+            }
+            _ => None,
+        };
+        let Some(partial) = partial else {
+            return Err(StanError::new(
+                "stan::semantic",
+                format!("`{}` takes a partial-sum function defined in the functions block, the sliced argument, a grain size and the shared arguments", func.name),
+                func.span,
+            ));
+        };
+        let sliced = self.expr(&args[1])?;
+        let span = sliced.span;
+        let size = functions::lookup("size", 1).ok_or_else(|| undeclared("size", span))?;
+        let mut call = vec![
+            sliced.clone(),
+            Expr {
+                kind: ExprKind::Int(1),
+                span,
+            },
+            Expr {
+                kind: ExprKind::Call(size, vec![sliced]),
+                span,
+            },
+        ];
+        self.expr(&args[2])?;
+        call.extend(self.exprs(&args[3..])?);
+        Ok(ExprKind::UserCall(partial, call))
+    }
+
     /// `integrate_ode_rk45(f, y0, t0, ts, ...)` and friends: the first argument names the
     /// system, a user function returning the derivative.
     fn ode(
@@ -696,7 +745,6 @@ fn unknown_function(name: &str, span: Span) -> StanError {
         "algebra_solver",
         "solve_",
         "map_rect",
-        "reduce_sum",
         "integrate_1d",
     ]
     .iter()
@@ -705,7 +753,7 @@ fn unknown_function(name: &str, span: Span) -> StanError {
         return StanError::unsupported(
             format!("`{name}` cannot be evaluated by gpmc"),
             span,
-            "gpmc solves ODEs with integrate_ode_rk45/bdf/adams and ode_rk45/bdf/adams/ckrk (and their _tol forms); the adjoint ODE solver, algebraic solvers, integrate_1d, map_rect and reduce_sum are not evaluated",
+            "gpmc solves ODEs with integrate_ode_rk45/bdf/adams and ode_rk45/bdf/adams/ckrk (and their _tol forms) and evaluates reduce_sum; the adjoint ODE solver, algebraic solvers, integrate_1d and map_rect are not evaluated",
         );
     }
     let help = match closest(name, functions::names()) {

@@ -221,3 +221,41 @@ fn the_fused_glm_densities_equal_their_written_out_forms() {
     }
     check_gradient(&fused, &u);
 }
+
+/// `reduce_sum(f, x, grainsize, ...)` is the partial sum over the whole of `x`: the same value
+/// and gradient as the density written out.
+#[test]
+fn reduce_sum_equals_the_density_written_out() {
+    let data = serde_json::json!({"N": 3, "y": [0.3, -1.2, 2.0]});
+    let partial = model(
+        "functions {
+           real partial_sum_lpdf(array[] real slice, int start, int end, vector mu, real sigma) {
+             return normal_lpdf(slice | mu[start:end], sigma);
+           }
+         }
+         data { int N; array[N] real y; }
+         parameters { vector[N] mu; real<lower=0> sigma; }
+         model { mu ~ normal(0, 1); target += reduce_sum(partial_sum_lupdf, y, 1, mu, sigma); }",
+        data.clone(),
+    );
+    let written = model(
+        "data { int N; array[N] real y; }
+         parameters { vector[N] mu; real<lower=0> sigma; }
+         model { mu ~ normal(0, 1); y ~ normal(mu, sigma); }",
+        data,
+    );
+    let u = [0.1, -0.4, 0.9, 0.2];
+    let (mut g1, mut g2) = (vec![0.0; 4], vec![0.0; 4]);
+    let lp1 = partial.log_density_gradient(&u, &mut g1).unwrap();
+    let lp2 = written.log_density_gradient(&u, &mut g2).unwrap();
+    assert!((lp1 - lp2).abs() < 1e-12, "{lp1} vs {lp2}");
+    assert!(
+        g1.iter().zip(&g2).all(|(a, b)| (a - b).abs() < 1e-12),
+        "{g1:?} vs {g2:?}"
+    );
+    let e = compile_source(
+        "data { array[2] real y; } parameters { real m; } model { target += reduce_sum(m, y, 1); }",
+    )
+    .unwrap_err();
+    assert!(e.message.contains("partial-sum function"), "{}", e.message);
+}
