@@ -35,6 +35,15 @@ impl EvalError {
         }
     }
 
+    /// A density at arguments outside its support (its value NaN): a rejection naming them.
+    pub fn out_of_range(name: &str, args: &[f64]) -> EvalError {
+        let shown: Vec<String> = args.iter().map(|v| format!("{v}")).collect();
+        EvalError::reject(format!(
+            "`{name}` at an argument outside its range ({})",
+            shown.join(", ")
+        ))
+    }
+
     /// The span of the innermost construct, kept when one is set already.
     pub fn at(mut self, span: Span) -> EvalError {
         if self.span.is_none() {

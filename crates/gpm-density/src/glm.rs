@@ -95,10 +95,11 @@ pub fn fused(
         }
         let (lp, d) = family(&args[..arity]);
         if lp.is_nan() {
+            let e = EvalError::out_of_range(name, &args[..arity]);
             return Err(EvalError::reject(format!(
-                "`{name}` at an argument outside its range (observation {}: {:?})",
-                i + 1,
-                &args[..arity]
+                "{} at observation {}",
+                e.message,
+                i + 1
             )));
         }
         total += lp;

@@ -557,11 +557,7 @@ impl Lower {
             return self.reduce_sum(func, args);
         }
         // A user function (`foo_lupdf` calls the `foo_lpdf` defined).
-        let defined = name
-            .strip_suffix("_lupdf")
-            .map(|b| format!("{b}_lpdf"))
-            .or_else(|| name.strip_suffix("_lupmf").map(|b| format!("{b}_lpmf")))
-            .unwrap_or_else(|| name.to_string());
+        let defined = defined_name(name);
         if let Some(&f) = self.funs.get(&defined) {
             if defined.ends_with("_lp")
                 && !matches!(
@@ -650,12 +646,7 @@ impl Lower {
     ) -> Result<ExprKind, StanError> {
         let partial = match args.first().map(|a| &a.kind) {
             Some(ast::ExprKind::Var(f)) if args.len() >= 3 => {
-                let defined = f
-                    .strip_suffix("_lupmf")
-                    .map(|b| format!("{b}_lpmf"))
-                    .or_else(|| f.strip_suffix("_lupdf").map(|b| format!("{b}_lpdf")))
-                    .unwrap_or_else(|| f.clone());
-                self.funs.get(&defined).copied()
+                self.funs.get(&defined_name(f)).copied()
             }
             _ => None,
         };
@@ -722,6 +713,15 @@ impl Lower {
         };
         Ok(ExprKind::Ode(kind, system, self.exprs(&args[1..])?))
     }
+}
+
+/// The user function a call names: `foo_lupdf` calls the `foo_lpdf` defined (and `_lupmf`
+/// the `_lpmf`).
+fn defined_name(name: &str) -> String {
+    name.strip_suffix("_lupdf")
+        .map(|b| format!("{b}_lpdf"))
+        .or_else(|| name.strip_suffix("_lupmf").map(|b| format!("{b}_lpmf")))
+        .unwrap_or_else(|| name.to_string())
 }
 
 fn density(name: &str, span: Span) -> Result<crate::lpdf::DistImpl, StanError> {

@@ -527,14 +527,7 @@ pub(crate) fn vectorised(
         }
         let (lp, d) = f(&x[..arity]);
         if lp.is_nan() {
-            return Err(EvalError::reject(format!(
-                "`{name}` at an argument outside its range ({})",
-                x[..arity]
-                    .iter()
-                    .map(|v| format!("{v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
+            return Err(EvalError::out_of_range(name, &x[..arity]));
         }
         let parents: [(R, f64); 4] = std::array::from_fn(|k| (r[k], d[k]));
         return Ok(t.node(lp, &parents[..arity]));
@@ -557,14 +550,7 @@ pub(crate) fn vectorised(
         }
         let (lp, d) = f(&x[..arity]);
         if lp.is_nan() {
-            return Err(EvalError::reject(format!(
-                "`{name}` at an argument outside its range ({})",
-                x[..arity]
-                    .iter()
-                    .map(|v| format!("{v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
+            return Err(EvalError::out_of_range(name, &x[..arity]));
         }
         total += lp;
         for (k, v) in flat.iter().enumerate() {
