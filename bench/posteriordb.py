@@ -83,6 +83,11 @@ def main():
     )
     ap.add_argument("--report", default="docs/posteriordb.md")
     ap.add_argument("--draws", type=int, default=1000)
+    ap.add_argument(
+        "--metric",
+        choices=["diag", "low-rank"],
+        help="NUTS runs: the mass matrix (gpmc's --metric; default: gpmc's, diagonal); the report says so",
+    )
     args = ap.parse_args()
     root = root_of(args.posteriordb)
     models = sorted(f[:-5] for f in os.listdir(os.path.join(root, "models", "stan")) if f.endswith(".stan"))
@@ -142,6 +147,8 @@ def main():
                    "--output", out_dir, "--draws", str(args.draws), "--seed", "1"]
             if c["method"].startswith("nuts"):
                 controls = reference_controls(root, name)
+                if args.metric:
+                    controls += ["--metric", args.metric]
                 cmd += controls
                 row["controls"] = " ".join(controls)
             code, out, secs = run(cmd, args.timeout)

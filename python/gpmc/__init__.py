@@ -159,6 +159,7 @@ class Model:
         client=None,
         adapt_delta=None,
         max_treedepth=None,
+        metric=None,
     ):
         """Exact blocked Gibbs sampling; returns ``arviz.InferenceData`` with ``posterior``
         (dimensions named from the declared shapes), ``sample_stats`` (``lp``),
@@ -173,16 +174,16 @@ class Model:
         (:attr:`whole_log_density`) runs NUTS on its whole log density instead (warm-up 1000
         by default; ``log_lik``, ``ppc``, ``init``, ``columns`` and ``client`` do not apply: its
         own generated quantities ``log_lik`` and ``y_rep`` become the ``log_likelihood`` and
-        ``posterior_predictive`` groups; ``adapt_delta`` and ``max_treedepth`` as in
+        ``posterior_predictive`` groups; ``adapt_delta``, ``max_treedepth`` and ``metric`` as in
         :meth:`nuts`)."""
-        control = (adapt_delta, max_treedepth)
+        control = (adapt_delta, max_treedepth, metric)
         if self._density is not None:
             return self._density_run(
                 data, chains, draws, warmup, thin, seed, progress, client, control
             )
-        if control != (None, None):
+        if control != (None, None, None):
             raise InferenceError(
-                "adapt_delta and max_treedepth are NUTS's controls: Gibbs has no step size; "
+                "adapt_delta, max_treedepth and metric are NUTS's controls: Gibbs has no step size; "
                 "use Model.nuts(...) for NUTS"
             )
         warmup = 200 if warmup is None else warmup
@@ -214,6 +215,7 @@ class Model:
         augmented=False,
         adapt_delta=None,
         max_treedepth=None,
+        metric=None,
     ):
         """NUTS (the nuts-rs sampler nutpie is built on) on the original model, the latents
         whitened by their priors, sampled hyperparameters on unconstrained scales and the
@@ -223,8 +225,10 @@ class Model:
         mixture a coordinate ``log ω`` (``--augmented``; fixed hyperparameters).
         ``adapt_delta`` (default 0.8) and ``max_treedepth`` (default 10) are Stan's controls
         (``--adapt-delta``, ``--max-treedepth``): raise ``adapt_delta`` towards 0.99 when there
-        are divergences."""
-        control = (adapt_delta, max_treedepth)
+        are divergences. ``metric``: ``"diag"`` (default, Stan's ``diag_e``) or ``"low-rank"``
+        (``--metric low-rank``: nutpie's low-rank modified mass matrix, for strongly correlated
+        parameters such as a collinear regression's)."""
+        control = (adapt_delta, max_treedepth, metric)
         if self._density is not None:
             return self._density_run(
                 data, chains, draws, warmup, thin, seed, progress, None, control
@@ -234,13 +238,13 @@ class Model:
         return self._run_chains(norm, settings, None, progress, "nuts", augmented, control)
 
     def _run_chains(
-        self, norm, settings, init_json, progress, method, augmented=False, control=(None, None)
+        self, norm, settings, init_json, progress, method, augmented=False, control=(None, None, None)
     ):
         bar = _Progress(progress, method)
         try:
             cols, rows, nchains, ndraws, summary, hypers = self._compiled.sample(
                 _data.handover(norm), *settings, init_json, bar, nuts=(method == "nuts"),
-                augmented=augmented, adapt_delta=control[0], max_treedepth=control[1],
+                augmented=augmented, adapt_delta=control[0], max_treedepth=control[1], metric=control[2],
             )
         finally:
             bar.close()
@@ -266,7 +270,7 @@ class Model:
         return _idata.build(self._compiled, cols, rows, norm, attrs)
 
     def _density_run(
-        self, data, chains, draws, warmup, thin, seed, progress, client, control=(None, None)
+        self, data, chains, draws, warmup, thin, seed, progress, client, control=(None, None, None)
     ):
         if client is not None:
             raise InferenceError(
@@ -277,7 +281,7 @@ class Model:
         try:
             cols, rows, nchains, ndraws, summary = self._density.sample(
                 json.dumps(_jsonable(dict(data))), chains, draws, warmup, thin, seed, bar,
-                adapt_delta=control[0], max_treedepth=control[1],
+                adapt_delta=control[0], max_treedepth=control[1], metric=control[2],
             )
         finally:
             bar.close()

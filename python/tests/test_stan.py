@@ -121,3 +121,8 @@ def test_a_stan_program_outside_the_class_runs_nuts_on_its_log_density():
         m.nuts(data, chains=1, draws=10, adapt_delta=1.5, progress=False)
     with pytest.raises(ValueError, match="max_treedepth must be from 1"):
         m.sample(data, chains=1, draws=10, max_treedepth=0, progress=False)
+    # The low-rank metric reaches the same posterior (phi's mean by quadrature, above).
+    low_rank = m.nuts(data, chains=2, draws=1000, metric="low-rank", progress=False)
+    assert abs(float(low_rank.posterior["phi"].mean()) - mean) < 0.05
+    with pytest.raises(ValueError, match="unknown metric `dense`"):
+        m.nuts(data, chains=1, draws=10, metric="dense", progress=False)

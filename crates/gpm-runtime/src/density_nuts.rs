@@ -6,7 +6,7 @@
 //! program's output columns ([`gpm_density::Model::row`]).
 
 use crate::gibbs::{ChainTimes, GibbsConfig, RowSink};
-use crate::nuts::{NutsStats, Transitions};
+use crate::nuts::{with_metric, ChainTask, NutsStats, OneChain, Transitions};
 use crate::RuntimeError;
 use gpm_density::{EvalError, Model};
 use nuts_rs::{Chain, CpuLogpFunc, CpuMath, CpuMathError, HasDims, Settings};
@@ -108,7 +108,17 @@ pub fn run_into<S: RowSink>(
     let results = sinks
         .into_par_iter()
         .enumerate()
-        .map(|(c, sink)| run_chain(model, config, c, progress, stop, sink))
+        .map(|(c, sink)| {
+            let chain = OneChain {
+                target: model,
+                config,
+                c,
+                progress,
+                stop,
+                sink,
+            };
+            with_metric(config, chain)
+        })
         .collect::<Result<Vec<_>, DensityRunError>>()?;
     Ok(crate::gibbs::complete_draws(results)?)
 }
@@ -135,14 +145,25 @@ fn start(model: &Model, seed: u64, stream: u64) -> Result<Vec<f64>, DensityRunEr
     ))))
 }
 
-fn run_chain<S: RowSink>(
-    model: &Arc<Model>,
-    config: &GibbsConfig,
-    c: usize,
-    progress: &(dyn Fn(usize, usize) + Sync),
-    stop: &AtomicBool,
-    mut sink: S,
+impl<S: RowSink> ChainTask for OneChain<'_, &Arc<Model>, S> {
+    type Output = Result<(S, ChainTimes, NutsStats, usize), DensityRunError>;
+    fn run<St: Settings>(self, settings: St) -> Self::Output {
+        run_chain(settings, self)
+    }
+}
+
+fn run_chain<St: Settings, S: RowSink>(
+    settings: St,
+    task: OneChain<'_, &Arc<Model>, S>,
 ) -> Result<(S, ChainTimes, NutsStats, usize), DensityRunError> {
+    let OneChain {
+        target: model,
+        config,
+        c,
+        progress,
+        stop,
+        mut sink,
+    } = task;
     use nuts_rs::rand::SeedableRng;
     let stream = (config.first_chain + c) as u64;
     let fatal = Arc::new(Mutex::new(None));
@@ -150,7 +171,6 @@ fn run_chain<S: RowSink>(
         model: Arc::clone(model),
         fatal: Arc::clone(&fatal),
     };
-    let settings = crate::nuts::settings(config);
     let mut rng = nuts_rs::rand::rngs::StdRng::seed_from_u64(config.seed ^ stream.rotate_left(32));
     let mut chain = settings
         .new_chain(stream, CpuMath::new(target), &mut rng)

@@ -21,9 +21,13 @@ pub(crate) mod transition;
 pub use adapt::Adaptation;
 
 use crate::gibbs::{ChainTimes, GibbsConfig, RowSink, Sampler};
+use crate::nuts_control::Metric;
 use crate::RuntimeError;
 use gpm_schedule::Schedule;
-use nuts_rs::{Chain, CpuLogpFunc, CpuMath, DiagNutsSettings, Settings};
+use nuts_rs::{
+    Chain, CpuLogpFunc, CpuMath, DiagNutsSettings, EuclideanAdaptOptions, LowRankNutsSettings,
+    NutsSettings, Settings,
+};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use target::Target;
@@ -65,25 +69,43 @@ impl NutsStats {
     }
 }
 
-/// NUTS's settings for a run of `config`: Stan's tree depth, and the mass matrix from the
-/// draws' variances as Stan and NumPyro estimate it rather than nutpie's default from the
-/// draws' and gradients' variances — on the four fixed-kernel benchmark GPs the worst
-/// coordinate's ESS per second rose 1.05-2.7× (Student-t GP on diabetes 117 → 317, GP
+/// NUTS's settings for a run of `config` with the diagonal metric: Stan's tree depth, and the
+/// mass matrix from the draws' variances as Stan and NumPyro estimate it rather than nutpie's
+/// default from the draws' and gradients' variances — on the four fixed-kernel benchmark GPs
+/// the worst coordinate's ESS per second rose 1.05-2.7× (Student-t GP on diabetes 117 → 317, GP
 /// classifier 277 → 404, Laplace GP 47 → 89, Poisson GP 681 → 716; 2 chains × 1 000 after
 /// 1 000 warm-up; docs/inference.md, "NUTS"). Shared by NUTS on the model and on a whole
 /// Stan log density ([`crate::density_nuts`]).
-pub(crate) fn settings(config: &GibbsConfig) -> DiagNutsSettings {
-    let mut settings = DiagNutsSettings {
-        num_tune: config.warmup as u64,
-        num_draws: (config.draws * config.thin) as u64,
-        maxdepth: config.nuts.max_depth,
-        seed: config.seed,
-        ..Default::default()
-    };
+pub(crate) fn diag_settings(config: &GibbsConfig) -> DiagNutsSettings {
+    let mut settings = controlled(DiagNutsSettings::default(), config);
     settings
         .adapt_options
         .mass_matrix_options
         .use_grad_based_estimate = false;
+    settings
+}
+
+/// The same with the low-rank modified mass matrix ([`crate::nuts_control::Metric::LowRank`]),
+/// at nutpie's defaults for it.
+pub(crate) fn low_rank_settings(config: &GibbsConfig) -> LowRankNutsSettings {
+    controlled(LowRankNutsSettings::default(), config)
+}
+
+/// `settings` with the run's lengths, seed and the user's controls.
+fn controlled<A>(
+    settings: NutsSettings<EuclideanAdaptOptions<A>>,
+    config: &GibbsConfig,
+) -> NutsSettings<EuclideanAdaptOptions<A>>
+where
+    A: std::fmt::Debug + Copy + Default + serde::Serialize,
+{
+    let mut settings = NutsSettings {
+        num_tune: config.warmup as u64,
+        num_draws: (config.draws * config.thin) as u64,
+        maxdepth: config.nuts.max_depth,
+        seed: config.seed,
+        ..settings
+    };
     settings.adapt_options.step_size_settings.target_accept = config.nuts.adapt_delta;
     settings
 }
@@ -206,21 +228,68 @@ pub fn run_into<S: RowSink>(
     let results = sinks
         .into_par_iter()
         .enumerate()
-        .map(|(c, sink)| run_chain(sampler, on, config, c, progress, stop, sink))
+        .map(|(c, sink)| {
+            let chain = OneChain {
+                target: (sampler, on),
+                config,
+                c,
+                progress,
+                stop,
+                sink,
+            };
+            with_metric(config, chain)
+        })
         .collect::<Result<Vec<_>, RuntimeError>>()?;
     crate::gibbs::complete_draws(results)
 }
 
+/// A chain to run on NUTS's settings, whichever type the metric gives them.
+pub(crate) trait ChainTask {
+    /// What the chain returns.
+    type Output;
+    /// Run on `settings`.
+    fn run<St: Settings>(self, settings: St) -> Self::Output;
+}
+
+/// Run `task` on the settings of `config`'s metric: the one place the metric picks a type.
+pub(crate) fn with_metric<T: ChainTask>(config: &GibbsConfig, task: T) -> T::Output {
+    match config.nuts.metric {
+        Metric::Diag => task.run(diag_settings(config)),
+        Metric::LowRank => task.run(low_rank_settings(config)),
+    }
+}
+
+/// One chain of NUTS on `target` (the model, or a whole log density): which chain, where its
+/// progress and rows go.
+pub(crate) struct OneChain<'a, T, S> {
+    pub(crate) target: T,
+    pub(crate) config: &'a GibbsConfig,
+    pub(crate) c: usize,
+    pub(crate) progress: &'a (dyn Fn(usize, usize) + Sync),
+    pub(crate) stop: &'a AtomicBool,
+    pub(crate) sink: S,
+}
+
+impl<'a, S: RowSink> ChainTask for OneChain<'a, (&'a Sampler<'a>, On), S> {
+    type Output = Result<(S, ChainTimes, NutsStats, usize), RuntimeError>;
+    fn run<St: Settings>(self, settings: St) -> Self::Output {
+        run_chain(settings, self)
+    }
+}
+
 /// One chain: its sink, times, statistics and the draws it kept.
-fn run_chain<S: RowSink>(
-    sampler: &Sampler,
-    on: On,
-    config: &GibbsConfig,
-    c: usize,
-    progress: &(dyn Fn(usize, usize) + Sync),
-    stop: &AtomicBool,
-    mut sink: S,
+fn run_chain<St: Settings, S: RowSink>(
+    settings: St,
+    task: OneChain<'_, (&Sampler, On), S>,
 ) -> Result<(S, ChainTimes, NutsStats, usize), RuntimeError> {
+    let OneChain {
+        target: (sampler, on),
+        config,
+        c,
+        progress,
+        stop,
+        mut sink,
+    } = task;
     use nuts_rs::rand::SeedableRng;
     use rand::SeedableRng as _;
     let stream = (config.first_chain + c) as u64;
@@ -228,7 +297,6 @@ fn run_chain<S: RowSink>(
     // The same map kept here to turn positions into latents (`CpuMath` owns `target`).
     let unwhiten = target.clone();
     let dim = CpuLogpFunc::dim(&target);
-    let settings = settings(config);
     let mut rng = nuts_rs::rand::rngs::StdRng::seed_from_u64(config.seed ^ stream.rotate_left(32));
     let mut chain = settings
         .new_chain(stream, CpuMath::new(target), &mut rng)

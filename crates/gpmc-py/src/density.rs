@@ -57,7 +57,7 @@ impl DensityCompiled {
 
     /// NUTS: (column names, draw rows as float64 bytes, chains, draws per chain, summary JSON).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    #[pyo3(signature = (data_json, chains, draws, warmup, thin, seed, progress = None, adapt_delta = None, max_treedepth = None))]
+    #[pyo3(signature = (data_json, chains, draws, warmup, thin, seed, progress = None, adapt_delta = None, max_treedepth = None, metric = None))]
     fn sample<'py>(
         &self,
         py: Python<'py>,
@@ -70,6 +70,7 @@ impl DensityCompiled {
         progress: Option<Bound<'py, PyAny>>,
         adapt_delta: Option<f64>,
         max_treedepth: Option<u64>,
+        metric: Option<String>,
     ) -> PyResult<(Vec<String>, Bound<'py, PyBytes>, usize, usize, String)> {
         let data: serde_json::Value = serde_json::from_str(data_json)
             .map_err(|e| DataError::new_err(format!("the data are not JSON: {e}")))?;
@@ -84,6 +85,7 @@ impl DensityCompiled {
             thin,
             seed,
             nuts: gpm_runtime::nuts::NutsControl::new(adapt_delta, max_treedepth)
+                .and_then(|c| c.with_metric(metric.as_deref()))
                 .map_err(pyo3::exceptions::PyValueError::new_err)?,
         };
         let shared = Arc::new(Shared::default());

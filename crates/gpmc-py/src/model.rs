@@ -149,7 +149,7 @@ impl Compiled {
     /// draw after draw —, chains kept, draws per chain, summary JSON, hyperparameter values
     /// JSON, interrupted).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    #[pyo3(signature = (data, chains, draws, warmup, thin, seed, log_lik, ppc, init = None, progress = None, first_chain = 0, nuts = false, augmented = false, adapt_delta = None, max_treedepth = None))]
+    #[pyo3(signature = (data, chains, draws, warmup, thin, seed, log_lik, ppc, init = None, progress = None, first_chain = 0, nuts = false, augmented = false, adapt_delta = None, max_treedepth = None, metric = None))]
     fn sample<'py>(
         &self,
         py: Python<'py>,
@@ -168,6 +168,7 @@ impl Compiled {
         augmented: bool,
         adapt_delta: Option<f64>,
         max_treedepth: Option<u64>,
+        metric: Option<String>,
     ) -> PyResult<(
         Vec<String>,
         Bound<'py, PyBytes>,
@@ -195,6 +196,7 @@ impl Compiled {
             thin,
             seed,
             nuts: gpm_runtime::nuts::NutsControl::new(adapt_delta, max_treedepth)
+                .and_then(|c| c.with_metric(metric.as_deref()))
                 .map_err(pyo3::exceptions::PyValueError::new_err)?,
         };
         let shared = Arc::new(Shared::default());

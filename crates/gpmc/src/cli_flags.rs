@@ -104,6 +104,11 @@ pub struct MethodFlags {
     /// Stan's `max_treedepth` [default: 10].
     #[arg(long)]
     pub max_treedepth: Option<u64>,
+    /// NUTS (as `--adapt-delta`): the mass matrix warm-up adapts — `diag` (Stan's `diag_e`) or
+    /// `low-rank` (nutpie's low-rank modified mass matrix: learns the correlations of a
+    /// collinear regression) [default: diag].
+    #[arg(long)]
+    pub metric: Option<String>,
 }
 
 /// The most chains of one run.
@@ -119,7 +124,7 @@ impl MethodFlags {
     /// Refuse, before any work, a flag of another method and a count or rate out of range.
     pub fn check(&self, method: Method) -> Result<(), String> {
         use Method::*;
-        let given: [(&str, bool, &[Method]); 19] = [
+        let given: [(&str, bool, &[Method]); 20] = [
             ("--chains", self.chains.is_some(), &[Gibbs, Nuts]),
             (
                 "--draws",
@@ -149,6 +154,7 @@ impl MethodFlags {
                 self.max_treedepth.is_some(),
                 &[Gibbs, Nuts],
             ),
+            ("--metric", self.metric.is_some(), &[Gibbs, Nuts]),
         ];
         for (flag, set, methods) in given {
             if set && !methods.contains(&method) {
@@ -203,8 +209,7 @@ impl MethodFlags {
                 return Err(format!("--delay must be a finite number ≥ 0, got {d}"));
             }
         }
-        gpm_runtime::nuts::NutsControl::new(self.adapt_delta, self.max_treedepth)
-            .map_err(|e| format!("--{}", e.replacen('_', "-", 1)))?;
+        self.nuts_control()?;
         if let Some(r) = self.hyper_rate {
             if !(r > 0.0 && r.is_finite()) {
                 return Err(format!(
@@ -217,10 +222,17 @@ impl MethodFlags {
 }
 
 impl MethodFlags {
-    /// NUTS's control from `--adapt-delta` and `--max-treedepth` (Stan's defaults otherwise;
-    /// [`MethodFlags::check`] has refused values out of range).
-    pub fn nuts_control(&self) -> gpm_runtime::nuts::NutsControl {
+    /// NUTS's control from `--adapt-delta`, `--max-treedepth` and `--metric` (Stan's defaults
+    /// otherwise), or what is out of range under the flag's name.
+    pub fn nuts_control(&self) -> Result<gpm_runtime::nuts::NutsControl, String> {
         gpm_runtime::nuts::NutsControl::new(self.adapt_delta, self.max_treedepth)
-            .unwrap_or_default()
+            .map_err(|e| format!("--{}", e.replacen('_', "-", 1)))?
+            .with_metric(self.metric.as_deref())
+            .map_err(|e| format!("--metric: {e}"))
+    }
+
+    /// Whether any of NUTS's controls was given (refused on a run that is all Gibbs).
+    pub fn any_nuts_control(&self) -> bool {
+        self.adapt_delta.is_some() || self.max_treedepth.is_some() || self.metric.is_some()
     }
 }

@@ -212,8 +212,9 @@ fn main() -> ExitCode {
                 eprintln!("error: {message}");
                 return ExitCode::from(2);
             }
-            let nuts_control = flags.nuts_control();
-            let nuts_flags = flags.adapt_delta.is_some() || flags.max_treedepth.is_some();
+            // `check` has refused controls out of range.
+            let nuts_control = flags.nuts_control().unwrap_or_default();
+            let nuts_flags = flags.any_nuts_control();
             let MethodFlags {
                 chains,
                 draws,
@@ -263,7 +264,7 @@ fn main() -> ExitCode {
                 Ok(None) => {}
             }
             if nuts_flags && method != Method::Nuts {
-                eprintln!("error: --adapt-delta and --max-treedepth control NUTS; this model runs --method {} (use --method nuts for NUTS)", format!("{method:?}").to_lowercase());
+                eprintln!("error: --adapt-delta, --max-treedepth and --metric control NUTS; this model runs --method {} (use --method nuts for NUTS)", format!("{method:?}").to_lowercase());
                 return ExitCode::from(2);
             }
             // Model, data and test data are read and checked before any work.

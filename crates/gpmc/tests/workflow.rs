@@ -198,7 +198,15 @@ fn options_are_checked_first() {
         ),
         (
             &["--adapt-delta", "0.95"][..],
-            "--adapt-delta and --max-treedepth control NUTS; this model runs --method gibbs",
+            "--adapt-delta, --max-treedepth and --metric control NUTS; this model runs --method gibbs",
+        ),
+        (
+            &["--method", "nuts", "--metric", "dense_e"][..],
+            "--metric: unknown metric `dense_e`: use `diag`",
+        ),
+        (
+            &["--metric", "low-rank"][..],
+            "--adapt-delta, --max-treedepth and --metric control NUTS; this model runs --method gibbs",
         ),
         (
             &["--method", "svi", "--forgetting", "0.3"][..],
