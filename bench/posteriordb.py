@@ -162,7 +162,7 @@ def main():
         if has_ref:
             compare(row, summary, read_zip_json(ref_path))
         print(f"{name}: {row.get('verdict', row['status'])} ({row['seconds']} s)", flush=True)
-    write_report(args.report, models, checked, rows, args.references_only)
+    write_report(args.report, models, checked, rows, args.references_only, args.metric)
 
 
 def reference_controls(root, name):
@@ -232,7 +232,7 @@ def scale_ratio(v, flat, mean_r, sd_r, p, row):
     return ((v["q95"] - v["q5"]) / width_r if width_r > 0 else 1.0, p)
 
 
-def write_report(path, models, checked, rows, references_only=False):
+def write_report(path, models, checked, rows, references_only=False, metric=None):
     accepted = [m for m in models if checked[m]["ok"]]
     with_ref = [r for r in rows if r["reference"]]
     agree = [r for r in with_ref if r.get("verdict", "").startswith("agrees")]
@@ -245,7 +245,8 @@ def write_report(path, models, checked, rows, references_only=False):
         "over a third of that band — a heavy tail, few effective draws — the ratio of the 5-95 % interval widths",
         "instead; named in the row).",
         "NUTS runs get the `adapt_delta` and `max_treedepth` the reference posterior was drawn with (posteriordb's",
-        "`reference_posteriors/draws/info`; last column), and otherwise gpmc's defaults: 4 chains, 1000 warm-up, --draws.",
+        "`reference_posteriors/draws/info`; last column), and otherwise gpmc's defaults: 4 chains, 1000 warm-up, --draws."
+        + (f" Every NUTS run: `--metric {metric}`." if metric else ""),
         "",
         f"- Stan programs accepted by `gpmc check`: **{len(accepted)} of {len(models)}**",
         f"- posteriors accepted by `gpmc check` (program accepted, data in the checkout): "

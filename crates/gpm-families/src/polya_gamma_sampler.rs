@@ -42,7 +42,8 @@ pub fn mean(b: f64, c: f64) -> f64 {
     if c < 1e-4 {
         b / 4.0 * (1.0 - c * c / 12.0)
     } else {
-        b / (2.0 * c) * (0.5 * c).tanh()
+        // (b/2)/c: 2c overflows at the largest c.
+        0.5 * b / c * (0.5 * c).tanh()
     }
 }
 
@@ -58,11 +59,23 @@ pub fn variance(b: f64, c: f64) -> f64 {
     }
 }
 
+/// The tilt beyond which a PG(b ≥ 1, c) draw equals its mean in double precision.
+const EXACTLY_THE_MEAN_BEYOND: f64 = 1e34;
+
 /// One exact draw of PG(b, c) for `b ≥ 1`, at a cost growing with `b` (`⌈b/4⌉` alternate
 /// draws); shapes below 1 are [`crate::polya_gamma_small`]'s.
 pub fn sample_exact<R: Rng + ?Sized>(rng: &mut R, b: f64, c: f64) -> f64 {
     debug_assert!(b >= 1.0, "PG shapes below 1 are polya_gamma_small's");
     let z = 0.5 * c.abs();
+    if z.is_nan() {
+        return f64::NAN;
+    }
+    // sd/mean = √(2/(b|c|)) at large |c| (Var → b/(2|c|³)): beyond |c| = 1e34 it is below
+    // 1.5e-17, so a draw is its mean to the last bit — and further out the envelopes' arithmetic
+    // overflows (a latent prior of sd 1e200 made this sampler spin). |c| = ∞: the limit 0.
+    if c.abs() > EXACTLY_THE_MEAN_BEYOND {
+        return mean(b, c);
+    }
     if b == 1.0 {
         return 0.25 * devroye(rng, z);
     }
@@ -141,7 +154,8 @@ pub(crate) fn truncated_ig<R: Rng + ?Sized>(rng: &mut R, z: f64, t: f64) -> f64 
         let y: f64 = rng.sample::<f64, _>(StandardNormal).powi(2);
         let mut x = mu + 0.5 * mu * mu * y - 0.5 * mu * (4.0 * mu * y + (mu * y) * (mu * y)).sqrt();
         if rng.gen::<f64>() > mu / (mu + x) {
-            x = mu * mu / x;
+            // μ·(μ/x), not μ²/x: μ² underflows to 0 for μ below 1e-154 (z beyond 1e154).
+            x = mu * (mu / x);
         }
         if x < t {
             return x;
@@ -154,10 +168,10 @@ pub(crate) fn truncated_ig<R: Rng + ?Sized>(rng: &mut R, z: f64, t: f64) -> f64 
 
 const TRUNC: f64 = 0.64;
 
-/// Coefficients `aₙ(x)` of the alternating series of J*(1) (Devroye 2009; PSW 2013 §4): the
-/// left series below the truncation point, the right series above it.
+/// The alternating series of J*(1) at `x` (Devroye 2009; PSW 2013 §4), `aₙ(x) ∝ (n+½)
+/// e^(−(n+½)² rate)`: the left series below the truncation point (rate `2/x`), the right series
+/// above it (rate `π²x/2`).
 struct Series {
-    scale: f64,
     rate: f64,
 }
 
@@ -165,21 +179,19 @@ impl Series {
     fn new(x: f64) -> Series {
         if x > TRUNC {
             Series {
-                scale: PI,
                 rate: PI * PI * x / 2.0,
             }
         } else {
-            let u = 2.0 / (PI * x);
-            Series {
-                scale: u * u.sqrt() * PI,
-                rate: 2.0 / x,
-            }
+            Series { rate: 2.0 / x }
         }
     }
+    /// `aₙ(x) / a₀(x) = 2(n+½) e^(−((n+½)² − ¼)·rate)`: the series relative to its first
+    /// term, which cannot overflow — `a₀` itself is `∞ · 0` (NaN) at x ≈ 1e-200, where a
+    /// latent prior of sd 1e200 puts `z`, and a NaN made the series loop never end.
     #[inline]
-    fn a(&self, n: usize) -> f64 {
+    fn ratio(&self, n: usize) -> f64 {
         let k = n as f64 + 0.5;
-        self.scale * k * (-k * k * self.rate).exp()
+        2.0 * k * (-(k * k - 0.25) * self.rate).exp()
     }
 }
 
@@ -216,19 +228,20 @@ fn devroye<R: Rng + ?Sized>(rng: &mut R, z: f64) -> f64 {
         } else {
             truncated_ig(rng, z, TRUNC)
         };
+        // Accept when U·a₀ lies under the alternating series: in units of a₀ (see `ratio`).
+        // The terms fall faster than geometrically (rate > 3 on both sides), so the partial
+        // sums decide within a few terms; the bound only guards against a NaN `x`.
         let series = Series::new(x);
-        let mut s = series.a(0);
-        let y = rng.gen::<f64>() * s;
-        let mut n = 0;
-        loop {
-            n += 1;
+        let y = rng.gen::<f64>();
+        let mut s = 1.0;
+        for n in 1..MAX_SERIES_TERMS {
             if n % 2 == 1 {
-                s -= series.a(n);
+                s -= series.ratio(n);
                 if y <= s {
                     return x;
                 }
             } else {
-                s += series.a(n);
+                s += series.ratio(n);
                 if y > s {
                     break;
                 }
@@ -236,6 +249,10 @@ fn devroye<R: Rng + ?Sized>(rng: &mut R, z: f64) -> f64 {
         }
     }
 }
+
+/// Terms of Devroye's series tried before a proposal is rejected: the terms decrease like
+/// `e^(−n²)`, so a handful decide every finite proposal.
+const MAX_SERIES_TERMS: usize = 64;
 
 // ---------------------------------------------------------------------------------------------
 // 1 < h ≤ 4: the alternate method.
@@ -319,7 +336,12 @@ impl Alternate {
         // Masses of the tilted envelopes: left 2ʰ e^(−hz) P(IG(h/z, h²) < t) (the Lévy limit at
         // z = 0), right (π/2)ʰ λ^(−h) Q(h, λt); the common factor cosh(z)ʰ cancels.
         let ln_left = h * std::f64::consts::LN_2 + ln_tilted_levy_mass(h, z, t);
-        let q = statrs::function::gamma::gamma_ur(h, lambda * t);
+        // Q(h, ∞) = 0 (λ overflows for z beyond 1e154; statrs refuses an infinite argument).
+        let q = if (lambda * t).is_finite() {
+            statrs::function::gamma::gamma_ur(h, lambda * t)
+        } else {
+            0.0
+        };
         let ln_right = h * (FRAC_PI_2.ln() - lambda.ln()) + q.ln();
         let p_left = 1.0 / (1.0 + (ln_right - ln_left).exp());
         Alternate {
@@ -453,6 +475,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Issue 50: a latent prior of sd 1e200 put c near 1e170-1e200, where Devroye's first
+    /// coefficient is ∞ · 0 and the series test never ended. Every shape ends there, near the
+    /// mean b/(2c) (the sd is far below it: Var = b/(4c³)·2 at large c).
+    #[test]
+    fn extreme_tilts_end_near_the_mean() {
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for c in [1e8, 1e30, 1e34, 1e35, 1e154, 1e170, 1e200, 1e300, f64::MAX] {
+            for b in [1.0, 2.5, 7.0] {
+                let x = sample_exact(&mut rng, b, c);
+                let m = mean(b, c);
+                assert!(x.is_finite() && x >= 0.0, "PG({b}, {c:e}) = {x}");
+                assert!(
+                    (x / m - 1.0).abs() < 1e-2,
+                    "PG({b}, {c:e}) = {x:e}, mean {m:e}"
+                );
+            }
+        }
+        assert_eq!(sample_exact(&mut rng, 1.0, f64::INFINITY), 0.0);
+        assert!(sample_exact(&mut rng, 1.0, f64::NAN).is_nan());
     }
 
     #[test]

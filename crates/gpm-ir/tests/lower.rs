@@ -184,6 +184,47 @@ fn errors_keep_going_after_the_first() {
     );
 }
 
+/// Issue 50: a sampled hyperparameter's range one ulp wide made the slice step spin; it is
+/// refused at check time with what to write, while a fixed value in such a range and a narrow
+/// range far from one ulp are fine.
+#[test]
+fn a_range_too_narrow_to_sample_is_refused() {
+    let src = |decl: &str| {
+        format!(
+            "data {{ N : int; x : vector[N]; y : vector[N]; }}
+             hyper {{ {decl} }}
+             latent {{ f : vector[N] ~ gp(x, sqexp(1.0)); }}
+             model {{ y ~ normal(f, sigma); }}"
+        )
+    };
+    let narrow = "sigma : real in 0.3..0.30000000000000004 ~ uniform(0.3, 0.30000000000000004);";
+    let errs = gpm_ir::lower(&gpm_syntax::parse(&src(narrow)).unwrap()).unwrap_err();
+    let e = errs
+        .0
+        .iter()
+        .find(|e| e.code == "gpm::bad_constraint")
+        .unwrap();
+    assert!(
+        e.message.contains("too narrow to sample or learn"),
+        "{}",
+        e.message
+    );
+    assert!(e
+        .help
+        .as_deref()
+        .unwrap_or("")
+        .contains("sigma : real = 0.3;"));
+    for fine in [
+        "sigma : real in 0.3..0.30000000000000004 = 0.3;",
+        "sigma : real in 1e-12..2e-12 ~ uniform(1e-12, 2e-12);",
+    ] {
+        assert!(
+            gpm_ir::lower(&gpm_syntax::parse(&src(fine)).unwrap()).is_ok(),
+            "{fine}"
+        );
+    }
+}
+
 #[test]
 fn let_predictors_can_be_indexed_in_loops() {
     let m = lower_src(

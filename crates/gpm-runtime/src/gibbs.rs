@@ -674,7 +674,7 @@ impl<'a> Sampler<'a> {
         let mut pv = self.predictors(state);
         for step in &self.schedule.gibbs {
             match *step {
-                GibbsStep::LikelihoodHypers => self.slice_hypers(state, &pv, rng),
+                GibbsStep::LikelihoodHypers => self.slice_hypers(state, &pv, rng)?,
                 GibbsStep::Auxiliaries => self.sample_aux(state, &pv, rng)?,
                 GibbsStep::ConjugateHypers => self.sample_hypers(state, &pv, rng)?,
                 GibbsStep::Block { block, collapsed } => {

@@ -86,16 +86,43 @@ impl Transform {
     }
 }
 
+/// The most shrinkages of one slice step: a bracket of doubles halves its width about every
+/// 1.4 shrinkages, so a step that has not ended after this many never would.
+pub const MAX_SHRINKS: usize = 10_000;
+
+/// Why a slice step found no point: the start is not a finite number, or the density is not
+/// above the slice level anywhere the bracket shrank to.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error("the slice step from {start} found no point in {MAX_SHRINKS} shrinkages (last bracket [{left}, {right}] on the unconstrained scale)")]
+pub struct NoPoint {
+    /// Where the step started.
+    pub start: f64,
+    /// The last bracket.
+    pub left: f64,
+    /// The last bracket.
+    pub right: f64,
+}
+
 /// One slice-sampling update of `x0` under the log-density `logp` (which may return `−∞`),
 /// with initial bracket width `w` and at most `max_steps` steps out. The update leaves the
-/// density invariant whatever `w` is; `w` only sets the cost.
+/// density invariant whatever `w` is; `w` only sets the cost. At most [`MAX_SHRINKS`]
+/// shrinkages: a start that is not finite (an unconstrained image of a range end) is an error,
+/// not a loop.
 pub fn step<R: Rng + ?Sized>(
     rng: &mut R,
     x0: f64,
     logp: &mut dyn FnMut(f64) -> f64,
     w: f64,
     max_steps: usize,
-) -> f64 {
+) -> Result<f64, NoPoint> {
+    let no_point = |left, right| NoPoint {
+        start: x0,
+        left,
+        right,
+    };
+    if !x0.is_finite() || !(w > 0.0 && w.is_finite()) {
+        return Err(no_point(x0, x0));
+    }
     let level = logp(x0) + rng.gen::<f64>().ln();
     let mut left = x0 - w * rng.gen::<f64>();
     let mut right = left + w;
@@ -111,10 +138,10 @@ pub fn step<R: Rng + ?Sized>(
         right += w;
         k -= 1;
     }
-    loop {
+    for _ in 0..MAX_SHRINKS {
         let x = left + rng.gen::<f64>() * (right - left);
         if logp(x) > level {
-            return x;
+            return Ok(x);
         }
         if x < x0 {
             left = x;
@@ -123,9 +150,10 @@ pub fn step<R: Rng + ?Sized>(
         }
         // The shrinking bracket always contains x0, whose density is above the level.
         if right - left < 1e-12 * (1.0 + x0.abs()) {
-            return x0;
+            return Ok(x0);
         }
     }
+    Err(no_point(left, right))
 }
 
 #[cfg(test)]
@@ -146,13 +174,34 @@ mod tests {
                     &mut |u| prior.log_density(t.to_theta(u)) + t.log_jacobian(u),
                     1.0,
                     20,
-                );
+                )
+                .unwrap();
                 t.to_theta(u)
             })
             .collect()
     }
 
     /// `dθ/du` and the log-Jacobian's derivative against central differences, each transform.
+    /// A start that is not finite (the image of a range end) and a density that is nowhere
+    /// above the level end with an error, not a loop.
+    #[test]
+    fn a_step_that_cannot_end_is_an_error() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        for x0 in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+            let e = step(&mut rng, x0, &mut |_| 0.0, 1.0, 20).unwrap_err();
+            assert!(e.to_string().contains("found no point"), "{e}");
+        }
+        // The bracket shrinks to the start and the step stays there.
+        let x = step(
+            &mut rng,
+            0.5,
+            &mut |x| if x == 0.5 { 0.0 } else { -1e300 },
+            1.0,
+            20,
+        );
+        assert_eq!(x, Ok(0.5));
+    }
+
     #[test]
     fn transform_derivatives_match_differences() {
         let ts = [

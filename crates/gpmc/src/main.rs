@@ -4,6 +4,7 @@ mod cli_flags;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use cli_flags::{Method, MethodFlags, ParticleMap};
+use gpmc::output::Kind;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -137,7 +138,7 @@ fn main() -> ExitCode {
             let out = output.unwrap_or_else(|| dir.join("plots"));
             // The figures directory is replaced as a whole, like a run's output (and marked
             // as gpmc's, so that a later `gpmc plot` may replace it).
-            if let Err(e) = gpmc::output::write_all(&out, &files) {
+            if let Err(e) = gpmc::output::write_all(&out, Kind::Plots, &[&dir], &files) {
                 eprintln!("error: {e}");
                 return ExitCode::from(1);
             }
@@ -166,7 +167,10 @@ fn main() -> ExitCode {
                     serde_json::to_string_pretty(&summary).expect("summary JSON"),
                 ),
             ];
-            if let Err(e) = gpmc::output::write_all(&dir, &files) {
+            let reads: Vec<&std::path::Path> = std::iter::once(fit.as_path())
+                .chain(data.iter().map(|p| p.as_path()))
+                .collect();
+            if let Err(e) = gpmc::output::write_all(&dir, Kind::Predictions, &reads, &files) {
                 eprintln!("error: {e}");
                 return ExitCode::from(1);
             }
@@ -335,8 +339,12 @@ fn main() -> ExitCode {
 
 /// A model read, checked and bound to its data, with the run's output directory.
 struct Opened {
+    /// The model file, as given.
+    model_file: std::path::PathBuf,
     /// The data files, as given (a saved fit names them).
     data_files: Vec<std::path::PathBuf>,
+    /// The test data files (`--predict`).
+    test_files: Vec<std::path::PathBuf>,
     /// Whether every factor takes the generic update (`--generic`).
     generic: bool,
     /// Whether the Gibbs sweep may take NUTS steps (not `--no-nuts-step`).
@@ -350,6 +358,14 @@ struct Opened {
 }
 
 impl Opened {
+    /// The files this run reads, which its output directory must not hold.
+    fn reads(&self) -> Vec<&std::path::Path> {
+        std::iter::once(self.model_file.as_path())
+            .chain(self.data_files.iter().map(|p| p.as_path()))
+            .chain(self.test_files.iter().map(|p| p.as_path()))
+            .collect()
+    }
+
     /// Print an inference error with this run's model source; its exit code ([`report`]).
     fn report(&self, e: gpmc::infer::InferError) -> ExitCode {
         report(&self.name, &self.source, e)
@@ -375,7 +391,9 @@ fn open_run(
         .map_err(|e| report(&name, &source, e.into()))?;
     let dir = output.unwrap_or_else(|| default_output(path));
     Ok(Opened {
+        model_file: path.to_path_buf(),
         data_files: data.to_vec(),
+        test_files: predict.to_vec(),
         generic,
         nuts_step,
         name,
@@ -454,11 +472,15 @@ fn infer_density(
     quiet: bool,
 ) -> ExitCode {
     let report = |e| report(name, source, e);
+    // Nothing this run reads may be inside what it replaces: the program and the data.
+    let reads: Vec<&std::path::Path> = std::iter::once(std::path::Path::new(name))
+        .chain(data.iter().map(|p| p.as_path()))
+        .collect();
     let data = match gpmc::data::json_object(data) {
         Ok(d) => d,
         Err(e) => return report(e.into()),
     };
-    let staging = match gpmc::output::Staging::create(dir) {
+    let staging = match gpmc::output::Staging::create(dir, Kind::Run, &reads) {
         Ok(s) => s,
         Err(e) => return report(e.into()),
     };
@@ -536,7 +558,7 @@ fn variational(opened: Opened, method: Variational, run: VariationalRun) -> Exit
     let report = |e| opened.report(e);
     let (checked, d, test, dir) = (&opened.checked, &opened.d, &opened.test, &opened.dir);
     // The output directory is checked and staged before the fit.
-    let staging = match gpmc::output::Staging::create(&dir) {
+    let staging = match gpmc::output::Staging::create(&dir, Kind::Run, &opened.reads()) {
         Ok(s) => s,
         Err(e) => return report(e.into()),
     };
@@ -741,7 +763,8 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
     } = run;
     let report = |e| opened.report(e);
     let (checked, d, test, dir) = (&opened.checked, &opened.d, &opened.test, &opened.dir);
-    let init = match &init {
+    let init_path = init;
+    let init = match &init_path {
         Some(path) => match gpmc::init::load(&checked.model, &d, path) {
             Ok(i) => i,
             Err(e) => return report(e.into()),
@@ -760,7 +783,9 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
     };
     // The output directory is checked and staged before any work; the chains write into it
     // as they sample (memory flat in the number of draws), and it replaces `dir` at the end.
-    let staging = match gpmc::output::Staging::create(&dir) {
+    let mut reads = opened.reads();
+    reads.extend(init_path.as_deref());
+    let staging = match gpmc::output::Staging::create(&dir, Kind::Run, &reads) {
         Ok(s) => s,
         Err(e) => return report(e.into()),
     };

@@ -11,8 +11,12 @@
 //! symbolic link locks the same file.
 //!
 //! Only a directory gpmc made is ever replaced: every output directory holds [`MARKER`] (a
-//! format line written by gpmc), and an existing directory without it is refused unless it is
-//! empty — a `summary.json` of the user's own, beside their other files, is not taken for ours.
+//! regular file whose one line says which command wrote it), and an existing directory without
+//! exactly that is refused unless it is empty — a `summary.json` of the user's own, beside their
+//! other files, is not taken for ours, nor is a marker of another format or a link to one. A
+//! directory is replaced only by the command that wrote it (`gpmc predict --output RUN` does not
+//! wipe a run), and never when it holds something the command reads (`gpmc plot RUN --output
+//! RUN`, data files inside the output directory).
 
 use gpm_runtime::memory::human;
 use std::path::{Path, PathBuf};
@@ -33,20 +37,78 @@ pub struct Staging {
     lock: (std::fs::File, PathBuf),
 }
 
-/// The file that marks a directory as a gpmc output, and its content (a format version: a
-/// later gpmc that changes the layout can tell its own directories from older ones).
+/// The file that marks a directory as a gpmc output; its content names the format (a later
+/// gpmc that changes the layout can tell its own directories from older ones) and the command.
 pub const MARKER: &str = ".gpmc-output";
-const MARKER_CONTENT: &str = "gpmc output directory, format 1\n";
+/// What gpmc before format 2 wrote for every command; taken as a run's.
+const FORMAT_1: &str = "gpmc output directory, format 1\n";
 
-/// Whether `dir` holds gpmc's marker (its content read with a small limit: a marker is one line).
-fn is_marked(dir: &Path) -> bool {
+/// Which command writes an output directory (its marker says so).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `gpmc infer`: chains, summary, fit.
+    Run,
+    /// `gpmc predict`.
+    Predictions,
+    /// `gpmc plot`.
+    Plots,
+}
+
+impl Kind {
+    const ALL: [Kind; 3] = [Kind::Run, Kind::Predictions, Kind::Plots];
+
+    fn command(self) -> &'static str {
+        match self {
+            Kind::Run => "gpmc infer",
+            Kind::Predictions => "gpmc predict",
+            Kind::Plots => "gpmc plot",
+        }
+    }
+
+    fn marker(self) -> String {
+        format!(
+            "gpmc output directory, format 2, written by `{}`\n",
+            self.command()
+        )
+    }
+}
+
+/// The command whose output `dir` holds, by its marker: `None` unless the marker is a regular
+/// file (not a link) holding exactly a line gpmc writes (read with a small limit).
+fn marked_kind(dir: &Path) -> Option<Kind> {
     use std::io::Read;
-    let Ok(file) = std::fs::File::open(dir.join(MARKER)) else {
-        return false;
-    };
+    let path = dir.join(MARKER);
+    if !std::fs::symlink_metadata(&path).ok()?.file_type().is_file() {
+        return None;
+    }
     let mut text = String::new();
-    file.take(256).read_to_string(&mut text).is_ok()
-        && text.starts_with("gpmc output directory, format ")
+    std::fs::File::open(&path)
+        .ok()?
+        .take(256)
+        .read_to_string(&mut text)
+        .ok()?;
+    if text == FORMAT_1 {
+        return Some(Kind::Run);
+    }
+    Kind::ALL.into_iter().find(|k| text == k.marker())
+}
+
+/// Refuse an output directory `real` (given as `dir`) that is, or holds, a path the command
+/// reads: replacing it would delete that input.
+fn refuse_inputs(dir: &Path, real: &Path, reads: &[&Path]) -> Result<(), OutputError> {
+    for input in reads {
+        let Ok(input_real) = std::fs::canonicalize(input) else {
+            continue;
+        };
+        if input_real.starts_with(real) {
+            return Err(OutputError(format!(
+                "{} holds {}, which this command reads: writing the output there would delete it; choose another --output",
+                dir.display(),
+                input.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `dir` with its symbolic links resolved: the directory itself when it exists, else its
@@ -94,11 +156,13 @@ fn io(what: &Path, e: std::io::Error) -> OutputError {
 }
 
 impl Staging {
-    /// Start writing the output directory `dir`. An existing `dir` may be replaced only if
-    /// gpmc made it (it holds [`MARKER`]) or it is empty, which is checked here, before any
+    /// Start writing the output directory `dir` of a `kind` command that reads `reads`. An
+    /// existing `dir` may be replaced only if it is empty or the same command made it (its
+    /// [`MARKER`]), and never when it is or holds one of `reads` — checked here, before any
     /// work; leftovers of killed runs are removed.
-    pub fn create(dir: &Path) -> Result<Staging, OutputError> {
+    pub fn create(dir: &Path, kind: Kind, reads: &[&Path]) -> Result<Staging, OutputError> {
         let (real, name) = canonical(dir)?;
+        refuse_inputs(dir, &real, reads)?;
         if real.exists() {
             if !real.is_dir() {
                 return Err(OutputError(format!(
@@ -110,11 +174,23 @@ impl Staging {
                 .map_err(|e| io(dir, e))?
                 .next()
                 .is_none();
-            if !empty && !is_marked(&real) {
-                return Err(OutputError(format!(
-                    "{} exists and was not made by gpmc (it has no {MARKER} file), so it is not replaced: choose another --output, or empty or remove it yourself",
-                    dir.display()
-                )));
+            match marked_kind(&real) {
+                _ if empty => {}
+                None => {
+                    return Err(OutputError(format!(
+                        "{} exists and was not made by gpmc (it has no {MARKER} file of this gpmc's formats 1 or 2), so it is not replaced: choose another --output, or empty or remove it yourself",
+                        dir.display()
+                    )))
+                }
+                Some(other) if other != kind => {
+                    return Err(OutputError(format!(
+                        "{} holds the output of `{}`, which `{}` does not replace: choose another --output",
+                        dir.display(),
+                        other.command(),
+                        kind.command()
+                    )))
+                }
+                Some(_) => {}
             }
         }
         let parent = real
@@ -131,7 +207,7 @@ impl Staging {
             committed: false,
             lock,
         };
-        staging.write(MARKER, MARKER_CONTENT)?;
+        staging.write(MARKER, &kind.marker())?;
         Ok(staging)
     }
 
@@ -310,9 +386,15 @@ pub fn check_memory(rows: u64, width: usize) -> Result<(), OutputError> {
     })
 }
 
-/// Write `files` as the whole content of the output directory `dir` (see [`Staging`]).
-pub fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), OutputError> {
-    Staging::create(dir)?.finish(files)
+/// Write `files` as the whole content of the output directory `dir` of a `kind` command that
+/// reads `reads` (see [`Staging`]).
+pub fn write_all(
+    dir: &Path,
+    kind: Kind,
+    reads: &[&Path],
+    files: &[(String, String)],
+) -> Result<(), OutputError> {
+    Staging::create(dir, kind, reads)?.finish(files)
 }
 
 /// Remove `.<name>.partial-<pid>` and `.<name>.old-<pid>` directories in `parent` left by runs

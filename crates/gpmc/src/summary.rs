@@ -26,7 +26,8 @@ pub struct Options {
 /// Rows shown unless `--all`.
 const FIRST_ROWS: usize = 20;
 
-/// `v` with `sig` significant figures (fixed notation, at most 12 decimals).
+/// `v` with `sig` significant figures: fixed notation from 1e-6 to below 1e9, scientific
+/// beyond (a draw of 1e195 is not printed as 196 digits, nor 1e-20 as 0.000000000000).
 fn sig(v: f64, sig: usize) -> String {
     if !v.is_finite() {
         return format!("{v}");
@@ -35,6 +36,10 @@ fn sig(v: f64, sig: usize) -> String {
         return "0".into();
     }
     let magnitude = v.abs().log10().floor() as i64;
+    if !(-6..9).contains(&magnitude) {
+        let decimals = sig.saturating_sub(1);
+        return format!("{v:.decimals$e}");
+    }
     let decimals = (sig as i64 - 1 - magnitude).clamp(0, 12) as usize;
     format!("{v:.decimals$}")
 }
@@ -526,5 +531,9 @@ mod tests {
         assert_eq!(sig(-1.5, 2), "-1.5");
         assert_eq!(sig(98765.4, 2), "98765");
         assert_eq!(sig(f64::NAN, 3), "NaN");
+        assert_eq!(sig(2.5634e195, 3), "2.56e195");
+        assert_eq!(sig(-1.5e-20, 2), "-1.5e-20");
+        assert_eq!(sig(1234567890.0, 3), "1.23e9");
+        assert_eq!(sig(123456789.0, 3), "123456789");
     }
 }

@@ -5,6 +5,10 @@
 use super::*;
 use gpm_library::{HyperPrior, PriorError, HYPER_PRIORS};
 
+/// The narrowest range, relative to the size of its ends, a sampled or learned hyperparameter
+/// may have: about 4.5·10⁶ doubles across, so that the unconstrained scale still resolves it.
+const NARROWEST_RANGE: f64 = 1e-9;
+
 impl Lowerer {
     pub(super) fn hyper_decl(&mut self, h: &ast::HyperDecl) {
         let shape = match &h.ty.kind {
@@ -36,6 +40,9 @@ impl Lowerer {
         if let Some(HyperKind::Fixed { value: v } | HyperKind::Learn { init: v }) = &kind {
             self.check_in_range(h, *v, lower, upper);
         }
+        if !matches!(kind, Some(HyperKind::Fixed { .. })) {
+            self.check_sampleable_range(h, lower, upper);
+        }
         if !self.declare(&h.name, Binding::Hyper) {
             return;
         }
@@ -49,6 +56,34 @@ impl Lowerer {
                 span: h.span,
             });
         }
+    }
+
+    /// Refuse a range a sampler or an optimiser cannot move in: both ends finite and closer
+    /// than [`NARROWEST_RANGE`] of their size (a range one ulp wide made the slice step spin).
+    fn check_sampleable_range(&mut self, h: &ast::HyperDecl, lo: Option<f64>, hi: Option<f64>) {
+        let (Some(lo), Some(hi)) = (lo, hi) else {
+            return;
+        };
+        let size = lo.abs().max(hi.abs());
+        if hi - lo > NARROWEST_RANGE * size {
+            return;
+        }
+        self.err(
+            SemanticError::new(
+                "gpm::bad_constraint",
+                format!(
+                    "the range {lo}..{hi} of `{}` is too narrow to sample or learn in (width {:e})",
+                    h.name.name,
+                    hi - lo
+                ),
+                h.constraint.as_ref().map_or(h.span, |c| c.span),
+                "too narrow",
+            )
+            .help(format!(
+                "fix the value instead: `{} : real = {lo};`, or widen the range",
+                h.name.name
+            )),
+        );
     }
 
     /// The declared range `in lo..hi` as constants.

@@ -199,7 +199,7 @@ impl<'a> Sampler<'a> {
                         trial.prior_sd = sd;
                         GaussianBlock::log_marginal(&trial, &np)
                     };
-                    self.slice_update(&ds.hypers, ds.joint, state, &log_w, rng);
+                    self.slice_update(&ds.hypers, ds.joint, state, &log_w, rng)?;
                     let (m, sd) = self.dense_prior(parts, &self.hyper_values(state))?;
                     block.prior_mean = m.clone();
                     block.prior_sd = sd.clone();

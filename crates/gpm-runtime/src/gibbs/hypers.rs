@@ -72,7 +72,7 @@ impl super::Sampler<'_> {
         state: &mut State,
         log_gp: &dyn Fn(&HyperValues) -> Result<f64, RuntimeError>,
         rng: &mut ChaCha8Rng,
-    ) {
+    ) -> Result<(), RuntimeError> {
         let mut hv = self.hyper_values(state);
         let mut evaluations = 0u64;
         // Each hyperparameter's current value and its unconstrained image. The current point
@@ -140,13 +140,29 @@ impl super::Sampler<'_> {
                     let base = term(k, u, &mut hv);
                     finish(base, &hv)
                 };
-                let u = crate::slice::step(rng, start[k].0, &mut logp, width, max_steps);
+                let u = crate::slice::step(rng, start[k].0, &mut logp, width, max_steps)
+                    .map_err(|e| self.no_point(h, e))?;
                 let theta = theta_at(k, u);
                 h.set(state, theta);
                 h.set_in(&mut hv, theta);
             }
         }
         state.hyper_evaluations += evaluations;
+        Ok(())
+    }
+
+    /// A slice step of `h` that could not end, as the run's error: which hyperparameter, its
+    /// range, what to do.
+    fn no_point(&self, h: &SlicedHyper, e: crate::slice::NoPoint) -> RuntimeError {
+        let (lo, hi) = (h.prior.lower(), h.prior.upper());
+        let name = self
+            .schedule
+            .hyper_decls
+            .get(h.index)
+            .map_or("?", |d| d.name.as_str());
+        RuntimeError::Numerical(format!(
+            "hyperparameter `{name}` (range [{lo}, {hi}]): {e}; its conditional density is not finite around its value — fix its value, widen its range or check its prior"
+        ))
     }
 
     /// Store a group's GP priors at the current hyperparameters in the chain's state.
@@ -195,7 +211,7 @@ impl super::Sampler<'_> {
             }
             Ok(total)
         };
-        self.slice_update(&sh.hypers, sh.joint, state, &log_gp, rng);
+        self.slice_update(&sh.hypers, sh.joint, state, &log_gp, rng)?;
         self.refresh_shared(sh, state)?;
         for per in &curv {
             for (bi, li, c, a, b) in per {
@@ -243,7 +259,7 @@ impl super::Sampler<'_> {
             }
             Ok(total)
         };
-        self.slice_update(&sh.hypers, sh.joint, state, &log_gp, rng);
+        self.slice_update(&sh.hypers, sh.joint, state, &log_gp, rng)?;
         self.refresh_shared(sh, state)?;
         let (li, c) = sh
             .latents
@@ -264,7 +280,12 @@ impl super::Sampler<'_> {
 
     /// Slice-sampling updates of the non-conjugate likelihood hyperparameters, each on its
     /// unconstrained scale: log prior + log-Jacobian + Σᵢ log p(yᵢ | ηᵢ, θ).
-    pub(super) fn slice_hypers(&self, state: &mut State, pv: &[Vec<f64>], rng: &mut ChaCha8Rng) {
+    pub(super) fn slice_hypers(
+        &self,
+        state: &mut State,
+        pv: &[Vec<f64>],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
         let mut stack = Vec::with_capacity(64);
         for h in &self.sliced {
             let t = h.transform;
@@ -297,9 +318,11 @@ impl super::Sampler<'_> {
                     total
                 }
             };
-            let u = crate::slice::step(rng, u0, &mut logp, 1.0, 20);
+            let u =
+                crate::slice::step(rng, u0, &mut logp, 1.0, 20).map_err(|e| self.no_point(h, e))?;
             h.set(state, t.to_theta(u));
         }
+        Ok(())
     }
 
     /// Slice-sampling updates of a GP's prior hyperparameters given the auxiliaries (the GP
@@ -333,7 +356,7 @@ impl super::Sampler<'_> {
                 let p = prior_at(hv)?;
                 p.sp.log_marginal(&p.phi, &p.kt, a, b)
             };
-            self.slice_update(&sk.hypers, sk.joint, state, &log_gp, rng);
+            self.slice_update(&sk.hypers, sk.joint, state, &log_gp, rng)?;
             state.sparse_priors[sk.block] = Some(prior_at(&self.hyper_values(state))?);
             return Ok(());
         }
@@ -397,7 +420,7 @@ impl super::Sampler<'_> {
             *last.borrow_mut() = Some((hv.clone(), k, lb));
             Ok(lp)
         };
-        self.slice_update(&sk.hypers, sk.joint, state, &log_gp, rng);
+        self.slice_update(&sk.hypers, sk.joint, state, &log_gp, rng)?;
         let hv = self.hyper_values(state);
         let mean = hv.eval(&sk.mean)?;
         let last = last.into_inner();
@@ -501,7 +524,7 @@ impl super::Sampler<'_> {
             }
             Ok(total)
         };
-        self.slice_update(&sk.hypers, sk.joint, state, &log_lik, rng);
+        self.slice_update(&sk.hypers, sk.joint, state, &log_lik, rng)?;
         let hv = self.hyper_values(state);
         if hv == current {
             // Not moved (a bracket shrunk to the current point): f, its prior and the

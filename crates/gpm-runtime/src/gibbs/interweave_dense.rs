@@ -71,7 +71,7 @@ impl<'a> Sampler<'a> {
             self.interwoven_log_lik(&d.interweave, &at, aux, hypers)
         };
         let current = self.hyper_values(state);
-        self.slice_update(&d.hypers, d.joint, state, &log_lik, rng);
+        self.slice_update(&d.hypers, d.joint, state, &log_lik, rng)?;
         let hv = self.hyper_values(state);
         if hv == current {
             // Not moved: the weights, their prior and the auxiliaries stand as they are.

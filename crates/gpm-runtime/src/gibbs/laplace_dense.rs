@@ -344,7 +344,7 @@ impl<'a> Sampler<'a> {
             let target = conditional.log_density(&t)? + approx.log_jacobian();
             Ok((t, target))
         };
-        self.slice_update(&d.hypers, d.joint, state, &|hv| Ok(moved(hv)?.1), rng);
+        self.slice_update(&d.hypers, d.joint, state, &|hv| Ok(moved(hv)?.1), rng)?;
         let hv = self.hyper_values(state);
         if hv == current {
             // Not moved: the values, their prior and the auxiliaries stand as they are.

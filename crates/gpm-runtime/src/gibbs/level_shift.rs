@@ -91,7 +91,11 @@ impl Sampler<'_> {
                 - delta * lin
                 - 0.5 * delta * delta * quad
         };
-        let delta = crate::slice::step(rng, 0.0, &mut log_post, WIDTH, MAX_STEPS);
+        let delta = crate::slice::step(rng, 0.0, &mut log_post, WIDTH, MAX_STEPS).map_err(|e| {
+            RuntimeError::Numerical(format!(
+                "the level shift of a multi-class latent: {e}; the class log-likelihood is not finite at the current draw"
+            ))
+        })?;
         state.latents[li].add_scalar_mut(delta);
         if !redraw {
             return Ok(());

@@ -107,7 +107,7 @@ impl Sampler<'_> {
         // evaluations (what the sweep's cost is judged by).
         let counted = state.hyper_evaluations;
         for _ in 0..surrogate.rule.steps {
-            self.slice_update(&sk.hypers, sk.joint, state, &approx, rng);
+            self.slice_update(&sk.hypers, sk.joint, state, &approx, rng)?;
         }
         state.surrogate_evaluations += state.hyper_evaluations - counted + 2;
         state.hyper_evaluations = counted;
