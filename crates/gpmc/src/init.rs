@@ -27,7 +27,9 @@ pub fn load(model: &Model, data: &Data, path: &Path) -> Result<Init, DataError> 
             "give a JSON file",
         )
     })?;
-    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+    // A byte-order mark is read past, as in the data files.
+    let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let json: serde_json::Value = serde_json::from_str(body).map_err(|e| {
         bad(
             "",
             format!("`{}` is not JSON: {e}", path.display()),

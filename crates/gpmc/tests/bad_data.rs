@@ -262,3 +262,33 @@ fn a_bijective_latent_needs_one_column_fewer_than_classes() {
             .unwrap();
     assert!(gpmc::data::from_json_value(&c.model, &v).is_ok());
 }
+
+/// Issue 50: a JSON data file that starts with a UTF-8 byte-order mark is read (CSV and `.gpm`
+/// accepted one; JSON was refused), to the same data as without it; a file of only the mark, or
+/// of a partial mark, is still an error that names the file.
+#[test]
+fn a_json_file_with_a_byte_order_mark_is_read() {
+    let m = model();
+    let plain = std::fs::read(root().join("models/gp_classification.data.json")).unwrap();
+    let dir = std::env::temp_dir().join(format!("gpmc-bom-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let with_bom = dir.join("bom.json");
+    std::fs::write(&with_bom, [&[0xEF, 0xBB, 0xBF][..], &plain].concat()).unwrap();
+    let a = gpmc::data::load(
+        &m.model,
+        &[&root().join("models/gp_classification.data.json")],
+    );
+    let b = gpmc::data::load(&m.model, &[&with_bom]);
+    let (a, b) = (a.unwrap(), b.unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    for bad in [
+        &[0xEF, 0xBB, 0xBF][..],
+        &[0xEF, 0xBB][..],
+        &[0xEF, b'{', b'}'][..],
+    ] {
+        std::fs::write(&with_bom, bad).unwrap();
+        let e = gpmc::data::load(&m.model, &[&with_bom]).expect_err("not JSON");
+        assert!(e.to_string().contains("bom.json"), "{e}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -11,6 +11,30 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// `reader` after a UTF-8 byte-order mark, if it starts with one (editors on Windows write it;
+/// the CSV and `.gpm` readers accept it too).
+fn without_bom<R: std::io::Read>(
+    mut reader: R,
+) -> std::io::Result<std::io::Chain<std::io::Cursor<Vec<u8>>, R>> {
+    use std::io::Read;
+    const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+    let mut head = Vec::with_capacity(3);
+    while head.len() < 3 {
+        let mut byte = [0u8; 1];
+        if reader.read(&mut byte)? == 0 {
+            break;
+        }
+        head.push(byte[0]);
+        if head[..] != BOM[..head.len()] {
+            break;
+        }
+    }
+    if head == BOM {
+        head.clear();
+    }
+    Ok(std::io::Cursor::new(head).chain(reader))
+}
+
 /// Read the JSON object in `reader` (the file `name`) into `into`.
 pub(super) fn read<R: std::io::Read>(
     reader: R,
@@ -18,6 +42,8 @@ pub(super) fn read<R: std::io::Read>(
     into: &mut BTreeMap<String, Raw>,
 ) -> Result<(), DataError> {
     let mut problem = None;
+    let reader = without_bom(reader)
+        .map_err(|e| err("", format!("cannot read the data file `{name}`: {e}"), None))?;
     let mut de = serde_json::Deserializer::from_reader(reader);
     let read = Object {
         into,
