@@ -115,6 +115,30 @@ fn csv_matches_json_and_reports_bad_columns() {
     };
     let e = bad("X.1,X.2,y\n0.1,0.2,1\n0.3,-0.5,2\n");
     assert_eq!(e.variable, "y", "{}", e.message);
+    // Issue 50: the duplicate is named as given, an unreadable column number is an error (it
+    // was taken for an unknown datum and the model fitted with D = 2).
+    let e = bad("X.1,X[1],X.2,y\n0.1,0.1,0.2,1\n");
+    assert!(
+        e.message
+            .contains("`X.1` and `X[1]` both give column 1 of `X`"),
+        "{}",
+        e.message
+    );
+    for header in ["X.99999999999999999999", "X.0", "X[0]"] {
+        let e = bad(&format!("X.1,X.2,{header},y\n0.1,0.2,0.3,1\n"));
+        assert!(
+            e.message.contains(&format!("the column `{header}`")) && e.variable == "X",
+            "{}",
+            e.message
+        );
+    }
+    let e = bad("X.1,X.3,y\n0.1,0.2,1\n");
+    assert!(
+        e.message
+            .contains("`X.2` is missing (the next column is `X.3`)"),
+        "{}",
+        e.message
+    );
     let e = bad("X.1,X.2,y\n0.1,abc,1\n");
     assert!(
         e.message.contains("not a number") && e.message.contains("X.2"),

@@ -147,13 +147,15 @@ fn read_csv<R: std::io::Read>(
         }
     }
     // Group `X.1, X.2` / `X[1], X[2]` into matrix rows.
-    let mut matrices: BTreeMap<String, Vec<(usize, Vec<f64>)>> = BTreeMap::new();
+    let mut matrices: BTreeMap<String, Vec<(usize, String, Vec<f64>)>> = BTreeMap::new();
     for (h, col) in headers.iter().zip(columns) {
-        let split = h
-            .split_once('.')
-            .or_else(|| h.strip_suffix(']').and_then(|s| s.split_once('[')));
-        match split.and_then(|(base, k)| k.parse::<usize>().ok().map(|k| (base, k))) {
-            Some((base, k)) => matrices.entry(base.to_string()).or_default().push((k, col)),
+        match matrix_column(h, name)? {
+            Some((base, k)) => {
+                matrices
+                    .entry(base.to_string())
+                    .or_default()
+                    .push((k, h.clone(), col))
+            }
             None => {
                 if into.contains_key(h) {
                     return Err(given_twice(h));
@@ -165,35 +167,68 @@ fn read_csv<R: std::io::Read>(
     for (base, mut cols) in matrices {
         cols.sort_by_key(|c| c.0);
         // `X.1, X.3` is not a matrix with two columns: every column from 1 up must be there once.
-        for (k, (j, _)) in cols.iter().enumerate() {
-            if *j != k + 1 {
-                let listed: Vec<String> = cols.iter().map(|(j, _)| format!("{base}.{j}")).collect();
+        let hint = Some("a matrix is given as columns NAME.1, NAME.2, … NAME.D (or NAME[1] …)");
+        for k in 0..cols.len() {
+            let (j, header) = (cols[k].0, &cols[k].1);
+            if k > 0 && cols[k - 1].0 == j {
+                let first = &cols[k - 1].1;
+                return Err(err(
+                    &base,
+                    format!("`{name}`: `{first}` and `{header}` both give column {j} of `{base}`"),
+                    hint,
+                ));
+            }
+            if j != k + 1 {
                 return Err(err(
                     &base,
                     format!(
-                        "`{name}`: the columns of `{base}` are {}; `{base}.{}` is {}",
-                        listed.join(", "),
-                        k + 1,
-                        if *j > k + 1 { "missing" } else { "given twice" }
+                        "`{name}`: `{base}.{}` is missing (the next column is `{header}`)",
+                        k + 1
                     ),
-                    Some("a matrix is given as columns NAME.1, NAME.2, … NAME.D (or NAME[1] …)"),
+                    hint,
                 ));
             }
         }
         if into.contains_key(&base) {
             return Err(given_twice(&base));
         }
-        let n = cols.first().map_or(0, |c| c.1.len());
+        let n = cols.first().map_or(0, |c| c.2.len());
         let ncols = cols.len();
         // Column-major, as nalgebra stores it: the columns are appended and freed one by one.
         let mut buf = Vec::with_capacity(n * ncols);
-        for (_, c) in cols {
+        for (_, _, c) in cols {
             buf.extend_from_slice(&c);
         }
         into.insert(base, Raw::Matrix(DMatrix::from_vec(n, ncols, buf)));
     }
     Ok(())
 }
+
+/// The matrix and column a CSV header `X.3` / `X[3]` names, `None` for a plain name; a column
+/// number that is 0 or does not fit (`X.99999999999999999999`) is an error naming the header,
+/// not a column silently taken for an unknown datum.
+fn matrix_column<'h>(header: &'h str, name: &str) -> Result<Option<(&'h str, usize)>, DataError> {
+    let Some((base, k)) = header
+        .split_once('.')
+        .or_else(|| header.strip_suffix(']').and_then(|s| s.split_once('[')))
+    else {
+        return Ok(None);
+    };
+    if k.is_empty() || !k.chars().all(|c| c.is_ascii_digit()) {
+        return Ok(None);
+    }
+    match k.parse::<usize>() {
+        Ok(j) if j >= 1 && j <= MAX_CSV_COLUMN => Ok(Some((base, j))),
+        _ => Err(err(
+            base,
+            format!("`{name}`: the column `{header}` names column {k} of `{base}`, which cannot be"),
+            Some("columns are numbered from 1: NAME.1, NAME.2, … (a CSV file holds at most 10⁷ columns)"),
+        )),
+    }
+}
+
+/// The largest column number a CSV header may give (beyond any file gpmc reads).
+const MAX_CSV_COLUMN: usize = 10_000_000;
 
 /// A datum given by two files (or two columns): which one was meant is not for gpmc to guess.
 fn given_twice(name: &str) -> DataError {
