@@ -218,7 +218,7 @@ fn matrix_column<'h>(header: &'h str, name: &str) -> Result<Option<(&'h str, usi
         return Ok(None);
     }
     match k.parse::<usize>() {
-        Ok(j) if j >= 1 && j <= MAX_CSV_COLUMN => Ok(Some((base, j))),
+        Ok(j) if (1..=MAX_CSV_COLUMN).contains(&j) => Ok(Some((base, j))),
         _ => Err(err(
             base,
             format!("`{name}`: the column `{header}` names column {k} of `{base}`, which cannot be"),
