@@ -10,6 +10,7 @@ use nalgebra::DMatrix;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+mod csv_file;
 mod domains;
 mod json;
 mod limits;
@@ -85,7 +86,7 @@ fn read_file(path: &Path, into: &mut BTreeMap<String, Raw>) -> Result<(), DataEr
     if is_csv {
         // Streamed: the file is never held as text, and each value is stored once, as f64.
         let file = std::fs::File::open(path).map_err(cannot)?;
-        read_csv(
+        csv_file::read(
             limits::RunLimit::csv(std::io::BufReader::with_capacity(1 << 20, file)),
             &name,
             into,
@@ -100,136 +101,6 @@ fn read_file(path: &Path, into: &mut BTreeMap<String, Raw>) -> Result<(), DataEr
     }
 }
 
-fn read_csv<R: std::io::Read>(
-    reader: R,
-    name: &str,
-    into: &mut BTreeMap<String, Raw>,
-) -> Result<(), DataError> {
-    let mut rdr = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .comment(Some(b'#'))
-        .from_reader(reader);
-    let headers: Vec<String> = rdr
-        .headers()
-        .map_err(|e| {
-            err(
-                "",
-                format!("`{name}` is not a CSV data file (its header: {e})"),
-                None,
-            )
-        })?
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    check_headers(&headers, name)?;
-    let mut columns: Vec<Vec<f64>> = vec![vec![]; headers.len()];
-    let mut rec = csv::StringRecord::new();
-    for row in 0.. {
-        let more = rdr
-            .read_record(&mut rec)
-            .map_err(|e| err("", format!("`{name}`: bad CSV row {}: {e}", row + 2), None))?;
-        if !more {
-            break;
-        }
-        for (k, field) in rec.iter().enumerate() {
-            let v: f64 = field.parse().map_err(|_| {
-                err(
-                    headers[k].as_str(),
-                    format!(
-                        "`{name}` row {}, column `{}`: `{field}` is not a number",
-                        row + 2,
-                        headers[k]
-                    ),
-                    None,
-                )
-            })?;
-            columns[k].push(v);
-        }
-    }
-    // Group `X.1, X.2` / `X[1], X[2]` into matrix rows.
-    let mut matrices: BTreeMap<String, Vec<(usize, String, Vec<f64>)>> = BTreeMap::new();
-    for (h, col) in headers.iter().zip(columns) {
-        match matrix_column(h, name)? {
-            Some((base, k)) => {
-                matrices
-                    .entry(base.to_string())
-                    .or_default()
-                    .push((k, h.clone(), col))
-            }
-            None => {
-                if into.contains_key(h) {
-                    return Err(given_twice(h));
-                }
-                into.insert(h.clone(), Raw::Column(col));
-            }
-        }
-    }
-    for (base, mut cols) in matrices {
-        cols.sort_by_key(|c| c.0);
-        // `X.1, X.3` is not a matrix with two columns: every column from 1 up must be there once.
-        let hint = Some("a matrix is given as columns NAME.1, NAME.2, … NAME.D (or NAME[1] …)");
-        for k in 0..cols.len() {
-            let (j, header) = (cols[k].0, &cols[k].1);
-            if k > 0 && cols[k - 1].0 == j {
-                let first = &cols[k - 1].1;
-                return Err(err(
-                    &base,
-                    format!("`{name}`: `{first}` and `{header}` both give column {j} of `{base}`"),
-                    hint,
-                ));
-            }
-            if j != k + 1 {
-                return Err(err(
-                    &base,
-                    format!(
-                        "`{name}`: `{base}.{}` is missing (the next column is `{header}`)",
-                        k + 1
-                    ),
-                    hint,
-                ));
-            }
-        }
-        if into.contains_key(&base) {
-            return Err(given_twice(&base));
-        }
-        let n = cols.first().map_or(0, |c| c.2.len());
-        let ncols = cols.len();
-        // Column-major, as nalgebra stores it: the columns are appended and freed one by one.
-        let mut buf = Vec::with_capacity(n * ncols);
-        for (_, _, c) in cols {
-            buf.extend_from_slice(&c);
-        }
-        into.insert(base, Raw::Matrix(DMatrix::from_vec(n, ncols, buf)));
-    }
-    Ok(())
-}
-
-/// The matrix and column a CSV header `X.3` / `X[3]` names, `None` for a plain name; a column
-/// number that is 0 or does not fit (`X.99999999999999999999`) is an error naming the header,
-/// not a column silently taken for an unknown datum.
-fn matrix_column<'h>(header: &'h str, name: &str) -> Result<Option<(&'h str, usize)>, DataError> {
-    let Some((base, k)) = header
-        .split_once('.')
-        .or_else(|| header.strip_suffix(']').and_then(|s| s.split_once('[')))
-    else {
-        return Ok(None);
-    };
-    if k.is_empty() || !k.chars().all(|c| c.is_ascii_digit()) {
-        return Ok(None);
-    }
-    match k.parse::<usize>() {
-        Ok(j) if (1..=MAX_CSV_COLUMN).contains(&j) => Ok(Some((base, j))),
-        _ => Err(err(
-            base,
-            format!("`{name}`: the column `{header}` names column {k} of `{base}`, which cannot be"),
-            Some("columns are numbered from 1: NAME.1, NAME.2, … (a CSV file holds at most 10⁷ columns)"),
-        )),
-    }
-}
-
-/// The largest column number a CSV header may give (beyond any file gpmc reads).
-const MAX_CSV_COLUMN: usize = 10_000_000;
-
 /// A datum given by two files (or two columns): which one was meant is not for gpmc to guess.
 fn given_twice(name: &str) -> DataError {
     err(
@@ -239,70 +110,10 @@ fn given_twice(name: &str) -> DataError {
     )
 }
 
-/// A CSV header must name its columns (`y`, `X.1`, `X[1]`), each once: a binary or empty file,
-/// a header `y,y` or a blank column name is refused here, naming the problem.
-fn check_headers(headers: &[String], name: &str) -> Result<(), DataError> {
-    if headers.is_empty() || headers.iter().all(|h| h.is_empty()) {
-        return Err(err(
-            "",
-            format!(
-                "`{name}` is empty: a CSV data file starts with a header row naming its columns"
-            ),
-            None,
-        ));
-    }
-    let is_name = |h: &str| {
-        let base = h
-            .split_once('.')
-            .map(|(b, k)| (b, Some(k)))
-            .or_else(|| {
-                h.strip_suffix(']')
-                    .and_then(|s| s.split_once('['))
-                    .map(|(b, k)| (b, Some(k)))
-            })
-            .unwrap_or((h, None));
-        let ident = |s: &str| {
-            s.chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        };
-        ident(base.0)
-            && base
-                .1
-                .is_none_or(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_digit()))
-    };
-    for (k, h) in headers.iter().enumerate() {
-        if !is_name(h) {
-            let shown: String = h.chars().take(40).flat_map(char::escape_debug).collect();
-            return Err(err(
-                "",
-                format!(
-                    "`{name}` is not a CSV data file: column {} of its header is `{shown}`, not a name",
-                    k + 1
-                ),
-                Some("the header names each column: `y`, or `X.1`, `X.2` for a matrix"),
-            ));
-        }
-        if let Some(first) = headers[..k].iter().position(|g| g == h) {
-            return Err(err(
-                h,
-                format!(
-                    "`{name}`: the header names `{h}` twice (columns {} and {})",
-                    first + 1,
-                    k + 1
-                ),
-                None,
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Check the bytes of one CSV data file (named `name` in messages) against the model.
 pub fn from_csv(model: &Model, name: &str, bytes: &[u8]) -> Result<Data, DataError> {
     let mut raw = BTreeMap::new();
-    read_csv(bytes, name, &mut raw)?;
+    csv_file::read(bytes, name, &mut raw)?;
     check(model, raw)
 }
 
