@@ -314,6 +314,9 @@ pub struct Prepared {
     /// Per latent with a `normal` prior that reads data (`normal(0, s * sqrt(spd))`): each
     /// datum's value at each coordinate, in the order of the prior's `data` (empty otherwise).
     pub prior_data: Vec<Vec<Vec<f64>>>,
+    /// What the Gaussian blocks hold, once and per chain (checked for one chain when bound;
+    /// a run of chains checks it for the chains it runs at once).
+    pub memory: crate::memory::BlockBytes,
 }
 
 /// A `normal` prior's mean and sd at each of a latent's `len` coordinates: the tapes read the
@@ -509,9 +512,11 @@ impl Prepared {
                 offset: p.offset,
             });
         }
-        if with_blocks {
-            crate::memory::check_blocks(schedule, data, &latent_dims)?;
-        }
+        let memory = if with_blocks {
+            crate::memory::check_blocks(schedule, data, &latent_dims)?
+        } else {
+            Default::default()
+        };
         // Blocks as the schedule lists them: a GP block per column, a dense block per group
         // of normal latents.
         let mut blocks = Vec::new();
@@ -700,6 +705,7 @@ impl Prepared {
             collapsed_latents,
             spec_blocks,
             prior_data,
+            memory,
         })
     }
 

@@ -218,8 +218,9 @@ pub fn run(
     }
     let mut names = vec!["lp__".to_string()];
     names.extend(model.column_names().map_err(|e| program_error(c, e))?);
-    // The draws are kept in memory until the chain files are written: their size first.
-    crate::output::check_memory((config.chains * config.draws) as u64, names.len())?;
+    // The draws are kept in memory until the chain files are written: their size first, twice
+    // (the rows and, at once, their text or the bytes Python reads).
+    crate::output::check_memory((config.chains * config.draws) as u64, names.len(), 2)?;
     let sinks: Vec<Vec<Vec<f64>>> = (0..config.chains).map(|_| Vec::new()).collect();
     let (ran, draws) = gpm_runtime::density_nuts::run_into(&model, config, progress, stop, sinks)
         .map_err(|e| match e {

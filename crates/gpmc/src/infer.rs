@@ -505,10 +505,12 @@ pub fn run_gibbs_with(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<InferResult, InferError> {
     let setup = gibbs_setup(c, data, &extras)?;
-    // The rows are kept in memory here (the Python package, the tests).
+    // The rows are kept in memory here (the Python package, the tests), twice at once when
+    // they are handed over (the rows and the bytes Python reads them from).
     crate::output::check_memory(
         (config.chains as u64).saturating_mul(config.draws as u64),
         setup.sampler.layout().width(),
+        2,
     )?;
     let sinks = (0..config.chains).map(|_| Vec::new()).collect();
     let (ran, draws, interrupted, nuts) = run_chains(&setup, config, &extras, progress, sinks)?;

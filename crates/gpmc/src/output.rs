@@ -375,10 +375,13 @@ fn refuse_beyond(
     }
 }
 
-/// Refuse, before any work, draws kept in memory that would not fit: `rows × width` values of
-/// 8 bytes against the memory available.
-pub fn check_memory(rows: u64, width: usize) -> Result<(), OutputError> {
-    let need = rows.saturating_mul(width as u64).saturating_mul(8);
+/// Refuse, before any work, draws kept in memory that would not fit: `copies` copies at once
+/// of `rows × width` values of 8 bytes against the memory available.
+pub fn check_memory(rows: u64, width: usize, copies: u64) -> Result<(), OutputError> {
+    let need = rows
+        .saturating_mul(width as u64)
+        .saturating_mul(8)
+        .saturating_mul(copies);
     refuse_beyond(need, gpm_runtime::memory::available(), |need, free| {
         format!(
             "the draws need about {need} of memory ({rows} rows of {width} columns) but {free} are available: fewer draws or chains, or thin them"

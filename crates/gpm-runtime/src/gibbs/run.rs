@@ -81,6 +81,7 @@ pub fn run_into<S: RowSink>(
 ) -> Result<(Vec<(S, ChainTimes, super::NutsBlockStats)>, usize), RuntimeError> {
     let stopped = || stop.load(Ordering::Relaxed);
     check_run(config, sinks.len())?;
+    sampler.prepared().memory.refuse_beyond(at_once(config))?;
     let results = sinks
         .into_par_iter()
         .enumerate()
@@ -128,6 +129,11 @@ pub fn run_into<S: RowSink>(
         })
         .collect::<Result<Vec<_>, RuntimeError>>()?;
     complete_draws(results)
+}
+
+/// How many chains run at once: one per thread of the pool, at most the chains.
+pub(crate) fn at_once(config: &GibbsConfig) -> usize {
+    config.chains.min(rayon::current_num_threads())
 }
 
 /// The settings of a run of chains and its sinks, checked before any chain starts (Gibbs's and
