@@ -23,6 +23,13 @@ from . import _data, _idata
 from ._gpmc import DataError, InferenceError, ModelError, compile as _compile
 from ._gpmc import compile_density as _compile_density
 
+# The errors are gpmc's: named so, they pickle by reference — an error raised on a Dask
+# worker reaches the driver as the same class (`except gpmc.DataError` catches it), not as an
+# unpicklable `_gpmc.DataError`.
+for _error in (DataError, InferenceError, ModelError):
+    _error.__module__ = "gpmc"
+del _error
+
 __all__ = [
     "Model", "Fit", "predict", "rao_blackwell", "ModelError", "DataError", "InferenceError",
     "GpmcWarning", "cluster",

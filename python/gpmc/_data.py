@@ -25,6 +25,16 @@ def normalise(data, columns=None, declared=None):
         out = {}
         mapping = dict(columns or {})
         for name, cols in mapping.items():
+            wanted = list(cols) if isinstance(cols, (list, tuple)) else [cols]
+            missing = [c for c in wanted if c not in frame.columns]
+            if missing:
+                from ._gpmc import DataError
+
+                raise DataError(
+                    f"`{name}` is mapped to the column(s) {missing}, which the frame does not "
+                    f"have (its columns: {[str(c) for c in frame.columns][:20]}): "
+                    "correct `columns` or the frame"
+                )
             if isinstance(cols, (list, tuple)):
                 out[name] = frame[list(cols)].to_numpy(dtype=np.float64)
             else:

@@ -26,6 +26,7 @@ import uuid
 import numpy as np
 
 from . import _data
+from ._gpmc import DataError
 
 __all__ = ["cavi", "svi", "sample", "ClusterFit", "ClusterSamples"]
 
@@ -76,10 +77,52 @@ def _chains_as_tasks(model, client, data, settings, init):
     return cols, rows, nchains, ndraws, summary, hypers
 
 
-def _normalise_task(part, columns, declared):
+def _normalise_task(part, index, columns=None, declared=None):
     """A partition converted to the model's arrays (runs on a worker, once per fit: the
-    result stays there, in place of the partition, for every step)."""
-    return _data.normalise(part, columns, declared)
+    result stays there, in place of the partition, for every step); a partition that cannot
+    be is a ``DataError`` naming it (``index``, from 1)."""
+    try:
+        return _data.normalise(part, columns, declared)
+    except DataError as e:
+        raise DataError(f"partition {index}: {e}") from None
+
+
+def _layout(norm):
+    """A normalised partition's rows and each array's trailing shape (what every partition
+    must share: a matrix's columns)."""
+    shapes = {k: tuple(v.shape[1:]) for k, v in norm.items() if isinstance(v, np.ndarray)}
+    return _rows(norm), shapes
+
+
+def _shape_words(trailing):
+    """A partition's array in words: missing, a vector, or its shape by rows."""
+    if trailing is None:
+        return "missing"
+    if not trailing:
+        return "a vector"
+    return f"of shape (rows, {', '.join(map(str, trailing))})"
+
+
+def _same_layout(layouts):
+    """The partitions kept (those with rows: an empty one contributes nothing), or a
+    ``DataError`` naming the partition whose arrays differ from the first's."""
+    kept = [k for k, (rows, _s) in enumerate(layouts) if rows > 0]
+    if not kept:
+        raise DataError(
+            "the partitions hold no rows: give at least one partition with data"
+        )
+    first, reference = kept[0], layouts[kept[0]][1]
+    for k in kept[1:]:
+        shapes = layouts[k][1]
+        for name in sorted(set(reference) | set(shapes)):
+            a, b = reference.get(name), shapes.get(name)
+            if a != b:
+                raise DataError(
+                    f"partition {k + 1}: `{name}` is {_shape_words(b)}, in partition "
+                    f"{first + 1} {_shape_words(a)}: every partition must hold the same data "
+                    "with the same columns"
+                )
+    return kept
 
 
 def _rows_asked(norm, subset, sizes):
@@ -364,20 +407,31 @@ class _Loaded:
             raw = client.compute(parts) if lazy else client.scatter(parts, broadcast=False)
             # The converted arrays replace the partitions on the workers (Dask frees a
             # partition once converted; it can compute it again from its graph).
-            self.futures = client.map(_normalise_task, raw, columns=columns, declared=declared)
+            futures = client.map(
+                _normalise_task,
+                raw,
+                list(range(1, len(parts) + 1)),
+                columns=columns,
+                declared=declared,
+            )
             del raw
+            kept = _same_layout(client.gather(client.map(_layout, futures)))
+            self.futures = [futures[k] for k in kept]
             lengths = client.gather(client.map(_rows, self.futures))
         else:
             if lazy:
                 import dask
 
                 parts = list(dask.compute(*parts))
-            self.local = [_data.normalise(p, columns, declared) for p in parts]
+            local = [
+                _normalise_task(p, k + 1, columns, declared) for k, p in enumerate(parts)
+            ]
+            kept = _same_layout([_layout(n) for n in local])
+            self.local = [local[k] for k in kept]
             lengths = [_rows(n) for n in self.local]
-        self.partitions = len(parts)
+        # Empty partitions (an empty Parquet file, a filtered frame) add nothing: left out.
+        self.partitions = len(kept)
         self.total = int(sum(lengths))
-        if self.total == 0:
-            raise ValueError("the partitions hold no rows")
         # The sample: global row positions drawn once, independent of the layout.
         chosen = np.sort(
             np.random.default_rng(seed).permutation(self.total)[: min(sample_rows, self.total)]

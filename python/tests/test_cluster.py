@@ -121,7 +121,23 @@ def test_a_dask_cluster_gives_the_same_fit(problem):
     ) as cl, distributed.Client(cl) as client:
         fit = gpmc.cluster.cavi(model, ddf, client=client, columns=COLUMNS, tol=1e-12)
         svi = gpmc.cluster.svi(model, ddf, client=client, columns=COLUMNS, batch=200, iterations=30)
+        # A filtered frame whose first partition is empty: it contributes nothing (it was
+        # refused as "the size `N` is 0").
+        filtered = gpmc.cluster.cavi(
+            model,
+            ddf.map_partitions(lambda p: p[p.index >= 300], meta=frame),
+            client=client,
+            columns=COLUMNS,
+            tol=1e-12,
+        )
+        # A partition without a mapped column, converted on a worker, is named (it was a raw
+        # KeyError).
+        broken = [frame.iloc[:600], frame.iloc[600:].drop(columns=["x2"])]
+        with pytest.raises(gpmc.DataError, match=r"partition 2: `X` is mapped to the column\(s\) \['x2'\]"):
+            gpmc.cluster.cavi(model, broken, client=client, columns=COLUMNS)
     assert fit.partitions == 4 and fit.rows == N
+    assert filtered.partitions == 3 and filtered.rows == N - 300
+    assert_same_fit(gpmc.cluster.cavi(model, [frame.iloc[300:]], columns=COLUMNS, tol=1e-12), filtered, 1e-10)
     assert_same_fit(local, fit, 1e-10)
     svi_local = gpmc.cluster.svi(
         model, split(frame, [0, 300, 600, 900, N]), columns=COLUMNS, batch=200, iterations=30
@@ -130,6 +146,32 @@ def test_a_dask_cluster_gives_the_same_fit(problem):
     np.testing.assert_allclose(
         fit.predict(test)["f_mean"].to_numpy(), local.predict(test)["f_mean"].to_numpy(), rtol=1e-9
     )
+
+
+def test_empty_and_misshapen_partitions(problem):
+    """An empty partition adds nothing; a partition without a mapped column, or whose matrix
+    has other columns than the first's, is a DataError naming it (they were a refusal "the
+    size `N` is 0", a raw KeyError and an internal error)."""
+    model, frame, _ = problem
+    whole = gpmc.cluster.cavi(model, [frame], columns=COLUMNS, tol=1e-12)
+    with_empty = gpmc.cluster.cavi(
+        model, [frame.iloc[:0], frame.iloc[:500], frame.iloc[:0], frame.iloc[500:]], columns=COLUMNS, tol=1e-12
+    )
+    assert with_empty.partitions == 2 and with_empty.rows == N
+    assert_same_fit(whole, with_empty, 1e-10)
+    draws = gpmc.cluster.sample(model, [frame.iloc[:0], frame], columns=COLUMNS, chains=1, warmup=5, draws=5)
+    assert draws.partitions == 1 and draws.to_inference_data().posterior.sizes["draw"] == 5
+    with pytest.raises(gpmc.DataError, match=r"partition 2: `X` is mapped to the column\(s\) \['x2'\]"):
+        gpmc.cluster.sample(model, [frame.iloc[:600], frame.iloc[600:].drop(columns=["x2"])], columns=COLUMNS)
+    X, y = frame[["x1", "x2"]].to_numpy(), frame["y"].to_numpy()
+    wide = np.hstack([X[600:], np.ones((N - 600, 1))])
+    with pytest.raises(gpmc.DataError, match=r"partition 3: `X` is of shape \(rows, 3\), in partition 1 of shape \(rows, 2\)"):
+        gpmc.cluster.cavi(model, [{"X": X[:600], "y": y[:600]}, {"X": X[:0], "y": y[:0]}, {"X": wide, "y": y[600:]}])
+    with pytest.raises(gpmc.DataError, match="the partitions hold no rows"):
+        gpmc.cluster.cavi(model, [frame.iloc[:0]], columns=COLUMNS)
+    # One process reading a frame names the column too.
+    with pytest.raises(gpmc.DataError, match=r"`X` is mapped to the column\(s\) \['x9'\]"):
+        model.cavi(frame, columns={"X": ["x1", "x9"], "y": "y"})
 
 
 def test_a_worker_lost_mid_run_changes_nothing(problem):
