@@ -383,6 +383,20 @@ def test_particle_flow_fits_with_either_particle_map():
         m.gpf(d, particle_map="symmetric", precondition=True, progress=False)
 
 
+def test_an_unconverged_particle_flow_warns():
+    """Issue 50: a flow that did not converge warns (it returned the prior's draw silently)."""
+    m = gpmc.Model(
+        "data { N : int; x : vector[N]; y : vector[N]; }\n"
+        "latent { w : real ~ normal(0, 1e30); }\n"
+        "model { y ~ normal(x * w, 1e-3); }"
+    )
+    d = {"x": np.array([0.5, -1.0, 1.5, 2.0]), "y": np.array([1.2, -2.6, 3.9, 4.8])}
+    with pytest.warns(gpmc.GpmcWarning, match="without converging"):
+        fit = m.gpf(d, particle_map="affine", progress=False)
+    assert fit.summary["converged"] is False
+    assert fit.summary["stationarity"]["mean_shift_sd"] > 0
+
+
 def python_blocks(path):
     text = path.read_text()
     blocks, inside, lines = [], False, []

@@ -32,6 +32,9 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 mod quasi_newton;
+mod stein_newton;
+
+pub use stein_newton::Stationarity;
 
 /// Default cap on the number of particles (`max_b D_b + 1` up to this).
 pub const MAX_DEFAULT_PARTICLES: usize = 256;
@@ -116,6 +119,17 @@ impl Default for GpfConfig {
     }
 }
 
+/// Below this [`Stationarity::worst`] a flow that stalled (no step lowers `F̃` beyond its
+/// rounding) or reached its step cap has converged: the Newton step would move no mean by more
+/// than 10⁻³ sd nor change a sd by more than 0.1 %.
+pub const STATIONARY: f64 = 1e-3;
+
+/// Above this [`Stationarity::mean_shift_sd`] a flow whose `F̃` settled has not converged.
+/// The spread's residual does not decide it: for a Gaussian target it is exact (and the tests
+/// hold it to 10⁻²), but with the symmetric map on the non-Gaussian examples it measured 0.06–2.4
+/// where `F̃` had settled (its meaning there is not understood yet; summary.json reports it).
+pub const FAR_FROM_STATIONARY: f64 = 0.05;
+
 /// Accepted steps over which the convergence test averages the decrease of `F̃`.
 pub const WINDOW: usize = 10;
 
@@ -129,8 +143,12 @@ pub struct GpfResult {
     /// The evidence lower bound of the Gaussian `q` the particles represent, with `E_q[log p]`
     /// estimated by the particles: `−F̃ + ½ Σ_b rank(C_b)` (exact when every `C_b` has full rank).
     pub elbo: f64,
-    /// Whether the tolerance was reached.
+    /// Whether the flow converged: `F̃` settled and the particles stationary (see
+    /// [`Stationarity`], where a group has more particles than coordinates).
     pub converged: bool,
+    /// How far from stationary the particles ended (`None`: no group with more particles than
+    /// coordinates, where the measure needs `C` of full rank).
+    pub stationarity: Option<Stationarity>,
     /// Number of particles.
     pub particles: usize,
     /// Rejected steps (each halved `ε`).
@@ -467,6 +485,11 @@ pub fn run(
                 .into(),
         ));
     }
+    // One Newton step from the particles' own curvature estimate first: the flow then starts
+    // on the scale of the posterior, however much wider the prior (gpf/stein_newton.rs). A
+    // fixed step runs the thesis' flow as it is, from the prior's draws.
+    let newton = config.adapt
+        && flow.stein_newton_start(&mut v, &mut eval, hv, map == ParticleMap::Affine)?;
     let symmetric = match map {
         ParticleMap::Symmetric => flow.symmetric(&mut v, &mut eval, hv, config)?,
         ParticleMap::Affine => None,
@@ -484,12 +507,32 @@ pub fn run(
             )
         }
     };
+    if !newton && progress.trace.len() == 1 {
+        // The particles are still the prior's draws: that is no answer.
+        return Err(RuntimeError::Numerical(format!(
+            "the particle flow made no step from its start (draws from the prior; {} steps tried and undone): the free energy could not be lowered — its value there, {:.3e}, is too large for its rounding to resolve a step (a prior far wider than the posterior, or a likelihood far sharper than the data allow); tighten the prior, rescale the data, or use CAVI or Gibbs",
+            progress.rejected, eval.free
+        )));
+    }
+    let stationarity = flow.stationarity(&v, &eval, map);
+    // Where F̃'s rounding exceeds a micro-nat (|F̃| ≈ 10¹⁷ with an observation sd of 10⁻⁸) its
+    // settling says nothing: the gradients alone decide, the spread's residual included.
+    let coarse = eval.free.abs() * f64::EPSILON > 1e-6;
+    let converged = match stationarity {
+        // A claim of the F̃ test withdrawn when the gradients say a mean would still move; a
+        // stall or the step cap accepted when neither a mean nor the spread would.
+        Some(s) if progress.converged && !coarse => s.mean_shift_sd <= FAR_FROM_STATIONARY,
+        Some(s) if progress.converged => s.worst() <= FAR_FROM_STATIONARY,
+        Some(s) => s.worst() <= STATIONARY,
+        None => progress.converged,
+    };
     let result = flow.result(&v, n)?;
     Ok(GpfResult {
         latents: result.0,
         elbo: -eval.free + 0.5 * eval.rank as f64,
         free_energy: progress.trace,
-        converged: progress.converged,
+        converged,
+        stationarity,
         particles: n,
         rejected: progress.rejected,
         step: progress.eps,
@@ -546,6 +589,20 @@ fn settled(trace: &[f64], tolerance: f64) -> bool {
     };
     let now = trace[trace.len() - 1];
     (before - now).abs() / WINDOW as f64 <= tolerance * now.abs().max(1.0)
+}
+
+/// The largest change of any particle coordinate from `v` to `trial`.
+fn moved(trial: &[DMatrix<f64>], v: &[DMatrix<f64>]) -> f64 {
+    trial
+        .iter()
+        .zip(v)
+        .map(|(t, x)| (t - x).amax())
+        .fold(0.0, f64::max)
+}
+
+/// The largest particle coordinate in magnitude.
+fn largest(v: &[DMatrix<f64>]) -> f64 {
+    v.iter().map(|x| x.amax()).fold(0.0, f64::max)
 }
 
 /// Where a run of the flow ended.
@@ -610,7 +667,10 @@ impl Flow<'_> {
                                 // Undone: the iteration is tried again with half the step.
                                 rejected += 1;
                                 eps *= 0.5;
-                                if eps < 1e-14 {
+                                // A step that no longer moves the particles beyond their
+                                // rounding (relative, not a fixed floor on ε: see
+                                // `quasi_newton::line_search`).
+                                if moved(&trial, v) * 0.5 <= f64::EPSILON * largest(v).max(1.0) {
                                     // No step lowers F̃ any more: a fixed point up to rounding —
                                     // unless the gradient itself is broken.
                                     if eval.grads.iter().any(|g| g.iter().any(|x| !x.is_finite())) {

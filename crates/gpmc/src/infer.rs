@@ -757,7 +757,7 @@ pub fn inducing_csv(
             for k in 0..mu.len() {
                 let _ = writeln!(
                     s,
-                    "{name}.u.{}.{},{:.9e},{:.9e}",
+                    "{name}.u.{}.{},{:e},{:e}",
                     column + 1,
                     k + 1,
                     mu[k],
@@ -798,7 +798,7 @@ pub fn posterior_csv(
             } else {
                 format!("{name}.{}", i + 1)
             };
-            let _ = writeln!(s, "{label},{:.9e},{:.9e}", m[i], v[i].max(0.0).sqrt());
+            let _ = writeln!(s, "{label},{:e},{:e}", m[i], v[i].max(0.0).sqrt());
         }
     }
     s

@@ -58,6 +58,22 @@ fn status(converged: bool) -> &'static str {
     }
 }
 
+/// The warning of a particle flow that did not converge, with how far from stationary it
+/// ended where that is measured.
+fn flow_unconverged(r: &gpm_runtime::gpf::GpfResult) -> String {
+    let far = r.stationarity.map_or(String::new(), |s| {
+        format!(
+            " (its gradients would still move a mean by {:.2e} sd and change the spread by {:.2e} %)",
+            s.mean_shift_sd,
+            100.0 * s.spread_residual
+        )
+    });
+    format!(
+        "the particle flow stopped after {} steps without converging{far}: q is not the flow's optimum and its means and sds may be off; more --iterations or --particles (Python: iterations=, particles=), or CAVI or Gibbs where the model has them",
+        r.free_energy.len() - 1
+    )
+}
+
 /// Run `method`; `svi_progress(point, iterations)` is called at each SVI report.
 pub fn fit(
     c: &Checked,
@@ -66,6 +82,7 @@ pub fn fit(
     svi_progress: &mut dyn FnMut(&gpm_runtime::svi::SviPoint, usize),
 ) -> Result<Fit, InferError> {
     let name = &c.name;
+    let mut unconverged = None;
     let (mut summary, blocks, values, hypers, latents, headline) = match method {
         Method::Svi(config) => {
             let (r, hypers, hv) = crate::infer::run_svi(c, d, config, &mut |p, _| {
@@ -119,7 +136,11 @@ pub fn fit(
                 "elbo": r.elbo,
                 "seed": config.seed,
                 "seconds": r.seconds,
+                "stationarity": r.stationarity.map(|s| json!({"mean_shift_sd": s.mean_shift_sd, "spread_residual": s.spread_residual})),
             });
+            if !r.converged {
+                unconverged = Some(flow_unconverged(&r));
+            }
             (summary, r.blocks, hv, hypers, Some(r.latents), headline)
         }
         Method::Cavi { max_iter } => {
@@ -143,6 +164,12 @@ pub fn fit(
                 "elbo": r.elbo,
                 "seconds": r.seconds,
             });
+            if !r.converged {
+                unconverged = Some(format!(
+                    "CAVI stopped after {} iterations without converging (the ELBO still rose by more than 1e-9 of its value): q is not the optimum; more --iterations (Python: iterations=)",
+                    r.elbo.len()
+                ));
+            }
             (summary, r.blocks, hv, hypers, Some(r.latents), headline)
         }
     };
@@ -150,6 +177,7 @@ pub fn fit(
     let warnings: Vec<String> = crate::warnings::learned(c, &hypers)
         .into_iter()
         .chain(crate::warnings::held_by_variational(c, &hypers))
+        .chain(unconverged)
         .collect();
     summary["warnings"] = json!(warnings);
     Ok(Fit {

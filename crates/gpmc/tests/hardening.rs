@@ -764,3 +764,46 @@ fn prior_parameters_beyond_any_scale_are_refused_not_a_panic() {
         );
     }
 }
+
+/// Issue 50: a particle flow that does not converge says so — a warning on the terminal and in
+/// summary.json, `converged: false`, with how far from stationary it ended — and exits 0 with
+/// its q (it returned the prior's draw with `warnings: []`).
+#[test]
+fn an_unconverged_particle_flow_is_a_warning_everywhere() {
+    let dir = tempdir("gpf-unconverged");
+    let model = dir.join("m.gpm");
+    std::fs::write(
+        &model,
+        "data { N : int; x : vector[N]; y : vector[N]; }
+latent { w : real ~ normal(0, 1e30); }
+model { y ~ normal(x * w, 1e-3); }",
+    )
+    .unwrap();
+    let data = dir.join("d.json");
+    std::fs::write(
+        &data,
+        r#"{"N": 4, "x": [0.5, -1.0, 1.5, 2.0], "y": [1.2, -2.6, 3.9, 4.8]}"#,
+    )
+    .unwrap();
+    let out = dir.join("run");
+    let (o, _) = infer(
+        &model,
+        &data,
+        &out,
+        &["--method", "gpf", "--particle-map", "affine"],
+    );
+    let err = text(&o.stderr) + &text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("without converging"), "{err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["converged"], false);
+    let warnings = summary["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("without converging")),
+        "{summary}"
+    );
+    assert!(summary["stationarity"]["mean_shift_sd"].as_f64().unwrap() > 0.0);
+}

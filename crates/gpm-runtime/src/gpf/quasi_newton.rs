@@ -216,7 +216,7 @@ fn direction(grad: &Theta, pairs: &[Pair]) -> Theta {
 enum Search {
     /// A point with sufficient decrease: its `θ`, particles, evaluation and gradient.
     Accepted(Theta, Vec<DMatrix<f64>>, Evaluation, Theta),
-    /// No step (halved down to 1e-14) decreased `F̃` enough.
+    /// No step (halved until it no longer moves `θ`) decreased `F̃` enough.
     Stalled,
 }
 
@@ -236,7 +236,12 @@ impl Flow<'_> {
         rejected: &mut usize,
     ) -> Result<(Search, f64), RuntimeError> {
         let (v, eval) = at;
-        while alpha >= 1e-14 {
+        // Halved until the step no longer moves `θ` by more than its rounding: a floor on
+        // the scale of the problem — with a prior 10⁷ times wider than the posterior the
+        // whitened curvature is 10¹⁴ and the first step that lowers `F̃` is about 1e-15,
+        // below a fixed floor of 1e-14 (the flow stalled at its start).
+        let floor = f64::EPSILON * theta.amax().max(1.0) / p.amax().max(f64::MIN_POSITIVE);
+        while alpha >= floor {
             let trial = theta + p * alpha;
             let tv = positions(groups, &trial, v);
             let next = self.evaluate(&tv, hv, false)?;
