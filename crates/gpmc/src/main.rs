@@ -1,6 +1,7 @@
 //! The `gpmc` command line: `gpmc check MODEL.gpm [--format text|json]`.
 
 mod cli_flags;
+mod interrupt;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use cli_flags::{Method, MethodFlags, ParticleMap};
@@ -484,11 +485,13 @@ fn infer_density(
         Ok(s) => s,
         Err(e) => return report(e.into()),
     };
-    let stop = stop_on_signal("the draws made so far are written");
+    let stop = interrupt::stop_on_signal("the draws made so far are written");
     let total = (config.warmup + config.draws * config.thin) as u64 * config.chains as u64;
     let feedback = gpmc::feedback::Feedback::install(quiet);
     let progress = |_: usize, _: usize| feedback.sweep(total, true);
-    let run = match gpmc::density::run(dc, &data, config, &progress, &stop) {
+    let run = gpmc::density::run(dc, &data, config, &progress, &stop);
+    interrupt::work_done();
+    let run = match run {
         Ok(r) => r,
         Err(e) => return report(e),
     };
@@ -511,30 +514,16 @@ fn infer_density(
             "interrupted: {} draws per chain written (of {}), marked `\"interrupted\": true` in summary.json",
             run.draws, config.draws
         );
-        return ExitCode::from(130);
+        return ExitCode::from(interrupt::exit_code());
     }
     ExitCode::SUCCESS
-}
-
-/// The stop flag a first Ctrl-C or SIGTERM sets (saying what happens: `then`); a second
-/// signal exits at once with 130.
-fn stop_on_signal(then: &'static str) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = std::sync::Arc::clone(&stop);
-    let _ = ctrlc::set_handler(move || {
-        if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-        eprintln!("\ninterrupted: stopping; {then} (again to quit at once)");
-    });
-    stop
 }
 
 /// Print an inference error with the model's source; its exit code: 130 for a run interrupted
 /// before it kept a draw, 1 otherwise.
 fn report(name: &str, source: &str, e: gpmc::infer::InferError) -> ExitCode {
     let code = if matches!(e, gpmc::infer::InferError::Interrupted(_)) {
-        130
+        interrupt::exit_code()
     } else {
         1
     };
@@ -566,10 +555,11 @@ fn variational(opened: Opened, method: Variational, run: VariationalRun) -> Exit
     let feedback = gpmc::feedback::Feedback::install(quiet);
     // Ctrl-C or SIGTERM ends the fit within an iteration (exit 130, nothing written: a fit
     // has no partial answer); a second signal quits at once.
-    let stop = stop_on_signal("nothing is written");
+    let stop = interrupt::stop_on_signal("nothing is written");
     let fitted = gpm_runtime::stop::scoped(stop, || {
         fit_variational(&checked, &d, method, &feedback, &mut files)
     });
+    interrupt::work_done();
     let outcome = match fitted {
         Ok(x) => x,
         Err(e) => return report(e),
@@ -773,7 +763,7 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
     };
     // Ctrl-C or SIGTERM: the chains finish their sweep and the draws so far are written like
     // a finished run's (marked interrupted, exit 130); a second signal quits at once.
-    let stop = stop_on_signal("the draws made so far are written");
+    let stop = interrupt::stop_on_signal("the draws made so far are written");
     let extras = gpmc::infer::GibbsExtras {
         pointwise,
         init,
@@ -793,9 +783,11 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
     let feedback = gpmc::feedback::Feedback::install(quiet);
     let progress = |_: usize, _: usize| feedback.sweep(total, nuts);
     // The phases before sampling (type-II ML) poll the same flag (`gpm_runtime::stop`).
-    let result = match gpm_runtime::stop::scoped(stop, || {
+    let result = gpm_runtime::stop::scoped(stop, || {
         gpmc::infer::run_gibbs_streamed(&checked, &d, &config, extras, &progress, &staging)
-    }) {
+    });
+    interrupt::work_done();
+    let result = match result {
         Ok(r) => r,
         Err(e) => return report(e),
     };
@@ -881,7 +873,7 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
             result.draws,
             config.draws
         );
-        return ExitCode::from(130);
+        return ExitCode::from(interrupt::exit_code());
     }
     ExitCode::SUCCESS
 }

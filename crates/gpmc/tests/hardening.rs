@@ -533,6 +533,62 @@ fn sigint_during_learn_ends_the_run_within_a_second() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Issue 50: a signal stops a run even inside a step with no stop point (a Stan program's own
+/// `while` loop that never ends: SIGTERM printed "stopping" and the run went on). The
+/// watchdog ends it `GPMC_STOP_GRACE_SECONDS` after the signal with SIGTERM's exit code, 143,
+/// and the output directory as it was.
+#[test]
+fn sigterm_ends_a_run_stuck_in_a_programs_own_loop() {
+    let dir = tempdir("sigterm-loop");
+    let model = dir.join("hang.stan");
+    std::fs::write(
+        &model,
+        "data { int N; vector[N] y; }
+parameters { real mu; }
+model {
+  real s = 0;
+  while (s < 1) { s = s * 1.0; }
+  y ~ normal(mu, 1);
+}",
+    )
+    .unwrap();
+    let data = dir.join("d.json");
+    std::fs::write(&data, r#"{"N": 3, "y": [1, 2, 3]}"#).unwrap();
+    let out = dir.join("out");
+    let args = infer_args(&model, &data, &out, &[]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpmc"))
+        .args(args)
+        .env("GPMC_STOP_GRACE_SECONDS", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on the child's pid, which has not been waited for yet.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
+        0
+    );
+    let signalled = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if signalled.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running 20 s after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut rest);
+    assert_eq!(status.code(), Some(143), "{rest}");
+    assert!(rest.contains("did not stop within 1 s"), "{rest}");
+    assert!(!out.exists(), "no output is written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// stderr with miette's wrapped lines joined again (`\n  │ ` between the words of a line).
 fn flat(b: &[u8]) -> String {
     let t = text(b);

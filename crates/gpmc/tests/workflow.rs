@@ -441,10 +441,18 @@ fn prediction_needs_no_responses() {
 }
 
 /// SIGINT (Ctrl-C) ends a Gibbs run cleanly: the draws so far, complete rows of equal number in
-/// every chain, a summary marked interrupted, moved into place like a finished run; exit 130.
+/// every chain, a summary marked interrupted, moved into place like a finished run; exit 130
+/// (SIGTERM: the same, exit 143).
 #[test]
 fn an_interrupted_run_writes_the_draws_so_far() {
-    let dir = setup("interrupt");
+    // SIGINT exits 130, SIGTERM 143 (the shell's codes: it was 130 for both).
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        interrupted_run(signal, code);
+    }
+}
+
+fn interrupted_run(signal: &str, code: i32) {
+    let dir = setup(&format!("interrupt-{signal}"));
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
     // Fixed kernel values: the signal comes while sampling, not during type-II ML.
     let model = std::fs::read_to_string(root.join("gp_classification.gpm"))
@@ -467,13 +475,13 @@ fn an_interrupted_run_writes_the_draws_so_far() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
     let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([&format!("-{signal}"), &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert_eq!(o.status.code(), Some(code), "{err}");
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap())
             .unwrap();
