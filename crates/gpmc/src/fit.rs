@@ -150,13 +150,21 @@ fn q_from_json(v: &serde_json::Value) -> Option<BlockPosterior> {
             .all(|x| x.len() == cols)
             .then(|| DMatrix::from_fn(r.len(), cols, |i, j| r[i][j]))
     };
+    let finite = |x: &[f64]| x.iter().all(|v| v.is_finite());
     Some(match v["kind"].as_str()? {
-        "gp" => BlockPosterior::Gp {
-            a: vector(&v["a"])?,
-            b: vector(&v["b"])?,
-        },
+        "gp" => {
+            // A Gaussian's curvature is not negative (prediction would clamp it silently).
+            let (a, b) = (vector(&v["a"])?, vector(&v["b"])?);
+            if a.len() != b.len() || !finite(&a) || !finite(&b) || a.iter().any(|x| *x < 0.0) {
+                return None;
+            }
+            BlockPosterior::Gp { a, b }
+        }
         "sparse" => {
             let (prec, h) = (matrix(&v["prec"])?, vector(&v["h"])?);
+            if !finite(&h) || !finite(prec.as_slice()) {
+                return None;
+            }
             // Sizes first: the factorisation assumes a square precision of `h`'s size.
             if prec.nrows() != prec.ncols() || prec.nrows() != h.len() {
                 return None;
@@ -173,14 +181,38 @@ fn q_from_json(v: &serde_json::Value) -> Option<BlockPosterior> {
             }
             BlockPosterior::Sparse(q)
         }
-        "particles" => BlockPosterior::Particles {
-            mean: DVector::from_vec(vector(&v["mean"])?),
-            spread: matrix(&v["spread"])?,
-        },
-        "dense" => BlockPosterior::Dense {
-            mean: DVector::from_vec(vector(&v["mean"])?),
-            cov: matrix(&v["cov"])?,
-        },
+        "particles" => {
+            let (mean, spread) = (vector(&v["mean"])?, matrix(&v["spread"])?);
+            if spread.nrows() != mean.len() || !finite(&mean) || !finite(spread.as_slice()) {
+                return None;
+            }
+            BlockPosterior::Particles {
+                mean: DVector::from_vec(mean),
+                spread,
+            }
+        }
+        "dense" => {
+            // A covariance: square, of the mean's size, symmetric and positive definite.
+            let (mean, cov) = (vector(&v["mean"])?, matrix(&v["cov"])?);
+            let symmetric = (0..cov.nrows()).all(|i| {
+                (0..i).all(|j| {
+                    (cov[(i, j)] - cov[(j, i)]).abs()
+                        <= 1e-9 * (cov[(i, i)].abs() * cov[(j, j)].abs()).sqrt()
+                })
+            });
+            if cov.nrows() != mean.len()
+                || cov.ncols() != mean.len()
+                || !finite(&mean)
+                || !symmetric
+                || gpm_runtime::linalg::cholesky(cov.clone()).is_none()
+            {
+                return None;
+            }
+            BlockPosterior::Dense {
+                mean: DVector::from_vec(mean),
+                cov,
+            }
+        }
         _ => return None,
     })
 }

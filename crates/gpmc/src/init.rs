@@ -20,7 +20,8 @@ fn bad(variable: &str, message: String, help: &str) -> DataError {
 
 /// The initial values in `path` for the latents of `model`, sized by `data`.
 pub fn load(model: &Model, data: &Data, path: &Path) -> Result<Init, DataError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    // Read within the data files' limits: a FIFO that never ends is an error, not a hang.
+    let text = crate::data::read_json_text(path).map_err(|e| {
         bad(
             "",
             format!("cannot read the initial values `{}`: {e}", path.display()),

@@ -378,9 +378,16 @@ fn devices_and_fifos_as_paths_end_with_an_error() {
     let out = dir.join("out");
     let (m, o) = (model.to_str().unwrap(), out.to_str().unwrap());
     for dev in ["/dev/zero", "/dev/null", "/dev/urandom"] {
+        let data = root().join("models/gp_classification.data.json");
+        let d = data.to_str().unwrap();
         for args in [
             vec!["check", dev],
             vec!["infer", m, "--data", dev, "--output", o, "--quiet"],
+            // Initial values are read within the data files' limits (/dev/zero grew memory
+            // without end).
+            vec![
+                "infer", m, "--data", d, "--init", dev, "--output", o, "--quiet",
+            ],
         ] {
             let code = run(&args, Duration::from_secs(20));
             assert!(matches!(code, Ok(1 | 2)), "{args:?}: {code:?}");

@@ -233,6 +233,47 @@ fn an_edited_or_damaged_fit_is_refused_not_predicted_from() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Issue 50: a `q` whose numbers are not a Gaussian's (a negative curvature or variance, a
+/// covariance that is not positive definite, a NaN) is refused, not predicted from (a negative
+/// variance parameter was predicted from, exit 0).
+#[test]
+fn a_tampered_variational_posterior_is_refused() {
+    let dir = tempdir("q-values");
+    let cases: [(&str, &str, fn(&mut serde_json::Value)); 4] = [
+        ("gp_classification", "a", |q| {
+            q["a"][0] = serde_json::json!(-3.0)
+        }),
+        ("linear_regression", "cov", |q| {
+            q["cov"][0][0] = serde_json::json!(-1.0)
+        }),
+        ("linear_regression", "cov", |q| {
+            let c = q["cov"][0][0].as_f64().unwrap();
+            q["cov"][0][1] = serde_json::json!(10.0 * c.abs() + 1.0);
+        }),
+        ("gp_classification", "b", |q| {
+            q["b"][1] = serde_json::Value::Null
+        }),
+    ];
+    for (k, (name, field, tamper)) in cases.iter().enumerate() {
+        let out = dir.join(format!("{name}-{k}"));
+        fit(&out, name, &["--method", "cavi"]);
+        let text = std::fs::read_to_string(out.join("fit.json")).unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let q = &mut v["posterior"]["q"][0];
+        assert!(q[*field].is_array(), "{name}: {q}");
+        tamper(q);
+        std::fs::write(out.join("fit.json"), v.to_string()).unwrap();
+        let test = model(&format!("{name}.test.json"));
+        let (code, err) = gpmc(&["predict", s(&out), "--data", s(&test)]);
+        assert_eq!(code, 1, "{name} case {k}: {err}");
+        assert!(
+            err.contains("no valid `posterior`"),
+            "{name} case {k}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_truncated_variational_posterior_is_refused() {
     let dir = tempdir("q");
