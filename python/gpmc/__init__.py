@@ -32,7 +32,7 @@ del _error
 
 __all__ = [
     "Model", "Fit", "predict", "rao_blackwell", "ModelError", "DataError", "InferenceError",
-    "GpmcWarning", "cluster",
+    "GpmcWarning", "cluster", "sbc", "SbcResult",
 ]
 __version__ = "0.1.0"
 
@@ -509,3 +509,4 @@ def rao_blackwell(idata):
 
 
 from . import cluster  # noqa: E402  (reads _frame above)
+from ._sbc import SbcResult, sbc  # noqa: E402
