@@ -281,8 +281,39 @@ pub fn ess_mean(chains: &[&[f64]]) -> f64 {
     ess_raw(&split(chains))
 }
 
-/// Summary of one quantity.
+/// Summary of one quantity. Draws beyond about 10¹⁵⁴ in magnitude (a prior sd of 10²⁴⁰ the data
+/// do not inform) are summarised on a scale of their own: squares would overflow, the sd came
+/// out infinite and R-hat NaN. ESS and R-hat do not depend on the scale; the mean, sd, MAD,
+/// quantiles and MCSE are scaled back.
 pub fn summarize(chains: &[&[f64]]) -> Summary {
+    let scale = chains
+        .iter()
+        .flat_map(|c| c.iter())
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |a, v| a.max(v.abs()));
+    if scale > 1e150 {
+        let scaled: Vec<Vec<f64>> = chains
+            .iter()
+            .map(|c| c.iter().map(|v| v / scale).collect())
+            .collect();
+        let refs: Vec<&[f64]> = scaled.iter().map(|c| c.as_slice()).collect();
+        let s = summarize_in_scale(&refs);
+        return Summary {
+            mean: s.mean * scale,
+            sd: s.sd * scale,
+            mad: s.mad * scale,
+            q5: s.q5 * scale,
+            q50: s.q50 * scale,
+            q95: s.q95 * scale,
+            mcse_mean: s.mcse_mean * scale,
+            ..s
+        };
+    }
+    summarize_in_scale(chains)
+}
+
+/// [`summarize`] of draws whose squares do not overflow.
+fn summarize_in_scale(chains: &[&[f64]]) -> Summary {
     let all: Vec<f64> = chains.iter().flat_map(|c| c.iter().copied()).collect();
     let mut sorted = all.clone();
     sorted.sort_by(f64::total_cmp);
@@ -306,5 +337,30 @@ pub fn summarize(chains: &[&[f64]]) -> Summary {
         ess_bulk: ess_bulk(chains),
         ess_tail: ess_tail(chains),
         rhat: split_rhat(chains),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_near_the_largest_double_are_summarised_without_overflow() {
+        let a: Vec<f64> = (0..200)
+            .map(|i| 1e250 * ((i * 37 % 101) as f64 - 50.0))
+            .collect();
+        let b: Vec<f64> = (0..200)
+            .map(|i| 1e250 * ((i * 53 % 103) as f64 - 51.0))
+            .collect();
+        let s = summarize(&[&a, &b]);
+        let small: Vec<Vec<f64>> = [&a, &b]
+            .iter()
+            .map(|c| c.iter().map(|v| v / 1e250).collect())
+            .collect();
+        let t = summarize(&[&small[0], &small[1]]);
+        assert!(s.sd.is_finite() && s.rhat.is_finite(), "{s:?}");
+        assert!((s.sd / 1e250 - t.sd).abs() < 1e-12 * t.sd);
+        assert!((s.mean / 1e250 - t.mean).abs() < 1e-12 * t.sd);
+        assert_eq!((s.rhat, s.ess_bulk), (t.rhat, t.ess_bulk));
     }
 }

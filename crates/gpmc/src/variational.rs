@@ -58,6 +58,22 @@ fn status(converged: bool) -> &'static str {
     }
 }
 
+/// A warning naming the latents whose q has a variance or mean beyond double precision (a sd
+/// beyond about 1e154: its square overflows): their sds are reported as infinite.
+fn overflowed(latents: Option<&[(String, DVector<f64>, DVector<f64>)]>) -> Option<String> {
+    let names: Vec<&str> = latents?
+        .iter()
+        .filter(|(_, m, v)| m.iter().chain(v.iter()).any(|x| !x.is_finite()))
+        .map(|(n, ..)| n.as_str())
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "q of {} is beyond double precision (a sd beyond about 1e154, whose square overflows): its moments are reported as infinite; rescale the model (priors and data on the scale of the problem)",
+            names.join(", ")
+        )
+    })
+}
+
 /// The warning of a particle flow that did not converge, with how far from stationary it
 /// ended where that is measured.
 fn flow_unconverged(r: &gpm_runtime::gpf::GpfResult) -> String {
@@ -178,6 +194,7 @@ pub fn fit(
         .into_iter()
         .chain(crate::warnings::held_by_variational(c, &hypers))
         .chain(unconverged)
+        .chain(overflowed(latents.as_deref()))
         .collect();
     summary["warnings"] = json!(warnings);
     Ok(Fit {
