@@ -248,7 +248,10 @@ def write(path, rows, simulations):
             f"{r['min_ecdf_p']:.3g} ({r['gamma']:.3g}) | {r['deviation']:.1f} | {r['min_chi2_p']:.3g} | "
             f"{r['failures']} | {r['seconds']:.0f} | [png]({r['image']}) |"
         )
-    pathlib.Path(path).write_text("\n".join(lines) + "\n")
+    # The findings written by hand below the table (from the runs they name) are kept.
+    old = pathlib.Path(path).read_text() if pathlib.Path(path).exists() else ""
+    tail = old[old.index("\n## Findings"):] if "\n## Findings" in old else ""
+    pathlib.Path(path).write_text("\n".join(lines) + "\n" + tail)
     print(f"wrote {path}")
 
 
