@@ -40,6 +40,7 @@ pub mod progress;
 pub mod quadrature;
 pub mod rao_blackwell;
 pub mod reference_ess;
+pub mod scale_gap;
 pub mod shard;
 pub mod slice;
 pub mod sparse;

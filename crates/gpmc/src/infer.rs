@@ -113,6 +113,9 @@ pub struct InferResult {
     pub rao_blackwell: Vec<(String, gpm_runtime::rao_blackwell::Estimate)>,
     /// Per chain, NUTS's transition statistics (empty for Gibbs).
     pub nuts: Vec<gpm_runtime::nuts::NutsStats>,
+    /// NUTS: the latents whose prior is far wider than the data allow, read before sampling
+    /// ([`gpm_runtime::scale_gap`]); empty for Gibbs.
+    pub scale_gaps: Vec<gpm_runtime::scale_gap::ScaleGap>,
 }
 
 impl InferResult {
@@ -130,6 +133,7 @@ impl InferResult {
             interrupted: false,
             rao_blackwell: vec![],
             nuts: vec![],
+            scale_gaps: vec![],
         }
     }
 }
@@ -307,6 +311,7 @@ struct GibbsSetup<'c> {
     sampler: gibbs::Sampler<'c>,
     hypers: Vec<(String, f64, String)>,
     values: HyperValues,
+    scale_gaps: Vec<gpm_runtime::scale_gap::ScaleGap>,
 }
 
 /// What the chains kept, however they were stored.
@@ -338,6 +343,7 @@ impl GibbsSetup<'_> {
             interrupted: kept.interrupted,
             rao_blackwell: kept.rao_blackwell,
             nuts: kept.nuts,
+            scale_gaps: self.scale_gaps,
         }
     }
 }
@@ -387,10 +393,20 @@ fn gibbs_setup<'c>(
     let sampler = gibbs::Sampler::new(schedule, data, &values)?
         .with_pointwise(extras.pointwise)?
         .with_init(extras.init.clone())?;
+    // NUTS on the original model starts from prior draws whitened by the priors: a prior far
+    // wider than the data allow is read before sampling (the run then says why it did not mix).
+    // A likelihood the probe cannot evaluate at the prior's mean says nothing here: the run
+    // goes on and reports as before.
+    let scale_gaps = if extras.nuts && !extras.augmented {
+        gpm_runtime::scale_gap::gaps(sampler.prepared(), schedule, &values).unwrap_or_default()
+    } else {
+        vec![]
+    };
     Ok(GibbsSetup {
         sampler,
         hypers,
         values,
+        scale_gaps,
     })
 }
 

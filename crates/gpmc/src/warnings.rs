@@ -27,6 +27,21 @@ pub fn mixing(summaries: &[(String, Summary)], chains: usize) -> Option<String> 
     ))
 }
 
+/// NUTS from prior draws where a prior is far wider than the data allow
+/// ([`gpm_runtime::scale_gap`]): why its chains will not mix, and what to do.
+pub fn scale_gaps(gaps: &[gpm_runtime::scale_gap::ScaleGap]) -> Vec<String> {
+    gaps.iter()
+        .map(|g| {
+            format!(
+                "NUTS whitens `{}` by its prior (sd {:.3e}) and starts from prior draws, but the data pin it about {:.1e} times more tightly than the prior does: warm-up does not cross such a gap (measured: a logistic regression mixes with a prior sd of 1e3 and not with 1e6); give it a prior on the problem's scale, or use Gibbs (the default), which conditions exactly",
+                g.latent,
+                g.prior_sd,
+                g.whitened_curvature.sqrt()
+            )
+        })
+        .collect()
+}
+
 /// NUTS's divergent transitions and saturated trees after warm-up, as Stan reports them: a
 /// divergence means the sampler could not follow the posterior's curvature there, and its
 /// draws may be biased.

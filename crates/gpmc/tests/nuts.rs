@@ -271,3 +271,49 @@ fn nuts_is_reproducible_and_refuses_what_it_cannot_run() {
         .expect("NUTS ran on a Pólya-Gamma augmented model");
     assert!(e.to_string().contains("closed-form"), "{e}");
 }
+
+/// Issue 50: NUTS on the original model whitens the latents by their priors and starts from
+/// prior draws; a prior a million times wider than the data allow left chains stuck at
+/// w ≈ 2e5 (exact 1.9) with only a mixing warning. The gap is read before sampling and named.
+#[test]
+fn a_prior_far_wider_than_the_data_is_named_before_nuts_runs() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let text = std::fs::read_to_string(root.join("logistic_regression.gpm")).unwrap();
+    let warnings_at = |tau: &str| {
+        let c = gpmc::check("logistic", &text.replace("= 2.5;", &format!("= {tau};"))).unwrap();
+        let d = gpmc::data::load(
+            &c.model,
+            &[root.join("logistic_regression.data.json").as_path()],
+        )
+        .unwrap();
+        let config = gpm_runtime::gibbs::GibbsConfig {
+            chains: 1,
+            warmup: 20,
+            draws: 20,
+            thin: 1,
+            seed: 1,
+            first_chain: 0,
+            nuts: Default::default(),
+        };
+        let extras = gpmc::infer::GibbsExtras {
+            nuts: true,
+            ..Default::default()
+        };
+        let r = gpmc::infer::run_gibbs_with(&c, &d, &config, extras, &|_, _| {}).unwrap();
+        (r.scale_gaps.clone(), gpmc::infer::gibbs_warnings(&c, &r))
+    };
+    let (gaps, warnings) = warnings_at("1e6");
+    assert_eq!(gaps.len(), 1, "{gaps:?}");
+    assert_eq!(gaps[0].latent, "w");
+    assert!(gaps[0].whitened_curvature > 1e10, "{gaps:?}");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("NUTS whitens `w` by its prior")),
+        "{warnings:?}"
+    );
+    // On the problem's scale (and at 1e3, where NUTS measured mixing) nothing is said.
+    for tau in ["2.5", "1e3"] {
+        assert!(warnings_at(tau).0.is_empty(), "tau {tau}");
+    }
+}

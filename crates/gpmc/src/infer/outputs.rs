@@ -90,8 +90,9 @@ pub fn variables_json(summaries: &[(String, Summary)]) -> serde_json::Value {
 /// The warnings of a Gibbs run ([`crate::warnings`]): chains that have not mixed, learned
 /// hyperparameters the data barely identify.
 pub fn gibbs_warnings(c: &Checked, r: &InferResult) -> Vec<String> {
-    crate::warnings::mixing(&r.summaries, r.times.len())
+    crate::warnings::scale_gaps(&r.scale_gaps)
         .into_iter()
+        .chain(crate::warnings::mixing(&r.summaries, r.times.len()))
         .chain(crate::warnings::divergences(&r.nuts))
         .chain(crate::warnings::learned(c, &r.hypers))
         .collect()
