@@ -437,6 +437,27 @@ fn an_unreadable_model_is_a_usage_error_without_json() {
     assert!(text(&o.stderr).contains("cannot read"));
 }
 
+/// The child's exit status, polled with a deadline after `signal` was sent at `signalled`: a
+/// run that ignores the signal is killed and the test fails.
+fn exit_within(
+    child: &mut std::process::Child,
+    signalled: Instant,
+    deadline: Duration,
+    signal: &str,
+) -> std::process::ExitStatus {
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if signalled.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running {deadline:?} after {signal}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Issue 32: SIGINT during type-II maximum likelihood (`learn()`) on a 1 500-point GP
 /// classifier ends the run within a second, exit 130, with no output written (it ran on for
 /// more than 400 s: only a second signal stopped it).
@@ -506,18 +527,7 @@ fn sigint_during_learn_ends_the_run_within_a_second() {
         let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
         rest
     });
-    // Polled with a deadline: a run that ignores the signal is killed and the test fails.
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if signalled.elapsed() > Duration::from_secs(5) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("still running 5 s after SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = exit_within(&mut child, signalled, Duration::from_secs(5), "SIGINT");
     let took = signalled.elapsed();
     let rest = reader.join().unwrap();
     assert!(
@@ -570,17 +580,7 @@ model {
         0
     );
     let signalled = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if signalled.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("still running 20 s after SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = exit_within(&mut child, signalled, Duration::from_secs(20), "SIGTERM");
     let mut rest = String::new();
     let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut rest);
     assert_eq!(status.code(), Some(143), "{rest}");
