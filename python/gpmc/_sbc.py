@@ -21,6 +21,7 @@ model is what makes the check independent of the code under test.
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -138,9 +139,11 @@ def _smallest_tail(ranks, draws):
     return float(np.min(2 * tails))
 
 
+@functools.lru_cache(maxsize=64)
 def _adjusted_gamma(n, draws, alpha, seed):
     """Säilynoja et al.'s simulation: the pointwise γ such that uniform ranks leave the band
-    somewhere with probability ``alpha``."""
+    somewhere with probability ``alpha`` (the same for every parameter of a run with as many
+    ranks: simulated once, not per parameter and again per plot)."""
     rng = np.random.default_rng([seed, n, draws])
     lows = [
         _smallest_tail(rng.integers(0, draws + 1, size=n), draws) for _ in range(BAND_SIMULATIONS)

@@ -20,7 +20,8 @@ fn bad(variable: &str, message: String, help: &str) -> DataError {
 
 /// The initial values in `path` for the latents of `model`, sized by `data`.
 pub fn load(model: &Model, data: &Data, path: &Path) -> Result<Init, DataError> {
-    // Read within the data files' limits: a FIFO that never ends is an error, not a hang.
+    // Read as the data files are: past a byte-order mark, within their limits (a FIFO that
+    // never ends is an error, not a hang).
     let text = crate::data::read_json_text(path).map_err(|e| {
         bad(
             "",
@@ -28,9 +29,7 @@ pub fn load(model: &Model, data: &Data, path: &Path) -> Result<Init, DataError> 
             "give a JSON file",
         )
     })?;
-    // A byte-order mark is read past, as in the data files.
-    let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let json: serde_json::Value = serde_json::from_str(body).map_err(|e| {
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         bad(
             "",
             format!("`{}` is not JSON: {e}", path.display()),

@@ -58,38 +58,6 @@ fn status(converged: bool) -> &'static str {
     }
 }
 
-/// A warning naming the latents whose q has a variance or mean beyond double precision (a sd
-/// beyond about 1e154: its square overflows): their sds are reported as infinite.
-fn overflowed(latents: Option<&[(String, DVector<f64>, DVector<f64>)]>) -> Option<String> {
-    let names: Vec<&str> = latents?
-        .iter()
-        .filter(|(_, m, v)| m.iter().chain(v.iter()).any(|x| !x.is_finite()))
-        .map(|(n, ..)| n.as_str())
-        .collect();
-    (!names.is_empty()).then(|| {
-        format!(
-            "q of {} is beyond double precision (a sd beyond about 1e154, whose square overflows): its moments are reported as infinite; rescale the model (priors and data on the scale of the problem)",
-            names.join(", ")
-        )
-    })
-}
-
-/// The warning of a particle flow that did not converge, with how far from stationary it
-/// ended where that is measured.
-fn flow_unconverged(r: &gpm_runtime::gpf::GpfResult) -> String {
-    let far = r.stationarity.map_or(String::new(), |s| {
-        format!(
-            " (its gradients would still move a mean by {:.2e} sd and change the spread by {:.2e} %)",
-            s.mean_shift_sd,
-            100.0 * s.spread_residual
-        )
-    });
-    format!(
-        "the particle flow stopped after {} steps without converging{far}: q is not the flow's optimum and its means and sds may be off; more --iterations or --particles (Python: iterations=, particles=), or CAVI or Gibbs where the model has them",
-        r.free_energy.len() - 1
-    )
-}
-
 /// Run `method`; `svi_progress(point, iterations)` is called at each SVI report.
 pub fn fit(
     c: &Checked,
@@ -155,7 +123,7 @@ pub fn fit(
                 "stationarity": r.stationarity.map(|s| json!({"mean_shift_sd": s.mean_shift_sd, "spread_residual": s.spread_residual})),
             });
             if !r.converged {
-                unconverged = Some(flow_unconverged(&r));
+                unconverged = Some(crate::warnings::flow_unconverged(&r));
             }
             (summary, r.blocks, hv, hypers, Some(r.latents), headline)
         }
@@ -181,10 +149,7 @@ pub fn fit(
                 "seconds": r.seconds,
             });
             if !r.converged {
-                unconverged = Some(format!(
-                    "CAVI stopped after {} iterations without converging (the ELBO still rose by more than 1e-9 of its value): q is not the optimum; more --iterations (Python: iterations=)",
-                    r.elbo.len()
-                ));
+                unconverged = Some(crate::warnings::cavi_unconverged(r.elbo.len()));
             }
             (summary, r.blocks, hv, hypers, Some(r.latents), headline)
         }
@@ -194,7 +159,7 @@ pub fn fit(
         .into_iter()
         .chain(crate::warnings::held_by_variational(c, &hypers))
         .chain(unconverged)
-        .chain(overflowed(latents.as_deref()))
+        .chain(crate::warnings::q_overflowed(latents.as_deref()))
         .collect();
     summary["warnings"] = json!(warnings);
     Ok(Fit {

@@ -27,6 +27,47 @@ pub fn mixing(summaries: &[(String, Summary)], chains: usize) -> Option<String> 
     ))
 }
 
+/// A warning naming the latents whose q has a variance or mean beyond double precision (a sd
+/// beyond about 1e154: its square overflows): their sds are reported as infinite.
+pub fn q_overflowed(
+    latents: Option<&[(String, nalgebra::DVector<f64>, nalgebra::DVector<f64>)]>,
+) -> Option<String> {
+    let names: Vec<&str> = latents?
+        .iter()
+        .filter(|(_, m, v)| m.iter().chain(v.iter()).any(|x| !x.is_finite()))
+        .map(|(n, ..)| n.as_str())
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "q of {} is beyond double precision (a sd beyond about 1e154, whose square overflows): its moments are reported as infinite; rescale the model (priors and data on the scale of the problem)",
+            names.join(", ")
+        )
+    })
+}
+
+/// The warning of a particle flow that did not converge, with how far from stationary it
+/// ended where that is measured.
+pub fn flow_unconverged(r: &gpm_runtime::gpf::GpfResult) -> String {
+    let far = r.stationarity.map_or(String::new(), |s| {
+        format!(
+            " (its gradients would still move a mean by {:.2e} sd and change the spread by {:.2e} %)",
+            s.mean_shift_sd,
+            100.0 * s.spread_residual
+        )
+    });
+    format!(
+        "the particle flow stopped after {} steps without converging{far}: q is not the flow's optimum and its means and sds may be off; more --iterations or --particles (Python: iterations=, particles=), or CAVI or Gibbs where the model has them",
+        r.free_energy.len() - 1
+    )
+}
+
+/// The warning of a CAVI run that stopped after `iterations` without converging.
+pub fn cavi_unconverged(iterations: usize) -> String {
+    format!(
+        "CAVI stopped after {iterations} iterations without converging (the ELBO still rose by more than 1e-9 of its value): q is not the optimum; more --iterations (Python: iterations=)"
+    )
+}
+
 /// NUTS from prior draws where a prior is far wider than the data allow
 /// ([`gpm_runtime::scale_gap`]): why its chains will not mix, and what to do.
 pub fn scale_gaps(gaps: &[gpm_runtime::scale_gap::ScaleGap]) -> Vec<String> {

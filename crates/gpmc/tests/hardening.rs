@@ -130,6 +130,23 @@ fn a_byte_order_mark_is_whitespace() {
     let src = format!("\u{feff}{}", model_text("gp_classification.gpm"));
     let (code, _, stderr) = check("bom", &src, false);
     assert_eq!(code, 0, "{stderr}");
+    // Initial values are read as the data files are, past a byte-order mark.
+    let dir = tempdir("bom-init");
+    let init = dir.join("init.json");
+    std::fs::write(&init, "\u{feff}{\"b\": 0.5}").unwrap();
+    let model = root().join("models/logistic_regression.gpm");
+    let data = root().join("models/logistic_regression.data.json");
+    let extra = [
+        "--init",
+        init.to_str().unwrap(),
+        "--draws",
+        "5",
+        "--warmup",
+        "5",
+    ];
+    let (o, _) = infer(&model, &data, &dir.join("out"), &extra);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

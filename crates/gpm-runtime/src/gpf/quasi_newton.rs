@@ -90,7 +90,7 @@ fn unpack_symmetric(packed: &[f64], d: usize) -> DMatrix<f64> {
 }
 
 /// `C₀^{1/2}` and `C₀^{-1/2}` of a full-rank covariance, by its eigendecomposition.
-fn symmetric_roots(c: DMatrix<f64>) -> Option<(DMatrix<f64>, DMatrix<f64>)> {
+pub(super) fn symmetric_roots(c: DMatrix<f64>) -> Option<(DMatrix<f64>, DMatrix<f64>)> {
     let eig = c.symmetric_eigen();
     if eig
         .eigenvalues

@@ -130,19 +130,11 @@ fn group_stationarity(
     let residual = match map {
         super::ParticleMap::Affine => psi - DMatrix::identity(d, d),
         super::ParticleMap::Symmetric => {
-            // R = C^{1/2} (symmetric), Z = R⁻¹ Y: K = G Zᵀ/P = ψ R⁻¹.
-            let eig = c.symmetric_eigen();
-            if eig.eigenvalues.iter().any(|l| !(*l > 0.0)) {
-                return None;
-            }
-            let q = &eig.eigenvectors;
-            let root = |f: fn(f64) -> f64| {
-                let scaled = DMatrix::from_fn(d, d, |i, j| q[(i, j)] * f(eig.eigenvalues[j]));
-                matmul(&scaled, &q.transpose())
-            };
-            // R sym(K) − I has the eigenvalues of R^{1/2} sym(K) R^{1/2} − I, symmetric: its
-            // largest |eigenvalue| is the relative error of the spread in its worst direction.
-            let (half, r_inv) = (root(|l| l.powf(0.25)), root(|l| 1.0 / l.sqrt()));
+            // R = C^{1/2} (symmetric), Z = R⁻¹ Y: K = G Zᵀ/P = ψ R⁻¹. R sym(K) − I has the
+            // eigenvalues of R^{1/2} sym(K) R^{1/2} − I, symmetric: its largest |eigenvalue| is
+            // the relative error of the spread in its worst direction.
+            let (r, r_inv) = super::quasi_newton::symmetric_roots(c.clone())?;
+            let (half, _) = super::quasi_newton::symmetric_roots(r)?;
             let k = matmul(&psi, &r_inv);
             let sym = (&k + k.transpose()) * 0.5;
             let similar = matmul(&half, &matmul(&sym, &half)) - DMatrix::identity(d, d);

@@ -11,6 +11,17 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// The text of a JSON file (`--init`) read as the data files are: past a byte-order mark and
+/// within [`super::limits::RunLimit::json`]'s limits (a FIFO or device streaming forever, or a file larger
+/// than memory could hold, is an error, not a hang).
+pub(crate) fn read_json_text(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    super::limits::RunLimit::json(without_bom(std::fs::File::open(path)?)?)
+        .read_to_string(&mut text)?;
+    Ok(text)
+}
+
 /// `reader` after a UTF-8 byte-order mark, if it starts with one (editors on Windows write it;
 /// the CSV and `.gpm` readers accept it too).
 fn without_bom<R: std::io::Read>(

@@ -57,14 +57,6 @@ impl<R: Read> RunLimit<R> {
     }
 }
 
-/// The text of a JSON file read within [`RunLimit::json`]'s limits (a file that is a FIFO or
-/// device streaming forever, or one larger than memory could hold, is an error, not a hang).
-pub(crate) fn read_json_text(path: &std::path::Path) -> std::io::Result<String> {
-    let mut text = String::new();
-    RunLimit::json(std::fs::File::open(path)?).read_to_string(&mut text)?;
-    Ok(text)
-}
-
 impl<R: Read> Read for RunLimit<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;

@@ -17,7 +17,7 @@ mod limits;
 mod missing;
 mod test_data;
 
-pub(crate) use limits::read_json_text;
+pub(crate) use json::read_json_text;
 use test_data::check_test;
 pub use test_data::check_test_against;
 
