@@ -135,6 +135,17 @@ impl Sx {
         out
     }
 
+    /// Every literal number, in order (for checks of the model's constants' magnitudes).
+    pub fn numbers(&self) -> Vec<f64> {
+        let mut out = Vec::new();
+        self.visit(&mut |e| {
+            if let Sx::Num(v) = e {
+                out.push(*v);
+            }
+        });
+        out
+    }
+
     /// Whether a symbol of this role occurs.
     pub fn has_role(&self, role: SymRole) -> bool {
         let mut found = false;

@@ -274,10 +274,12 @@ pub fn run(
     })
 }
 
-/// The run's warnings: chains that have not mixed, divergences.
+/// The run's warnings: a log density too large for its rounding, chains that have not mixed,
+/// divergences.
 pub fn warnings(r: &DensityRun) -> Vec<String> {
-    crate::warnings::mixing(&r.summaries, r.chains.len())
+    crate::warnings::rounded_log_density(&r.summaries, true)
         .into_iter()
+        .chain(crate::warnings::mixing(&r.summaries, r.chains.len()))
         .chain(crate::warnings::divergences(&r.stats))
         .collect()
 }

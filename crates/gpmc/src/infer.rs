@@ -116,6 +116,9 @@ pub struct InferResult {
     /// NUTS: the latents whose prior is far wider than the data allow, read before sampling
     /// ([`gpm_runtime::scale_gap`]); empty for Gibbs.
     pub scale_gaps: Vec<gpm_runtime::scale_gap::ScaleGap>,
+    /// Data, hyperparameter values and constants whose squares leave double precision
+    /// ([`crate::magnitudes`]), read before sampling.
+    pub extremes: Vec<crate::magnitudes::Extreme>,
 }
 
 impl InferResult {
@@ -134,6 +137,7 @@ impl InferResult {
             rao_blackwell: vec![],
             nuts: vec![],
             scale_gaps: vec![],
+            extremes: vec![],
         }
     }
 }
@@ -312,6 +316,7 @@ struct GibbsSetup<'c> {
     hypers: Vec<(String, f64, String)>,
     values: HyperValues,
     scale_gaps: Vec<gpm_runtime::scale_gap::ScaleGap>,
+    extremes: Vec<crate::magnitudes::Extreme>,
 }
 
 /// What the chains kept, however they were stored.
@@ -344,6 +349,7 @@ impl GibbsSetup<'_> {
             rao_blackwell: kept.rao_blackwell,
             nuts: kept.nuts,
             scale_gaps: self.scale_gaps,
+            extremes: self.extremes,
         }
     }
 }
@@ -407,6 +413,7 @@ fn gibbs_setup<'c>(
         hypers,
         values,
         scale_gaps,
+        extremes: crate::magnitudes::extremes(&c.model, data),
     })
 }
 

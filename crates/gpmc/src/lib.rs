@@ -22,6 +22,7 @@ pub mod feedback;
 pub mod fit;
 pub mod infer;
 pub mod init;
+pub mod magnitudes;
 pub mod output;
 pub mod plot;
 pub mod report;

@@ -155,12 +155,14 @@ pub fn fit(
         }
     };
     summary["hyperparameters"] = json!(hyper_json(&hypers));
-    let warnings: Vec<String> = crate::warnings::learned(c, &hypers)
-        .into_iter()
-        .chain(crate::warnings::held_by_variational(c, &hypers))
-        .chain(unconverged)
-        .chain(crate::warnings::q_overflowed(latents.as_deref()))
-        .collect();
+    let warnings: Vec<String> =
+        crate::warnings::extremes(&crate::magnitudes::extremes(&c.model, d))
+            .into_iter()
+            .chain(crate::warnings::learned(c, &hypers))
+            .chain(crate::warnings::held_by_variational(c, &hypers))
+            .chain(unconverged)
+            .chain(crate::warnings::q_overflowed(latents.as_deref()))
+            .collect();
     summary["warnings"] = json!(warnings);
     Ok(Fit {
         summary,

@@ -90,8 +90,13 @@ pub fn variables_json(summaries: &[(String, Summary)]) -> serde_json::Value {
 /// The warnings of a Gibbs run ([`crate::warnings`]): chains that have not mixed, learned
 /// hyperparameters the data barely identify.
 pub fn gibbs_warnings(c: &Checked, r: &InferResult) -> Vec<String> {
-    crate::warnings::scale_gaps(&r.scale_gaps)
+    crate::warnings::extremes(&r.extremes)
         .into_iter()
+        .chain(crate::warnings::scale_gaps(&r.scale_gaps))
+        .chain(crate::warnings::rounded_log_density(
+            &r.summaries,
+            !r.nuts.is_empty(),
+        ))
         .chain(crate::warnings::mixing(&r.summaries, r.times.len()))
         .chain(crate::warnings::divergences(&r.nuts))
         .chain(crate::warnings::learned(c, &r.hypers))
