@@ -353,10 +353,13 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
 /// the sum, and `∫ Gamma(τ | a, b) Po(n | τκ) dτ = NB(n | a, κ/(b + κ))` (the Gamma-Poisson
 /// mixture), so it is one negative-binomial sum. `None` (not certified) when the rate is not
 /// linear in `τ` or the rest of the plan reads `τ` — forms the rules do not produce.
+/// The rest of a plan's log-density given an auxiliary's value (`None`: not held).
+type GivenAux<'a> = &'a dyn Fn(Option<(&str, f64)>) -> Option<f64>;
+
 #[allow(clippy::too_many_arguments)]
 fn count_in_gamma(
     base: &dyn Fn(Role, &str) -> Option<f64>,
-    inner: &dyn Fn(Option<(&str, f64)>) -> Option<f64>,
+    inner: GivenAux<'_>,
     count: &crate::plan::AuxVar,
     tau: &str,
     shape: &T,
@@ -415,8 +418,9 @@ pub fn certify_categorical(classes: usize, link: &gpm_ir::SoftmaxLink) -> Certif
     // The check depends on the number of classes and the link only: once per process each (a
     // model with 200 categorical statements certifies once, not 200 times).
     let key = (classes, link.bijective, link.scale.is_some());
-    static DONE: std::sync::Mutex<Vec<((usize, bool, bool), Certificate)>> =
-        std::sync::Mutex::new(Vec::new());
+    // (classes, bijective, scaled) → certificate.
+    type Done = Vec<((usize, bool, bool), Certificate)>;
+    static DONE: std::sync::Mutex<Done> = std::sync::Mutex::new(Vec::new());
     if let Ok(done) = DONE.lock() {
         if let Some((_, c)) = done.iter().find(|(k, _)| *k == key) {
             return c.clone();

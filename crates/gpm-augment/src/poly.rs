@@ -131,11 +131,11 @@ impl Poly {
                 Some(acc)
             }
             T::Pow(a, e) => match **e {
-                T::Num(x) if x == 2.0 => {
+                T::Num(2.0) => {
                     let p = Self::read(a)?;
                     p.clone().mul(p)
                 }
-                T::Num(x) if x == 1.0 => Self::read(a),
+                T::Num(1.0) => Self::read(a),
                 _ => None,
             },
             _ => None,

@@ -30,7 +30,9 @@ pub enum T {
     Call(SxFunc, Vec<T>),
 }
 
-#[allow(missing_docs)]
+// Constructors that normalise as they build (`T::div` by a number multiplies), called by name:
+// operator traits would need an import at every call site.
+#[allow(missing_docs, clippy::should_implement_trait)]
 impl T {
     pub fn num(v: f64) -> T {
         T::Num(v)

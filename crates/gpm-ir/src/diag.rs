@@ -99,7 +99,7 @@ impl Diagnostic for SemanticErrors {
         self.0.first().and_then(|e| e.code())
     }
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.0.first().and_then(|e| Diagnostic::help(e))
+        self.0.first().and_then(Diagnostic::help)
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         self.0.first().and_then(|e| e.labels())

@@ -501,7 +501,7 @@ pub struct Factor {
 }
 
 /// A whole lowered model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Model {
     /// Data.
     pub data: Vec<DataVar>,

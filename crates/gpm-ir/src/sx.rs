@@ -92,7 +92,9 @@ pub enum Sx {
     Call(SxFunc, Vec<Sx>),
 }
 
-#[allow(missing_docs)]
+// Constructors of expression nodes, called by name as `Sx::add(a, b)` across the crates: the
+// operator traits would need an import at every call site and hide the boxing.
+#[allow(missing_docs, clippy::should_implement_trait)]
 impl Sx {
     pub fn num(v: f64) -> Sx {
         Sx::Num(v)

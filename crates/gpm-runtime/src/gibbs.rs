@@ -106,6 +106,14 @@ impl Chain {
     }
 }
 
+/// A logistic-softmax factor's auxiliaries (thesis §7.4): per observation the Gamma λ_i, per
+/// observation and class the Poisson counts n_ic and Pólya-Gamma ω_ic.
+pub type CategoricalAux = (Vec<f64>, DMatrix<f64>, DMatrix<f64>);
+
+/// A point NUTS reached: latents, scalar hyperparameters by id, sparse blocks' whitened
+/// inducing values by runtime block.
+pub(crate) type NutsPoint<'a> = (Vec<DVector<f64>>, &'a [f64], Vec<Option<DVector<f64>>>);
+
 /// The per-chain state.
 #[derive(Debug, Clone)]
 pub struct State {
@@ -114,7 +122,7 @@ pub struct State {
     /// Auxiliaries: factor → auxiliary → observation.
     pub aux: Vec<Vec<Vec<f64>>>,
     /// Categorical auxiliaries per factor: (λ_i, n_ic, ω_ic).
-    pub cat: Vec<Option<(Vec<f64>, DMatrix<f64>, DMatrix<f64>)>>,
+    pub cat: Vec<Option<CategoricalAux>>,
     /// Current hyperparameter values by [`gpm_schedule::HyperId`] (NaN for a vector).
     pub hypers: Vec<f64>,
     /// Current values of the vector (ARD) hyperparameters by id (empty for a scalar).
@@ -814,7 +822,7 @@ impl<'a> Sampler<'a> {
     /// [`Sampler::init`]'s, the dense blocks' and GPs' priors at these hyperparameters.
     pub(crate) fn row_at(
         &self,
-        (latents, hypers, sparse_v): (Vec<DVector<f64>>, &[f64], Vec<Option<DVector<f64>>>),
+        (latents, hypers, sparse_v): NutsPoint<'_>,
         rng: &mut ChaCha8Rng,
     ) -> Result<Vec<f64>, RuntimeError> {
         let mut state = self.init();

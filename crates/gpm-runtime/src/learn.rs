@@ -116,7 +116,7 @@ impl Objective<'_> {
             }
             Err(_) => None,
         };
-        let elbo = fit.as_ref().map_or(f64::NEG_INFINITY, |r| last(r));
+        let elbo = fit.as_ref().map_or(f64::NEG_INFINITY, last);
         progress::emit(progress::Event::LearnEvaluation {
             evaluation: self.evaluations,
             max_evaluations: self.max_evals,

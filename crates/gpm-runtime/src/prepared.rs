@@ -675,15 +675,13 @@ impl Prepared {
                         .ok_or_else(|| {
                             RuntimeError::Inconsistent(format!("no latent `{}`", c.latent))
                         })?;
-                    match data.vector(&c.label) {
-                        Some(y) => Some((
+                    data.vector(&c.label).map(|y| {
+                        (
                             li,
                             y.iter().map(|v| (*v as usize).saturating_sub(1)).collect(),
                             latents[li].1 / y.len().max(1),
-                        )),
-                        // Test data may come without labels.
-                        None => None,
-                    }
+                        )
+                    })
                 }
                 None => None,
             };

@@ -120,7 +120,7 @@ pub fn step<R: Rng + ?Sized>(
         left,
         right,
     };
-    if !x0.is_finite() || !(w > 0.0 && w.is_finite()) {
+    if !(x0.is_finite() && w > 0.0 && w.is_finite()) {
         return Err(no_point(x0, x0));
     }
     let level = logp(x0) + rng.gen::<f64>().ln();

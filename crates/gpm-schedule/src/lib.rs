@@ -642,7 +642,7 @@ fn compile_factor(
             let mut inner = Vec::new();
             collect(phi, &mut inner);
             for x in inner {
-                if !(x.0 == Role::Aux && x.1 == "r") && !syms.contains(&x) {
+                if !(syms.contains(&x) || x.0 == Role::Aux && x.1 == "r") {
                     syms.push(x);
                 }
             }

@@ -259,8 +259,8 @@ fn emit(t: &T, slot: SlotOf, ops: &mut Vec<Op>) -> Result<(), String> {
         T::Pow(a, e) => {
             emit(a, slot, ops)?;
             match **e {
-                T::Num(x) if x == 2.0 => ops.push(Op::Square),
-                T::Num(x) if x == -1.0 => ops.push(Op::Recip),
+                T::Num(2.0) => ops.push(Op::Square),
+                T::Num(-1.0) => ops.push(Op::Recip),
                 _ => {
                     emit(e, slot, ops)?;
                     ops.push(Op::Pow);

@@ -301,7 +301,7 @@ pub struct Truncation {
 #[derive(Debug, Clone)]
 pub enum Stmt {
     /// A local variable.
-    Decl(VarDecl),
+    Decl(Box<VarDecl>),
     /// `lhs[idx] op= rhs;`
     Assign {
         /// The variable.

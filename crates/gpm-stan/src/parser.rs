@@ -204,7 +204,7 @@ fn base_type(p: Pair<Rule>) -> Result<StanType, StanError> {
 fn stmt(p: Pair<Rule>) -> Result<Stmt, StanError> {
     let span = span_of(&p);
     Ok(match p.as_rule() {
-        Rule::var_decl => Stmt::Decl(var_decl(p)?),
+        Rule::var_decl => Stmt::Decl(Box::new(var_decl(p)?)),
         Rule::block_stmt => Stmt::Block(stmts(p)?, span),
         Rule::for_stmt => {
             let mut it = content(p);

@@ -94,10 +94,7 @@ impl Compiled {
 
     /// The transformed data (`let`s of the data block) computed from `data`: (name, values in
     /// row-major order, shape). Internal products of covariates (`x*z`) are left out.
-    fn transformed(
-        &self,
-        data: &Bound<'_, PyDict>,
-    ) -> PyResult<Vec<(String, Vec<f64>, Vec<usize>)>> {
+    fn transformed(&self, data: &Bound<'_, PyDict>) -> PyResult<Vec<TransformedDatum>> {
         let c = &self.checked;
         let d = train_data(c, data)?;
         let mut out = Vec::new();
@@ -404,3 +401,6 @@ impl Compiled {
         })
     }
 }
+
+/// A transformed datum: its name, values in row-major order and shape.
+type TransformedDatum = (String, Vec<f64>, Vec<usize>);

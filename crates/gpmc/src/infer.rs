@@ -717,9 +717,9 @@ pub fn run_learned<M: AfterLearning>(
     method: &M,
 ) -> Result<Fitted<M::Output>, InferError> {
     let (schedule, hv, mut hypers) = start(c, data)?;
-    method.refuse(&schedule)?;
-    let hv = learn_hypers(c, &schedule, data, hv, &mut hypers)?;
-    let r = method.run(&schedule, data, &hv)?;
+    method.refuse(schedule)?;
+    let hv = learn_hypers(c, schedule, data, hv, &mut hypers)?;
+    let r = method.run(schedule, data, &hv)?;
     Ok((r, hypers, hv))
 }
 
@@ -746,8 +746,8 @@ pub fn run_svi(
             _ => {}
         }
     }
-    let prep = gpm_runtime::prepared::Prepared::for_streaming(&schedule, data, &hv)?;
-    let r = gpm_runtime::svi::run_learning(&prep, &schedule, config, &learn, report)?;
+    let prep = gpm_runtime::prepared::Prepared::for_streaming(schedule, data, &hv)?;
+    let r = gpm_runtime::svi::run_learning(&prep, schedule, config, &learn, report)?;
     for &(id, v) in &r.hypers {
         hv.set_scalar(id, v);
         if let Some(x) = hypers.get_mut(id.0) {

@@ -60,7 +60,7 @@ enum Command {
         quiet: bool,
         /// Options of one method.
         #[command(flatten)]
-        flags: MethodFlags,
+        flags: Box<MethodFlags>,
         /// Use the generic update for every likelihood factor, even where an augmentation
         /// exists (to compare the two on one model); a heavy-tailed latent prior keeps its
         /// scale mixture.
@@ -239,7 +239,7 @@ fn main() -> ExitCode {
                 precondition,
                 particle_map,
                 ..
-            } = flags;
+            } = *flags;
             let iterations = iterations.unwrap_or(1000);
             // A Stan program the augmentation pipeline cannot take runs under NUTS on its
             // whole log density (gpmc::density).
@@ -527,10 +527,8 @@ fn report(name: &str, source: &str, e: gpmc::infer::InferError) -> ExitCode {
     } else {
         1
     };
-    let r = miette::Report::new(e).with_source_code(miette::NamedSource::new(
-        name.to_string(),
-        source.to_string(),
-    ));
+    let r =
+        miette::Report::new(e).with_source_code(miette::NamedSource::new(name, source.to_string()));
     eprintln!("{r:?}");
     ExitCode::from(code)
 }
@@ -547,7 +545,7 @@ fn variational(opened: Opened, method: Variational, run: VariationalRun) -> Exit
     let report = |e| opened.report(e);
     let (checked, d, test, dir) = (&opened.checked, &opened.d, &opened.test, &opened.dir);
     // The output directory is checked and staged before the fit.
-    let staging = match gpmc::output::Staging::create(&dir, Kind::Run, &opened.reads()) {
+    let staging = match gpmc::output::Staging::create(dir, Kind::Run, &opened.reads()) {
         Ok(s) => s,
         Err(e) => return report(e.into()),
     };
@@ -557,7 +555,7 @@ fn variational(opened: Opened, method: Variational, run: VariationalRun) -> Exit
     // has no partial answer); a second signal quits at once.
     let stop = interrupt::stop_on_signal("nothing is written");
     let fitted = gpm_runtime::stop::scoped(stop, || {
-        fit_variational(&checked, &d, method, &feedback, &mut files)
+        fit_variational(checked, d, method, &feedback, &mut files)
     });
     interrupt::work_done();
     let outcome = match fitted {
@@ -574,11 +572,11 @@ fn variational(opened: Opened, method: Variational, run: VariationalRun) -> Exit
         .unwrap_or("variational")
         .to_string();
     let chain = staging.path("chain-1.csv");
-    let drawn =
-        match gpmc::infer::write_draws_from_q(&checked, &d, &hv, &blocks, &q, &method, &chain) {
-            Ok(n) => n,
-            Err(e) => return report(e),
-        };
+    let drawn = match gpmc::infer::write_draws_from_q(checked, d, &hv, &blocks, &q, &method, &chain)
+    {
+        Ok(n) => n,
+        Err(e) => return report(e),
+    };
     summary["draws_from_q"] = serde_json::json!(drawn);
     if drawn == 0 {
         eprintln!(
@@ -594,13 +592,13 @@ fn variational(opened: Opened, method: Variational, run: VariationalRun) -> Exit
         .iter()
         .any(|b| matches!(b, gpm_runtime::cavi::BlockPosterior::Sparse(_)))
     {
-        match gpmc::infer::inducing_csv(&checked, &d, &hv, &blocks) {
+        match gpmc::infer::inducing_csv(checked, d, &hv, &blocks) {
             Ok(csv) => files.push(("inducing.csv".to_string(), csv)),
             Err(e) => return report(e),
         }
     }
     if let Some(test) = &test {
-        let prediction = gpmc::infer::predict_variational(&checked, &d, test, &hv, &blocks);
+        let prediction = gpmc::infer::predict_variational(checked, d, test, &hv, &blocks);
         if let Err(e) = add_predictions(prediction, &mut summary, &mut files) {
             return report(e);
         }
@@ -615,9 +613,9 @@ fn variational(opened: Opened, method: Variational, run: VariationalRun) -> Exit
         .unwrap_or("variational")
         .to_string();
     files.extend(gpmc::fit::files(
-        &checked,
+        checked,
         &opened.data_files,
-        &d,
+        d,
         &hv,
         q.seed,
         (opened.generic, opened.nuts_step),
@@ -755,7 +753,7 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
     let (checked, d, test, dir) = (&opened.checked, &opened.d, &opened.test, &opened.dir);
     let init_path = init;
     let init = match &init_path {
-        Some(path) => match gpmc::init::load(&checked.model, &d, path) {
+        Some(path) => match gpmc::init::load(&checked.model, d, path) {
             Ok(i) => i,
             Err(e) => return report(e.into()),
         },
@@ -775,7 +773,7 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
     // as they sample (memory flat in the number of draws), and it replaces `dir` at the end.
     let mut reads = opened.reads();
     reads.extend(init_path.as_deref());
-    let staging = match gpmc::output::Staging::create(&dir, Kind::Run, &reads) {
+    let staging = match gpmc::output::Staging::create(dir, Kind::Run, &reads) {
         Ok(s) => s,
         Err(e) => return report(e.into()),
     };
@@ -784,7 +782,7 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
     let progress = |_: usize, _: usize| feedback.sweep(total, nuts);
     // The phases before sampling (type-II ML) poll the same flag (`gpm_runtime::stop`).
     let result = gpm_runtime::stop::scoped(stop, || {
-        gpmc::infer::run_gibbs_streamed(&checked, &d, &config, extras, &progress, &staging)
+        gpmc::infer::run_gibbs_streamed(checked, d, &config, extras, &progress, &staging)
     });
     interrupt::work_done();
     let result = match result {
@@ -793,20 +791,15 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
     };
     feedback.finish();
     let mut files = Vec::new();
-    let mut summary = gpmc::infer::summary_json(&checked, &result, &config);
+    let mut summary = gpmc::infer::summary_json(checked, &result, &config);
     if let Some(test) = &test {
         // From the draws as written, as `gpmc predict` reads them later: the same numbers.
-        let prediction = gpmc::fit::draws_in(
-            staging.partial_dir(),
-            &checked,
-            &d,
-            &result.values,
-            pointwise,
-        )
-        .map_err(|e| gpmc::infer::InferError::Io(e.to_string()))
-        .and_then(|draws| {
-            gpmc::infer::predict_with(&checked, &d, test, &draws, config.seed, usize::MAX)
-        });
+        let prediction =
+            gpmc::fit::draws_in(staging.partial_dir(), checked, d, &result.values, pointwise)
+                .map_err(|e| gpmc::infer::InferError::Io(e.to_string()))
+                .and_then(|draws| {
+                    gpmc::infer::predict_with(checked, d, test, &draws, config.seed, usize::MAX)
+                });
         if let Err(e) = add_predictions(prediction, &mut summary, &mut files) {
             return report(e);
         }
@@ -817,9 +810,9 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
     ));
     // What `gpmc predict OUT_DIR` needs to reuse the draws.
     files.extend(gpmc::fit::files(
-        &checked,
+        checked,
         &opened.data_files,
-        &d,
+        d,
         &result.values,
         config.seed,
         (opened.generic, opened.nuts_step),
@@ -859,7 +852,7 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
         );
     }
     say!("{}", gpmc::infer::summary_table(&result, 12).trim_end());
-    for w in gpmc::infer::gibbs_warnings(&checked, &result) {
+    for w in gpmc::infer::gibbs_warnings(checked, &result) {
         say!("warning: {w}");
     }
     say!(

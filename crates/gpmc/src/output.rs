@@ -340,7 +340,7 @@ pub fn available_bytes(path: &Path) -> Option<u64> {
     }
     // SAFETY: statvfs returned 0, so it wrote the struct.
     let st = unsafe { st.assume_init() };
-    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
 /// Refuse, before any work, output that would not fit: `rows × width` values at `bytes_per_value`

@@ -353,65 +353,65 @@ fn predictive(dir: &Path) -> Result<Option<String>, PlotError> {
         .map(|v| v.to_vec());
     let label_column = col(&|h| h.starts_with("p_1_"));
     let last_label = header.iter().rposition(|h| h.starts_with("p_1_"));
-    let (title, band, points): (String, Vec<(f64, f64, f64)>, Vec<(f64, f64)>) =
-        match (label_column, last_label) {
-            (Some(_), Some(k)) => {
-                let label: f64 = header[k].trim_start_matches("p_1_").parse().unwrap_or(1.0);
-                let p: Vec<(f64, f64, f64)> = grid
-                    .iter()
-                    .zip(&rows)
-                    .map(|(g, r)| (*g, r[k], r[k]))
-                    .collect();
-                let pts = y
-                    .iter()
+    // The panel's title, its band (x, low, high) and its points (x, y).
+    type Panel = (String, Vec<(f64, f64, f64)>, Vec<(f64, f64)>);
+    let (title, band, points): Panel = match (label_column, last_label) {
+        (Some(_), Some(k)) => {
+            let label: f64 = header[k].trim_start_matches("p_1_").parse().unwrap_or(1.0);
+            let p: Vec<(f64, f64, f64)> = grid
+                .iter()
+                .zip(&rows)
+                .map(|(g, r)| (*g, r[k], r[k]))
+                .collect();
+            let pts = y
+                .iter()
+                .flatten()
+                .zip(&x)
+                .map(|(yi, xi)| (*xi, if *yi == label { 1.0 } else { 0.0 }))
+                .collect();
+            (
+                format!(
+                    "predictive probability of {} = {label} (points: training labels)",
+                    response.as_deref().unwrap_or("y")
+                ),
+                p,
+                pts,
+            )
+        }
+        _ => {
+            let (Some(m), Some(s)) = (col(&|h| h.ends_with("_mean")), col(&|h| h.ends_with("_sd")))
+            else {
+                return Ok(None);
+            };
+            let name = header[m].trim_end_matches("_mean").to_string();
+            let p = grid
+                .iter()
+                .zip(&rows)
+                .map(|(g, r)| (*g, r[m] - 2.0 * r[s], r[m] + 2.0 * r[s]))
+                .collect();
+            let real = response
+                .as_ref()
+                .and_then(|r| reuse.checked.model.datum(r))
+                .is_some_and(|d| d.elem == gpm_ir::Elem::Real);
+            let pts = if real {
+                y.iter()
                     .flatten()
                     .zip(&x)
-                    .map(|(yi, xi)| (*xi, if *yi == label { 1.0 } else { 0.0 }))
-                    .collect();
-                (
-                    format!(
-                        "predictive probability of {} = {label} (points: training labels)",
-                        response.as_deref().unwrap_or("y")
-                    ),
-                    p,
-                    pts,
-                )
-            }
-            _ => {
-                let (Some(m), Some(s)) =
-                    (col(&|h| h.ends_with("_mean")), col(&|h| h.ends_with("_sd")))
-                else {
-                    return Ok(None);
-                };
-                let name = header[m].trim_end_matches("_mean").to_string();
-                let p = grid
-                    .iter()
-                    .zip(&rows)
-                    .map(|(g, r)| (*g, r[m] - 2.0 * r[s], r[m] + 2.0 * r[s]))
-                    .collect();
-                let real = response
-                    .as_ref()
-                    .and_then(|r| reuse.checked.model.datum(r))
-                    .is_some_and(|d| d.elem == gpm_ir::Elem::Real);
-                let pts = if real {
-                    y.iter()
-                        .flatten()
-                        .zip(&x)
-                        .map(|(yi, xi)| (*xi, *yi))
-                        .collect()
-                } else {
-                    vec![]
-                };
-                (
-                    format!(
-                        "posterior of {name}: mean ± 2 sd{}",
-                        if real { " (points: training data)" } else { "" }
-                    ),
-                    p,
-                    pts,
-                )
-            }
-        };
+                    .map(|(yi, xi)| (*xi, *yi))
+                    .collect()
+            } else {
+                vec![]
+            };
+            (
+                format!(
+                    "posterior of {name}: mean ± 2 sd{}",
+                    if real { " (points: training data)" } else { "" }
+                ),
+                p,
+                pts,
+            )
+        }
+    };
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, 2 * PANEL)).into_drawing_area();

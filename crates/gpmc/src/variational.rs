@@ -25,6 +25,9 @@ pub enum Method {
     Gpf(gpm_runtime::gpf::GpfConfig),
 }
 
+/// A latent's name with its marginal means and variances under `q`.
+pub type LatentMoments = (String, DVector<f64>, DVector<f64>);
+
 /// A finished variational fit.
 #[derive(Debug, Clone)]
 pub struct Fit {
@@ -38,7 +41,7 @@ pub struct Fit {
     pub hypers: Vec<(String, f64, String)>,
     /// Latent names with their marginal means and variances under `q` (not for SVI, whose
     /// latents at every training input are not formed).
-    pub latents: Option<Vec<(String, DVector<f64>, DVector<f64>)>>,
+    pub latents: Option<Vec<LatentMoments>>,
     /// What happened, in one line.
     pub headline: String,
 }

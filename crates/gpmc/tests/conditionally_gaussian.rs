@@ -94,14 +94,8 @@ fn a_collapsed_gp_with_a_sampled_kernel_agrees_with_the_generic_update() {
     };
     let (split, whole) = (run(false, 3), run(true, 4));
     for name in ["ell", "g", "f.1", "f.3", "f.5"] {
-        let get = |r: &gpmc::infer::InferResult| {
-            r.summaries
-                .iter()
-                .find(|(n, _)| n == name)
-                .unwrap()
-                .1
-                .clone()
-        };
+        let get =
+            |r: &gpmc::infer::InferResult| r.summaries.iter().find(|(n, _)| n == name).unwrap().1;
         let (a, b) = (get(&split), get(&whole));
         let z = (a.mean - b.mean) / (a.mcse_mean.powi(2) + b.mcse_mean.powi(2)).sqrt();
         eprintln!(

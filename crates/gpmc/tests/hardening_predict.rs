@@ -239,7 +239,8 @@ fn an_edited_or_damaged_fit_is_refused_not_predicted_from() {
 #[test]
 fn a_tampered_variational_posterior_is_refused() {
     let dir = tempdir("q-values");
-    let cases: [(&str, &str, fn(&mut serde_json::Value)); 4] = [
+    type Tamper = fn(&mut serde_json::Value);
+    let cases: [(&str, &str, Tamper); 4] = [
         ("gp_classification", "a", |q| {
             q["a"][0] = serde_json::json!(-3.0)
         }),

@@ -257,8 +257,7 @@ fn nuts_is_reproducible_and_refuses_what_it_cannot_run() {
         );
     let ard = gpmc::check("ard", &src).unwrap_or_else(|f| panic!("{}", f.render()));
     let e = gpmc::infer::run_gibbs_with(&ard, &d, &config, extras(), &|_, _| {})
-        .err()
-        .expect("NUTS ran with a sampled vector hyperparameter");
+        .expect_err("NUTS ran with a sampled vector hyperparameter");
     assert!(e.to_string().contains("vector hyperparameter"), "{e}");
     // The augmented model of a Pólya-Gamma augmentation: refused (no closed-form density).
     let augmented = gpmc::infer::GibbsExtras {
@@ -267,8 +266,7 @@ fn nuts_is_reproducible_and_refuses_what_it_cannot_run() {
         ..Default::default()
     };
     let e = gpmc::infer::run_gibbs_with(&c, &d, &config, augmented, &|_, _| {})
-        .err()
-        .expect("NUTS ran on a Pólya-Gamma augmented model");
+        .expect_err("NUTS ran on a Pólya-Gamma augmented model");
     assert!(e.to_string().contains("closed-form"), "{e}");
 }
 
@@ -335,11 +333,9 @@ model {{ y ~ normal(x * w, sigma); }}",
         let c = gpmc::check("rounded", &source).unwrap();
         let x: Vec<f64> = (0..11).map(|i| 2.4e25 * (i as f64 - 5.0) / 5.0).collect();
         let y: Vec<f64> = x.iter().map(|v| slope * v).collect();
-        let d = gpmc::data::from_json_value(
-            &c.model,
-            &serde_json::json!({"N": 11, "x": x, "y": y}),
-        )
-        .unwrap();
+        let d =
+            gpmc::data::from_json_value(&c.model, &serde_json::json!({"N": 11, "x": x, "y": y}))
+                .unwrap();
         let config = gpm_runtime::gibbs::GibbsConfig {
             chains: 1,
             warmup: 100,

@@ -173,7 +173,7 @@ fn bad_modifiers_are_diagnosed() {
         ("robust(gamma = sigma)", "must be a number"),
     ] {
         let src = gp(&format!("y ~ normal(f, sigma) {modifier}"));
-        let err = gpmc::check("bad_robust", &src).err().expect("refused");
+        let err = gpmc::check("bad_robust", &src).expect_err("refused");
         let text = messages(&err);
         assert!(text.contains(message), "{modifier}: {text}");
     }
@@ -182,7 +182,7 @@ data { N : int; y : int[N] in 0..; }
 latent { b : real ~ normal(0, 1); }
 model { y ~ neg_binomial_logit(3.0, b) robust(beta = 0.2); }
 "#;
-    let err = gpmc::check("robust_negbin", src).err().expect("refused");
+    let err = gpmc::check("robust_negbin", src).expect_err("refused");
     assert!(
         messages(&err).contains("not yet for `neg_binomial_logit`"),
         "{}",

@@ -47,13 +47,7 @@ fn sparse_kernel_hyperparameters_match_the_full_gp_when_inducing_at_the_data() {
         );
         let d = gpmc::data::from_json_value(&c.model, &data).unwrap();
         let r = gpmc::infer::run_gibbs(&c, &d, &config, &|_, _| {}).unwrap();
-        let e = r
-            .summaries
-            .iter()
-            .find(|(n, _)| n == "ell")
-            .unwrap()
-            .1
-            .clone();
+        let e = r.summaries.iter().find(|(n, _)| n == "ell").unwrap().1;
         eprintln!(
             "sparse {sparse}: ell {:.4} ± {:.4} (sd {:.4}, R-hat {:.3})",
             e.mean, e.mcse_mean, e.sd, e.rhat

@@ -14,7 +14,7 @@ impl Rule for NegativeBinomialMgf {
         let Atom { a, coef, core } = atom;
         // coef·log(1 + κσ(z)) with coef = −α < 0 and κ ≥ 0 free of the predictors:
         // (1 + κσ(z))^(−α) = Σ_k NB(k | α, κ/(1+κ)) σ(−z)^k.
-        if let Some((kappa, z)) = one_plus_kappa_logistic(&core) {
+        if let Some((kappa, z)) = one_plus_kappa_logistic(core) {
             let alpha = T::neg(coef.clone());
             let zt = z.to_tree();
             let p = w.probe(&[&kappa, &alpha]);

@@ -8,9 +8,9 @@ pub(super) struct ScaleMixture;
 impl Rule for ScaleMixture {
     fn apply(&self, w: &mut Work<'_>, atom: Atom<'_>, _pending: &mut Vec<T>) -> Applied {
         let Atom { a, core, .. } = atom;
-        if let Some(u) = find_square_argument(&core) {
+        if let Some(u) = find_square_argument(core) {
             let r = T::sym(Role::Aux, "r");
-            let substituted = substitute_square(&a, &u, &r);
+            let substituted = substitute_square(a, &u, &r);
             let atoms = atomize(&normalize(&substituted, &w.signs), &w.signs);
             let mut in_r = Vec::new();
             for b in atoms {

@@ -131,6 +131,8 @@ impl Lowerer {
         true
     }
 
+    // The statement's parts as the caller destructured them, passed on once.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn push_categorical(
         &mut self,
         d: &DataVar,

@@ -102,18 +102,6 @@ struct Lowerer {
     anon: usize,
 }
 
-impl Default for Model {
-    fn default() -> Self {
-        Model {
-            data: vec![],
-            hypers: vec![],
-            latents: vec![],
-            predictors: vec![],
-            factors: vec![],
-        }
-    }
-}
-
 /// An affine combination of latent references at one observation.
 #[derive(Debug, Clone, PartialEq)]
 struct Affine {

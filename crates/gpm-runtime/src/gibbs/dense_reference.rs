@@ -105,7 +105,7 @@ impl<'a> Sampler<'a> {
             let theta = gather_dense(parts, dim, &state.latents);
             let fit = state.dense_fits[bi].get_or_insert_with(|| DenseFit::new(dim));
             fit.push(&theta);
-            if sweep % REFIT_EVERY == 0 || sweep == warmup {
+            if sweep.is_multiple_of(REFIT_EVERY) || sweep == warmup {
                 if let Some(r) = fit.reference() {
                     state.dense_references[bi] = Some(std::sync::Arc::new(r));
                 }

@@ -191,7 +191,9 @@ impl super::Sampler<'_> {
         pv: &[Vec<f64>],
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
-        let mut curv: Vec<Vec<(usize, usize, usize, Vec<f64>, Vec<f64>)>> = Vec::new();
+        // Per shared latent, per block: (block, latent, column, curvature a, b).
+        type Curvature = (usize, usize, usize, Vec<f64>, Vec<f64>);
+        let mut curv: Vec<Vec<Curvature>> = Vec::new();
         for sl in &sh.latents {
             let mut per = Vec::new();
             for &(bi, li, c) in &sl.blocks {
@@ -385,7 +387,9 @@ impl super::Sampler<'_> {
             }
             _ => None,
         };
-        let unit: std::cell::RefCell<Option<(Vec<Vec<f64>>, DMatrix<f64>)>> = Default::default();
+        // The unit-variance kernel matrix, keyed by the values it was built at.
+        type Keyed = Option<(Vec<Vec<f64>>, DMatrix<f64>)>;
+        let unit: std::cell::RefCell<Keyed> = Default::default();
         let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
             let k = match &split {
                 Some((variance, kernel, read)) => {

@@ -152,8 +152,11 @@ pub(crate) struct Target<'a> {
     ids: Arc<Vec<usize>>,
     /// A conditional target ([`Target::conditional`]): every latent's current value, the
     /// moved blocks' overwritten at each position; and the factors that read them.
-    held: Option<Arc<(Vec<DVector<f64>>, Vec<bool>)>>,
+    held: Option<Arc<Held>>,
 }
+
+/// Every latent's value at the held point, and which factors read the moved blocks.
+type Held = (Vec<DVector<f64>>, Vec<bool>);
 
 /// What a target moves: these runtime blocks and these hyperparameters, the others held.
 pub(crate) struct Scope<'s> {

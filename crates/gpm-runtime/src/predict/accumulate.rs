@@ -62,6 +62,8 @@ impl DrawAccumulator {
     }
 
     /// One draw: the test latents `lat` and the hyperparameter values `hypers`.
+    // The draw's parts and the prediction's fixed context, passed on once per draw.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn add_draw(
         &mut self,
         schedule: &Schedule,

@@ -29,6 +29,9 @@ use std::sync::Arc;
 
 pub use variational::gauss_hermite;
 
+/// A factor's labels and, per point, the predictive probability of each.
+pub type LabelProbabilities = (Vec<f64>, Vec<Vec<f64>>);
+
 /// Predictions at the test points.
 #[derive(Debug, Clone)]
 pub struct Prediction {
@@ -38,7 +41,7 @@ pub struct Prediction {
     pub log_predictive: Vec<Vec<f64>>,
     /// Per factor with a finite label set: the labels and the predictive probability of each
     /// label, per point.
-    pub label_probabilities: Vec<Option<(Vec<f64>, Vec<Vec<f64>>)>>,
+    pub label_probabilities: Vec<Option<LabelProbabilities>>,
     /// Draws used (0 for a variational posterior).
     pub draws: usize,
     /// Per factor whose distribution can be drawn from (a library distribution or the

@@ -206,7 +206,9 @@ pub(super) fn predict(
         })
         .collect::<Result<Vec<_>, _>>()?;
     // Test predictor moments.
-    let dense: Vec<(usize, Vec<(usize, usize, usize)>)> = tr
+    // Per dense block: its index and its parts (latent, offset, length).
+    type Parts = Vec<(usize, usize, usize)>;
+    let dense: Vec<(usize, Parts)> = tr
         .blocks
         .iter()
         .enumerate()
