@@ -385,3 +385,63 @@ fn the_softmax_options_are_checked() {
         );
     }
 }
+
+/// Issue 51: each heavy-tailed latent prior lowers to its own density — differences of the
+/// prior factor's log-density against the closed forms — and a name outside the registry is an
+/// error (it once lowered silently as a Laplace prior through a catch-all arm).
+#[test]
+fn heavy_tailed_latent_priors_lower_to_their_own_densities_and_unknown_ones_are_errors() {
+    let prior_factor = |prior: &str| {
+        let m = lower_src(&format!(
+            "data {{ N : int; y : vector[N]; }}
+             latent {{ w : real ~ {prior}; }}
+             model {{ y ~ normal(w, 1); }}"
+        ));
+        let f = m
+            .factors
+            .iter()
+            .find(|f| f.prior_of.as_deref() == Some("w"))
+            .expect("a prior factor")
+            .clone();
+        let eta = f.predictors[0].clone();
+        move |w: f64| eval(log_density(&f), &[(eta.as_str(), w)])
+    };
+    let z = |w: f64| (w - 0.5) / 2.0;
+    let closed: [(&str, &dyn Fn(f64) -> f64); 4] = [
+        ("student_t(4, 0.5, 2)", &|w| {
+            -2.5 * (1.0 + z(w) * z(w) / 4.0).ln()
+        }),
+        ("cauchy(0.5, 2)", &|w| -(1.0 + z(w) * z(w)).ln()),
+        ("laplace(0.5, 2)", &|w| -(w - 0.5f64).abs() / 2.0),
+        ("double_exponential(0.5, 2)", &|w| -(w - 0.5f64).abs() / 2.0),
+    ];
+    for (prior, exact) in closed {
+        let ld = prior_factor(prior);
+        for (a, b) in [(1.3, 0.2), (-3.0, 4.5), (10.0, 0.5)] {
+            let (got, want) = (ld(a) - ld(b), exact(a) - exact(b));
+            assert!(
+                (got - want).abs() < 1e-12,
+                "{prior} at {a}, {b}: {got} vs {want}"
+            );
+        }
+    }
+    // The horseshoe: symmetric about 0, and not a Laplace density in disguise.
+    let hs = prior_factor("horseshoe(0.7)");
+    assert!((hs(1.3) - hs(-1.3)).abs() < 1e-12);
+    let laplace = prior_factor("laplace(0, 0.7)");
+    assert!(((hs(0.1) - hs(5.0)) - (laplace(0.1) - laplace(5.0))).abs() > 1.0);
+    // A name outside the registry is an error that lists the registry's priors.
+    let p = gpm_syntax::parse(
+        "data { N : int; y : vector[N]; }
+         latent { w : real ~ logistic(0, 1); }
+         model { y ~ normal(w, 1); }",
+    )
+    .unwrap();
+    let errors = gpm_ir::lower(&p).expect_err("an unknown latent prior").0;
+    assert_eq!(errors[0].code, "gpm::unknown_distribution", "{errors:?}");
+    let help = format!("{errors:?}");
+    assert!(
+        help.contains("horseshoe(tau)") && help.contains("laplace(mu, b)"),
+        "{help}"
+    );
+}

@@ -7,8 +7,72 @@
 
 use super::*;
 
+/// A heavy-tailed latent prior: its name as written (and an alias), its parameters in order with
+/// whether each must be positive, and the library density (a Gaussian scale mixture the
+/// recognizers augment) with that density's parameters, location included, made from them.
+pub(super) struct HeavyTailed {
+    /// The name in a model.
+    pub(super) name: &'static str,
+    /// Another name for it (Stan's).
+    pub(super) alias: Option<&'static str>,
+    /// Its parameters, in order.
+    pub(super) params: &'static [&'static str],
+    /// Whether each parameter must be positive.
+    positive: &'static [bool],
+    /// The library likelihood whose density the prior is.
+    density: &'static str,
+    /// That density's parameters from the prior's.
+    density_params: fn(Vec<Sx>) -> Vec<Sx>,
+}
+
+/// Every heavy-tailed latent prior: the one list the lowering, its errors and docs read.
+pub(super) const HEAVY_TAILED: &[HeavyTailed] = &[
+    HeavyTailed {
+        name: "student_t",
+        alias: None,
+        params: &["nu", "mu", "sigma"],
+        positive: &[true, false, true],
+        density: "student_t",
+        density_params: |p| p,
+    },
+    HeavyTailed {
+        name: "cauchy",
+        alias: None,
+        params: &["mu", "sigma"],
+        positive: &[false, true],
+        density: "student_t",
+        density_params: |p| [vec![Sx::num(1.0)], p].concat(),
+    },
+    HeavyTailed {
+        name: "laplace",
+        alias: Some("double_exponential"),
+        params: &["mu", "b"],
+        positive: &[false, true],
+        density: "laplace",
+        density_params: |p| p,
+    },
+    HeavyTailed {
+        // The local scales λ_j ~ C⁺(0, 1) integrated out; the location is 0.
+        name: "horseshoe",
+        alias: None,
+        params: &["tau"],
+        positive: &[true],
+        density: "horseshoe",
+        density_params: |p| [vec![Sx::num(0.0)], p].concat(),
+    },
+];
+
+/// Whether `name` is a heavy-tailed latent prior.
+pub(super) fn is_heavy_tailed(name: &str) -> bool {
+    HEAVY_TAILED
+        .iter()
+        .any(|h| h.name == name || h.alias == Some(name))
+}
+
 impl Lowerer {
-    /// The prior's density (a library likelihood) and its parameters, location included.
+    /// The prior's density (a library likelihood) and its parameters, location included;
+    /// `None` after an error, or for a name not in [`HEAVY_TAILED`] (the caller asks
+    /// [`is_heavy_tailed`] first: no name falls to a default law).
     pub(super) fn heavy_tailed_latent(
         &mut self,
         z: &ast::LatentDecl,
@@ -29,35 +93,23 @@ impl Lowerer {
             );
             return None;
         }
-        let what = |p: &str| format!("the `{p}` of a latent's `{}` prior", z.prior.func.name);
         let c = &z.prior;
-        match c.func.name.as_str() {
-            "student_t" => {
-                let a = self.check_args(c, &["nu", "mu", "sigma"])?;
-                let nu = self.positive_param(&a[0], &what("nu"));
-                let mu = self.param(&a[1], &what("mu"));
-                let sigma = self.positive_param(&a[2], &what("sigma"));
-                Some(("student_t", vec![nu?, mu?, sigma?]))
-            }
-            "cauchy" => {
-                let a = self.check_args(c, &["mu", "sigma"])?;
-                let mu = self.param(&a[0], &what("mu"));
-                let sigma = self.positive_param(&a[1], &what("sigma"));
-                Some(("student_t", vec![Sx::num(1.0), mu?, sigma?]))
-            }
-            "horseshoe" => {
-                // The local scales λ_j ~ C⁺(0, 1) integrated out; the location is 0.
-                let a = self.check_args(c, &["tau"])?;
-                let tau = self.positive_param(&a[0], &what("tau"));
-                Some(("horseshoe", vec![Sx::num(0.0), tau?]))
-            }
-            _ => {
-                let a = self.check_args(c, &["mu", "b"])?;
-                let mu = self.param(&a[0], &what("mu"));
-                let b = self.positive_param(&a[1], &what("b"));
-                Some(("laplace", vec![mu?, b?]))
-            }
+        let law = HEAVY_TAILED
+            .iter()
+            .find(|h| h.name == c.func.name || h.alias == Some(c.func.name.as_str()))?;
+        let a = self.check_args(c, law.params)?;
+        let mut values = Vec::with_capacity(a.len());
+        for (arg, (p, positive)) in a.iter().zip(law.params.iter().zip(law.positive)) {
+            let what = format!("the `{p}` of a latent's `{}` prior", c.func.name);
+            values.push(if *positive {
+                self.positive_param(arg, &what)
+            } else {
+                self.param(arg, &what)
+            });
         }
+        // Every parameter is checked (each error reported) before any is used.
+        let values: Option<Vec<Sx>> = values.into_iter().collect();
+        Some((law.density, (law.density_params)(values?)))
     }
 
     /// The factor `Σ_j log p(w_j)`: the density at the location, with the coordinate in the

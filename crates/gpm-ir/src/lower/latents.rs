@@ -77,24 +77,20 @@ impl Lowerer {
                 })
             }
             "flat" => self.flat_latent(z, shape.as_ref()),
-            "student_t" | "cauchy" | "laplace" | "double_exponential" | "horseshoe" => {
+            name if super::heavy_tailed::is_heavy_tailed(name) => {
                 heavy = self.heavy_tailed_latent(z, shape.as_ref());
                 heavy.as_ref().map(|_| LatentPrior::Flat)
             }
             other => {
+                let heavy_names = super::heavy_tailed::HEAVY_TAILED.iter().map(|h| h.name);
                 let help = did_you_mean(
                     other,
-                    [
-                        "gp",
-                        "normal",
-                        "flat",
-                        "student_t",
-                        "cauchy",
-                        "laplace",
-                        "horseshoe",
-                    ]
-                    .into_iter(),
+                    ["gp", "normal", "flat"].into_iter().chain(heavy_names),
                 );
+                let mixtures: Vec<String> = super::heavy_tailed::HEAVY_TAILED
+                    .iter()
+                    .map(|h| format!("`{}({})`", h.name, h.params.join(", ")))
+                    .collect();
                 self.err(
                     SemanticError::new(
                         "gpm::unknown_distribution",
@@ -104,8 +100,10 @@ impl Lowerer {
                     )
                     .help("see docs/language.md")
                     .help(help.unwrap_or_else(|| {
-                        "latent priors: `gp(X, kernel)`, `normal(mean, scale)`, the improper `flat()`, and the Gaussian scale mixtures `student_t(nu, mu, sigma)`, `cauchy(mu, sigma)`, `laplace(mu, b)`, `horseshoe(tau)`"
-                            .into()
+                        format!(
+                            "latent priors: `gp(X, kernel)`, `normal(mean, scale)`, the improper `flat()`, and the Gaussian scale mixtures {}",
+                            mixtures.join(", ")
+                        )
                     })),
                 );
                 None
