@@ -13,7 +13,7 @@ Writes docs/benchmarks_cavi_in_process.md.
 
     # the package beside GPflow (bench/run makes the venv; TensorFlow 2.16 needs numpy < 2,
     # so the numpy-1 releases of gpmc's own dependencies):
-    bench/.venv-gpflow/bin/pip install target/wheels/gpmc-*.whl "numpy<2" "arviz<0.18" \
+    bench/.venv-gpflow/bin/pip install target/wheels/gpmc_ppl-*.whl "numpy<2" "arviz<0.18" \
         "scipy<1.13" "matplotlib<3.9"
     bench/.venv-gpflow/bin/python bench/cavi_in_process.py [--sizes 20000 200000]
 """

@@ -11,6 +11,7 @@ line; see docs/python.md.
 
 from __future__ import annotations
 
+import importlib.metadata as _metadata
 import io
 import json
 import os
@@ -34,7 +35,10 @@ __all__ = [
     "Model", "Fit", "predict", "rao_blackwell", "ModelError", "DataError", "InferenceError",
     "GpmcWarning", "cluster", "sbc", "SbcResult",
 ]
-__version__ = "0.1.0"
+#: The installed distribution's version (the Cargo workspace's, through maturin).
+__version__ = _metadata.version("gpmc-ppl")
+#: The name to install: `pip install gpmc-ppl` (PyPI's `gpmc` is another project).
+DISTRIBUTION = "gpmc-ppl"
 
 
 class _Progress:
@@ -43,6 +47,7 @@ class _Progress:
 
     def __init__(self, enabled, what):
         self.enabled, self.what, self.bar, self.last = enabled, what, None, 0.0
+        self.start = time.monotonic()
         if enabled:
             try:
                 from tqdm.auto import tqdm
@@ -51,18 +56,27 @@ class _Progress:
             except ImportError:
                 self.bar = None
 
-    def __call__(self, done, total):
+    def __call__(self, done, total, note=None):
+        """``done`` of ``total`` steps; ``note`` (the ELBO, say) shown beside them."""
         if not self.enabled:
             return
         if self.bar is not None:
             self.bar.total = total
             self.bar.n = done
+            if note:
+                self.bar.set_postfix_str(note, refresh=False)
             self.bar.refresh()
             return
         now = time.monotonic()
         if now - self.last >= 3.0 or done >= total:
             self.last = now
-            print(f"{self.what}: {done}/{total}", file=sys.stderr, flush=True)
+            left = (now - self.start) / done * (total - done) if done else float("nan")
+            beside = f", {note}" if note else ""
+            print(
+                f"{self.what}: {done}/{total}{beside}, about {left:.0f} s left",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def close(self):
         if self.bar is not None:
@@ -200,9 +214,13 @@ class Model:
         if client is not None:
             from . import cluster
 
-            cols, rows, nchains, ndraws, summary, hypers = cluster._chains_as_tasks(
-                self, client, norm, settings, init_json
-            )
+            bar = _Progress(progress, "gpmc sample on the cluster")
+            try:
+                cols, rows, nchains, ndraws, summary, hypers = cluster._chains_as_tasks(
+                    self, client, norm, settings, init_json, bar
+                )
+            finally:
+                bar.close()
             return self._draws_data(cols, rows, nchains, ndraws, summary, hypers, norm, seed)
         return self._run_chains(norm, settings, init_json, progress, "gibbs")
 
@@ -387,10 +405,22 @@ class GpmcWarning(UserWarning):
 
 
 def _warn(messages):
+    """Each message as a GpmcWarning attributed to the user's line: the first frame outside
+    this package (a fixed stacklevel pointed into gpmc itself from some callers)."""
     import warnings
 
     for m in messages:
-        warnings.warn(m, GpmcWarning, stacklevel=3)
+        warnings.warn(m, GpmcWarning, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel():
+    """The stacklevel, for a `warnings.warn` called from `_warn`, of the first caller frame
+    whose file is not in this package."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(2), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class Fit:
@@ -438,6 +468,12 @@ def predict(posterior, new_data, *, columns=None, seed=None):
     as :meth:`Fit.predict` gives, from at most 1000 draws, evenly thinned."""
     if isinstance(posterior, Fit):
         return posterior.predict(new_data, columns=columns)
+    if not hasattr(posterior, "posterior"):
+        raise TypeError(
+            "gpmc.predict takes what a fit returned — the InferenceData of Model.sample or "
+            "Model.nuts (or one read back with az.from_netcdf), or a gpmc.Fit from "
+            f"Model.cavi/svi/gpf — not a {type(posterior).__name__}"
+        )
     attrs = posterior.posterior.attrs
     if "gpmc_source" not in attrs:
         raise TypeError("not the result of gpmc.Model.sample (no gpmc_source attribute)")

@@ -57,10 +57,10 @@ def _chain_task(spec, data, first_chain, settings, init):
     )
 
 
-def _chains_as_tasks(model, client, data, settings, init):
+def _chains_as_tasks(model, client, data, settings, init, progress=None):
     """``model.sample`` with each chain a task on ``client``'s workers, joined into the run of
     all of them (chain ``k`` draws from stream ``k`` wherever it runs, so the chains are the
-    single-process run's)."""
+    single-process run's). ``progress(done, total)`` as chains finish."""
     chains = settings[0]
     if chains < 1:
         raise ValueError("sample needs at least one chain")
@@ -70,6 +70,12 @@ def _chains_as_tasks(model, client, data, settings, init):
         client.submit(_chain_task, spec, shared, k, settings, init, pure=False)
         for k in range(chains)
     ]
+    if progress is not None:
+        from distributed import as_completed
+
+        progress(0, chains, "chains done")
+        for done, _ in enumerate(as_completed(futures), start=1):
+            progress(done, chains, "chains done")
     results = client.gather(futures)
     cols, hypers = results[0][0], results[0][5]
     parts = [(rows, nchains, ndraws, summary) for _c, rows, nchains, ndraws, summary, _h in results]
@@ -314,6 +320,7 @@ def cavi(
     columns=None,
     callback=None,
     hyper_rate=0.01,
+    progress=True,
 ):
     """CAVI of a model whose latents are sparse GPs over ``data``'s partitions.
 
@@ -329,11 +336,13 @@ def cavi(
     replaced by Dask, which recomputes its partitions from their graph). The positive scalar
     ``learn()`` hyperparameters are learned as single-process SVI learns them: after each step
     of ``q(u)``, one Adam step of size ``hyper_rate`` on their logarithms along the gradient of
-    the ELBO, summed over the partitions (``fit.hypers`` holds the final values).
+    the ELBO, summed over the partitions (``fit.hypers`` holds the final values). ``progress``:
+    a bar (tqdm where installed, else a line on stderr every few seconds) with the steps, the
+    ELBO and the time left.
     """
 
     run = _Loaded(model, data, client, columns, sample_rows, seed, hyper_rate)
-    return _fit_loaded("cavi", run, _full_batch, iterations, tol, callback)
+    return _fit_loaded("cavi", run, _full_batch, iterations, tol, callback, progress)
 
 
 def _full_batch(step, total):
@@ -341,15 +350,23 @@ def _full_batch(step, total):
     return None, 1.0, 1.0
 
 
-def _fit_loaded(method, run, plan, iterations, tol, callback):
+def _fit_loaded(method, run, plan, iterations, tol, callback, progress):
     """A variational fit on loaded partitions: the warnings a single-process fit gives, the
-    steps, and the partitions let go whatever happens."""
-    from . import _warn
+    steps (with progress), and the partitions let go whatever happens."""
+    from . import _Progress, _warn
 
     _warn(run.warnings)
+    bar = _Progress(progress, f"gpmc.cluster.{method}")
+
+    def report(step, value):
+        bar(step, iterations, f"ELBO {value:.6g}")
+        if callback is not None:
+            callback(step, value)
+
     try:
-        fit = _fit(run, plan, iterations, tol, callback)
+        fit = _fit(run, plan, iterations, tol, report)
     finally:
+        bar.close()
         run.forget()
     fit.method = method
     return fit
@@ -369,6 +386,7 @@ def svi(
     columns=None,
     callback=None,
     hyper_rate=0.01,
+    progress=True,
 ):
     """Stochastic CAVI (natural-gradient steps on minibatches, thesis ch. 5 Algorithm 3) over
     ``data``'s partitions, as :func:`cavi` takes them. Step ``t`` draws ``batch`` global row
@@ -386,7 +404,7 @@ def svi(
         return rows, total / b, (step + 1.0 + delay) ** (-forgetting)
 
     run = _Loaded(model, data, client, columns, sample_rows, seed, hyper_rate)
-    return _fit_loaded("svi", run, plan, iterations, 0.0, callback)
+    return _fit_loaded("svi", run, plan, iterations, 0.0, callback, progress)
 
 
 class _Loaded:
@@ -544,6 +562,7 @@ def sample(
     callback=None,
     hyper_rate=0.01,
     learn_iterations=500,
+    progress=True,
 ):
     """Sparse Gibbs (exact, under the FITC prior) of a model whose latents are sparse GPs with
     fixed hyperparameters, over ``data``'s partitions as :func:`cavi` takes them; a
@@ -562,15 +581,31 @@ def sample(
     side by side, their rounds in the same tasks' waves. ``callback(sweep)`` after each sweep.
     ``learn()`` hyperparameters are learned first, as single-process Gibbs learns them, by a
     distributed CAVI fit (:func:`cavi`, at most ``learn_iterations`` steps; ``hyper_rate``), and
-    sampled at their learned values (``ClusterSamples.hypers``).
+    sampled at their learned values (``ClusterSamples.hypers``). ``progress``: a bar with the
+    sweeps and the time left. The run's summary (each inducing value's mean, sd, ESS and
+    R-hat, ``ClusterSamples.summary``) and warnings (chains that have not mixed, in the words
+    and at the thresholds of a single-process run) come with the draws; each warning is
+    raised as a :class:`gpmc.GpmcWarning`.
     """
+    from . import _Progress, _warn
+
     if chains < 1 or draws < 1 or warmup < 0:
         raise ValueError("sample needs at least one chain and one draw, and warmup >= 0")
     run = _Loaded(model, data, client, columns, sample_rows, seed, hyper_rate)
+    bar = _Progress(progress, "gpmc.cluster.sample")
+
+    def report(sweep):
+        bar(sweep, warmup + draws, "warm-up" if sweep <= warmup else "sampling")
+        if callback is not None:
+            callback(sweep)
+
     try:
-        return _sample(run, chains, warmup, draws, seed, callback, learn_iterations)
+        samples = _sample(run, chains, warmup, draws, seed, report, learn_iterations)
     finally:
+        bar.close()
         run.forget()
+    _warn(samples.summary["warnings"])
+    return samples
 
 
 def _sample(run, chains, warmup, draws, seed, callback, learn_iterations):
@@ -666,6 +701,14 @@ class ClusterSamples:
         names = [n for n, kind, _d in model._compiled.declarations() if kind == "hyper"]
         self.hypers = dict(zip(names, json.loads(run.hypers)["scalars"]))
         self.report = run.report
+        chains, kept, _ = draws.shape
+        #: ``variables`` (per inducing value: mean, sd, quantiles, ESS, R-hat) and ``warnings``,
+        #: as a single-process run's ``summary.json`` has them.
+        self.summary = json.loads(
+            self._cluster.gibbs_summary(
+                list(columns), np.ascontiguousarray(draws, dtype=np.float64).tobytes(), chains, kept
+            )
+        )
 
     def __repr__(self):
         c, d, _ = self.draws.shape

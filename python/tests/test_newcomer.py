@@ -68,3 +68,53 @@ def test_the_newcomer_path_runs_end_to_end():
     p = probs[[c for c in probs.columns if c.startswith("p_1_")]].to_numpy()
     assert p.shape[1] == d["C"]
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-5)  # 6 decimals in the table
+
+
+def _fitted_classifier():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-3, 3, size=(30, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    model = gpmc.Model(CLASSIFIER.format(hypers=PRIORS))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gpmc.GpmcWarning)
+        idata = model.sample({"X": X, "y": y}, chains=1, draws=20, warmup=20, progress=False)
+    return model, X, y, idata
+
+
+def test_messages_name_the_newcomers_actual_mistake():
+    """Issue 53's misleading messages: each names the datum and the fix."""
+    import pytest
+
+    model, X, y, idata = _fitted_classifier()
+    # A single test point as a 1-D array: the matrix is named (not the optional response).
+    with pytest.raises(gpmc.DataError) as e:
+        gpmc.predict(idata, {"X": X[0]})
+    text = str(e.value)
+    assert "`X` is declared `matrix[N, D]`" in text and "reshape(1, -1)" in text, text
+    assert "`y` is missing" not in text
+    # A response as a one-column matrix is its column (as scikit-learn reads it).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gpmc.GpmcWarning)
+        column = model.sample({"X": X, "y": y[:, None]}, chains=1, draws=20, warmup=20,
+                              progress=False, seed=4)
+        flat = model.sample({"X": X, "y": y}, chains=1, draws=20, warmup=20, progress=False,
+                            seed=4)
+    np.testing.assert_array_equal(column.posterior["f"].values, flat.posterior["f"].values)
+    # Two columns where a vector is declared: its declared type, not "vector".
+    with pytest.raises(gpmc.DataError) as e:
+        model.sample({"X": X, "y": np.stack([y, y], axis=1)}, chains=1, draws=5, warmup=5,
+                     progress=False)
+    assert "`y` is declared `int[N]`" in str(e.value), str(e.value)
+    # A dict where a fit is expected.
+    with pytest.raises(TypeError, match="gpmc.predict takes what a fit returned"):
+        gpmc.predict({"posterior": 1}, {"X": X})
+
+
+def test_a_warning_points_at_the_users_line():
+    model, X, y, _ = _fitted_classifier()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", gpmc.GpmcWarning)
+        model.sample({"X": X, "y": y}, chains=1, draws=10, warmup=5, progress=False)
+    ours = [w for w in caught if issubclass(w.category, gpmc.GpmcWarning)]
+    assert ours, "short chains warn"
+    assert all(w.filename == __file__ for w in ours), [(w.filename, w.lineno) for w in ours]

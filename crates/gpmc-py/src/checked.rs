@@ -12,9 +12,14 @@ use pyo3::types::PyDict;
 pub(crate) fn raise(c: &Checked, e: InferError) -> PyErr {
     match e {
         InferError::Data(d) => {
+            // The sentence and what to do (the CLI shows the help under its diagnostic).
+            let help = d
+                .help
+                .as_ref()
+                .map_or(String::new(), |h| format!("\nhelp: {h}"));
             let r = miette::Report::new(d)
                 .with_source_code(miette::NamedSource::new(c.name.clone(), c.source.clone()));
-            DataError::new_err(format!("{r}"))
+            DataError::new_err(format!("{r}{help}"))
         }
         InferError::Interrupted(m) => pyo3::exceptions::PyKeyboardInterrupt::new_err(m),
         e => InferenceError::new_err(e.to_string()),

@@ -48,7 +48,7 @@ fn bind(
 fn floats(b: &[u8], len: usize, what: &str) -> PyResult<Vec<f64>> {
     if b.len() != 8 * len {
         return Err(InferenceError::new_err(format!(
-            "shard statistics: {what} has {} bytes, expected {}",
+            "{what} has {} bytes, expected {}",
             b.len(),
             8 * len
         )));
@@ -73,8 +73,8 @@ fn unwire(
     (m, rows, curvature, linear): (usize, usize, Vec<u8>, Vec<u8>),
 ) -> PyResult<InducingStats> {
     Ok(InducingStats {
-        curvature: DMatrix::from_vec(m, m, floats(&curvature, m * m, "Σwφφᵀ")?),
-        linear: DVector::from_vec(floats(&linear, m, "Σrφ")?),
+        curvature: DMatrix::from_vec(m, m, floats(&curvature, m * m, "shard statistics: Σwφφᵀ")?),
+        linear: DVector::from_vec(floats(&linear, m, "shard statistics: Σrφ")?),
         rows,
     })
 }
@@ -329,6 +329,25 @@ impl Cluster {
             .map(unwire)
             .collect::<PyResult<Vec<_>>>()?;
         gpmc::cluster::gibbs_draw(&stats, round_key(key)).map_err(|e| raise(&self.checked, e))
+    }
+
+    /// A distributed sparse Gibbs run's summary JSON (`variables`, `warnings`) from its draws:
+    /// `columns` names, `rows` float64 bytes of (chain, draw, column).
+    fn gibbs_summary(
+        &self,
+        columns: Vec<String>,
+        rows: Vec<u8>,
+        chains: usize,
+        draws: usize,
+    ) -> PyResult<String> {
+        let values = floats(
+            &rows,
+            chains * draws * columns.len(),
+            "the distributed Gibbs draws",
+        )?;
+        gpmc::cluster::gibbs_summary(&columns, &values, chains, draws)
+            .map(|v| v.to_string())
+            .map_err(|e| raise(&self.checked, e))
     }
 
     /// Predictions at `test` from a distributed sparse Gibbs run's draws (per chain, per kept

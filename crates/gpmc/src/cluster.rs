@@ -357,3 +357,30 @@ pub fn predict_draws(
     };
     crate::infer::predict_bound(c, s.prepared(), sample, test, hv, posterior)
 }
+
+/// A distributed sparse Gibbs run's `summary.json` parts, as a single-process run has them:
+/// `variables` (each inducing value's summary over the chains) and `warnings` (chains that
+/// have not mixed: the same thresholds and words, [`crate::warnings::mixing`]). `rows` holds
+/// `chains × draws` rows of `columns.len()` values, chain after chain.
+pub fn gibbs_summary(
+    columns: &[String],
+    rows: &[f64],
+    chains: usize,
+    draws: usize,
+) -> Result<serde_json::Value, InferError> {
+    if rows.len() != chains * draws * columns.len() {
+        return Err(InferError::Schedule(format!(
+            "{} values are not {chains} chains × {draws} draws × {} columns",
+            rows.len(),
+            columns.len()
+        )));
+    }
+    let summaries = crate::infer::summaries_of(columns, columns.len(), rows, chains, draws);
+    let warnings: Vec<String> = crate::warnings::mixing(&summaries, chains)
+        .into_iter()
+        .collect();
+    Ok(serde_json::json!({
+        "variables": crate::infer::variables_json(&summaries),
+        "warnings": warnings,
+    }))
+}

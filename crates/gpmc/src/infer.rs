@@ -26,7 +26,7 @@ mod prediction_outputs;
 pub use merge::{merge_runs, RunPart};
 use outputs::chain_head;
 pub use outputs::{
-    chain_csv, draws_csv, gibbs_warnings, summary_json, summary_table, variables_json,
+    chain_csv, draws_csv, gibbs_warnings, summaries_of, summary_json, summary_table, variables_json,
 };
 pub use predict::{
     bind_posterior, label_sets, posterior_sampler, predict, predict_bound, predict_variational,

@@ -22,12 +22,11 @@ pub(super) fn missing(
         .iter()
         .filter(|x| x.derived.is_none() && uses_size(x))
         .collect();
-    if let Some(x) = givers.iter().find(|x| !raw.contains_key(&x.name)) {
-        return absent(given, x, &format!(" (it gives the size `{}`)", d.name));
-    }
+    // A datum given in the wrong shape first: where responses are optional (prediction) an
+    // absent `y` is not the mistake when `X` came as a 1-D array.
     if let Some((x, r)) = givers.iter().find_map(|x| raw.get(&x.name).map(|r| (x, r))) {
         let help = match &x.shape {
-            Shape::Matrix(..) => "give a 2-D array, one row per observation (a pandas DataFrame needs `columns={...}` mapping the matrix to its columns), or give the size",
+            Shape::Matrix(..) => "give a 2-D array, one row per observation — one point is a 1 × D array (numpy: `X.reshape(1, -1)`), one input column an N × 1 array (`x.reshape(-1, 1)`); a pandas DataFrame needs `columns={...}` mapping the matrix to its columns",
             _ => "give a 1-D array, or give the size",
         };
         return err(
@@ -41,6 +40,9 @@ pub(super) fn missing(
             ),
             Some(help),
         );
+    }
+    if let Some(x) = givers.iter().find(|x| !raw.contains_key(&x.name)) {
+        return absent(given, x, &format!(" (it gives the size `{}`)", d.name));
     }
     absent(given, d, "")
 }
@@ -73,7 +75,7 @@ fn absent(given: &[String], d: &DataVar, note: &str) -> DataError {
 
 /// The type as the model's data block writes it: `int`, `real`, `vector[N]`, `int[N]`,
 /// `matrix[N, D]`.
-fn declared_type(d: &DataVar) -> String {
+pub(super) fn declared_type(d: &DataVar) -> String {
     match (&d.shape, d.elem) {
         (Shape::Scalar, Elem::Int) => "int".into(),
         (Shape::Scalar, Elem::Real) => "real".into(),

@@ -535,16 +535,30 @@ fn check_with(
                     Some("write a matrix as an array of rows: [[1, 2], [3, 4]]"),
                 )))
             }
+            // A one-column matrix where a vector is declared (numpy's `y[:, None]`, a one-column
+            // frame): its column, as scikit-learn reads it.
+            (Shape::Vector(n), Raw::Matrix(m)) if m.ncols() == 1 => {
+                let n = dim(n).map_err(with_span)?;
+                if m.nrows() != n {
+                    return Err(count_mismatch("rows", m.nrows(), n));
+                }
+                Value::Vector(m.column(0).iter().copied().collect())
+            }
             (s, r) => {
+                let help = match s {
+                    Shape::Vector(_) => Some("give a 1-D array, one entry per observation"),
+                    Shape::Matrix(..) => Some("give a 2-D array, one row per observation"),
+                    Shape::Scalar => Some("give one number"),
+                };
                 return Err(with_span(err(
                     &d.name,
                     format!(
-                        "`{}` is declared {} but the data give {}",
+                        "`{}` is declared `{}` but the data give {}",
                         d.name,
-                        shape_text(s),
+                        missing::declared_type(d),
                         raw_text(r)
                     ),
-                    None,
+                    help,
                 )))
             }
         };
@@ -580,6 +594,7 @@ fn infer_sizes(model: &Model, raw: &mut BTreeMap<String, Raw>) {
         let dims: Vec<(&Dim, usize)> = match (&d.shape, raw.get(&d.name)) {
             (Shape::Vector(n), Some(Raw::Array(a))) => vec![(n, a.len())],
             (Shape::Vector(n), Some(Raw::Column(v))) => vec![(n, v.len())],
+            (Shape::Vector(n), Some(Raw::Matrix(m))) if m.ncols() == 1 => vec![(n, m.nrows())],
             (Shape::Matrix(r, c), Some(Raw::Matrix(m))) => vec![(r, m.nrows()), (c, m.ncols())],
             (Shape::Matrix(r, c), Some(Raw::Array(a))) => {
                 let cols = match a.first() {

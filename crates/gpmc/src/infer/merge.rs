@@ -54,19 +54,8 @@ pub fn merge_runs(
         }
     }
     let params = first.summary["variables"].as_array().map_or(0, Vec::len);
-    let summaries: Vec<(String, Summary)> = (0..params.min(width))
-        .map(|j| {
-            let cols: Vec<Vec<f64>> = (0..chains)
-                .map(|k| {
-                    (0..draws)
-                        .map(|d| rows[(k * draws + d) * width + j])
-                        .collect()
-                })
-                .collect();
-            let refs: Vec<&[f64]> = cols.iter().map(|v| v.as_slice()).collect();
-            (columns[j].clone(), summarize(&refs))
-        })
-        .collect();
+    let summaries =
+        outputs::summaries_of(&columns[..params.min(width)], width, &rows, chains, draws);
     let hypers: Vec<(String, f64, String)> = first.summary["hyperparameters"]
         .as_array()
         .into_iter()

@@ -76,6 +76,34 @@ pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde
     })
 }
 
+/// The summary over the chains of each of the first `columns.len()` columns: `rows` holds
+/// `chains × draws` rows of `width` values, chain after chain (the layout of a run's draws;
+/// the columns past the named ones, `log_lik` and `y_rep`, are not summarized).
+pub fn summaries_of(
+    columns: &[String],
+    width: usize,
+    rows: &[f64],
+    chains: usize,
+    draws: usize,
+) -> Vec<(String, Summary)> {
+    (0..columns.len().min(width))
+        .map(|j| {
+            let cols: Vec<Vec<f64>> = (0..chains)
+                .map(|k| {
+                    (0..draws)
+                        .map(|d| rows[(k * draws + d) * width + j])
+                        .collect()
+                })
+                .collect();
+            let refs: Vec<&[f64]> = cols.iter().map(|v| v.as_slice()).collect();
+            (
+                columns[j].clone(),
+                gpm_runtime::diagnostics::summarize(&refs),
+            )
+        })
+        .collect()
+}
+
 /// `summary.json`'s `variables`.
 pub fn variables_json(summaries: &[(String, Summary)]) -> serde_json::Value {
     summaries
