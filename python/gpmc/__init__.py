@@ -23,6 +23,11 @@ import numpy as np
 from . import _data, _idata
 from ._gpmc import DataError, InferenceError, ModelError, compile as _compile
 from ._gpmc import compile_density as _compile_density
+from ._gpmc import svi_defaults as _svi_defaults
+
+#: SVI's defaults (batch, iterations, forgetting, delay, hyper_rate, class_batch): the Rust
+#: library's, which the command line uses too — read, not restated.
+SVI_DEFAULTS = dict(_svi_defaults())
 
 # The errors are gpmc's: named so, they pickle by reference — an error raised on a Dask
 # worker reaches the driver as the same class (`except gpmc.DataError` catches it), not as an
@@ -33,7 +38,7 @@ del _error
 
 __all__ = [
     "Model", "Fit", "predict", "rao_blackwell", "ModelError", "DataError", "InferenceError",
-    "GpmcWarning", "cluster", "sbc", "SbcResult",
+    "GpmcWarning", "cluster", "sbc", "SbcResult", "SVI_DEFAULTS",
 ]
 #: The installed distribution's version (the Cargo workspace's, through maturin).
 __version__ = _metadata.version("gpmc-ppl")
@@ -347,18 +352,21 @@ class Model:
     def svi(
         self,
         data,
-        batch=1000,
-        iterations=1000,
+        batch=None,
+        iterations=None,
         seed=1,
         *,
-        forgetting=0.6,
-        delay=1.0,
-        hyper_rate=0.01,
-        class_batch=0,
+        forgetting=None,
+        delay=None,
+        hyper_rate=None,
+        class_batch=None,
         progress=True,
         columns=None,
     ):
-        """Stochastic CAVI with natural-gradient steps on minibatches (sparse GPs); a :class:`Fit`."""
+        """Stochastic CAVI with natural-gradient steps on minibatches (sparse GPs); a :class:`Fit`.
+        Options left ``None`` take :data:`gpmc.SVI_DEFAULTS` (the command line's)."""
+        if iterations is None:
+            iterations = SVI_DEFAULTS["iterations"]
         return self._variational(
             "svi",
             data,

@@ -319,7 +319,7 @@ def cavi(
     seed=1,
     columns=None,
     callback=None,
-    hyper_rate=0.01,
+    hyper_rate=None,
     progress=True,
 ):
     """CAVI of a model whose latents are sparse GPs over ``data``'s partitions.
@@ -377,15 +377,15 @@ def svi(
     data,
     *,
     client=None,
-    batch=1000,
-    iterations=1000,
-    forgetting=0.6,
-    delay=1.0,
+    batch=None,
+    iterations=None,
+    forgetting=None,
+    delay=None,
     sample_rows=20000,
     seed=1,
     columns=None,
     callback=None,
-    hyper_rate=0.01,
+    hyper_rate=None,
     progress=True,
 ):
     """Stochastic CAVI (natural-gradient steps on minibatches, thesis ch. 5 Algorithm 3) over
@@ -394,7 +394,14 @@ def svi(
     depend on the layout — each partition computes its statistics over its share, counted
     ``N/batch`` times, and ``q(u)`` moves a fraction ``ρ_t = (t + 1 + delay)^(−forgetting)``
     of the way to the batch's optimum. ``elbo`` holds the minibatch estimates; ``learn()``
-    hyperparameters are learned as :func:`cavi` learns them, on the same batch."""
+    hyperparameters are learned as :func:`cavi` learns them, on the same batch. ``batch``,
+    ``iterations``, ``forgetting`` and ``delay`` left ``None`` take :data:`gpmc.SVI_DEFAULTS`."""
+    from . import SVI_DEFAULTS
+
+    batch = SVI_DEFAULTS["batch"] if batch is None else batch
+    iterations = SVI_DEFAULTS["iterations"] if iterations is None else iterations
+    forgetting = SVI_DEFAULTS["forgetting"] if forgetting is None else forgetting
+    delay = SVI_DEFAULTS["delay"] if delay is None else delay
     if batch < 1 or not (0.5 < forgetting <= 1.0):
         raise ValueError("SVI needs a batch of at least 1 and a forgetting rate in (0.5, 1]")
 
@@ -412,7 +419,7 @@ class _Loaded:
     workers, each converted there once) or in this process; their row counts; the sample of
     rows drawn by global position; and the start (hyperparameters and state) from it."""
 
-    def __init__(self, model, data, client, columns, sample_rows, seed, hyper_rate=0.01):
+    def __init__(self, model, data, client, columns, sample_rows, seed, hyper_rate=None):
         parts, lazy = _partitions(data)
         compiled = model._compiled
         self.model, self.client, self.columns = model, client, columns
@@ -462,6 +469,10 @@ class _Loaded:
             pieces = [_take(n, r, sizes) for n, r in zip(self.local, picks)]
         self.sample = _concat([p for p, r in zip(pieces, picks) if len(r)], sizes)
         self.cluster = compiled.cluster()
+        if hyper_rate is None:
+            from . import SVI_DEFAULTS
+
+            hyper_rate = SVI_DEFAULTS["hyper_rate"]
         start = self.cluster.start(_data.handover(self.sample), hyper_rate)
         # What a single-process variational fit warns of (priors held at their start): the
         # variational methods say it (`warn`), Gibbs refuses a sampled prior instead.
@@ -560,7 +571,7 @@ def sample(
     sample_rows=20000,
     columns=None,
     callback=None,
-    hyper_rate=0.01,
+    hyper_rate=None,
     learn_iterations=500,
     progress=True,
 ):

@@ -38,6 +38,21 @@ create_exception!(
     "Inference that failed (a numerical failure, an unsupported method for this model)."
 );
 
+/// SVI's defaults, the ones the CLI and the Rust library use (`SviConfig::default()`): the
+/// Python API reads them rather than restating them.
+#[pyfunction]
+fn svi_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let d = gpm_runtime::svi::SviConfig::default();
+    let out = pyo3::types::PyDict::new(py);
+    out.set_item("batch", d.batch)?;
+    out.set_item("iterations", d.iterations)?;
+    out.set_item("forgetting", d.forgetting)?;
+    out.set_item("delay", d.delay)?;
+    out.set_item("hyper_rate", d.hyper_rate)?;
+    out.set_item("class_batch", d.class_batch)?;
+    Ok(out)
+}
+
 /// The module.
 #[pymodule]
 fn _gpmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -47,6 +62,7 @@ fn _gpmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InferenceError", py.get_type::<InferenceError>())?;
     m.add_function(wrap_pyfunction!(model::compile, m)?)?;
     m.add_function(wrap_pyfunction!(density::compile_density, m)?)?;
+    m.add_function(wrap_pyfunction!(svi_defaults, m)?)?;
     m.add_class::<model::Compiled>()?;
     m.add_class::<density::DensityCompiled>()?;
     m.add_class::<variational::VariationalFit>()?;

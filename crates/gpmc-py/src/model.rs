@@ -324,7 +324,7 @@ impl Compiled {
 
     /// A variational fit: `method` is "cavi", "svi" or "gpf".
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (method, data, iterations, seed, batch = 1000, forgetting = 0.6, delay = 1.0, hyper_rate = 0.01, class_batch = 0, particles = None, progress = None, precondition = false, particle_map = None))]
+    #[pyo3(signature = (method, data, iterations, seed, batch = None, forgetting = None, delay = None, hyper_rate = None, class_batch = None, particles = None, progress = None, precondition = false, particle_map = None))]
     fn variational<'py>(
         &self,
         py: Python<'py>,
@@ -332,11 +332,11 @@ impl Compiled {
         data: &Bound<'py, PyDict>,
         iterations: usize,
         seed: u64,
-        batch: usize,
-        forgetting: f64,
-        delay: f64,
-        hyper_rate: f64,
-        class_batch: usize,
+        batch: Option<usize>,
+        forgetting: Option<f64>,
+        delay: Option<f64>,
+        hyper_rate: Option<f64>,
+        class_batch: Option<usize>,
         particles: Option<usize>,
         progress: Option<Bound<'py, PyAny>>,
         precondition: bool,
@@ -347,16 +347,20 @@ impl Compiled {
             "cavi" => Method::Cavi {
                 max_iter: iterations,
             },
-            "svi" => Method::Svi(gpm_runtime::svi::SviConfig {
-                batch,
-                iterations,
-                forgetting,
-                delay,
-                seed,
-                report_every: (iterations / 100).max(1),
-                hyper_rate,
-                class_batch,
-            }),
+            "svi" => {
+                // Unset options take SviConfig's defaults, as the CLI's do.
+                let d = gpm_runtime::svi::SviConfig::default();
+                Method::Svi(gpm_runtime::svi::SviConfig {
+                    batch: batch.unwrap_or(d.batch),
+                    iterations,
+                    forgetting: forgetting.unwrap_or(d.forgetting),
+                    delay: delay.unwrap_or(d.delay),
+                    seed,
+                    report_every: (iterations / 100).max(1),
+                    hyper_rate: hyper_rate.unwrap_or(d.hyper_rate),
+                    class_batch: class_batch.unwrap_or(d.class_batch),
+                })
+            }
             "gpf" => Method::Gpf(gpm_runtime::gpf::GpfConfig {
                 particles,
                 max_iter: iterations,

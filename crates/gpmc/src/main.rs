@@ -303,16 +303,20 @@ fn main() -> ExitCode {
                 Method::Cavi => Variational::Cavi {
                     max_iter: iterations,
                 },
-                Method::Svi => Variational::Svi(gpm_runtime::svi::SviConfig {
-                    batch: batch.unwrap_or(1000),
-                    iterations,
-                    forgetting: forgetting.unwrap_or(0.6),
-                    delay: delay.unwrap_or(1.0),
-                    seed,
-                    report_every: (iterations / 20).max(1),
-                    hyper_rate: hyper_rate.unwrap_or(0.01),
-                    class_batch: class_batch.unwrap_or(0),
-                }),
+                Method::Svi => {
+                    // The defaults are SviConfig's (one place; Python reads the same).
+                    let d = gpm_runtime::svi::SviConfig::default();
+                    Variational::Svi(gpm_runtime::svi::SviConfig {
+                        batch: batch.unwrap_or(d.batch),
+                        iterations,
+                        forgetting: forgetting.unwrap_or(d.forgetting),
+                        delay: delay.unwrap_or(d.delay),
+                        seed,
+                        report_every: (iterations / 20).max(1),
+                        hyper_rate: hyper_rate.unwrap_or(d.hyper_rate),
+                        class_batch: class_batch.unwrap_or(d.class_batch),
+                    })
+                }
                 Method::Gpf => Variational::Gpf(gpm_runtime::gpf::GpfConfig {
                     particles,
                     max_iter: iterations,
