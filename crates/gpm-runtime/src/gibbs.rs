@@ -32,6 +32,7 @@ mod laplace_dense;
 mod level_shift;
 mod log_joint;
 mod marginal_elliptical;
+mod moves;
 mod nuts_block;
 pub use nuts_block::NutsBlockStats;
 mod pointwise;
@@ -392,6 +393,8 @@ pub struct Sampler<'a> {
     pointwise: Pointwise,
     /// Initial values given by the user ([`Sampler::with_init`]).
     init: Init,
+    /// The sweep: the schedule's Gibbs steps as moves, in order ([`moves`]).
+    moves: Vec<Box<dyn moves::Move>>,
 }
 
 impl<'a> Sampler<'a> {
@@ -504,6 +507,7 @@ impl<'a> Sampler<'a> {
             generic,
             pointwise: Pointwise::default(),
             init: Init::default(),
+            moves: moves::compile(schedule),
         })
     }
 
@@ -677,79 +681,11 @@ impl<'a> Sampler<'a> {
         Ok(())
     }
 
-    /// One Gibbs sweep: the schedule's steps in order ([`gpm_schedule::GibbsStep`]).
+    /// One Gibbs sweep: the schedule's steps, compiled to moves, in order ([`moves`]).
     pub fn sweep(&self, state: &mut State, rng: &mut ChaCha8Rng) -> Result<(), RuntimeError> {
         let mut pv = self.predictors(state);
-        for step in &self.schedule.gibbs {
-            match *step {
-                GibbsStep::LikelihoodHypers => self.slice_hypers(state, &pv, rng)?,
-                GibbsStep::Auxiliaries => self.sample_aux(state, &pv, rng)?,
-                GibbsStep::ConjugateHypers => self.sample_hypers(state, &pv, rng)?,
-                GibbsStep::Block { block, collapsed } => {
-                    for bi in self.prep.spec_blocks[block.0].clone() {
-                        self.sample_block(bi, &self.prep.blocks[bi], collapsed, state, &pv, rng)?;
-                        pv = self.predictors(state);
-                    }
-                }
-                GibbsStep::LevelShift {
-                    factor,
-                    block,
-                    redraw,
-                } => {
-                    self.level_shift(factor.0, block, redraw, state, rng)?;
-                    pv = self.predictors(state);
-                }
-                GibbsStep::MarginalElliptical {
-                    block,
-                    ref factors,
-                    steps,
-                    redraw,
-                    ..
-                } => {
-                    let factors: Vec<usize> = factors.iter().map(|f| f.0).collect();
-                    let how = marginal_elliptical::Steps {
-                        factors: &factors,
-                        steps,
-                        redraw,
-                    };
-                    self.marginal_elliptical(block, how, state, rng)?;
-                    pv = self.predictors(state);
-                }
-                GibbsStep::Nuts { index } => {
-                    let nb = &self.schedule.nuts_blocks[index];
-                    self.nuts_block(index, nb, state, rng)?;
-                    pv = self.predictors(state);
-                }
-                GibbsStep::KernelGroup { group } => {
-                    self.sample_shared_group(&self.shared[group], state, &pv, rng)?;
-                    pv = self.predictors(state);
-                }
-                GibbsStep::Elliptical {
-                    ref blocks,
-                    ref factors,
-                    steps,
-                    fitted,
-                } => {
-                    let factors: Vec<usize> = factors.iter().map(|f| f.0).collect();
-                    self.sample_elliptical(blocks, &factors, steps, fitted, state, &pv, rng)?;
-                    pv = self.predictors(state);
-                }
-                GibbsStep::KernelGroupLead {
-                    group,
-                    block,
-                    collapsed,
-                } => {
-                    let mut columns = self.prep.spec_blocks[block.0].clone();
-                    let lead = columns.next().expect("a block has a column");
-                    let sh = &self.shared[group];
-                    self.sample_shared_lead(sh, lead, collapsed, state, &pv, rng)?;
-                    pv = self.predictors(state);
-                    for bi in columns {
-                        self.sample_block(bi, &self.prep.blocks[bi], collapsed, state, &pv, rng)?;
-                        pv = self.predictors(state);
-                    }
-                }
-            }
+        for m in &self.moves {
+            m.apply(self, state, &mut pv, rng)?;
         }
         Ok(())
     }

@@ -1,0 +1,30 @@
+//! A Gaussian block drawn given everything else, each column of a matrix latent in turn
+//! ([`gpm_schedule::GibbsStep::Block`]; the conditional is `conditional.rs`'s).
+
+use super::{Move, Sampler, State};
+use crate::RuntimeError;
+use gpm_schedule::BlockId;
+use rand_chacha::ChaCha8Rng;
+
+#[derive(Debug)]
+pub(super) struct Block {
+    pub(super) block: BlockId,
+    /// Drawn in the collapsed phase (its factors' auxiliaries integrated out).
+    pub(super) collapsed: bool,
+}
+
+impl Move for Block {
+    fn apply(
+        &self,
+        s: &Sampler<'_>,
+        state: &mut State,
+        pv: &mut Vec<Vec<f64>>,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        for bi in s.prep.spec_blocks[self.block.0].clone() {
+            s.sample_block(bi, &s.prep.blocks[bi], self.collapsed, state, pv, rng)?;
+            *pv = s.predictors(state);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,21 @@
+//! The conjugate Gamma updates of the hyperparameters that allow them
+//! ([`gpm_schedule::GibbsStep::ConjugateHypers`]).
+
+use super::{Move, Sampler, State};
+use crate::RuntimeError;
+use rand_chacha::ChaCha8Rng;
+
+#[derive(Debug)]
+pub(super) struct ConjugateHypers;
+
+impl Move for ConjugateHypers {
+    fn apply(
+        &self,
+        s: &Sampler<'_>,
+        state: &mut State,
+        pv: &mut Vec<Vec<f64>>,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        s.sample_hypers(state, pv, rng)
+    }
+}

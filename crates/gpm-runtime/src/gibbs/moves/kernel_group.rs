@@ -1,0 +1,26 @@
+//! An integrated shared-kernel group: θ with every block integrated out, then every block
+//! given θ ([`gpm_schedule::GibbsStep::KernelGroup`]; the step is `gibbs/hypers.rs`'s).
+
+use super::{Move, Sampler, State};
+use crate::RuntimeError;
+use rand_chacha::ChaCha8Rng;
+
+#[derive(Debug)]
+pub(super) struct KernelGroup {
+    /// Index into the schedule's kernel groups.
+    pub(super) group: usize,
+}
+
+impl Move for KernelGroup {
+    fn apply(
+        &self,
+        s: &Sampler<'_>,
+        state: &mut State,
+        pv: &mut Vec<Vec<f64>>,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        s.sample_shared_group(&s.shared[self.group], state, pv, rng)?;
+        *pv = s.predictors(state);
+        Ok(())
+    }
+}
