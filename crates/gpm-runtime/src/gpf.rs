@@ -137,7 +137,7 @@ pub const WINDOW: usize = 10;
 #[derive(Debug, Clone)]
 pub struct GpfResult {
     /// Latent names with their means and variances under `q` (matrix latents column-major).
-    pub latents: Vec<(String, DVector<f64>, DVector<f64>)>,
+    pub latents: Vec<crate::posterior::LatentMoments>,
     /// `F̃` at the start and after every accepted step (never increasing when adapted).
     pub free_energy: Vec<f64>,
     /// The evidence lower bound of the Gaussian `q` the particles represent, with `E_q[log p]`

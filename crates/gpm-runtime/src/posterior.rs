@@ -5,6 +5,10 @@
 use crate::sparse::QInducing;
 use nalgebra::{DMatrix, DVector};
 
+/// A latent's name with its marginal means and variances under `q` (CAVI's and the particle
+/// flow's result, what `gpmc` writes and warns of).
+pub type LatentMoments = (String, DVector<f64>, DVector<f64>);
+
 /// The variational posterior of one latent block, in the form prediction needs.
 #[derive(Debug, Clone)]
 pub enum BlockPosterior {

@@ -8,7 +8,6 @@ use crate::infer::InferError;
 use crate::Checked;
 use gpm_runtime::cavi::BlockPosterior;
 use gpm_runtime::kernels::HyperValues;
-use nalgebra::DVector;
 use serde_json::json;
 
 /// Which method, with its settings.
@@ -24,9 +23,7 @@ pub enum Method {
     /// Gaussian particle flow.
     Gpf(gpm_runtime::gpf::GpfConfig),
 }
-
-/// A latent's name with its marginal means and variances under `q`.
-pub type LatentMoments = (String, DVector<f64>, DVector<f64>);
+pub use gpm_runtime::posterior::LatentMoments;
 
 /// A finished variational fit.
 #[derive(Debug, Clone)]

@@ -29,7 +29,7 @@ pub fn mixing(summaries: &[(String, Summary)], chains: usize) -> Option<String> 
 
 /// A warning naming the latents whose q has a variance or mean beyond double precision (a sd
 /// beyond about 1e154: its square overflows): their sds are reported as infinite.
-pub fn q_overflowed(latents: Option<&[crate::variational::LatentMoments]>) -> Option<String> {
+pub fn q_overflowed(latents: Option<&[gpm_runtime::posterior::LatentMoments]>) -> Option<String> {
     let names: Vec<&str> = latents?
         .iter()
         .filter(|(_, m, v)| m.iter().chain(v.iter()).any(|x| !x.is_finite()))

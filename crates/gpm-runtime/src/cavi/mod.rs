@@ -38,7 +38,7 @@ pub struct CaviConfig {
 #[derive(Debug, Clone)]
 pub struct CaviResult {
     /// Latent names with their posterior means and variances (matrix latents column-major).
-    pub latents: Vec<(String, DVector<f64>, DVector<f64>)>,
+    pub latents: Vec<crate::posterior::LatentMoments>,
     /// The ELBO after every iteration.
     pub elbo: Vec<f64>,
     /// Whether the tolerance was reached.
