@@ -62,6 +62,40 @@ impl Default for SviConfig {
     }
 }
 
+/// The options a user may give an SVI run (`None`: not given), resolved against
+/// [`SviConfig::default`] in one place for the command line and Python.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SviOptions {
+    /// Minibatch size.
+    pub batch: Option<usize>,
+    /// Forgetting rate `κ`.
+    pub forgetting: Option<f64>,
+    /// Delay `τ`.
+    pub delay: Option<f64>,
+    /// Adam step size on learned hyperparameters.
+    pub hyper_rate: Option<f64>,
+    /// Non-label classes sampled per observation.
+    pub class_batch: Option<usize>,
+}
+
+impl SviOptions {
+    /// The run's settings: the options given, the defaults for the others; the trace recorded
+    /// `reports` times over the `iterations`.
+    pub fn resolve(self, iterations: usize, seed: u64, reports: usize) -> SviConfig {
+        let d = SviConfig::default();
+        SviConfig {
+            batch: self.batch.unwrap_or(d.batch),
+            iterations,
+            forgetting: self.forgetting.unwrap_or(d.forgetting),
+            delay: self.delay.unwrap_or(d.delay),
+            seed,
+            report_every: (iterations / reports.max(1)).max(1),
+            hyper_rate: self.hyper_rate.unwrap_or(d.hyper_rate),
+            class_batch: self.class_batch.unwrap_or(d.class_batch),
+        }
+    }
+}
+
 /// One point of the SVI trace.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SviPoint {

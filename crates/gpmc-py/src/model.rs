@@ -347,20 +347,17 @@ impl Compiled {
             "cavi" => Method::Cavi {
                 max_iter: iterations,
             },
-            "svi" => {
-                // Unset options take SviConfig's defaults, as the CLI's do.
-                let d = gpm_runtime::svi::SviConfig::default();
-                Method::Svi(gpm_runtime::svi::SviConfig {
-                    batch: batch.unwrap_or(d.batch),
-                    iterations,
-                    forgetting: forgetting.unwrap_or(d.forgetting),
-                    delay: delay.unwrap_or(d.delay),
-                    seed,
-                    report_every: (iterations / 100).max(1),
-                    hyper_rate: hyper_rate.unwrap_or(d.hyper_rate),
-                    class_batch: class_batch.unwrap_or(d.class_batch),
-                })
-            }
+            // Unset options take SviConfig's defaults, as the CLI's do.
+            "svi" => Method::Svi(
+                gpm_runtime::svi::SviOptions {
+                    batch,
+                    forgetting,
+                    delay,
+                    hyper_rate,
+                    class_batch,
+                }
+                .resolve(iterations, seed, 100),
+            ),
             "gpf" => Method::Gpf(gpm_runtime::gpf::GpfConfig {
                 particles,
                 max_iter: iterations,

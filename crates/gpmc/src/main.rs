@@ -303,20 +303,17 @@ fn main() -> ExitCode {
                 Method::Cavi => Variational::Cavi {
                     max_iter: iterations,
                 },
-                Method::Svi => {
-                    // The defaults are SviConfig's (one place; Python reads the same).
-                    let d = gpm_runtime::svi::SviConfig::default();
-                    Variational::Svi(gpm_runtime::svi::SviConfig {
-                        batch: batch.unwrap_or(d.batch),
-                        iterations,
-                        forgetting: forgetting.unwrap_or(d.forgetting),
-                        delay: delay.unwrap_or(d.delay),
-                        seed,
-                        report_every: (iterations / 20).max(1),
-                        hyper_rate: hyper_rate.unwrap_or(d.hyper_rate),
-                        class_batch: class_batch.unwrap_or(d.class_batch),
-                    })
-                }
+                // The defaults are SviConfig's (one place; Python reads the same).
+                Method::Svi => Variational::Svi(
+                    gpm_runtime::svi::SviOptions {
+                        batch,
+                        forgetting,
+                        delay,
+                        hyper_rate,
+                        class_batch,
+                    }
+                    .resolve(iterations, seed, 20),
+                ),
                 Method::Gpf => Variational::Gpf(gpm_runtime::gpf::GpfConfig {
                     particles,
                     max_iter: iterations,

@@ -284,20 +284,7 @@ fn a_prior_far_wider_than_the_data_is_named_before_nuts_runs() {
             &[root.join("logistic_regression.data.json").as_path()],
         )
         .unwrap();
-        let config = gpm_runtime::gibbs::GibbsConfig {
-            chains: 1,
-            warmup: 20,
-            draws: 20,
-            thin: 1,
-            seed: 1,
-            first_chain: 0,
-            nuts: Default::default(),
-        };
-        let extras = gpmc::infer::GibbsExtras {
-            nuts: true,
-            ..Default::default()
-        };
-        let r = gpmc::infer::run_gibbs_with(&c, &d, &config, extras, &|_, _| {}).unwrap();
+        let r = one_nuts_chain(&c, &d, 20, 20, 1);
         (r.scale_gaps.clone(), gpmc::infer::gibbs_warnings(&c, &r))
     };
     let (gaps, warnings) = warnings_at("1e6");
@@ -336,20 +323,7 @@ model {{ y ~ normal(x * w, sigma); }}",
         let d =
             gpmc::data::from_json_value(&c.model, &serde_json::json!({"N": 11, "x": x, "y": y}))
                 .unwrap();
-        let config = gpm_runtime::gibbs::GibbsConfig {
-            chains: 1,
-            warmup: 100,
-            draws: 50,
-            thin: 1,
-            seed: 3,
-            first_chain: 0,
-            nuts: Default::default(),
-        };
-        let extras = gpmc::infer::GibbsExtras {
-            nuts: true,
-            ..Default::default()
-        };
-        let r = gpmc::infer::run_gibbs_with(&c, &d, &config, extras, &|_, _| {}).unwrap();
+        let r = one_nuts_chain(&c, &d, 100, 50, 3);
         gpmc::infer::gibbs_warnings(&c, &r)
     };
     let warnings = run(1.0);
@@ -364,4 +338,28 @@ model {{ y ~ normal(x * w, sigma); }}",
         !rescaled.iter().any(|w| w.contains("log density reaches")),
         "{rescaled:?}"
     );
+}
+
+/// One NUTS chain on the original model (through the Gibbs front, as `--method nuts` runs).
+fn one_nuts_chain(
+    c: &gpmc::Checked,
+    d: &gpm_runtime::data::Data,
+    warmup: usize,
+    draws: usize,
+    seed: u64,
+) -> gpmc::infer::InferResult {
+    let config = gpm_runtime::gibbs::GibbsConfig {
+        chains: 1,
+        warmup,
+        draws,
+        thin: 1,
+        seed,
+        first_chain: 0,
+        nuts: Default::default(),
+    };
+    let extras = gpmc::infer::GibbsExtras {
+        nuts: true,
+        ..Default::default()
+    };
+    gpmc::infer::run_gibbs_with(c, d, &config, extras, &|_, _| {}).unwrap()
 }
