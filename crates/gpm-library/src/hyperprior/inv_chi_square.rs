@@ -18,10 +18,7 @@ impl HyperPriorLaw for InvChiSquare {
     fn quantile(&self, p: &[f64], u: f64) -> f64 {
         // X = β / Y with Y ~ Gamma(α, 1): Q_X(u) = β / Q_Y(1 − u) (statrs's own inverse of
         // the inverse Gamma bisects to a loose tolerance).
-        let Ok(y) = statrs::distribution::Gamma::new(p[0] / 2.0, 1.0) else {
-            return f64::NAN;
-        };
-        0.5 / y.inverse_cdf(1.0 - u)
+        0.5 / super::gamma::unit_quantile(p[0] / 2.0, 1.0 - u)
     }
     fn mean(&self, p: &[f64]) -> Option<f64> {
         (p[0] > 2.0).then(|| 1.0 / (p[0] - 2.0))
