@@ -38,12 +38,13 @@ def normalise(data, columns=None, declared=None):
             if isinstance(cols, (list, tuple)):
                 out[name] = frame[list(cols)].to_numpy(dtype=np.float64)
             else:
-                out[name] = frame[cols].to_numpy(dtype=np.float64)
+                # A Series: converted below with the dict's values (categoricals, messages).
+                out[name] = frame[cols]
         used = {c for v in mapping.values() for c in (v if isinstance(v, (list, tuple)) else [v])}
         for c in frame.columns:
             if c in used or str(c) in out or (declared is not None and str(c) not in declared):
                 continue
-            out[str(c)] = frame[c].to_numpy(dtype=np.float64)
+            out[str(c)] = frame[c]
         data = out
     elif columns:
         raise TypeError("`columns` maps the columns of a pandas DataFrame; data is a dict")
@@ -54,6 +55,7 @@ def normalise(data, columns=None, declared=None):
         if isinstance(value, (bool, int, float, np.integer, np.floating)):
             out[str(name)] = float(value)
             continue
+        value = _categorical_values(name, value)
         try:
             arr = np.ascontiguousarray(np.asarray(value, dtype=np.float64))
         except (TypeError, ValueError) as e:
@@ -67,6 +69,27 @@ def normalise(data, columns=None, declared=None):
             ) from None
         out[str(name)] = float(arr) if arr.ndim == 0 else arr
     return out
+
+
+def _categorical_values(name, value):
+    """A pandas Categorical as numbers: its values where its categories are numbers; where they
+    are labels such as strings, a DataError that says how to give them (the model's label sets
+    are numbers: `in 1..C`, `{0, 1}`, `{-1, 1}`)."""
+    dtype = getattr(value, "dtype", None)
+    if getattr(dtype, "name", None) != "category":
+        return value
+    categories = list(dtype.categories)
+    if all(isinstance(c, (bool, int, float, np.integer, np.floating)) for c in categories):
+        return np.asarray(value, dtype=object).astype(np.float64)
+    from ._gpmc import DataError
+
+    shown = categories[:6] + (["…"] if len(categories) > 6 else [])
+    raise DataError(
+        f"`{name}` is a pandas Categorical of the labels {shown}: the model's labels are numbers. "
+        f"For a label set `in 1..C` give `{name}.cat.codes + 1` (the mapping: "
+        f"`dict(enumerate({name}.cat.categories, start=1))`); for `{{0, 1}}` or `{{-1, 1}}` map "
+        "the two categories to those numbers"
+    )
 
 
 def handover(data):

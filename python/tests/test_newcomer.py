@@ -118,3 +118,25 @@ def test_a_warning_points_at_the_users_line():
     ours = [w for w in caught if issubclass(w.category, gpmc.GpmcWarning)]
     assert ours, "short chains warn"
     assert all(w.filename == __file__ for w in ours), [(w.filename, w.lineno) for w in ours]
+
+
+def test_pandas_categorical_labels():
+    """Numeric categories are their values; text labels are a DataError that says how to give
+    them (issue 53)."""
+    import pandas as pd
+    import pytest
+
+    model = gpmc.Model(str(MODELS / "multiclass_gp.gpm"))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    codes = rng.choice([1, 2, 3], 30)
+    kw = dict(chains=1, draws=5, warmup=5, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gpmc.GpmcWarning)
+        as_numbers = model.sample({"X": X, "y": codes, "C": 3}, **kw)
+        as_categorical = model.sample({"X": X, "y": pd.Categorical(codes), "C": 3}, **kw)
+    np.testing.assert_array_equal(as_numbers.posterior["F"].values,
+                                  as_categorical.posterior["F"].values)
+    names = pd.Categorical(np.array(["cat", "dog", "owl"])[codes - 1])
+    with pytest.raises(gpmc.DataError, match=r"y.cat.codes \+ 1"):
+        model.sample({"X": X, "y": names, "C": 3}, **kw)
