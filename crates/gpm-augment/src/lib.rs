@@ -8,6 +8,8 @@
 //! rewrite rules that introduce auxiliary variables, and a numerical certificate for every plan.
 //! It must not sample or read data.
 #![warn(missing_docs)]
+// No `unwrap()` outside tests: an error, or an `expect` that states the invariant (issue 51).
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 mod atoms;
 pub mod cas;

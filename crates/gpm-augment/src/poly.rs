@@ -16,6 +16,10 @@ pub struct Poly {
 }
 
 impl Poly {
+    /// The polynomial 0 (what `Poly::of(&T::Num(0.0), 0)` reads).
+    pub fn zero() -> Poly {
+        Poly::constant(T::Num(0.0))
+    }
     fn constant(t: T) -> Poly {
         Poly {
             c0: t,

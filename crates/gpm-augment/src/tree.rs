@@ -57,7 +57,7 @@ impl T {
             out.push(T::Num(c));
         }
         if out.len() == 1 {
-            out.pop().unwrap()
+            out.pop().expect("one term: checked above")
         } else {
             T::Add(out)
         }
@@ -86,7 +86,7 @@ impl T {
             out.insert(0, T::Num(c));
         }
         if out.len() == 1 {
-            out.pop().unwrap()
+            out.pop().expect("one term: checked above")
         } else {
             T::Mul(out)
         }

@@ -12,6 +12,8 @@
 //! assert!(gpm_cas::equivalent(&e, &f));
 //! ```
 #![warn(missing_docs)]
+// No `unwrap()` outside tests: an error, or an `expect` that states the invariant (issue 51).
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 mod analysis;
 mod diff;

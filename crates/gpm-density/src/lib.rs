@@ -21,6 +21,8 @@
 //! assert!(lp.is_finite() && grad[0].abs() < 1e-12);
 //! ```
 #![warn(missing_docs)]
+// No `unwrap()` outside tests: an error, or an `expect` that states the invariant (issue 51).
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 pub mod ad;
 pub mod cdf;

@@ -59,7 +59,7 @@ fn ars<R: Rng + ?Sized>(
         let w = xs[1] - xs[0];
         xs.insert(0, xs[0] - 2.0 * w.max(1e-3));
     }
-    while dh(*xs.last().unwrap()) >= 0.0 {
+    while dh(*xs.last().expect("the bracket has two points")) >= 0.0 {
         let n = xs.len();
         let w = xs[n - 1] - xs[n - 2];
         xs.push(xs[n - 1] + 2.0 * w.max(1e-3));

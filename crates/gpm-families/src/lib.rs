@@ -12,6 +12,8 @@
 //! (moments, KS, Laplace transform against quadrature of the density), and its row in
 //! `register!` (name, parameters, the point its tests check it at).
 #![warn(missing_docs)]
+// No `unwrap()` outside tests: an error, or an `expect` that states the invariant (issue 51).
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 pub mod inversion;
 pub mod polya_gamma_large;

@@ -17,6 +17,8 @@
 //! points, the runtime a log-density or a draw) asks the entry here, so no stage repeats a match
 //! over families.
 #![warn(missing_docs)]
+// No `unwrap()` outside tests: an error, or an `expect` that states the invariant (issue 51).
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 /// An entry's row of its registry's signature table: `impl Registered for Entry`, returning a
 /// `static` row built from the fields given (each registry's `register!` calls it once per row).

@@ -9,6 +9,8 @@
 //! as values, carries the schedule out, and returns draws, variational posteriors and
 //! diagnostics as values.
 #![warn(missing_docs)]
+// No `unwrap()` outside tests: an error, or an `expect` that states the invariant (issue 51).
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 pub mod adam;
 mod along;

@@ -10,6 +10,8 @@
 //! the model, bound to typed ids ([`ids`]), so that the runtime never reads `gpm_ir::Model`.
 //! It must not decide augmentations (that is `gpm-augment`) nor run anything.
 #![warn(missing_docs)]
+// No `unwrap()` outside tests: an error, or an `expect` that states the invariant (issue 51).
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 mod augmented_joint;
 pub mod blocks;

@@ -113,20 +113,30 @@ impl Tape {
                     stack.push(s);
                 }
                 Op::Square => {
-                    let x = stack.pop().unwrap();
+                    let x = stack
+                        .pop()
+                        .expect("a compiled tape pushes every operand before its op");
                     stack.push(x * x);
                 }
                 Op::Recip => {
-                    let x = stack.pop().unwrap();
+                    let x = stack
+                        .pop()
+                        .expect("a compiled tape pushes every operand before its op");
                     stack.push(1.0 / x);
                 }
                 Op::Pow => {
-                    let e = stack.pop().unwrap();
-                    let b = stack.pop().unwrap();
+                    let e = stack
+                        .pop()
+                        .expect("a compiled tape pushes every operand before its op");
+                    let b = stack
+                        .pop()
+                        .expect("a compiled tape pushes every operand before its op");
                     stack.push(b.powf(e));
                 }
                 Op::Call(f) => {
-                    let x = stack.pop().unwrap();
+                    let x = stack
+                        .pop()
+                        .expect("a compiled tape pushes every operand before its op");
                     stack.push(f.apply(x));
                 }
                 Op::CallN(f, n) => {
@@ -136,11 +146,15 @@ impl Tape {
                     stack.push(v);
                 }
                 Op::LogLogistic => {
-                    let x = stack.pop().unwrap();
+                    let x = stack
+                        .pop()
+                        .expect("a compiled tape pushes every operand before its op");
                     stack.push(gpm_special::log_logistic(x));
                 }
                 Op::LogNormalCdf => {
-                    let x = stack.pop().unwrap();
+                    let x = stack
+                        .pop()
+                        .expect("a compiled tape pushes every operand before its op");
                     stack.push(gpm_special::log_normal_cdf(x));
                 }
             }

@@ -6,6 +6,8 @@
 //! value under- or overflows). It must not know about models, expressions or data: plain
 //! `f64 → f64` functions (and maps over slices, [`vectorised`]) only.
 #![warn(missing_docs)]
+// No `unwrap()` outside tests: an error, or an `expect` that states the invariant (issue 51).
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 use std::f64::consts::{LN_2, PI};
 

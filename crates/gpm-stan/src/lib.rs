@@ -16,6 +16,8 @@
 //! assert_eq!(t.decisions[0].role, gpm_stan::Role::Latent);
 //! ```
 #![warn(missing_docs)]
+// No `unwrap()` outside tests: an error, or an `expect` that states the invariant (issue 51).
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 pub mod ast;
 mod convert;

@@ -11,6 +11,8 @@
 //! assert_eq!(program.data.len(), 1);
 //! ```
 #![warn(missing_docs)]
+// No `unwrap()` outside tests: an error, or an `expect` that states the invariant (issue 51).
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 pub mod ast;
 mod error;

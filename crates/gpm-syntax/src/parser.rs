@@ -8,6 +8,13 @@ use pest::pratt_parser::{Assoc, Op, PrattParser};
 use pest::Parser;
 use std::sync::OnceLock;
 
+/// The next child of a rule pest matched: the grammar (`grammar/gpm.pest`) guarantees it, so
+/// its absence is a bug of this file, not of the model.
+fn next<T>(it: &mut impl Iterator<Item = T>) -> T {
+    it.next()
+        .expect("the grammar gives the matched rule this child")
+}
+
 #[derive(pest_derive::Parser)]
 #[grammar = "../../grammar/gpm.pest"]
 struct GpmParser;
@@ -105,8 +112,8 @@ fn ident(p: Pair<Rule>) -> Ident {
 fn data_decl(p: Pair<Rule>) -> Result<DataDecl, ParseError> {
     let span = span_of(&p);
     let mut it = p.into_inner().filter(|q| !is_keyword(q.as_rule()));
-    let name = ident(it.next().unwrap());
-    let ty = ty(it.next().unwrap())?;
+    let name = ident(next(&mut it));
+    let ty = ty(next(&mut it))?;
     let constraint = it.next().map(constraint).transpose()?;
     Ok(DataDecl {
         name,
@@ -119,8 +126,8 @@ fn data_decl(p: Pair<Rule>) -> Result<DataDecl, ParseError> {
 fn data_let(p: Pair<Rule>, after: usize) -> Result<DataLet, ParseError> {
     let span = span_of(&p);
     let mut it = p.into_inner().filter(|q| !is_keyword(q.as_rule()));
-    let name = ident(it.next().unwrap());
-    let value = expr(it.next().unwrap())?;
+    let name = ident(next(&mut it));
+    let value = expr(next(&mut it))?;
     Ok(DataLet {
         name,
         value,
@@ -132,23 +139,22 @@ fn data_let(p: Pair<Rule>, after: usize) -> Result<DataLet, ParseError> {
 fn hyper_decl(p: Pair<Rule>) -> Result<HyperDecl, ParseError> {
     let span = span_of(&p);
     let mut it = p.into_inner().filter(|q| !is_keyword(q.as_rule()));
-    let name = ident(it.next().unwrap());
-    let ty = ty(it.next().unwrap())?;
+    let name = ident(next(&mut it));
+    let ty = ty(next(&mut it))?;
     let mut constraint = None;
     let mut spec = None;
     for q in it {
         match q.as_rule() {
             Rule::set_constraint | Rule::range_constraint => constraint = Some(constraint_of(q)?),
-            Rule::fixed_spec => {
-                spec = Some(HyperSpec::Fixed(expr(q.into_inner().next().unwrap())?))
-            }
+            Rule::fixed_spec => spec = Some(HyperSpec::Fixed(expr(next(&mut q.into_inner()))?)),
             Rule::learn_spec => {
-                let e = q.into_inner().find(|x| x.as_rule() == Rule::expr).unwrap();
+                let e = q
+                    .into_inner()
+                    .find(|x| x.as_rule() == Rule::expr)
+                    .expect("the grammar gives `learn(...)` an expression");
                 spec = Some(HyperSpec::Learn(expr(e)?))
             }
-            Rule::prior_spec => {
-                spec = Some(HyperSpec::Prior(call(q.into_inner().next().unwrap())?))
-            }
+            Rule::prior_spec => spec = Some(HyperSpec::Prior(call(next(&mut q.into_inner()))?)),
             r => unreachable!("grammar: unexpected {r:?} in hyper declaration"),
         }
     }
@@ -200,9 +206,9 @@ fn param_decl(p: Pair<Rule>) -> Result<ParamDecl, ParseError> {
 fn latent_decl(p: Pair<Rule>) -> Result<LatentDecl, ParseError> {
     let span = span_of(&p);
     let mut it = p.into_inner();
-    let name = ident(it.next().unwrap());
-    let ty = ty(it.next().unwrap())?;
-    let prior = call(it.next().unwrap())?;
+    let name = ident(next(&mut it));
+    let ty = ty(next(&mut it))?;
+    let prior = call(next(&mut it))?;
     Ok(LatentDecl {
         name,
         ty,
@@ -223,10 +229,10 @@ fn ty(p: Pair<Rule>) -> Result<Type, ParseError> {
     let kind = match rule {
         Rule::ty_int => TypeKind::Int,
         Rule::ty_real => TypeKind::Real,
-        Rule::ty_vector => TypeKind::Vector(shapes.next().unwrap()),
-        Rule::ty_matrix => TypeKind::Matrix(shapes.next().unwrap(), shapes.next().unwrap()),
-        Rule::ty_int_array => TypeKind::IntArray(shapes.next().unwrap()),
-        Rule::ty_real_array => TypeKind::RealArray(shapes.next().unwrap()),
+        Rule::ty_vector => TypeKind::Vector(next(&mut shapes)),
+        Rule::ty_matrix => TypeKind::Matrix(next(&mut shapes), next(&mut shapes)),
+        Rule::ty_int_array => TypeKind::IntArray(next(&mut shapes)),
+        Rule::ty_real_array => TypeKind::RealArray(next(&mut shapes)),
         r => unreachable!("grammar: unexpected type {r:?}"),
     };
     Ok(Type { kind, span })
@@ -281,26 +287,26 @@ fn stmt(p: Pair<Rule>) -> Result<Stmt, ParseError> {
     let mut it = p.into_inner().filter(|q| !is_keyword(q.as_rule()));
     Ok(match rule {
         Rule::let_stmt => Stmt::Let {
-            name: ident(it.next().unwrap()),
-            value: expr(it.next().unwrap())?,
+            name: ident(next(&mut it)),
+            value: expr(next(&mut it))?,
             span,
         },
         Rule::sample_stmt => Stmt::Sample {
-            lhs: expr(it.next().unwrap())?,
-            dist: call(it.next().unwrap())?,
+            lhs: expr(next(&mut it))?,
+            dist: call(next(&mut it))?,
             modifier: it.next().map(call).transpose()?,
             span,
         },
         Rule::target_stmt => Stmt::Target {
-            expr: expr(it.next().unwrap())?,
+            expr: expr(next(&mut it))?,
             span,
         },
         Rule::factor_stmt => Stmt::Factor {
-            expr: expr(it.next().unwrap())?,
+            expr: expr(next(&mut it))?,
             span,
         },
         Rule::for_stmt => {
-            let var = ident(it.next().unwrap());
+            let var = ident(next(&mut it));
             // The bounds are bare operator sequences (`sum`), not `expr` pairs; everything up to
             // the first statement belongs to them. Split them at the `..` by position.
             let rest: Vec<Pair<Rule>> = it.collect();
@@ -381,11 +387,11 @@ fn is_stmt(r: Rule) -> bool {
 fn call(p: Pair<Rule>) -> Result<Call, ParseError> {
     let span = span_of(&p);
     let mut it = p.into_inner();
-    let func = ident(it.next().unwrap());
+    let func = ident(next(&mut it));
     let mut args = Vec::new();
     for a in it {
         let mut inner = a.into_inner().collect::<Vec<_>>();
-        let last = inner.pop().unwrap();
+        let last = inner.pop().expect("inner is not empty: checked above");
         let value = if last.as_rule() == Rule::string {
             let text = last.as_str();
             Expr {

@@ -7,6 +7,8 @@
 //! served from the calling thread), and results back as bytes, JSON or CSV text. It must not hold
 //! any math nor a second implementation of anything the `gpmc` crate does.
 
+// No `unwrap()` outside tests: an error, or an `expect` that states the invariant (issue 51).
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;

@@ -1,5 +1,6 @@
 //! The `gpmc` command line: `gpmc check MODEL.gpm [--format text|json]`.
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
 mod cli_flags;
 mod interrupt;
 

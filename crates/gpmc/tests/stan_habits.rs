@@ -73,7 +73,11 @@ fn messages_a_stan_user_meets_say_what_to_write() {
 /// shapes, so the certifying probe saw no value of `phi`. Every shape now augments.
 #[test]
 fn a_negative_binomial_with_brms_default_dispersion_prior_is_augmented() {
-    for prior in ["gamma(0.01, 0.01)", "gamma(0.001, 0.001)", "gamma(2.0, 0.1)"] {
+    for prior in [
+        "gamma(0.01, 0.01)",
+        "gamma(0.001, 0.001)",
+        "gamma(2.0, 0.1)",
+    ] {
         let src = format!(
             "data {{ N : int; x : vector[N]; y : int[N] in 0..; }}
              hyper {{ phi : real in 0.. ~ {prior}; }}
@@ -81,7 +85,15 @@ fn a_negative_binomial_with_brms_default_dispersion_prior_is_augmented() {
              model {{ y ~ neg_binomial_2_log(b + x * w, phi); }}"
         );
         let c = gpmc::check("nb.gpm", &src).unwrap_or_else(|f| panic!("{}", f.render()));
-        assert!(c.plans[0].generic.is_none(), "{prior}: {:?}", c.plans[0].generic);
-        assert!(c.plans[0].form.contains("Pólya-Gamma"), "{prior}: {}", c.plans[0].form);
+        assert!(
+            c.plans[0].generic.is_none(),
+            "{prior}: {:?}",
+            c.plans[0].generic
+        );
+        assert!(
+            c.plans[0].form.contains("Pólya-Gamma"),
+            "{prior}: {}",
+            c.plans[0].form
+        );
     }
 }

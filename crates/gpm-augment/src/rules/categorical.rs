@@ -46,7 +46,7 @@ pub(super) fn recognize_categorical(model: &Model, k: usize, f: &Factor) -> Resu
         },
         steps,
         aux: vec![],
-        augmented: Poly::of(&T::Num(0.0), 0).unwrap(),
+        augmented: Poly::zero(),
         collapsed: vec![],
         categorical: Some(CategoricalPlan {
             label: label.clone(),

@@ -22,7 +22,8 @@ impl Rule for Logistic {
                 }
                 if let T::Call(SxFunc::Cosh, arg) = &v[0] {
                     if let Some(half) = affine(&arg[0]) {
-                        let z = Poly::of(&T::mul(vec![T::Num(2.0), half.to_tree()]), 1).unwrap();
+                        let z = Poly::of(&T::mul(vec![T::Num(2.0), half.to_tree()]), 1)
+                            .expect("twice an affine form is affine");
                         w.logcosh.push((T::neg(coef.clone()), z));
                         return Ok(true);
                     }

@@ -140,8 +140,9 @@ impl Work<'_> {
     fn add_poly(&mut self, t: &T) -> bool {
         match Poly::of(t, 2) {
             Some(p) => {
-                let cur = std::mem::replace(&mut self.poly, Poly::of(&T::Num(0.0), 0).unwrap());
-                self.poly = Poly::of(&T::add(vec![cur.to_tree(), p.to_tree()]), 2).unwrap();
+                let cur = std::mem::replace(&mut self.poly, Poly::zero());
+                self.poly = Poly::of(&T::add(vec![cur.to_tree(), p.to_tree()]), 2)
+                    .expect("a sum of polynomials of degree ≤ 2 has degree ≤ 2");
                 true
             }
             None => false,
@@ -386,7 +387,7 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
         signs: signs.clone(),
         probe_seed: 0x5eed ^ k as u64,
         log_c: vec![],
-        poly: Poly::of(&T::Num(0.0), 0).unwrap(),
+        poly: Poly::zero(),
         logcosh: vec![],
         mix: vec![],
         aux: vec![],

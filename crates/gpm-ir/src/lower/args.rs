@@ -37,11 +37,11 @@ impl Lowerer {
             }
             slots[k] = Some(a.value.clone());
         }
-        if slots.iter().any(|s| s.is_none()) {
+        let filled: Option<Vec<_>> = slots.into_iter().collect();
+        if filled.is_none() {
             self.wrong_arity(c, params.len(), params.len());
-            return None;
         }
-        Some(slots.into_iter().map(|s| s.unwrap()).collect())
+        filled
     }
 
     pub(super) fn wrong_arity(&mut self, c: &ast::Call, min: usize, max: usize) {

@@ -297,7 +297,10 @@ impl Lowerer {
             _ => return false,
         };
         // The class sum: `sum(w(F[i]))`, or `w(F[i, 1]) + … + w(F[i, K])` written out.
-        let i = ctx.var.clone().unwrap();
+        let i = ctx
+            .var
+            .clone()
+            .expect("a categorical formula is read inside its loop");
         let class_sym = "η_c";
         let Some(sum) = class_sum(den, &i, class_sym) else {
             return false;

@@ -333,7 +333,7 @@ impl Lowerer {
                 return Some(Lat(x));
             }
             (BinOp::Mul, Lat(_), Value(Sx::Num(_))) | (BinOp::Div, Lat(_), Value(Sx::Num(_))) => {
-                let c = num(&b).unwrap();
+                let c = num(&b).expect("the pattern matched a number");
                 let c = if op == BinOp::Div { 1.0 / c } else { c };
                 let Lat(x) = a else { unreachable!() };
                 return Some(Lat(x.scale(c)));

@@ -183,7 +183,13 @@ impl Lowerer {
                 "violates the constraint",
             )
             .help("choose a value inside the declared range")
-            .also(h.constraint.as_ref().unwrap().span, "constraint"),
+            .also(
+                h.constraint
+                    .as_ref()
+                    .expect("a range violation has a constraint")
+                    .span,
+                "constraint",
+            ),
         );
     }
 

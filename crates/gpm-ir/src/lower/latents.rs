@@ -171,8 +171,11 @@ impl Lowerer {
         let mut inducing = None;
         let mut inducing_points: Option<(String, Span)> = None;
         let mut alpha = None;
-        for a in c.args.iter().filter(|a| a.name.is_some()) {
-            let n = a.name.as_ref().unwrap();
+        for (a, n) in c
+            .args
+            .iter()
+            .filter_map(|a| a.name.as_ref().map(|n| (a, n)))
+        {
             match n.name.as_str() {
                 "mean" => mean = self.param(&a.value, "the mean of a GP")?,
                 "inducing" if matches!(&a.value.kind, ExprKind::Var(v) if self.model.datum(v).is_some_and(|d| !matches!(d.shape, Shape::Scalar))) =>

@@ -29,9 +29,14 @@ impl<'a> Sampler<'a> {
         let mut np = NaturalParams::zeros(rows);
         for (f, fp) in self.schedule.factors.iter().enumerate() {
             if let Some(crate::categorical::BoundCategorical { labels, .. }) = &self.labels[f] {
-                let cat = fp.categorical.as_ref().unwrap();
+                let cat = fp
+                    .categorical
+                    .as_ref()
+                    .expect("a factor with bound labels is categorical");
                 if !collapsed_phase && self.prep.latents[*latent].0 == cat.latent {
-                    let (_, counts, omega) = state.cat[f].as_ref().unwrap();
+                    let (_, counts, omega) = state.cat[f]
+                        .as_ref()
+                        .expect("a categorical factor's auxiliaries are in the state");
                     for i in 0..rows {
                         let y = if labels[i] == *column { 1.0 } else { 0.0 };
                         np.a[i] += omega[(i, *column)];

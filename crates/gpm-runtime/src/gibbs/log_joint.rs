@@ -103,7 +103,10 @@ impl<'a> Sampler<'a> {
         let mut total = 0.0;
         for (f, fp) in self.schedule.factors.iter().enumerate() {
             if let Some(bound) = &self.labels[f] {
-                let c = fp.categorical.as_ref().unwrap();
+                let c = fp
+                    .categorical
+                    .as_ref()
+                    .expect("a factor with bound labels is categorical");
                 let z = state.latents[c.latent_id.0].as_slice();
                 let theta = crate::categorical::scales(c, &state.vectors);
                 total += marginal_elliptical::categorical_log_lik(z, bound, theta, 0.0);
