@@ -11,7 +11,6 @@ line; see docs/python.md.
 
 from __future__ import annotations
 
-import importlib.metadata as _metadata
 import io
 import json
 import os
@@ -23,6 +22,7 @@ import numpy as np
 from . import _data, _idata
 from ._gpmc import DataError, InferenceError, ModelError, compile as _compile
 from ._gpmc import compile_density as _compile_density
+from ._gpmc import __version__ as _extension_version
 from ._gpmc import svi_defaults as _svi_defaults
 
 #: SVI's defaults (batch, iterations, forgetting, delay, hyper_rate, class_batch): the Rust
@@ -40,8 +40,9 @@ __all__ = [
     "Model", "Fit", "predict", "rao_blackwell", "ModelError", "DataError", "InferenceError",
     "GpmcWarning", "cluster", "sbc", "SbcResult", "SVI_DEFAULTS",
 ]
-#: The installed distribution's version (the Cargo workspace's, through maturin).
-__version__ = _metadata.version("gpmc-ppl")
+#: The version: the Cargo workspace's, compiled into the extension (the wheel's metadata carries
+#: the same; read from the extension, a checkout without installed metadata imports too).
+__version__ = _extension_version
 #: The name to install: `pip install gpmc-ppl` (PyPI's `gpmc` is another project).
 DISTRIBUTION = "gpmc-ppl"
 
@@ -75,10 +76,11 @@ class _Progress:
         now = time.monotonic()
         if now - self.last >= 3.0 or done >= total:
             self.last = now
-            left = (now - self.start) / done * (total - done) if done else float("nan")
             beside = f", {note}" if note else ""
+            if done:
+                beside += f", about {(now - self.start) / done * (total - done):.0f} s left"
             print(
-                f"{self.what}: {done}/{total}{beside}, about {left:.0f} s left",
+                f"{self.what}: {done}/{total}{beside}",
                 file=sys.stderr,
                 flush=True,
             )

@@ -59,6 +59,8 @@ fn svi_defaults(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
 #[pymodule]
 fn _gpmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    // The Cargo workspace's version: the one the wheel's metadata carries (maturin reads it).
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ModelError", py.get_type::<ModelError>())?;
     m.add("DataError", py.get_type::<DataError>())?;
     m.add("InferenceError", py.get_type::<InferenceError>())?;
