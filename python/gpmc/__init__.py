@@ -426,7 +426,8 @@ def _warn(messages):
 def _user_stacklevel():
     """The stacklevel, for a `warnings.warn` called from `_warn`, of the first caller frame
     whose file is not in this package."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    # The package's folder with its separator: a user's `gpmc_scripts/` beside it is not ours.
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
     frame, level = sys._getframe(2), 2
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame, level = frame.f_back, level + 1
