@@ -100,8 +100,8 @@ pub fn rounded_log_density(summaries: &[(String, Summary)], nuts_ran: bool) -> O
     let largest = lp.mean.abs() + 3.0 * lp.sd;
     (nuts_ran && largest > ROUNDED_LOG_DENSITY).then(|| {
         format!(
-            "the log density reaches {:.1e}, where double precision rounds its value by about {:.1e}: NUTS's accept steps and U-turns use differences of order one, which that rounding blurs, so its draws may be wrong; center and rescale the data (the residuals y − η over their scale should be of order one), or use Gibbs (the default)",
-            -largest,
+            "the log density reaches {:.1e} in magnitude, where double precision rounds its value by about {:.1e}: NUTS's accept steps and U-turns use differences of order one, which that rounding blurs, so its draws may be wrong; center and rescale the data (the residuals y − η over their scale should be of order one), or use Gibbs (the default)",
+            largest,
             largest * f64::EPSILON
         )
     })
