@@ -93,18 +93,8 @@ pub(crate) fn sample_value(model: &Model, role: Role, name: &str, rng: &mut impl
                 // Around the declared value, keeping its sign.
                 value * rng.gen_range(0.5..2.0)
             }
-            // The prior truncated to its range, between its 10 % and 90 % quantiles. A quantile
-            // that underflowed onto the range's closed end (brms' `gamma(0.01, 0.01)` has its
-            // 10 % quantile near 1e-98, computed as 0) stands for a value just inside it: the
-            // prior puts no mass on the end itself, and a probe there would refuse, say, the
-            // negative binomial's Pólya-Gamma augmentation for a shape `y + φ` of exactly 0.
-            Some(HyperKind::Prior { prior }) => {
-                let x = prior.quantile(rng.gen_range(0.1..0.9));
-                match model.hyper(name).and_then(|h| h.lower) {
-                    Some(lo) if x <= lo => lo.next_up(),
-                    _ => x,
-                }
-            }
+            // The prior truncated to its range, between its 10 % and 90 % quantiles.
+            Some(HyperKind::Prior { prior }) => prior.quantile(rng.gen_range(0.1..0.9)),
             None => rng.gen_range(0.5..2.0),
         },
         Role::Data => {
