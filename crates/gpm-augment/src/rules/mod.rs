@@ -784,14 +784,15 @@ fn name_mixture(
         r,
     );
     let positive = |s: &str| w.signs.positive_hypers.contains(s);
-    // Try ψ as written and after constant folding by saturation (ψ(0)-terms vanish).
+    // Try ψ after constant folding by saturation (ψ(0)-terms vanish, so the ψ shown by `check`
+    // reads as the user's term), then as written (when folding hides what the prover needs).
     let light = gpm_cas::Limits {
         nodes: 4_000,
         iterations: 4,
         time: std::time::Duration::from_millis(100),
     };
     let proof = crate::cas::to_cas(&psi).and_then(|c| {
-        [c.clone(), gpm_cas::simplify_with(&c, &light)]
+        [gpm_cas::simplify_with(&c, &light), c.clone()]
             .into_iter()
             .find_map(|c| gpm_cas::is_bernstein(&c, "r", &positive).map(|p| (c, p)))
     });
