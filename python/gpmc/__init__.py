@@ -166,9 +166,25 @@ class Model:
     def __str__(self):
         return (self._density or self._compiled).report_text()
 
-    def _data(self, data, columns):
+    def _data(self, data, columns, labels=None, text_labels=True):
+        """The data normalised; text labels mapped onto the declared label sets unless
+        ``text_labels`` is False (the cluster, whose partitions could order them differently),
+        by ``labels`` when a fit's mapping is given."""
         names = {n for n, kind, _d in self._compiled.declarations() if kind == "data"}
-        return _data.normalise(data, columns, names)
+        sets = self._label_sets() if text_labels else None
+        return _data.normalise(data, columns, names, sets, labels if text_labels else None)
+
+    def _label_sets(self):
+        """Each integer datum's declared label set (``"{-1, 1}"``, ``"1..C"``), onto which text
+        labels are mapped (docs/python.md, "Data")."""
+        if not hasattr(self, "_label_sets_cache"):
+            declared = [] if self._density is not None else self.check().get("data", [])
+            self._label_sets_cache = {
+                d["name"]: d["constraint"]
+                for d in declared
+                if d.get("type") == "int" and d.get("constraint")
+            }
+        return self._label_sets_cache
 
     def sample(
         self,
@@ -468,7 +484,7 @@ class Fit:
         """Predictions at new inputs (responses optional): a pandas DataFrame, one row per
         point (predictive mean and sd of every predictor, of a new response with its 5/50/95 %
         quantiles, label probabilities), with the test metrics in ``.attrs["metrics"]``."""
-        norm = self.model._data(new_data, columns)
+        norm = self.model._data(new_data, columns, getattr(self._data, "labels", None))
         return _frame(*self._fit.predict(_data.handover(norm)))
 
 
@@ -513,7 +529,7 @@ def predict(posterior, new_data, *, columns=None, seed=None):
                 train[k] = values
     train = _data.normalise(train)
     rows, chains = _idata.parameter_rows(posterior)
-    test = model._data(new_data, columns)
+    test = model._data(new_data, columns, _idata.label_mapping(posterior))
     seed = int(attrs.get("gpmc_seed", 1)) if seed is None else seed
     csv, metrics = model._compiled.predict_draws(
         _data.handover(train),

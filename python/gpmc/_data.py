@@ -11,8 +11,24 @@ except ImportError:  # pragma: no cover
     pd = None
 
 
-def normalise(data, columns=None, declared=None):
-    """A dict name -> float or C-contiguous float64 array.
+class Data(dict):
+    """The normalised data (name -> float or float64 array) and, in ``labels``, the mapping of
+    each datum given as text labels: name -> {number in the model: the label given}."""
+
+    def __init__(self, values=(), labels=None):
+        super().__init__(values)
+        self.labels = dict(labels or {})
+
+
+def normalise(data, columns=None, declared=None, label_sets=None, labels=None):
+    """A :class:`Data`: name -> float or C-contiguous float64 array.
+
+    ``label_sets`` (name -> the declared label set, as ``check`` prints it: ``"{-1, 1}"``,
+    ``"1..C"``) lets a datum of text labels — a pandas Categorical (its categories in order) or
+    an array of strings (sorted) — be mapped onto the set's numbers in increasing order;
+    ``labels`` (name -> {number: label}) is a fit's mapping, for new data (a datum it does not
+    name was given as numbers).
+    Without either, text labels are a DataError that says how to give them.
 
     ``data`` is a dict of numbers, lists, numpy arrays or pandas Series, or a pandas DataFrame.
     With a DataFrame, ``columns`` maps each datum to a column name (a vector) or a list of
@@ -50,12 +66,16 @@ def normalise(data, columns=None, declared=None):
         raise TypeError("`columns` maps the columns of a pandas DataFrame; data is a dict")
     if not isinstance(data, dict):
         raise TypeError(f"data must be a dict or a pandas DataFrame, not {type(data).__name__}")
-    out = {}
+    out, made = Data(), {}
     for name, value in data.items():
         if isinstance(value, (bool, int, float, np.integer, np.floating)):
             out[str(name)] = float(value)
             continue
-        value = _categorical_values(name, value)
+        text = _text_labels(value)
+        if text is not None and (label_sets or labels):
+            value, made[str(name)] = _mapped(name, text, data, label_sets or {}, labels)
+        else:
+            value = _categorical_values(name, value)
         try:
             arr = np.ascontiguousarray(np.asarray(value, dtype=np.float64))
         except (TypeError, ValueError) as e:
@@ -68,7 +88,92 @@ def normalise(data, columns=None, declared=None):
                 "as a list, a numpy array or a pandas Series"
             ) from None
         out[str(name)] = float(arr) if arr.ndim == 0 else arr
+    out.labels = made
     return out
+
+
+def _text_labels(value):
+    """``(labels in order, values)`` for a Categorical of text categories or an array of
+    strings; None for anything else (numbers are read as numbers)."""
+    dtype = getattr(value, "dtype", None)
+    if getattr(dtype, "name", None) == "category":
+        categories = list(dtype.categories)
+        if all(isinstance(c, (bool, int, float, np.integer, np.floating)) for c in categories):
+            return None
+        return categories, np.asarray(value, dtype=object)
+    if isinstance(value, (list, tuple, np.ndarray)) or (pd is not None and isinstance(value, pd.Series)):
+        arr = np.asarray(value, dtype=object)
+        if arr.ndim == 1 and arr.size and all(isinstance(v, str) for v in arr):
+            return sorted(set(arr)), arr
+    return None
+
+
+def _label_numbers(name, label_set, data, count):
+    """The numbers of a declared label set, in increasing order: ``{-1, 1}`` as written; a
+    range ``lo..hi`` from ``lo`` to ``hi`` (a number, or a datum given as one; else ``count``
+    numbers); None for a range open above (counts, not labels)."""
+    from ._gpmc import DataError
+
+    label_set = label_set or ""
+    if label_set.startswith("{"):
+        return sorted(float(v) for v in label_set.strip("{}").split(","))
+    lo, dots, hi = (part.strip() for part in label_set.partition(".."))
+    try:
+        low = float(lo) if dots else None
+    except ValueError:
+        low = None
+    if low is None:
+        raise DataError(
+            f"`{name}` is given as text labels, but the model declares it "
+            f"{'in ' + label_set if label_set else 'without a label set'}: text labels map onto "
+            "a declared label set (`in {0, 1}`, `in {-1, 1}`, `in 1..C`); give numbers otherwise"
+        )
+    if not hi:
+        return None
+    top = data.get(hi, hi)
+    try:
+        top = float(top)
+    except (TypeError, ValueError):
+        return [low + k for k in range(count)]
+    return [low + k for k in range(int(top - low) + 1)]
+
+
+def _mapped(name, text, data, label_sets, labels):
+    """Text labels as the numbers of the model's label set, and the mapping {number: label}."""
+    from ._gpmc import DataError
+
+    order, values = text
+    if labels is not None and name in labels:
+        to_number = {label: number for number, label in labels[name].items()}
+    elif labels is not None:
+        raise DataError(
+            f"`{name}` is given as text labels, but the fit was given numbers for it: give "
+            "numbers, as at fitting"
+        )
+    else:
+        numbers = _label_numbers(name, label_sets.get(name), data, len(order))
+        if numbers is None or len(order) > len(numbers):
+            raise DataError(
+                f"`{name}` has {len(order)} labels {order[:6]} but its declared label set "
+                f"`{label_sets.get(name)}` has {len(numbers or [])}: give one label per number "
+                "of the set, or numbers"
+            )
+        if len(order) < len(numbers) and len(numbers) == 2:
+            raise DataError(
+                f"`{name}` has only the label {order}, so which of the two numbers of "
+                f"`{label_sets.get(name)}` it is cannot be decided: give numbers, or a pandas "
+                "Categorical whose categories name both labels"
+            )
+        to_number = dict(zip(order, numbers))
+    unknown = sorted({str(v) for v in values if v not in to_number})
+    if unknown:
+        raise DataError(
+            f"`{name}` has the labels {unknown[:6]}, which the fit's mapping "
+            f"{ {v: k for k, v in to_number.items()} } does not have: give the labels the model "
+            "was fitted with"
+        )
+    numbers = np.array([to_number[v] for v in values], dtype=np.float64)
+    return numbers, {number: label for label, number in to_number.items()}
 
 
 def _categorical_values(name, value):

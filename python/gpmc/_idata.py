@@ -53,6 +53,7 @@ def build(compiled, columns, rows, data, attrs):
     from . import _data
 
     declarations = compiled.declarations()
+    labels = getattr(data, "labels", {})
     data = dict(data)
     # Computing them checks the data once more: only for a model that has any.
     if any(kind == "transformed" for _name, kind, _dims in declarations):
@@ -128,7 +129,25 @@ def build(compiled, columns, rows, data, attrs):
         groups["constant_data"] = constant
     idata = az.from_dict(**groups)
     idata.posterior.attrs.update(attrs)
+    if labels:
+        # Text labels given for integer data: {name: [[number, label], ...]} (JSON: netCDF
+        # attributes are strings and numbers); prediction maps new labels the same way.
+        mapping = json.dumps({k: [[_number(n), str(lab)] for n, lab in sorted(v.items())]
+                              for k, v in labels.items()})
+        idata.posterior.attrs["gpmc_labels"] = mapping
+        if "observed_data" in idata.groups():
+            idata.observed_data.attrs["gpmc_labels"] = mapping
     return idata
+
+
+def _number(x):
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def label_mapping(idata):
+    """The text labels a fit was given: {name: {number: label}} (empty when there were none)."""
+    stored = json.loads(idata.posterior.attrs.get("gpmc_labels", "{}"))
+    return {k: {float(n): lab for n, lab in pairs} for k, pairs in stored.items()}
 
 
 def parameter_rows(idata):

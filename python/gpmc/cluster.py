@@ -301,7 +301,7 @@ class ClusterFit:
         """Predictions at new inputs, as :meth:`gpmc.Fit.predict` gives them."""
         from . import _frame
 
-        norm = self.model._data(new_data, columns)
+        norm = self.model._data(new_data, columns, text_labels=False)
         csv, metrics = self._cluster.predict(
             self._hypers, self._state, _data.handover(self._sample), _data.handover(norm)
         )
@@ -738,7 +738,7 @@ class ClusterSamples:
         for a single-process run."""
         from . import _frame
 
-        norm = self.model._data(new_data, columns)
+        norm = self.model._data(new_data, columns, text_labels=False)
         csv, metrics = self._cluster.predict_draws(
             self._hypers,
             self._state,

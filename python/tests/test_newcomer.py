@@ -121,8 +121,9 @@ def test_a_warning_points_at_the_users_line():
 
 
 def test_pandas_categorical_labels():
-    """Numeric categories are their values; text labels are a DataError that says how to give
-    them (issue 53)."""
+    """Numeric categories are their values; text labels are mapped onto the declared label set
+    in the categories' order, the mapping kept in the InferenceData and used for new data
+    (issue 53)."""
     import pandas as pd
     import pytest
 
@@ -137,6 +138,47 @@ def test_pandas_categorical_labels():
         as_categorical = model.sample({"X": X, "y": pd.Categorical(codes), "C": 3}, **kw)
     np.testing.assert_array_equal(as_numbers.posterior["F"].values,
                                   as_categorical.posterior["F"].values)
-    names = pd.Categorical(np.array(["cat", "dog", "owl"])[codes - 1])
-    with pytest.raises(gpmc.DataError, match=r"y.cat.codes \+ 1"):
-        model.sample({"X": X, "y": names, "C": 3}, **kw)
+    # Categories in an order of their own: owl is 1, cat 2, dog 3.
+    names = pd.Categorical(np.array(["owl", "cat", "dog"])[codes - 1],
+                           categories=["owl", "cat", "dog"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gpmc.GpmcWarning)
+        as_text = model.sample({"X": X, "y": names, "C": 3}, **kw)
+    np.testing.assert_array_equal(as_numbers.posterior["F"].values, as_text.posterior["F"].values)
+    stored = json.loads(as_text.posterior.attrs["gpmc_labels"])
+    assert stored == {"y": [[1, "owl"], [2, "cat"], [3, "dog"]]}
+    assert "gpmc_labels" not in as_numbers.posterior.attrs
+    # New data with text labels take the fit's mapping; labels it does not know are refused.
+    new = {"X": X[:4], "y": np.array(["owl", "cat", "dog"])[codes[:4] - 1]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gpmc.GpmcWarning)
+        by_text = gpmc.predict(as_text, new)
+        by_numbers = gpmc.predict(as_text, {"X": X[:4], "y": codes[:4]})
+    assert by_text.attrs["metrics"] == by_numbers.attrs["metrics"]
+    with pytest.raises(gpmc.DataError, match="does not have"):
+        gpmc.predict(as_text, {"X": X[:2], "y": ["owl", "emu"]})
+    with pytest.raises(gpmc.DataError, match="the fit was given numbers"):
+        gpmc.predict(as_numbers, new)
+
+
+def test_text_labels_map_onto_a_binary_label_set():
+    """Strings for `y in {-1, 1}` map in sorted order (as scikit-learn's LabelEncoder); one
+    label alone, or more labels than the set has, is refused with the reason."""
+    import pytest
+
+    model = gpmc.Model(str(MODELS / "gp_classification.gpm"))
+    d = json.loads((MODELS / "gp_classification.data.json").read_text())
+    y = np.array(d["y"])
+    text = np.where(y > 0, "spam", "ham")  # ham < spam: ham is -1, spam 1
+    kw = dict(chains=1, draws=5, warmup=5, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gpmc.GpmcWarning)
+        a = model.sample({"X": np.array(d["X"]), "y": y}, **kw)
+        b = model.sample({"X": np.array(d["X"]), "y": list(text)}, **kw)
+    np.testing.assert_array_equal(a.posterior["f"].values, b.posterior["f"].values)
+    assert json.loads(b.posterior.attrs["gpmc_labels"]) == {"y": [[-1, "ham"], [1, "spam"]]}
+    with pytest.raises(gpmc.DataError, match="only the label"):
+        model.sample({"X": np.array(d["X"]), "y": ["ham"] * len(y)}, **kw)
+    three = np.array(["ham", "spam", "eggs"])[np.arange(len(y)) % 3]
+    with pytest.raises(gpmc.DataError, match="has 2"):
+        model.sample({"X": np.array(d["X"]), "y": three}, **kw)
