@@ -13,7 +13,7 @@
 //! eq. 5), whose series density is numerically unusable in the tails.
 //! The original density is evaluated from the IR's own expression evaluator.
 
-use crate::plan::{Family, Plan};
+use crate::plan::{AuxVar, Family, Plan};
 use crate::probe::Probe;
 use crate::tree::{Role, T};
 use gpm_ir::{Factor, FactorForm, Model};
@@ -49,6 +49,16 @@ pub fn allowance(magnitude: f64) -> f64 {
 }
 
 impl Certificate {
+    /// Not certified, with the reason, after `points` points.
+    fn refused(points: usize, method: String) -> Self {
+        Certificate {
+            points,
+            max_rel_error: f64::NAN,
+            passed: false,
+            method,
+        }
+    }
+
     /// Not yet checked.
     pub fn pending() -> Self {
         Certificate {
@@ -95,107 +105,26 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
         return Certificate::pending();
     };
     let original = T::from_sx(log_density);
-    let mut trees: Vec<&T> = vec![&original, log_c];
     let aug = plan.augmented.to_tree();
-    trees.push(&aug);
-    let probe = Probe::new(model, &trees, 10, 0xce47 ^ plan.factor as u64);
+    let probe = Probe::new(
+        model,
+        &[&original, log_c, &aug],
+        10,
+        0xce47 ^ plan.factor as u64,
+    );
+    let vars = match Variables::of(plan) {
+        Ok(vars) => vars,
+        Err(refusal) => return refusal,
+    };
+    let method = vars.methods();
+    let integrand = Integrand {
+        reading: vars.reading(&aug),
+        vars,
+        aug: &aug,
+        log_c,
+    };
     let mut worst: f64 = 0.0;
     let mut excess: f64 = 0.0;
-    let mut method = vec![];
-    let poisson: Vec<&crate::plan::AuxVar> = plan
-        .aux
-        .iter()
-        .filter(|a| a.conditional.is_count())
-        .collect();
-    if poisson.len() > 1 {
-        return Certificate {
-            points: 0,
-            max_rel_error: f64::NAN,
-            passed: false,
-            method: "more than one count variable per factor is not certified".into(),
-        };
-    }
-    // A continuous variable in the count's prior (the Gamma τ whose e^(−τκσ(z)) the Poisson
-    // MGF expands) is integrated outside the count's sum.
-    let reads_count_prior = |a: &crate::plan::AuxVar| {
-        poisson.first().is_some_and(|p| match &p.prior_family {
-            Family::Poisson { rate } => rate.mentions(Role::Aux, Some(&a.name)),
-            Family::NegativeBinomial { shape, p } => {
-                shape.mentions(Role::Aux, Some(&a.name)) || p.mentions(Role::Aux, Some(&a.name))
-            }
-            _ => false,
-        })
-    };
-    let outer: Vec<&crate::plan::AuxVar> = plan
-        .aux
-        .iter()
-        .filter(|a| !a.conditional.is_count() && reads_count_prior(a))
-        .collect();
-    let continuous: Vec<&crate::plan::AuxVar> = plan
-        .aux
-        .iter()
-        .filter(|a| !a.conditional.is_count() && !reads_count_prior(a))
-        .collect();
-    if outer.len() > 1 {
-        return Certificate {
-            points: 0,
-            max_rel_error: f64::NAN,
-            passed: false,
-            method: "more than one continuous variable in a count's prior is not certified".into(),
-        };
-    }
-    let outer_gamma = match outer.first() {
-        None => None,
-        Some(o) => match &o.prior_family {
-            Family::Gamma { shape, rate } => Some((o.name.as_str(), shape, rate)),
-            other => {
-                return Certificate {
-                    points: 0,
-                    max_rel_error: f64::NAN,
-                    passed: false,
-                    method: format!(
-                        "a {} variable in a count's prior is not certified",
-                        other.name()
-                    ),
-                }
-            }
-        },
-    };
-    for a in &continuous {
-        method.push(match a.prior_family {
-            Family::PolyaGamma { .. } => format!("{}: PG Laplace transform (closed form)", a.name),
-            Family::TiltedLaplace { .. } => format!(
-                "{}: φ proved completely monotone by the CAS; the algebra checked numerically",
-                a.name
-            ),
-            _ => format!(
-                "{}: quadrature of the {} density",
-                a.name,
-                a.prior_family.name()
-            ),
-        });
-    }
-    if let Some(p) = poisson.first() {
-        method.push(format!("{}: {} sum", p.name, p.prior_family.name()));
-    }
-    if let Some((name, ..)) = outer_gamma {
-        method.push(format!(
-            "{name}: integrated outside the count's sum (the Gamma-Poisson mixture as a negative-binomial sum)"
-        ));
-    }
-    // For each continuous variable, the terms of the augmented polynomial that read it.
-    let reading: Vec<T> = continuous
-        .iter()
-        .map(|a| match &aug {
-            T::Add(v) => T::add(
-                v.iter()
-                    .filter(|t| t.mentions(Role::Aux, Some(&a.name)))
-                    .cloned()
-                    .collect(),
-            ),
-            other => other.clone(),
-        })
-        .collect();
     for k in 0..probe.len() {
         let base = probe.env(k);
         let Some(target) = original.eval(&|r, n| if r == Role::Aux { None } else { base(r, n) })
@@ -205,103 +134,17 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
         if !target.is_finite() {
             continue;
         }
-        // The size of the terms the log-density is computed from (lgamma((ν+1)/2) − lgamma(ν/2)
-        // at ν = 10⁸ is 9 from two terms of 10⁹): rounding is relative to it, not to the result.
-        let magnitude = match &original {
-            T::Add(v) => v
-                .iter()
-                .map(|t| {
-                    t.eval(&|r, n| if r == Role::Aux { None } else { base(r, n) })
-                        .map_or(0.0, f64::abs)
-                })
-                .sum::<f64>()
-                .max(target.abs()),
-            _ => target.abs(),
-        };
+        let magnitude = magnitude_at(&original, &base, target);
         // With nothing integrated (a conjugate factor: the plan only rewrites the log-density
         // as a polynomial in its predictor) the check is a direct comparison, relative to the
         // terms' size, and holds at any scale: refusing it sent a Gaussian likelihood with a
         // noise sd of 1e-6 to the generic update, whose prior ellipses never reached the data.
         if magnitude > MAX_LOG_DENSITY && !plan.aux.is_empty() {
-            return Certificate {
-                points: k,
-                max_rel_error: f64::NAN,
-                passed: false,
-                method: format!(
-                    "the log-density is computed from terms of size {magnitude:.3e} at the hyperparameters' scale; beyond {MAX_LOG_DENSITY:e} double precision cannot check an augmentation"
-                ),
-            };
+            return Certificate::refused(k, format!(
+                "the log-density is computed from terms of size {magnitude:.3e} at the hyperparameters' scale; beyond {MAX_LOG_DENSITY:e} double precision cannot check an augmentation"
+            ));
         }
-        // Given the Poisson count (if any), the log of the integrated augmented factor.
-        let inner = |n_val: Option<(&str, f64)>| -> Option<f64> {
-            let env = |r: Role, name: &str| -> Option<f64> {
-                if r == Role::Aux {
-                    if let Some((nn, v)) = n_val {
-                        if nn == name {
-                            return Some(v);
-                        }
-                    }
-                    return Some(0.0); // ω = 0 gives P₀
-                }
-                base(r, name)
-            };
-            let mut total = log_c.eval(&env)? + aug.eval(&env)?;
-            for (a, part) in continuous.iter().zip(&reading) {
-                // s_ω = P(ω = 0) − P(ω = 1), from the terms that read ω only: the others can
-                // be as large as the count (n f / 2), and their rounding, times a PG shape
-                // as large again, would swamp the check.
-                let env1 = |r: Role, name: &str| -> Option<f64> {
-                    if r == Role::Aux && name == a.name {
-                        return Some(1.0);
-                    }
-                    env(r, name)
-                };
-                let s = part.eval(&env)? - part.eval(&env1)?;
-                total += log_mixing(&a.prior_family, &env, s)?;
-            }
-            Some(total)
-        };
-        let recon = match poisson.first() {
-            None => inner(None),
-            Some(p) if outer_gamma.is_some() => {
-                let (name, shape, rate) = outer_gamma.expect("checked");
-                count_in_gamma(&base, &inner, p, name, shape, rate, &aug, log_c)
-            }
-            Some(p) => {
-                let at = |t: &T| t.eval(&|r, n| if r == Role::Aux { None } else { base(r, n) });
-                // The count's log pmf and a truncation far in its tail.
-                let pmf: Option<Box<dyn Fn(f64) -> f64>> = match &p.prior_family {
-                    Family::Poisson { rate } => at(rate).map(|kappa| {
-                        let f: Box<dyn Fn(f64) -> f64> = Box::new(move |nf: f64| {
-                            if kappa == 0.0 {
-                                if nf == 0.0 {
-                                    0.0
-                                } else {
-                                    f64::NEG_INFINITY
-                                }
-                            } else {
-                                nf * kappa.ln() - kappa - lgamma(nf + 1.0)
-                            }
-                        });
-                        f
-                    }),
-                    Family::NegativeBinomial { shape, p: prob } => {
-                        at(shape).zip(at(prob)).map(|(r, q)| {
-                            let f: Box<dyn Fn(f64) -> f64> =
-                                Box::new(move |nf: f64| log_negative_binomial(nf, r, q));
-                            f
-                        })
-                    }
-                    _ => None,
-                };
-                pmf.and_then(|log_pmf| {
-                    gpm_special::log_sum_concave(
-                        &|nf| Some(log_pmf(nf) + inner(Some((&p.name, nf)))?),
-                        gpm_special::Lattice::Counts,
-                    )
-                })
-            }
-        };
+        let recon = integrand.log_integral(&base);
         if let (Some(v), true) = (recon, plan.aux.is_empty()) {
             // Nothing integrated: the two log-densities are the same sum of terms rewritten,
             // and agree to the rounding of those terms — compared in log space relative to
@@ -323,15 +166,10 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
             // a count spread against n = 0 over millions of values), or a term undefined at
             // this point: a reason, not a number.
             _ => {
-                return Certificate {
-                    points: k,
-                    max_rel_error: f64::NAN,
-                    passed: false,
-                    method: format!(
-                        "{}: the integral over the auxiliary variables could not be evaluated at these parameter values (out of double precision's range, or a term undefined there)",
-                        method.join("; ")
-                    ),
-                }
+                return Certificate::refused(k, format!(
+                    "{}: the integral over the auxiliary variables could not be evaluated at these parameter values (out of double precision's range, or a term undefined there)",
+                    method.join("; ")
+                ))
             }
         };
         worst = worst.max(err);
@@ -346,6 +184,232 @@ pub fn certify(model: &Model, factor: &Factor, plan: &Plan, log_c: &T) -> Certif
         } else {
             method.join("; ")
         },
+    }
+}
+
+/// The size of the terms the log-density is computed from at a point (lgamma((ν+1)/2) −
+/// lgamma(ν/2) at ν = 10⁸ is 9 from two terms of 10⁹): rounding is relative to it, not to the
+/// result `target`.
+fn magnitude_at(original: &T, base: &dyn Fn(Role, &str) -> Option<f64>, target: f64) -> f64 {
+    match original {
+        T::Add(v) => v
+            .iter()
+            .map(|t| {
+                t.eval(&|r, n| if r == Role::Aux { None } else { base(r, n) })
+                    .map_or(0.0, f64::abs)
+            })
+            .sum::<f64>()
+            .max(target.abs()),
+        _ => target.abs(),
+    }
+}
+
+/// A plan's auxiliary variables as the check integrates them: at most one count, summed; at
+/// most one Gamma variable in the count's prior, integrated outside the sum; the continuous
+/// others, each by its mixing law's closed form or quadrature.
+struct Variables<'p> {
+    count: Option<&'p AuxVar>,
+    outer_gamma: Option<(&'p str, &'p T, &'p T)>,
+    continuous: Vec<&'p AuxVar>,
+}
+
+impl<'p> Variables<'p> {
+    /// The plan's variables sorted, or the reason the check cannot integrate them.
+    fn of(plan: &'p Plan) -> Result<Self, Certificate> {
+        let counts: Vec<&AuxVar> = plan
+            .aux
+            .iter()
+            .filter(|a| a.conditional.is_count())
+            .collect();
+        if counts.len() > 1 {
+            return Err(Certificate::refused(
+                0,
+                "more than one count variable per factor is not certified".into(),
+            ));
+        }
+        let count = counts.first().copied();
+        // A continuous variable in the count's prior (the Gamma τ whose e^(−τκσ(z)) the Poisson
+        // MGF expands) is integrated outside the count's sum.
+        let reads_count_prior = |a: &AuxVar| {
+            count.is_some_and(|p| match &p.prior_family {
+                Family::Poisson { rate } => rate.mentions(Role::Aux, Some(&a.name)),
+                Family::NegativeBinomial { shape, p } => {
+                    shape.mentions(Role::Aux, Some(&a.name)) || p.mentions(Role::Aux, Some(&a.name))
+                }
+                _ => false,
+            })
+        };
+        let (outer, continuous): (Vec<&AuxVar>, Vec<&AuxVar>) = plan
+            .aux
+            .iter()
+            .filter(|a| !a.conditional.is_count())
+            .partition(|a| reads_count_prior(a));
+        if outer.len() > 1 {
+            return Err(Certificate::refused(
+                0,
+                "more than one continuous variable in a count's prior is not certified".into(),
+            ));
+        }
+        let outer_gamma = match outer.first() {
+            None => None,
+            Some(o) => match &o.prior_family {
+                Family::Gamma { shape, rate } => Some((o.name.as_str(), shape, rate)),
+                other => {
+                    return Err(Certificate::refused(
+                        0,
+                        format!(
+                            "a {} variable in a count's prior is not certified",
+                            other.name()
+                        ),
+                    ))
+                }
+            },
+        };
+        Ok(Variables {
+            count,
+            outer_gamma,
+            continuous,
+        })
+    }
+
+    /// How each variable is integrated, in words, for the certificate.
+    fn methods(&self) -> Vec<String> {
+        let mut method: Vec<String> = self
+            .continuous
+            .iter()
+            .map(|a| match a.prior_family {
+                Family::PolyaGamma { .. } => {
+                    format!("{}: PG Laplace transform (closed form)", a.name)
+                }
+                Family::TiltedLaplace { .. } => format!(
+                    "{}: φ proved completely monotone by the CAS; the algebra checked numerically",
+                    a.name
+                ),
+                _ => format!(
+                    "{}: quadrature of the {} density",
+                    a.name,
+                    a.prior_family.name()
+                ),
+            })
+            .collect();
+        if let Some(p) = self.count {
+            method.push(format!("{}: {} sum", p.name, p.prior_family.name()));
+        }
+        if let Some((name, ..)) = self.outer_gamma {
+            method.push(format!(
+                "{name}: integrated outside the count's sum (the Gamma-Poisson mixture as a negative-binomial sum)"
+            ));
+        }
+        method
+    }
+
+    /// For each continuous variable, the terms of the augmented polynomial that read it.
+    fn reading(&self, aug: &T) -> Vec<T> {
+        self.continuous
+            .iter()
+            .map(|a| match aug {
+                T::Add(v) => T::add(
+                    v.iter()
+                        .filter(|t| t.mentions(Role::Aux, Some(&a.name)))
+                        .cloned()
+                        .collect(),
+                ),
+                other => other.clone(),
+            })
+            .collect()
+    }
+}
+
+/// The augmented factor `C · exp(augmented)` and what integrating it over the auxiliaries reads.
+struct Integrand<'p> {
+    vars: Variables<'p>,
+    reading: Vec<T>,
+    aug: &'p T,
+    log_c: &'p T,
+}
+
+impl Integrand<'_> {
+    /// Given the count's value (if any), the log of the factor integrated over the continuous
+    /// variables at the point `base`.
+    fn given_count(
+        &self,
+        base: &dyn Fn(Role, &str) -> Option<f64>,
+        n_val: Option<(&str, f64)>,
+    ) -> Option<f64> {
+        let env = |r: Role, name: &str| -> Option<f64> {
+            if r == Role::Aux {
+                if let Some((nn, v)) = n_val {
+                    if nn == name {
+                        return Some(v);
+                    }
+                }
+                return Some(0.0); // ω = 0 gives P₀
+            }
+            base(r, name)
+        };
+        let mut total = self.log_c.eval(&env)? + self.aug.eval(&env)?;
+        for (a, part) in self.vars.continuous.iter().zip(&self.reading) {
+            // s_ω = P(ω = 0) − P(ω = 1), from the terms that read ω only: the others can
+            // be as large as the count (n f / 2), and their rounding, times a PG shape
+            // as large again, would swamp the check.
+            let env1 = |r: Role, name: &str| -> Option<f64> {
+                if r == Role::Aux && name == a.name {
+                    return Some(1.0);
+                }
+                env(r, name)
+            };
+            let s = part.eval(&env)? - part.eval(&env1)?;
+            total += log_mixing(&a.prior_family, &env, s)?;
+        }
+        Some(total)
+    }
+
+    /// The log of the factor integrated over every auxiliary at the point `base`: the count's
+    /// sum outside the continuous integrals, the count's Gamma prior outside both.
+    fn log_integral(&self, base: &dyn Fn(Role, &str) -> Option<f64>) -> Option<f64> {
+        let inner = |n_val: Option<(&str, f64)>| self.given_count(base, n_val);
+        let Some(p) = self.vars.count else {
+            return inner(None);
+        };
+        if let Some((name, shape, rate)) = self.vars.outer_gamma {
+            return count_in_gamma(&base, &inner, p, name, shape, rate, self.aug, self.log_c);
+        }
+        let at = |t: &T| t.eval(&|r, n| if r == Role::Aux { None } else { base(r, n) });
+        let log_pmf = count_log_pmf(&p.prior_family, &at)?;
+        gpm_special::log_sum_concave(
+            &|nf| Some(log_pmf(nf) + inner(Some((&p.name, nf)))?),
+            gpm_special::Lattice::Counts,
+        )
+    }
+}
+
+/// A count's log pmf at the point (`at` evaluates its parameters): Poisson or negative
+/// binomial; None for another law or a parameter undefined there.
+fn count_log_pmf(
+    family: &Family,
+    at: &dyn Fn(&T) -> Option<f64>,
+) -> Option<Box<dyn Fn(f64) -> f64>> {
+    match family {
+        Family::Poisson { rate } => at(rate).map(|kappa| {
+            let f: Box<dyn Fn(f64) -> f64> = Box::new(move |nf: f64| {
+                if kappa == 0.0 {
+                    if nf == 0.0 {
+                        0.0
+                    } else {
+                        f64::NEG_INFINITY
+                    }
+                } else {
+                    nf * kappa.ln() - kappa - lgamma(nf + 1.0)
+                }
+            });
+            f
+        }),
+        Family::NegativeBinomial { shape, p: prob } => at(shape).zip(at(prob)).map(|(r, q)| {
+            let f: Box<dyn Fn(f64) -> f64> =
+                Box::new(move |nf: f64| log_negative_binomial(nf, r, q));
+            f
+        }),
+        _ => None,
     }
 }
 

@@ -1,19 +1,20 @@
 //! A model made ready to run: data bound to every slot, predictors as explicit designs, latent
 //! blocks with their priors factored once. Shared by the Gibbs and CAVI executors.
 
-use crate::data::{Data, Value};
+use crate::data::Data;
 use crate::gaussian::{DenseBlock, GpBlock};
-use crate::kernels::{kernel_matrix, HyperValues};
+use crate::kernels::HyperValues;
 use crate::sparse::SparseGp;
 use crate::RuntimeError;
-use gpm_ir::{Design, Dim, Shape};
+use gpm_ir::Shape;
 
 /// Seed of the k-means++ choice of inducing points: fixed, so that `inducing = M` gives the same
 /// points on every run and in every chain.
 pub const INDUCING_SEED: u64 = 0x5eed_1d0c;
-use gpm_schedule::{BlockKind, BoundPrior, Schedule, Source};
+use gpm_schedule::Schedule;
 use nalgebra::{DMatrix, DVector};
 
+mod bind;
 mod inducing;
 mod sparse_blocks;
 
@@ -346,34 +347,6 @@ pub fn normal_prior_at(
     Ok((m, s))
 }
 
-/// The data a `normal` prior reads, one value per coordinate (a scalar datum repeated).
-fn prior_columns(data: &Data, names: &[String], len: usize) -> Result<Vec<Vec<f64>>, RuntimeError> {
-    names
-        .iter()
-        .map(|n| match (data.vector(n), data.scalar(n)) {
-            (Some(v), _) if v.len() == len => Ok(v.to_vec()),
-            (Some(v), _) => Err(RuntimeError::BadData(format!(
-                "a prior reads `{n}` at each of {len} coordinates, but it has {} values",
-                v.len()
-            ))),
-            (None, Some(x)) => Ok(vec![x; len]),
-            (None, None) => Err(RuntimeError::MissingData(format!(
-                "a prior reads `{n}`, which has no value"
-            ))),
-        })
-        .collect()
-}
-
-fn dim(d: &Dim, data: &Data) -> Result<usize, RuntimeError> {
-    match d {
-        Dim::Const(n) => Ok(*n),
-        Dim::Var(v) => data
-            .scalar(v)
-            .map(|x| x as usize)
-            .ok_or_else(|| RuntimeError::MissingData(format!("no value for the size `{v}`"))),
-    }
-}
-
 impl Prepared {
     /// Bind a model, its schedule and data.
     pub fn new(
@@ -416,295 +389,6 @@ impl Prepared {
         hypers: &HyperValues,
     ) -> Result<Self, RuntimeError> {
         Self::bind(schedule, data, hypers, Blocks::None)
-    }
-
-    fn bind(
-        schedule: &Schedule,
-        data: &Data,
-        hypers: &HyperValues,
-        blocks_wanted: Blocks,
-    ) -> Result<Self, RuntimeError> {
-        let (with_blocks, given_inducing) = match blocks_wanted {
-            Blocks::None => (false, None),
-            Blocks::Formed(z) => (true, z),
-            Blocks::Streaming => (true, None),
-        };
-        let streaming = matches!(blocks_wanted, Blocks::Streaming);
-        let mut sparse_seen = 0usize;
-        let mut latents = Vec::new();
-        let mut latent_dims = Vec::new();
-        for z in &schedule.latents {
-            let dims = match &z.shape {
-                Shape::Scalar => vec![],
-                Shape::Vector(n) => vec![dim(n, data)?],
-                Shape::Matrix(r, c) => vec![dim(r, data)?, dim(c, data)?],
-            };
-            let len = dims.iter().product();
-            latent_dims.push(dims);
-            latents.push((z.name.clone(), len, z.shape.clone()));
-        }
-        let prior_data: Vec<Vec<Vec<f64>>> = schedule
-            .priors
-            .iter()
-            .zip(&latents)
-            .map(|(p, (_, len, _))| match p {
-                BoundPrior::Normal { data: names, .. } => prior_columns(data, names, *len),
-                _ => Ok(vec![]),
-            })
-            .collect::<Result<_, _>>()?;
-        let latent_index = |name: &str| latents.iter().position(|(n, _, _)| n == name);
-        // Predictors.
-        let mut preds = Vec::new();
-        for p in &schedule.predictors {
-            let n = dim(&p.len, data)?;
-            let mut terms = Vec::new();
-            for t in &p.terms {
-                let scale = match &t.scale_by {
-                    None => None,
-                    Some(sym) => Some(covariate(data, sym, n)?),
-                };
-                let li = latent_index(&t.latent).ok_or_else(|| {
-                    RuntimeError::Inconsistent(format!("unknown latent {}", t.latent))
-                })?;
-                let read = match &t.design {
-                    Design::Identity => Read::Identity,
-                    Design::Broadcast => Read::Broadcast,
-                    Design::Matrix { data: x } => {
-                        Read::Matrix(data.matrix(x).cloned().ok_or_else(|| {
-                            RuntimeError::BadData(format!("`{x}` is not a matrix"))
-                        })?)
-                    }
-                    Design::Gather { index } => Read::Gather(
-                        data.vector(index)
-                            .ok_or_else(|| {
-                                RuntimeError::MissingData(format!("no index vector `{index}`"))
-                            })?
-                            .iter()
-                            .map(|g| *g as usize - 1)
-                            .collect(),
-                    ),
-                    Design::Column { column } => Read::Column(*column, n),
-                    // One entry at every observation: a gather with a constant index.
-                    Design::Entry { index } => {
-                        let len = latents[li].1;
-                        if *index >= len {
-                            return Err(RuntimeError::BadData(format!(
-                                "`{}[{}]` is read, but `{}` has {len} entries with these data",
-                                t.latent,
-                                index + 1,
-                                t.latent
-                            )));
-                        }
-                        Read::Gather(vec![*index; n])
-                    }
-                };
-                terms.push(PTerm {
-                    latent: li,
-                    coef: t.coef,
-                    read,
-                    scale,
-                });
-            }
-            preds.push(PPred {
-                name: p.name.clone(),
-                n,
-                terms,
-                offset: p.offset,
-            });
-        }
-        let memory = if with_blocks {
-            crate::memory::check_blocks(schedule, data, &latent_dims)?
-        } else {
-            Default::default()
-        };
-        // Blocks as the schedule lists them: a GP block per column, a dense block per group
-        // of normal latents.
-        let mut blocks = Vec::new();
-        let mut spec_blocks = Vec::new();
-        let mut jitter: f64 = 0.0;
-        for spec in &schedule.blocks {
-            let first = blocks.len();
-            if !with_blocks {
-                spec_blocks.push(first..first);
-                continue;
-            }
-            match spec.kind {
-                BlockKind::FullGp | BlockKind::SparseGp => {
-                    let li = spec.latents[0].0;
-                    let z = &schedule.latents[li];
-                    let BoundPrior::Gp {
-                        inputs,
-                        kernel,
-                        mean,
-                        inducing,
-                        alpha,
-                    } = &schedule.priors[li]
-                    else {
-                        return Err(RuntimeError::Inconsistent(format!(
-                            "the GP block of `{}` has no GP prior",
-                            z.name
-                        )));
-                    };
-                    let x = data.inputs(inputs).ok_or_else(|| {
-                        RuntimeError::MissingData(format!("no inputs `{inputs}`"))
-                    })?;
-                    let cols = match &z.shape {
-                        Shape::Matrix(_, c) => dim(c, data)?,
-                        _ => 1,
-                    };
-                    let mean = hypers.eval(mean)?;
-                    if let Some(ind) = inducing {
-                        let given = given_inducing.map(|z| z.get(sparse_seen));
-                        sparse_seen += 1;
-                        let sp = inducing::bind_sparse(
-                            &inducing::SparseBinding {
-                                latent: &z.name,
-                                inputs,
-                                x: &x,
-                                data,
-                                kernel,
-                                hypers,
-                                mean,
-                                alpha: *alpha,
-                                streaming,
-                            },
-                            ind,
-                            given,
-                        )?;
-                        jitter = jitter.max(sp.jitter);
-                        for c in 0..cols {
-                            blocks.push(Block::Sparse {
-                                latent: li,
-                                column: c,
-                                sp: sp.clone(),
-                                inputs: std::sync::Arc::clone(&x),
-                            });
-                        }
-                    } else {
-                        let k = kernel_matrix(kernel, &x, &x, hypers)?;
-                        let gp = GpBlock::new(k, mean)?;
-                        jitter = jitter.max(gp.jitter);
-                        for c in 0..cols {
-                            blocks.push(Block::Gp {
-                                latent: li,
-                                column: c,
-                                gp: gp.clone(),
-                            });
-                        }
-                    }
-                }
-                BlockKind::Dense => {
-                    let (mut parts, mut pm, mut ps) = (Vec::new(), Vec::new(), Vec::new());
-                    for l in &spec.latents {
-                        let z = &schedule.latents[l.0];
-                        let BoundPrior::Normal {
-                            mean,
-                            scale,
-                            data_slot,
-                            ..
-                        } = &schedule.priors[l.0]
-                        else {
-                            return Err(RuntimeError::Inconsistent(format!(
-                                "the dense block holds `{}`, which has no normal prior",
-                                z.name
-                            )));
-                        };
-                        let len = latents[l.0].1;
-                        let (m, s) = normal_prior_at(
-                            hypers,
-                            (mean, scale),
-                            *data_slot,
-                            &prior_data[l.0],
-                            len,
-                        )?;
-                        if let Some(bad) = s.iter().chain(&m).find(|v| v.is_nan()) {
-                            return Err(RuntimeError::BadData(format!(
-                                "the prior of `{}` evaluates to {bad} at some coordinate",
-                                z.name
-                            )));
-                        }
-                        if let Some(bad) = s.iter().find(|v| !(**v > 0.0)) {
-                            return Err(RuntimeError::BadData(format!(
-                                "the prior scale of `{}` is {bad}, not positive",
-                                z.name
-                            )));
-                        }
-                        parts.push((l.0, pm.len(), len));
-                        pm.extend(m);
-                        ps.extend(s);
-                    }
-                    blocks.push(Block::Dense {
-                        parts,
-                        prior_mean: DVector::from_vec(pm),
-                        prior_sd: DVector::from_vec(ps),
-                    });
-                }
-            }
-            spec_blocks.push(first..blocks.len());
-        }
-        let collapsed_latents: std::collections::BTreeSet<usize> = schedule
-            .blocks
-            .iter()
-            .filter(|b| b.collapsed)
-            .flat_map(|b| b.latents.iter().map(|l| l.0))
-            .collect();
-        // Factor slots.
-        let mut factors = Vec::new();
-        for fp in &schedule.factors {
-            let n = dim(&fp.n, data)?;
-            let mut slots = Vec::new();
-            for s in &fp.slots {
-                slots.push(match s {
-                    Source::Predictor(p) => Slot::Pred(p.0),
-                    Source::Data(d) => datum_slot(data, d)?,
-                    Source::Hyper(h) if hypers.scalar(*h).is_some() => Slot::Hyper(h.0),
-                    Source::Hyper(h) => {
-                        return Err(RuntimeError::MissingData(format!(
-                            "no value for the hyperparameter `{}`",
-                            schedule.hyper_decls[h.0].name
-                        )))
-                    }
-                    Source::Aux(j) => Slot::Aux(*j),
-                });
-            }
-            let categorical = match &fp.categorical {
-                Some(c) => {
-                    let li = latents
-                        .iter()
-                        .position(|l| l.0 == c.latent)
-                        .ok_or_else(|| {
-                            RuntimeError::Inconsistent(format!("no latent `{}`", c.latent))
-                        })?;
-                    data.vector(&c.label).map(|y| {
-                        (
-                            li,
-                            y.iter().map(|v| (*v as usize).saturating_sub(1)).collect(),
-                            latents[li].1 / y.len().max(1),
-                        )
-                    })
-                }
-                None => None,
-            };
-            factors.push(PFactor {
-                n,
-                slots,
-                categorical,
-            });
-        }
-        let hypers = hypers.scalars.clone();
-        Ok(Prepared {
-            latents,
-            latent_dims,
-            preds,
-            blocks,
-            factors,
-            jitter,
-            hypers,
-            collapsed_latents,
-            spec_blocks,
-            prior_data,
-            memory,
-        })
     }
 
     /// The dense block's design rows for a predictor: `Φ` with one row per observation.
@@ -753,48 +437,6 @@ impl Prepared {
             (t.latent == latent && col_ok).then_some(t.coef)
         })
     }
-}
-
-/// A term's per-observation covariate (a vector datum, a matrix column or a scalar), `n` long.
-fn covariate(data: &Data, symbol: &str, n: usize) -> Result<Vec<f64>, RuntimeError> {
-    let v = match datum_slot(data, &gpm_schedule::DataRef::from_symbol(symbol))? {
-        Slot::Vector(v) => v,
-        Slot::Const(x) => vec![x; n],
-        _ => unreachable!("a datum binds to a vector or a constant"),
-    };
-    if v.len() != n {
-        return Err(RuntimeError::BadData(format!(
-            "the covariate `{symbol}` has {} entries, the predictor {n}",
-            v.len()
-        )));
-    }
-    Ok(v)
-}
-
-/// A datum a slot reads, bound: a vector's entries or a matrix column as a vector, a scalar as
-/// a constant.
-fn datum_slot(data: &Data, d: &gpm_schedule::DataRef) -> Result<Slot, RuntimeError> {
-    Ok(match (d.column, data.values.get(&d.name)) {
-        (Some(c), Some(Value::Matrix(m))) if c < m.ncols() => {
-            Slot::Vector(m.column(c).iter().copied().collect())
-        }
-        (Some(c), Some(Value::Matrix(m))) => {
-            return Err(RuntimeError::BadData(format!(
-                "column {} of `{}` is read, but it has columns 1..{}",
-                c + 1,
-                d.name,
-                m.ncols()
-            )))
-        }
-        (None, Some(Value::Scalar(x))) => Slot::Const(*x),
-        (None, Some(Value::Vector(v))) => Slot::Vector(v.clone()),
-        _ => {
-            return Err(RuntimeError::MissingData(format!(
-                "no per-observation datum `{}`",
-                d.symbol()
-            )))
-        }
-    })
 }
 
 /// A dense block's coefficients `θ` gathered from the latents' values: `parts` lists each latent
