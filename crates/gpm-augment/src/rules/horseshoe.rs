@@ -4,17 +4,17 @@
 //! the general scale-mixture rule, which normalises `φ` by `φ(0)`, cannot take it: this one
 //! names the unnormalised measure, and `log C` gets no `log φ(0)`.
 
+use super::mixing_law::poly_in_r;
 use super::*;
 
-/// `(conditional, prior, prior for people, E[ω | r], form)` when `atoms_r` is the single atom
-/// `log_e1_scaled(c·r)` with `c > 0`; `None` when it is not that atom.
-#[allow(clippy::type_complexity)]
+/// The named (improper) mixing law when `atoms_r` is the single atom `log_e1_scaled(c·r)` with
+/// `c > 0`; `None` when it is not that atom.
 pub(super) fn name_improper(
     w: &Work,
     atoms_r: &[T],
     r: &T,
     r_expr: &T,
-) -> Option<Result<(Family, Family, String, T, &'static str), String>> {
+) -> Option<Result<super::mixing_law::Named, String>> {
     let [T::Call(SxFunc::LogE1Scaled, arg)] = atoms_r else {
         return None;
     };
@@ -37,17 +37,17 @@ pub(super) fn name_improper(
         ]),
         c.clone(),
     );
-    Some(Ok((
-        Family::Horseshoe {
+    Some(Ok(super::mixing_law::Named {
+        conditional: Family::Horseshoe {
             c: c.clone(),
             s: r_expr.clone(),
         },
-        Family::Horseshoe {
+        prior_family: Family::Horseshoe {
             c: c.clone(),
             s: T::Num(0.0),
         },
-        format!("dω / ({c} + ω), improper"),
+        prior: format!("dω / ({c} + ω), improper"),
         mean,
-        "horseshoe scale mixture (improper mixing measure)",
-    )))
+        form: "horseshoe scale mixture (improper mixing measure)",
+    }))
 }

@@ -83,10 +83,12 @@ mod categorical;
 mod conditionally_gaussian;
 mod horseshoe;
 mod logistic;
+mod mixing_law;
 mod negative_binomial_mgf;
 mod poisson_mgf;
 mod probit;
 mod scale_mixture;
+mod variables;
 
 /// One augmentation rule, tried on an atom `coef · core` (with `κ = coef` free of the
 /// predictors) in the order of [`RULES`]. `Ok(false)`: it does not apply, the next rule is
@@ -410,130 +412,14 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
         w.atom(a, &mut pending)
             .map_err(|reason| refuse(shown, reason))?;
     }
-    let mut forms = Vec::new();
-    // Pólya-Gamma variables: one per distinct z² (thesis ch. 3).
-    let mut groups: Vec<(T, Poly)> = Vec::new();
-    for (b, z) in std::mem::take(&mut w.logcosh) {
-        if let Some(g) = groups.iter().position(|(_, z2)| w.same_up_to_sign(z2, &z)) {
-            groups[g].0 = T::add(vec![groups[g].0.clone(), b]);
-        } else {
-            groups.push((b, z));
-        }
-    }
-    for (b, z) in groups {
-        let probe = w.probe(&[&b]);
-        let zt = z.to_tree();
-        if !probe.sign_ok(&b, true) {
-            return Err(refuse(
-                format!("log cosh({zt}/2) with coefficient {}", T::neg(b.clone())),
-                "cosh(z/2)^(−b) is completely monotone in z² only for b > 0; here b is not positive".into(),
-            ));
-        }
-        let name = w.fresh("ω");
-        w.steps.push(format!(
-            "Pólya-Gamma: cosh({zt}/2)^(-{b}) = ∫ exp(-{name}·({zt})²/2) PG({name} | {b}, 0) d{name}  (Polson, Scott & Windle 2013)"
-        ));
-        let c = zt.clone();
-        w.aux.push(AuxVar {
-            name: name.clone(),
-            prior: format!("PG({b}, 0)"),
-            prior_family: Family::PolyaGamma {
-                b: b.clone(),
-                c: T::Num(0.0),
-            },
-            conditional: Family::PolyaGamma {
-                b: b.clone(),
-                c: c.clone(),
-            },
-            mean: T::mul(vec![
-                b.clone(),
-                T::call(
-                    SxFunc::Tanh,
-                    T::mul(vec![T::Num(0.5), T::call(SxFunc::Abs, c.clone())]),
-                ),
-                T::pow(
-                    T::mul(vec![T::Num(2.0), T::call(SxFunc::Abs, c)]),
-                    T::Num(-1.0),
-                ),
-            ]),
-            rule: "logistic → Pólya-Gamma",
-        });
-        let z2 = sq(&z);
-        w.add_poly(&T::mul(vec![
-            T::Num(-0.5),
-            T::sym(Role::Aux, &name),
-            z2.to_tree(),
-        ]));
-        forms.push("Pólya-Gamma");
-    }
-    // Scale mixtures: one variable per distinct r = u² (thesis ch. 5).
-    for (u, atoms_r) in std::mem::take(&mut w.mix) {
-        let ut = u.to_tree();
-        let r = T::sym(Role::Aux, "r");
-        let log_phi = T::add(atoms_r.clone());
-        let at0 = log_phi.replace(&r, &T::Num(0.0));
-        let probe = w.probe(&[&log_phi]);
-        let finite0 =
-            (0..probe.len()).all(|i| at0.eval(&probe.env(i)).is_some_and(|v| v.is_finite()));
-        let r_expr = sq(&u).to_tree();
-        let subject = || format!("log φ(r) = {log_phi}, r = ({ut})²");
-        // φ normalised by φ(0) (a proper mixing law), or the horseshoe's improper measure.
-        let named = if finite0 {
-            w.log_c.push(at0);
-            name_mixture(&w, &atoms_r, &r, &r_expr)
-        } else {
-            horseshoe::name_improper(&w, &atoms_r, &r, &r_expr).ok_or_else(|| refuse(
-                subject(),
-                "φ(0) is not finite: the factor has no scale-mixture representation (a density that is infinite or zero where the residual vanishes)".into(),
-            ))?
-        };
-        let (family, prior_family, prior, mean, form) =
-            named.map_err(|reason| refuse(subject(), reason))?;
-        let name = w.fresh("ω");
-        // An improper mixing measure (the horseshoe's) is not normalised by φ(0) = ∞.
-        let phi0 = if finite0 { " − φ₀" } else { "" };
-        w.steps.push(format!(
-            "scale mixture ({form}): φ(r) = exp({log_phi}{phi0}), r = ({ut})²; φ(r) = ∫ e^(-r·{name}) p({name}) d{name}, p = {prior}  (thesis ch. 5, Theorem 1)"
-        ));
-        w.aux.push(AuxVar {
-            name: name.clone(),
-            prior,
-            prior_family,
-            conditional: family,
-            mean,
-            rule: "scale mixture",
-        });
-        w.add_poly(&T::mul(vec![
-            T::Num(-1.0),
-            T::sym(Role::Aux, &name),
-            r_expr,
-        ]));
-        forms.push(form);
-    }
-    if w.aux.iter().any(|a| a.rule == "probit") {
-        forms.insert(0, "probit → truncated normal (Albert & Chib)");
-    }
-    if w.aux.is_empty() {
-        forms.push("Gaussian (conjugate, no augmentation)");
-    }
-    if w.aux
-        .iter()
-        .any(|a| matches!(a.conditional, Family::Poisson { .. }))
-    {
-        forms.insert(0, "Poisson MGF →");
-    }
-    if w.aux
-        .iter()
-        .any(|a| a.rule == negative_binomial_mgf::GAMMA_SCALE_MIXTURE)
-    {
-        forms.insert(0, "Gamma scale mixture →");
-    }
-    if w.aux
-        .iter()
-        .any(|a| matches!(a.conditional, Family::NegativeBinomial { .. }))
-    {
-        forms.insert(0, "negative-binomial MGF →");
-    }
+    let mut forms = w
+        .polya_gamma_variables()
+        .map_err(|(atom, why)| refuse(atom, why))?;
+    forms.extend(
+        w.scale_mixture_variables()
+            .map_err(|(atom, why)| refuse(atom, why))?,
+    );
+    let forms = w.form_names(forms);
     // The augmented factor must be a Gaussian in each predictor: non-positive curvature.
     let mut collapsed = Vec::new();
     for p in &w.collapsed {
@@ -566,7 +452,7 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
     }
     let mut plan = Plan {
         factor: k,
-        form: forms.join(" + ").replace("→ + ", "→ "),
+        form: forms,
         steps: w.steps,
         aux: w.aux,
         augmented: w.poly,
@@ -643,241 +529,4 @@ fn unhide_tree(t: &T, predictors: &BTreeSet<String>) -> T {
         T::Call(f, v) => T::Call(*f, v.iter().map(|u| unhide_tree(u, predictors)).collect()),
         other => other.clone(),
     }
-}
-
-/// Name the mixing law of `φ(r) = exp(Σ atoms_r − φ₀)`.
-#[allow(clippy::type_complexity)]
-fn name_mixture(
-    w: &Work,
-    atoms_r: &[T],
-    r: &T,
-    r_expr: &T,
-) -> Result<(Family, Family, String, T, &'static str), String> {
-    let c2 = r_expr.clone();
-    let probe = w.probe(&atoms_r.iter().collect::<Vec<_>>());
-    let sqrt_r = T::sqrt(r.clone());
-    let coef_of = |a: &T, core: &T| -> Option<T> {
-        // a = κ·core with κ free of r.
-        match a {
-            x if x == core => Some(T::Num(1.0)),
-            T::Mul(v) => {
-                let (c, rest): (Vec<T>, Vec<T>) = v
-                    .iter()
-                    .cloned()
-                    .partition(|u| !u.mentions(Role::Aux, Some("r")));
-                (T::mul(rest) == *core).then(|| T::mul(c))
-            }
-            _ => None,
-        }
-    };
-    // (1 + w·r)^(−p) ↔ Gamma(p, 1/w)
-    if atoms_r.len() == 1 {
-        let a = &atoms_r[0];
-        if let (T::Mul(_) | T::Call(SxFunc::Log, _), Some(inner)) = (a, log_argument(a)) {
-            if let Some(lin) = poly_in_r(&inner, r) {
-                let kappa = coef_of(a, &T::log(inner.clone())).unwrap_or(T::Num(1.0));
-                let (c0, wr) = lin;
-                let shape = T::neg(kappa);
-                let rate = T::mul(vec![c0, T::pow(wr, T::Num(-1.0))]);
-                if probe.sign_ok(&shape, true) && probe.sign_ok(&rate, true) {
-                    let cond_rate = T::add(vec![rate.clone(), c2.clone()]);
-                    return Ok((
-                        Family::Gamma {
-                            shape: shape.clone(),
-                            rate: cond_rate.clone(),
-                        },
-                        Family::Gamma {
-                            shape: shape.clone(),
-                            rate: rate.clone(),
-                        },
-                        format!("Gamma(shape = {shape}, rate = {rate})"),
-                        T::mul(vec![shape, T::pow(cond_rate, T::Num(-1.0))]),
-                        "Gamma scale mixture, e.g. Student-t",
-                    ));
-                }
-                return Err(format!("φ(r) = (1 + r/b)^(−p) needs p > 0 and b > 0; here p = {shape}, b = {rate}: φ is not completely monotone"));
-            }
-        }
-        // exp(−a√r) ↔ Lévy(a), tilted: inverse Gaussian(a/(2c), a²/2)
-        if let Some(kappa) =
-            coef_of(a, &sqrt_r).or_else(|| coef_of(a, &T::pow(r.clone(), T::Num(0.5))))
-        {
-            let a_ = T::neg(kappa);
-            if !probe.sign_ok(&a_, true) {
-                return Err(format!(
-                    "φ(r) = exp(−a√r) with a = {a_} ≤ 0 is increasing, not completely monotone"
-                ));
-            }
-            let c = T::sqrt(c2.clone());
-            let mean = T::mul(vec![
-                a_.clone(),
-                T::pow(T::mul(vec![T::Num(2.0), c]), T::Num(-1.0)),
-            ]);
-            return Ok((
-                Family::InverseGaussian {
-                    mean: mean.clone(),
-                    shape: T::mul(vec![T::Num(0.5), T::pow(a_.clone(), T::Num(2.0))]),
-                },
-                Family::Levy { a: a_.clone() },
-                format!("Lévy(a = {a_})"),
-                mean,
-                "Lévy scale mixture, e.g. Laplace or the SVM hinge",
-            ));
-        }
-    }
-    // (1 + a√r) e^(−a√r) ↔ inverse Gamma(3/2, a²/4), tilted: GIG(−3/2, 2c², a²/2)
-    if atoms_r.len() == 2 {
-        for (la, sa) in [(&atoms_r[0], &atoms_r[1]), (&atoms_r[1], &atoms_r[0])] {
-            let Some(inner) = log_argument(la) else {
-                continue;
-            };
-            let Some(k_log) = coef_of(la, &T::log(inner.clone())) else {
-                continue;
-            };
-            let Some(k_sqrt) =
-                coef_of(sa, &sqrt_r).or_else(|| coef_of(sa, &T::pow(r.clone(), T::Num(0.5))))
-            else {
-                continue;
-            };
-            let Some((c0, a_)) = poly_in(&inner, &sqrt_r) else {
-                continue;
-            };
-            if probe.equal(&k_log, &T::Num(1.0))
-                && probe.equal(&c0, &T::Num(1.0))
-                && probe.equal(&k_sqrt, &T::neg(a_.clone()))
-                && probe.sign_ok(&a_, true)
-            {
-                let a2 = T::pow(a_.clone(), T::Num(2.0));
-                let (p, ga, gb) = (
-                    T::Num(-1.5),
-                    T::mul(vec![T::Num(2.0), c2.clone()]),
-                    T::mul(vec![T::Num(0.5), a2.clone()]),
-                );
-                // E[GIG(−3/2, a, b)] = √(b/a) K_{−1/2}(√(ab)) / K_{−3/2}(√(ab)) = √(b/a) / (1 + 1/√(ab)).
-                let sab = T::sqrt(T::mul(vec![ga.clone(), gb.clone()]));
-                let mean = T::mul(vec![
-                    T::sqrt(T::mul(vec![gb.clone(), T::pow(ga.clone(), T::Num(-1.0))])),
-                    T::pow(
-                        T::add(vec![T::Num(1.0), T::pow(sab, T::Num(-1.0))]),
-                        T::Num(-1.0),
-                    ),
-                ]);
-                return Ok((
-                    Family::Gig { p, a: ga, b: gb },
-                    Family::InverseGamma {
-                        shape: T::Num(1.5),
-                        scale: T::mul(vec![T::Num(0.25), a2.clone()]),
-                    },
-                    format!("InverseGamma(shape = 3/2, scale = {}/4)", a2),
-                    mean,
-                    "inverse-Gamma scale mixture, e.g. the Matérn-3/2 likelihood",
-                ));
-            }
-        }
-    }
-    // Not a named law: ask the CAS to prove ψ(r) = log φ(0) − log φ(r) Bernstein, i.e. φ/φ(0)
-    // completely monotone (RECOGNITION.md §3); the mixing law is then the tilted inverse
-    // Laplace transform of φ, and E[ω | c] = ψ'(c²).
-    let log_phi = T::add(atoms_r.to_vec());
-    let psi = sqrt_powers(
-        &T::sub(log_phi.replace(r, &T::Num(0.0)), log_phi.clone()),
-        r,
-    );
-    let positive = |s: &str| w.signs.positive_hypers.contains(s);
-    // Try ψ after constant folding by saturation (ψ(0)-terms vanish, so the ψ shown by `check`
-    // reads as the user's term), then as written (when folding hides what the prover needs).
-    let light = gpm_cas::Limits {
-        nodes: 4_000,
-        iterations: 4,
-        time: std::time::Duration::from_millis(100),
-    };
-    let proof = crate::cas::to_cas(&psi).and_then(|c| {
-        [gpm_cas::simplify_with(&c, &light), c.clone()]
-            .into_iter()
-            .find_map(|c| gpm_cas::is_bernstein(&c, "r", &positive).map(|p| (c, p)))
-    });
-    match proof {
-        Some((psi_c, proof)) => {
-            let dpsi = gpm_cas::derivative(&psi_c, "r");
-            let role = |s: &str| {
-                if s == "r" {
-                    Role::Aux
-                } else if w.model.hyper(s).is_some() {
-                    Role::Hyper
-                } else {
-                    Role::Data
-                }
-            };
-            let mean = crate::cas::from_cas(&dpsi, &role).replace(r, r_expr);
-            // The proved (constant-folded) ψ is the one shown and used.
-            let psi = crate::cas::from_cas(&psi_c, &role);
-            let phi = T::exp(T::neg(psi.clone()));
-            let rules: Vec<&str> = proof_rules(&proof);
-            Ok((
-                Family::TiltedLaplace { phi: phi.clone(), c2: r_expr.clone() },
-                Family::TiltedLaplace { phi, c2: T::Num(0.0) },
-                format!("L⁻¹{{exp(−ψ)}} with ψ(r) = {psi} Bernstein ({})", rules.join("; ")),
-                mean,
-                "completely monotone φ proved by the CAS",
-            ))
-        }
-        None => Err(format!(
-            "φ(r) = exp({}) is not one of the named mixing laws (Gamma, Lévy, inverse Gamma), and the CAS could not prove ψ(r) = −log φ(r) + log φ(0) a Bernstein function (so φ may not be completely monotone)",
-            log_phi
-        )),
-    }
-}
-
-/// `(√r)^p = r^(p/2)` for `r ≥ 0`, so that powers of a residual's absolute value read as
-/// powers of `r`.
-fn sqrt_powers(t: &T, r: &T) -> T {
-    let go = |x: &T| sqrt_powers(x, r);
-    match t {
-        T::Pow(a, p) => match (&**a, &**p) {
-            (T::Call(SxFunc::Sqrt, v), T::Num(e)) if v[0] == *r => {
-                T::pow(r.clone(), T::Num(e / 2.0))
-            }
-            _ => T::pow(go(a), go(p)),
-        },
-        T::Add(v) => T::add(v.iter().map(go).collect()),
-        T::Mul(v) => T::mul(v.iter().map(go).collect()),
-        T::Call(f, v) => T::Call(*f, v.iter().map(go).collect()),
-        other => other.clone(),
-    }
-}
-
-fn proof_rules(p: &gpm_cas::Proof) -> Vec<&'static str> {
-    let mut out = vec![p.rule];
-    for q in &p.premises {
-        out.extend(proof_rules(q));
-    }
-    out
-}
-
-fn log_argument(a: &T) -> Option<T> {
-    match a {
-        T::Call(SxFunc::Log, v) => Some(v[0].clone()),
-        T::Mul(v) => v.iter().find_map(|u| match u {
-            T::Call(SxFunc::Log, w) => Some(w[0].clone()),
-            _ => None,
-        }),
-        _ => None,
-    }
-}
-
-/// `inner = c0 + w·r` with `c0, w` free of `r`.
-fn poly_in_r(inner: &T, r: &T) -> Option<(T, T)> {
-    poly_in(inner, r)
-}
-
-/// `inner = c0 + w·x` for a sub-expression `x`, by renaming `x` to a predictor.
-fn poly_in(inner: &T, x: &T) -> Option<(T, T)> {
-    let p = T::sym(Role::Predictor, "__x");
-    let renamed = inner.replace(x, &p);
-    if renamed.mentions(Role::Aux, Some("r")) {
-        return None;
-    }
-    let poly = Poly::of(&renamed, 1)?;
-    let w = poly.lin.get("__x")?.clone();
-    Some((poly.c0, w))
 }

@@ -15,6 +15,7 @@ mod domains;
 mod json;
 mod limits;
 mod missing;
+mod shaped;
 mod test_data;
 
 pub(crate) use json::read_json_text;
@@ -329,10 +330,6 @@ pub fn from_json_value(model: &Model, v: &serde_json::Value) -> Result<Data, Dat
     )
 }
 
-fn shape_text(s: &Shape) -> String {
-    s.to_string()
-}
-
 fn check(model: &Model, raw: BTreeMap<String, Raw>) -> Result<Data, DataError> {
     check_with(model, raw, None)
 }
@@ -373,207 +370,12 @@ fn check_with(
                     .ok_or_else(|| err(v, format!("the size `{v}` is missing"), None)),
             }
         };
-        let count_mismatch = |what: &str, got: usize, want: usize| {
-            with_span(err(
-                &d.name,
-                format!(
-                    "`{}` has {got} {what} but is declared {} with {want}",
-                    d.name,
-                    shape_text(&d.shape),
-                ),
-                None,
-            ))
-        };
-        let value = match (&d.shape, &r) {
-            (Shape::Vector(n), Raw::Column(v)) => {
-                let n = dim(n).map_err(with_span)?;
-                if v.len() != n {
-                    return Err(count_mismatch("entries", v.len(), n));
-                }
-                let Raw::Column(v) = r else { unreachable!() };
-                Value::Vector(v)
-            }
-            (Shape::Matrix(rows, cols), Raw::Matrix(m)) => {
-                let (nr, nc) = (dim(rows).map_err(with_span)?, dim(cols).map_err(with_span)?);
-                if m.nrows() != nr {
-                    return Err(count_mismatch("rows", m.nrows(), nr));
-                }
-                if m.ncols() != nc {
-                    return Err(count_mismatch("columns", m.ncols(), nc));
-                }
-                let Raw::Matrix(m) = r else { unreachable!() };
-                Value::Matrix(std::sync::Arc::new(m))
-            }
-            (Shape::Scalar, Raw::Num(x)) => Value::Scalar(*x),
-            (Shape::Vector(n), Raw::Array(items)) => {
-                let n = dim(n).map_err(with_span)?;
-                if items.len() != n {
-                    return Err(with_span(err(
-                        &d.name,
-                        format!(
-                            "`{}` has {} entries but is declared {} with {} = {n}",
-                            d.name,
-                            items.len(),
-                            shape_text(&d.shape),
-                            dim_name(&d.shape)
-                        ),
-                        None,
-                    )));
-                }
-                let mut v = Vec::with_capacity(n);
-                for (k, it) in items.iter().enumerate() {
-                    match it {
-                        Raw::Num(x) => v.push(*x),
-                        other => {
-                            return Err(with_span(err(
-                                &d.name,
-                                format!(
-                                    "entry {} of `{}` is {}, not a number",
-                                    k + 1,
-                                    d.name,
-                                    raw_text(other)
-                                ),
-                                None,
-                            )))
-                        }
-                    }
-                }
-                Value::Vector(v)
-            }
-            (Shape::Matrix(r, c), Raw::Array(rows)) => {
-                let (nr, nc) = (dim(r).map_err(with_span)?, dim(c).map_err(with_span)?);
-                if rows.len() != nr {
-                    return Err(with_span(err(
-                        &d.name,
-                        format!(
-                            "`{}` has {} rows but is declared {} with {} rows",
-                            d.name,
-                            rows.len(),
-                            shape_text(&d.shape),
-                            nr
-                        ),
-                        None,
-                    )));
-                }
-                // Every row's length first: `nc` comes from the data and may be anything
-                // (a size of 3·10⁵⁸ once reached the allocation below: a fuzzer's find).
-                if let Some((i, len)) = rows.iter().enumerate().find_map(|(i, row)| match row {
-                    Raw::Array(cells) if cells.len() != nc => Some((i, cells.len())),
-                    Raw::Column(cells) if cells.len() != nc => Some((i, cells.len())),
-                    _ => None,
-                }) {
-                    return Err(with_span(err(
-                        &d.name,
-                        format!(
-                            "row {} of `{}` has {len} columns but the declaration says {nc}",
-                            i + 1,
-                            d.name,
-                        ),
-                        None,
-                    )));
-                }
-                let mut m = DMatrix::zeros(nr, nc);
-                for (i, row) in rows.iter().enumerate() {
-                    if let Raw::Column(cells) = row {
-                        // A numeric row (JSON arrays of numbers are read as columns).
-                        for (j, x) in cells.iter().enumerate() {
-                            m[(i, j)] = *x;
-                        }
-                        continue;
-                    }
-                    let Raw::Array(cells) = row else {
-                        return Err(with_span(err(
-                            &d.name,
-                            format!("row {} of the matrix `{}` is not an array", i + 1, d.name),
-                            Some("write a matrix as an array of rows: [[1, 2], [3, 4]]"),
-                        )));
-                    };
-                    if cells.len() != nc {
-                        return Err(with_span(err(
-                            &d.name,
-                            format!(
-                                "row {} of `{}` has {} columns but the declaration says {nc}",
-                                i + 1,
-                                d.name,
-                                cells.len()
-                            ),
-                            None,
-                        )));
-                    }
-                    for (j, c) in cells.iter().enumerate() {
-                        match c {
-                            Raw::Num(x) => m[(i, j)] = *x,
-                            other => {
-                                return Err(with_span(err(
-                                    &d.name,
-                                    format!(
-                                        "entry [{}, {}] of `{}` is {}, not a number",
-                                        i + 1,
-                                        j + 1,
-                                        d.name,
-                                        raw_text(other)
-                                    ),
-                                    None,
-                                )))
-                            }
-                        }
-                    }
-                }
-                Value::Matrix(std::sync::Arc::new(m))
-            }
-            // A flat list where rows are declared (`"X": [0.1, 0.2]`).
-            (Shape::Matrix(..), Raw::Column(v)) => {
-                return Err(with_span(err(
-                    &d.name,
-                    format!(
-                        "`{}` is declared {} but the data give a flat list of {} numbers: row 1 of the matrix `{}` is not an array",
-                        d.name,
-                        shape_text(&d.shape),
-                        v.len(),
-                        d.name
-                    ),
-                    Some("write a matrix as an array of rows: [[1, 2], [3, 4]]"),
-                )))
-            }
-            // A one-column matrix where a vector is declared (numpy's `y[:, None]`, a one-column
-            // frame): its column, as scikit-learn reads it.
-            (Shape::Vector(n), Raw::Matrix(m)) if m.ncols() == 1 => {
-                let n = dim(n).map_err(with_span)?;
-                if m.nrows() != n {
-                    return Err(count_mismatch("rows", m.nrows(), n));
-                }
-                Value::Vector(m.column(0).iter().copied().collect())
-            }
-            (s, r) => {
-                let help = match s {
-                    Shape::Vector(_) => Some("give a 1-D array, one entry per observation"),
-                    Shape::Matrix(..) => Some("give a 2-D array, one row per observation"),
-                    Shape::Scalar => Some("give one number"),
-                };
-                return Err(with_span(err(
-                    &d.name,
-                    format!(
-                        "`{}` is declared `{}` but the data give {}",
-                        d.name,
-                        missing::declared_type(d),
-                        raw_text(r)
-                    ),
-                    help,
-                )))
-            }
-        };
+        let value = shaped::shaped(d, r, &dim).map_err(with_span)?;
         check_values(model, &data, d, &value).map_err(with_span)?;
         data.values.insert(d.name.clone(), value);
     }
     domains::check(model, &data)?;
     Ok(data)
-}
-
-fn dim_name(s: &Shape) -> String {
-    match s {
-        Shape::Vector(n) => n.to_string(),
-        _ => "?".into(),
-    }
 }
 
 fn raw_text(r: &Raw) -> String {
