@@ -11,6 +11,81 @@ impl Lowerer {
         ctx: &ObsCtx,
         param_only: bool,
     ) -> Option<Node> {
+        let (v, binding, i) = self.indexed(base, span, ctx, param_only)?;
+        let v = &v;
+        // `eta[i]` of a `let` predictor: the predictor at this observation.
+        if let (Binding::LetPredictor(a, len), [ix0]) = (&binding, ix) {
+            if self.is_loop_var(ix0, ctx) {
+                self.check_len(len, &ctx.n, v, span)?;
+                return Some(Node::Lat(Affine { span, ..a.clone() }));
+            }
+        }
+        let shape = self.indexed_shape(v, &binding, base.span, ix.len(), span)?;
+        match (&binding, &shape, ix) {
+            // y[i]: a datum at this observation.
+            (Binding::Data, Shape::Vector(n), [a]) if self.is_loop_var(a, ctx) => {
+                self.check_len(n, &ctx.n, v, span)?;
+                Some(Node::Value(Sx::sym(SymRole::Data, v)))
+            }
+            // X[i]: a row of covariates.
+            (Binding::Data, Shape::Matrix(n, _), [a]) if self.is_loop_var(a, ctx) => {
+                self.check_len(n, &ctx.n, v, span)?;
+                Some(Node::DataRow(v.clone()))
+            }
+            // X[i, 2]: one covariate.
+            (Binding::Data, Shape::Matrix(n, cols), [a, b]) if self.is_loop_var(a, ctx) => {
+                self.check_len(n, &ctx.n, v, span)?;
+                self.covariate_column(v, cols, b)
+            }
+            // f[i]
+            (Binding::Latent, Shape::Vector(n), [a]) if self.is_loop_var(a, ctx) => {
+                self.check_len(n, &ctx.n, v, span)?;
+                Some(Node::Lat(Affine::reading(
+                    v.clone(),
+                    Design::Identity,
+                    span,
+                    Some(v.clone()),
+                )))
+            }
+            // u[g[i]]: a random effect by group.
+            (Binding::Latent, Shape::Vector(groups), [g]) => {
+                if let ExprKind::Num { value, .. } = g.kind {
+                    return self.latent_entry(v, groups, value, g.span, span);
+                }
+                self.group_effect(v, g, span, ctx, &i)
+            }
+            // F[i, k] with k a constant class.
+            (Binding::Latent, Shape::Matrix(n, cols), [a, b]) if self.is_loop_var(a, ctx) => {
+                self.check_len(n, &ctx.n, v, span)?;
+                self.latent_column(v, cols, b, span)
+            }
+            _ => {
+                if matches!(binding, Binding::Latent) {
+                    return self.bad_latent_index(v, span, &i);
+                }
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_index",
+                        format!("`{v}` must be indexed by the observation `{i}` here"),
+                        span,
+                        "unsupported index",
+                    )
+                    .help(format!("write `{v}[{i}]`")),
+                );
+                None
+            }
+        }
+    }
+
+    /// What is indexed, inside a loop: its name, its binding and the loop's variable (an error
+    /// for an expression, an unknown name, a parameter expression or a place outside a loop).
+    fn indexed(
+        &mut self,
+        base: &ast::Expr,
+        span: Span,
+        ctx: &ObsCtx,
+        param_only: bool,
+    ) -> Option<(String, Binding, String)> {
         let ExprKind::Var(v) = &base.kind else {
             self.err(
                 SemanticError::new(
@@ -51,14 +126,19 @@ impl Lowerer {
             );
             return None;
         };
-        // `eta[i]` of a `let` predictor: the predictor at this observation.
-        if let (Binding::LetPredictor(a, len), [ix0]) = (&binding, ix) {
-            if self.is_loop_var(ix0, ctx) {
-                self.check_len(len, &ctx.n, v, span)?;
-                return Some(Node::Lat(Affine { span, ..a.clone() }));
-            }
-        }
-        let shape = match &binding {
+        Some((v.clone(), binding, i))
+    }
+
+    /// The declared shape of an indexed datum or latent, with no more indices than its rank.
+    fn indexed_shape(
+        &mut self,
+        v: &str,
+        binding: &Binding,
+        base_span: Span,
+        indices: usize,
+        span: Span,
+    ) -> Option<Shape> {
+        let shape = match binding {
             Binding::Data => self.model.datum(v).map(|d| d.shape.clone()),
             Binding::Latent => self.model.latent(v).map(|d| d.shape.clone()),
             _ => None,
@@ -68,7 +148,7 @@ impl Lowerer {
                 SemanticError::new(
                     "gpm::bad_index",
                     format!("`{v}` cannot be indexed"),
-                    base.span,
+                    base_span,
                     "not a vector or matrix",
                 )
                 .help("index data and latent vectors; `let` predictors are used whole in vectorised statements"),
@@ -80,14 +160,13 @@ impl Lowerer {
             Shape::Vector(_) => 1,
             Shape::Matrix(..) => 2,
         };
-        if ix.len() > rank {
+        if indices > rank {
             self.err(
                 SemanticError::new(
                     "gpm::bad_index",
                     format!(
-                        "`{v}` has {rank} dimension{} but is indexed with {}",
+                        "`{v}` has {rank} dimension{} but is indexed with {indices}",
                         if rank == 1 { "" } else { "s" },
-                        ix.len()
                     ),
                     span,
                     "too many indices",
@@ -96,130 +175,100 @@ impl Lowerer {
             );
             return None;
         }
-        match (&binding, &shape, ix) {
-            // y[i]: a datum at this observation.
-            (Binding::Data, Shape::Vector(n), [a]) if self.is_loop_var(a, ctx) => {
-                self.check_len(n, &ctx.n, v, span)?;
-                Some(Node::Value(Sx::sym(SymRole::Data, v)))
-            }
-            // X[i]: a row of covariates.
-            (Binding::Data, Shape::Matrix(n, _), [a]) if self.is_loop_var(a, ctx) => {
-                self.check_len(n, &ctx.n, v, span)?;
-                Some(Node::DataRow(v.clone()))
-            }
-            // X[i, 2]: one covariate.
-            (Binding::Data, Shape::Matrix(n, cols), [a, b]) if self.is_loop_var(a, ctx) => {
-                self.check_len(n, &ctx.n, v, span)?;
-                let c = self.constant(b, "a column index")?;
-                if sizes::one_based(c, cols).is_none() {
-                    self.err(
-                        SemanticError::new(
-                            "gpm::bad_index",
-                            format!("column {c} of `{v}` does not exist (columns are 1..{cols})"),
-                            b.span,
-                            "out of range",
-                        )
-                        .help("columns count from 1"),
-                    );
-                    return None;
-                }
-                Some(Node::Value(Sx::sym(
-                    SymRole::Data,
-                    &crate::sx::data_column_symbol(v, c as usize),
-                )))
-            }
-            // f[i]
-            (Binding::Latent, Shape::Vector(n), [a]) if self.is_loop_var(a, ctx) => {
-                self.check_len(n, &ctx.n, v, span)?;
-                Some(Node::Lat(Affine::reading(
-                    v.clone(),
-                    Design::Identity,
-                    span,
-                    Some(v.clone()),
-                )))
-            }
-            // u[g[i]]: a random effect by group.
-            (Binding::Latent, Shape::Vector(groups), [g]) => {
-                if let ExprKind::Num { value, .. } = g.kind {
-                    return self.latent_entry(v, groups, value, g.span, span);
-                }
-                let ExprKind::Index(gb, gi) = &g.kind else {
-                    return self.bad_latent_index(v, span, &i);
-                };
-                let (ExprKind::Var(gname), [gi0]) = (&gb.kind, gi.as_slice()) else {
-                    return self.bad_latent_index(v, span, &i);
-                };
-                let ok = self.model.datum(gname).is_some_and(|d| {
-                    d.elem == Elem::Int && d.shape == Shape::Vector(ctx.n.clone())
-                }) && self.is_loop_var(gi0, ctx);
-                if !ok {
-                    return self.bad_latent_index(v, span, &i);
-                }
-                let _ = groups;
-                Some(Node::Lat(Affine::reading(
-                    v.clone(),
-                    Design::Gather {
-                        index: gname.clone(),
-                    },
-                    span,
-                    None,
-                )))
-            }
-            // F[i, k] with k a constant class.
-            (Binding::Latent, Shape::Matrix(n, cols), [a, b]) if self.is_loop_var(a, ctx) => {
-                self.check_len(n, &ctx.n, v, span)?;
-                if !matches!(
-                    b.kind,
-                    ExprKind::Num { .. } | ExprKind::Neg(_) | ExprKind::Binary(..)
-                ) {
-                    // `F[i, y[i]]`: a column chosen by the data — a softmax written by hand.
-                    self.err(
-                        SemanticError::new(
-                            "gpm::bad_index",
-                            format!("a column of the latent matrix `{v}` is chosen by `{}`: columns of a latent matrix are read at constant indices", b),
-                            b.span,
-                            "not a constant column",
-                        )
-                        .help(format!("for a softmax over classes write `y ~ categorical_logistic_softmax({v})` (labels 1..C); to read one class, write its number, e.g. `{v}[i, 2]`")),
-                    );
-                    return None;
-                }
-                let k = self.constant(b, "a column index of a latent matrix")?;
-                let Some(column) = sizes::one_based(k, cols) else {
-                    self.err(
-                        SemanticError::new(
-                            "gpm::bad_index",
-                            format!("column {k} of `{v}` does not exist (columns are 1..{cols})"),
-                            b.span,
-                            "out of range",
-                        )
-                        .help("see docs/language.md"),
-                    );
-                    return None;
-                };
-                Some(Node::Lat(Affine::reading(
-                    v.clone(),
-                    Design::Column { column },
-                    span,
-                    None,
-                )))
-            }
-            _ => {
-                if matches!(binding, Binding::Latent) {
-                    return self.bad_latent_index(v, span, &i);
-                }
-                self.err(
-                    SemanticError::new(
-                        "gpm::bad_index",
-                        format!("`{v}` must be indexed by the observation `{i}` here"),
-                        span,
-                        "unsupported index",
-                    )
-                    .help(format!("write `{v}[{i}]`")),
-                );
-                None
-            }
+        Some(shape)
+    }
+
+    /// `X[i, c]`: the covariate in column `c` (a constant, from 1) of a data matrix.
+    fn covariate_column(&mut self, v: &str, cols: &Dim, b: &ast::Expr) -> Option<Node> {
+        let c = self.constant(b, "a column index")?;
+        if sizes::one_based(c, cols).is_none() {
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_index",
+                    format!("column {c} of `{v}` does not exist (columns are 1..{cols})"),
+                    b.span,
+                    "out of range",
+                )
+                .help("columns count from 1"),
+            );
+            return None;
         }
+        Some(Node::Value(Sx::sym(
+            SymRole::Data,
+            &crate::sx::data_column_symbol(v, c as usize),
+        )))
+    }
+
+    /// `u[g[i]]`: a latent vector gathered by an integer datum of the observations.
+    fn group_effect(
+        &mut self,
+        v: &str,
+        g: &ast::Expr,
+        span: Span,
+        ctx: &ObsCtx,
+        i: &str,
+    ) -> Option<Node> {
+        let ExprKind::Index(gb, gi) = &g.kind else {
+            return self.bad_latent_index(v, span, i);
+        };
+        let (ExprKind::Var(gname), [gi0]) = (&gb.kind, gi.as_slice()) else {
+            return self.bad_latent_index(v, span, i);
+        };
+        let ok = self
+            .model
+            .datum(gname)
+            .is_some_and(|d| d.elem == Elem::Int && d.shape == Shape::Vector(ctx.n.clone()))
+            && self.is_loop_var(gi0, ctx);
+        if !ok {
+            return self.bad_latent_index(v, span, i);
+        }
+        Some(Node::Lat(Affine::reading(
+            v.to_string(),
+            Design::Gather {
+                index: gname.clone(),
+            },
+            span,
+            None,
+        )))
+    }
+
+    /// `F[i, k]`: column `k` (a constant class, from 1) of a latent matrix.
+    fn latent_column(&mut self, v: &str, cols: &Dim, b: &ast::Expr, span: Span) -> Option<Node> {
+        if !matches!(
+            b.kind,
+            ExprKind::Num { .. } | ExprKind::Neg(_) | ExprKind::Binary(..)
+        ) {
+            // `F[i, y[i]]`: a column chosen by the data — a softmax written by hand.
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_index",
+                    format!("a column of the latent matrix `{v}` is chosen by `{}`: columns of a latent matrix are read at constant indices", b),
+                    b.span,
+                    "not a constant column",
+                )
+                .help(format!("for a softmax over classes write `y ~ categorical_logistic_softmax({v})` (labels 1..C); to read one class, write its number, e.g. `{v}[i, 2]`")),
+            );
+            return None;
+        }
+        let k = self.constant(b, "a column index of a latent matrix")?;
+        let Some(column) = sizes::one_based(k, cols) else {
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_index",
+                    format!("column {k} of `{v}` does not exist (columns are 1..{cols})"),
+                    b.span,
+                    "out of range",
+                )
+                .help("see docs/language.md"),
+            );
+            return None;
+        };
+        Some(Node::Lat(Affine::reading(
+            v.to_string(),
+            Design::Column { column },
+            span,
+            None,
+        )))
     }
 
     /// `beta[k]`, a constant entry of a latent vector, read at every observation.
