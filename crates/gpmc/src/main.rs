@@ -129,57 +129,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check { model, format } => check(&model, format),
-        Command::Plot { dir, vars, output } => {
-            let files = match gpmc::plot::figures(&dir, &vars) {
-                Ok(f) => f,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(1);
-                }
-            };
-            let out = output.unwrap_or_else(|| dir.join("plots"));
-            // The figures directory is replaced as a whole, like a run's output (and marked
-            // as gpmc's, so that a later `gpmc plot` may replace it).
-            if let Err(e) = gpmc::output::write_all(&out, Kind::Plots, &[&dir], &files) {
-                eprintln!("error: {e}");
-                return ExitCode::from(1);
-            }
-            let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
-            say!("wrote {} to {}", names.join(", "), out.display());
-            ExitCode::SUCCESS
-        }
-        Command::Predict { fit, data, output } => {
-            let (csv, metrics) = match gpmc::fit::predict(&fit, &data) {
-                Ok(x) => x,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(1);
-                }
-            };
-            let dir = output.unwrap_or_else(|| fit.join("predict"));
-            let summary = serde_json::json!({
-                "fit": fit.display().to_string(),
-                "data": data.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-                "test": metrics,
-            });
-            let files = vec![
-                ("predictions.csv".to_string(), csv),
-                (
-                    "summary.json".to_string(),
-                    serde_json::to_string_pretty(&summary).expect("summary JSON"),
-                ),
-            ];
-            let reads: Vec<&std::path::Path> = std::iter::once(fit.as_path())
-                .chain(data.iter().map(|p| p.as_path()))
-                .collect();
-            if let Err(e) = gpmc::output::write_all(&dir, Kind::Predictions, &reads, &files) {
-                eprintln!("error: {e}");
-                return ExitCode::from(1);
-            }
-            say!("test: {metrics}");
-            say!("wrote predictions.csv, summary.json to {}", dir.display());
-            ExitCode::SUCCESS
-        }
+        Command::Plot { dir, vars, output } => plot_command(dir, vars, output),
+        Command::Predict { fit, data, output } => predict_command(fit, data, output),
         Command::Summary {
             dir,
             all,
@@ -191,16 +142,7 @@ fn main() -> ExitCode {
                 sig_figs: sig_figs.clamp(1, 15),
                 pointwise,
             };
-            match gpmc::summary::summarize_dir(&dir, &options) {
-                Ok(text) => {
-                    say!("{}", text.trim_end());
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::from(1)
-                }
-            }
+            summary_command(&dir, &options)
         }
         Command::Infer {
             model,
@@ -213,131 +155,240 @@ fn main() -> ExitCode {
             flags,
             generic,
             no_nuts_step,
-        } => {
-            if let Err(message) = flags.check(method) {
-                eprintln!("error: {message}");
-                return ExitCode::from(2);
-            }
-            // `check` has refused controls out of range.
-            let nuts_control = flags.nuts_control().unwrap_or_default();
-            let nuts_flags = flags.any_nuts_control();
-            let MethodFlags {
-                chains,
-                draws,
-                warmup,
-                thin,
-                log_lik,
-                ppc,
-                init,
-                batch,
-                iterations,
-                forgetting,
-                delay,
-                hyper_rate,
-                class_batch,
-                particles,
-                augmented,
-                precondition,
-                particle_map,
-                ..
-            } = *flags;
-            let iterations = iterations.unwrap_or(1000);
-            // A Stan program the augmentation pipeline cannot take runs under NUTS on its
-            // whole log density (gpmc::density).
-            match density_route(&model, (generic, !no_nuts_step)) {
-                Err(code) => return code,
-                Ok(Some((name, source, dc))) => {
-                    if !matches!(method, Method::Gibbs | Method::Nuts) {
-                        eprintln!("error: this Stan program runs under NUTS on its whole log density (`gpmc check` says why); --method {method:?} needs the Gaussian-latent structure it lacks: use --method nuts");
-                        return ExitCode::from(2);
-                    }
-                    if !predict.is_empty() || log_lik || ppc || init.is_some() {
-                        eprintln!("error: --predict, --log-lik, --ppc and --init are not available yet for a Stan program run on its whole log density");
-                        return ExitCode::from(2);
-                    }
-                    let config = gpm_runtime::gibbs::GibbsConfig {
-                        first_chain: 0,
-                        chains: chains.unwrap_or(4),
-                        warmup: warmup.unwrap_or(1000),
-                        draws: draws.unwrap_or(1000),
-                        thin: thin.unwrap_or(1),
-                        seed,
-                        nuts: nuts_control,
-                    };
-                    let dir = output.unwrap_or_else(|| default_output(&model));
-                    return infer_density(&name, &source, &dc, &data, &dir, &config, quiet);
-                }
-                Ok(None) => {}
-            }
-            if nuts_flags && method != Method::Nuts {
-                eprintln!("error: --adapt-delta, --max-treedepth and --metric control NUTS; this model runs --method {} (use --method nuts for NUTS)", format!("{method:?}").to_lowercase());
-                return ExitCode::from(2);
-            }
-            // Model, data and test data are read and checked before any work.
-            let opened = match open_run(&model, &data, &predict, output, (generic, !no_nuts_step)) {
-                Ok(x) => x,
-                Err(code) => return code,
-            };
-            let method = match method {
-                Method::Gibbs | Method::Nuts => {
-                    let config = gpm_runtime::gibbs::GibbsConfig {
-                        first_chain: 0,
-                        chains: chains.unwrap_or(4),
-                        // NUTS adapts its step size and mass matrix in warm-up: Stan's 1 000.
-                        warmup: warmup.unwrap_or(if method == Method::Nuts { 1000 } else { 200 }),
-                        draws: draws.unwrap_or(1000),
-                        thin: thin.unwrap_or(1),
-                        seed,
-                        nuts: nuts_control,
-                    };
-                    let pointwise = gpm_runtime::gibbs::Pointwise { log_lik, ppc };
-                    let run = GibbsRun {
-                        config,
-                        pointwise,
-                        init,
-                        quiet,
-                        nuts: method == Method::Nuts,
-                        augmented,
-                    };
-                    return infer(opened, run);
-                }
-                Method::Cavi => Variational::Cavi {
-                    max_iter: iterations,
-                },
-                // The defaults are SviConfig's (one place; Python reads the same).
-                Method::Svi => Variational::Svi(
-                    gpm_runtime::svi::SviOptions {
-                        batch,
-                        forgetting,
-                        delay,
-                        hyper_rate,
-                        class_batch,
-                    }
-                    .resolve(iterations, seed, 20),
-                ),
-                Method::Gpf => Variational::Gpf(gpm_runtime::gpf::GpfConfig {
-                    particles,
-                    max_iter: iterations,
-                    seed,
-                    precondition,
-                    map: particle_map.map(|m| match m {
-                        ParticleMap::Symmetric => gpm_runtime::gpf::ParticleMap::Symmetric,
-                        ParticleMap::Affine => gpm_runtime::gpf::ParticleMap::Affine,
-                    }),
-                    ..Default::default()
-                }),
-            };
-            let run = VariationalRun {
-                quiet,
-                q: gpmc::infer::QDraws {
-                    pointwise: gpm_runtime::gibbs::Pointwise { log_lik, ppc },
-                    draws,
-                    seed,
-                },
-            };
-            variational(opened, method, run)
+        } => infer_command(InferArgs {
+            model,
+            data,
+            method,
+            seed,
+            output,
+            predict,
+            quiet,
+            flags,
+            generic,
+            no_nuts_step,
+        }),
+    }
+}
+
+/// `gpmc plot`: trace, rank, predictive and ELBO figures of an output directory.
+fn plot_command(
+    dir: std::path::PathBuf,
+    vars: Vec<String>,
+    output: Option<std::path::PathBuf>,
+) -> ExitCode {
+    let files = match gpmc::plot::figures(&dir, &vars) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let out = output.unwrap_or_else(|| dir.join("plots"));
+    // The figures directory is replaced as a whole, like a run's output (and marked
+    // as gpmc's, so that a later `gpmc plot` may replace it).
+    if let Err(e) = gpmc::output::write_all(&out, Kind::Plots, &[&dir], &files) {
+        eprintln!("error: {e}");
+        return ExitCode::from(1);
+    }
+    let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+    say!("wrote {} to {}", names.join(", "), out.display());
+    ExitCode::SUCCESS
+}
+
+/// `gpmc predict`: predictions at new data from a saved fit.
+fn predict_command(
+    fit: std::path::PathBuf,
+    data: Vec<std::path::PathBuf>,
+    output: Option<std::path::PathBuf>,
+) -> ExitCode {
+    let (csv, metrics) = match gpmc::fit::predict(&fit, &data) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let dir = output.unwrap_or_else(|| fit.join("predict"));
+    let summary = serde_json::json!({
+        "fit": fit.display().to_string(),
+        "data": data.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "test": metrics,
+    });
+    let files = vec![
+        ("predictions.csv".to_string(), csv),
+        (
+            "summary.json".to_string(),
+            serde_json::to_string_pretty(&summary).expect("summary JSON"),
+        ),
+    ];
+    let reads: Vec<&std::path::Path> = std::iter::once(fit.as_path())
+        .chain(data.iter().map(|p| p.as_path()))
+        .collect();
+    if let Err(e) = gpmc::output::write_all(&dir, Kind::Predictions, &reads, &files) {
+        eprintln!("error: {e}");
+        return ExitCode::from(1);
+    }
+    say!("test: {metrics}");
+    say!("wrote predictions.csv, summary.json to {}", dir.display());
+    ExitCode::SUCCESS
+}
+
+/// `gpmc summary`: the summary table of an output directory again.
+fn summary_command(dir: &std::path::Path, options: &gpmc::summary::Options) -> ExitCode {
+    match gpmc::summary::summarize_dir(dir, options) {
+        Ok(text) => {
+            say!("{}", text.trim_end());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
         }
     }
+}
+
+/// `gpmc infer`'s arguments.
+struct InferArgs {
+    model: std::path::PathBuf,
+    data: Vec<std::path::PathBuf>,
+    method: Method,
+    seed: u64,
+    output: Option<std::path::PathBuf>,
+    predict: Vec<std::path::PathBuf>,
+    quiet: bool,
+    flags: Box<MethodFlags>,
+    generic: bool,
+    no_nuts_step: bool,
+}
+
+/// `gpmc infer`: the method's configuration from the flags, then the run.
+fn infer_command(args: InferArgs) -> ExitCode {
+    let InferArgs {
+        model,
+        data,
+        method,
+        seed,
+        output,
+        predict,
+        quiet,
+        flags,
+        generic,
+        no_nuts_step,
+    } = args;
+    if let Err(message) = flags.check(method) {
+        eprintln!("error: {message}");
+        return ExitCode::from(2);
+    }
+    // `check` has refused controls out of range.
+    let nuts_control = flags.nuts_control().unwrap_or_default();
+    let variational_config = variational_method(method, &flags, seed);
+    let nuts_flags = flags.any_nuts_control();
+    let (log_lik, ppc, augmented) = (flags.log_lik, flags.ppc, flags.augmented);
+    // A Stan program the augmentation pipeline cannot take runs under NUTS on its
+    // whole log density (gpmc::density).
+    match density_route(&model, (generic, !no_nuts_step)) {
+        Err(code) => return code,
+        Ok(Some((name, source, dc))) => {
+            if !matches!(method, Method::Gibbs | Method::Nuts) {
+                eprintln!("error: this Stan program runs under NUTS on its whole log density (`gpmc check` says why); --method {method:?} needs the Gaussian-latent structure it lacks: use --method nuts");
+                return ExitCode::from(2);
+            }
+            if !predict.is_empty() || log_lik || ppc || flags.init.is_some() {
+                eprintln!("error: --predict, --log-lik, --ppc and --init are not available yet for a Stan program run on its whole log density");
+                return ExitCode::from(2);
+            }
+            // NUTS on the whole log density: Stan's 1 000 warm-up iterations.
+            let config = sampler_config(&flags, seed, nuts_control, 1000);
+            let dir = output.unwrap_or_else(|| default_output(&model));
+            return infer_density(&name, &source, &dc, &data, &dir, &config, quiet);
+        }
+        Ok(None) => {}
+    }
+    if nuts_flags && method != Method::Nuts {
+        eprintln!("error: --adapt-delta, --max-treedepth and --metric control NUTS; this model runs --method {} (use --method nuts for NUTS)", format!("{method:?}").to_lowercase());
+        return ExitCode::from(2);
+    }
+    // Model, data and test data are read and checked before any work.
+    let opened = match open_run(&model, &data, &predict, output, (generic, !no_nuts_step)) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let Some(variational_config) = variational_config else {
+        // NUTS adapts its step size and mass matrix in warm-up: Stan's 1 000.
+        let warmup = if method == Method::Nuts { 1000 } else { 200 };
+        let config = sampler_config(&flags, seed, nuts_control, warmup);
+        let pointwise = gpm_runtime::gibbs::Pointwise { log_lik, ppc };
+        let run = GibbsRun {
+            config,
+            pointwise,
+            init: flags.init.clone(),
+            quiet,
+            nuts: method == Method::Nuts,
+            augmented,
+        };
+        return infer(opened, run);
+    };
+    let run = VariationalRun {
+        quiet,
+        q: gpmc::infer::QDraws {
+            pointwise: gpm_runtime::gibbs::Pointwise { log_lik, ppc },
+            draws: flags.draws,
+            seed,
+        },
+    };
+    variational(opened, variational_config, run)
+}
+
+/// A sampler's chains, warm-up (`default_warmup` unless given), draws and thinning from its
+/// flags.
+fn sampler_config(
+    flags: &MethodFlags,
+    seed: u64,
+    nuts: gpm_runtime::nuts::NutsControl,
+    default_warmup: usize,
+) -> gpm_runtime::gibbs::GibbsConfig {
+    gpm_runtime::gibbs::GibbsConfig {
+        first_chain: 0,
+        chains: flags.chains.unwrap_or(4),
+        warmup: flags.warmup.unwrap_or(default_warmup),
+        draws: flags.draws.unwrap_or(1000),
+        thin: flags.thin.unwrap_or(1),
+        seed,
+        nuts,
+    }
+}
+
+/// The variational method's configuration from its flags (the defaults are its config's:
+/// one place, which Python reads too); None for the samplers.
+fn variational_method(method: Method, flags: &MethodFlags, seed: u64) -> Option<Variational> {
+    let iterations = flags.iterations.unwrap_or(1000);
+    Some(match method {
+        Method::Gibbs | Method::Nuts => return None,
+        Method::Cavi => Variational::Cavi {
+            max_iter: iterations,
+        },
+        Method::Svi => Variational::Svi(
+            gpm_runtime::svi::SviOptions {
+                batch: flags.batch,
+                forgetting: flags.forgetting,
+                delay: flags.delay,
+                hyper_rate: flags.hyper_rate,
+                class_batch: flags.class_batch,
+            }
+            .resolve(iterations, seed, 20),
+        ),
+        Method::Gpf => Variational::Gpf(gpm_runtime::gpf::GpfConfig {
+            particles: flags.particles,
+            max_iter: iterations,
+            seed,
+            precondition: flags.precondition,
+            map: flags.particle_map.map(|m| match m {
+                ParticleMap::Symmetric => gpm_runtime::gpf::ParticleMap::Symmetric,
+                ParticleMap::Affine => gpm_runtime::gpf::ParticleMap::Affine,
+            }),
+            ..Default::default()
+        }),
+    })
 }
 
 /// A model read, checked and bound to its data, with the run's output directory.
