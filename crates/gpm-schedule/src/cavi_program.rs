@@ -105,69 +105,107 @@ pub enum CountLaw {
     },
 }
 
+/// A program, or (inner `Err`) why the plan has none; the outer `Err` is a compile error.
+type Program<T> = Result<Result<T, String>, String>;
+
 /// The factor's CAVI program, or (inner `Err`) why the plan has none.
 pub(crate) fn cavi_program(
     plan: &Plan,
     slot_of: tape::SlotOf,
     pred: PredOf,
-) -> Result<Result<CaviProgram, String>, String> {
+) -> Program<CaviProgram> {
     let is_count = |a: &gpm_augment::AuxVar| a.conditional.is_count();
     if plan.aux.iter().filter(|a| is_count(a)).count() > 1 {
         return Ok(Err("more than one count variable in one factor".into()));
     }
+    let count = match count_program(plan, slot_of, pred)? {
+        Ok(count) => count,
+        Err(why) => return Ok(Err(why)),
+    };
+    // The double bound applies when the collapsed predictors are exactly those of the rate and
+    // appear nowhere else (the augmented polynomial and log C are then free of them).
+    let collapsed: Vec<String> = plan.collapsed.iter().map(|c| c.0.clone()).collect();
+    if !collapsed.iter().all(|c| count.rate_preds.contains(c))
+        || !count.rate_preds.iter().all(|p| collapsed.contains(p))
+    {
+        return Ok(Err(
+            "the collapsed predictors are not exactly those of the Poisson rate".into(),
+        ));
+    }
+    let aug = plan.augmented.to_tree();
+    // Continuous auxiliaries set to values; the Poisson count stays a symbol (its slot).
+    let at = |values: &[(&str, f64)]| -> T {
+        let mut t = aug.clone();
+        for a in plan.aux.iter().filter(|a| !is_count(a)) {
+            let v = values
+                .iter()
+                .find(|(n, _)| *n == a.name)
+                .map_or(0.0, |x| x.1);
+            t = t.replace(&T::sym(Role::Aux, &a.name), &T::Num(v));
+        }
+        t
+    };
+    let zero = at(&[]);
+    let Some(p0) = Poly::of(&zero, 2) else {
+        return Ok(Err("the augmented polynomial is not of degree ≤ 2".into()));
+    };
+    let reads = |p: &Poly| {
+        p.lin.keys().any(|k| collapsed.contains(k))
+            || p.quad
+                .keys()
+                .any(|(a, b)| collapsed.contains(a) || collapsed.contains(b))
+    };
+    if reads(&p0) || collapsed.iter().any(|c| tree_reads(&plan.log_c, c)) {
+        return Ok(Err(
+            "a collapsed predictor is read outside the Poisson rate".into(),
+        ));
+    }
+    let tilts = Tilts {
+        plan,
+        slot_of,
+        pred,
+        zero: &zero,
+        at: &at,
+        reads: &reads,
+    };
+    let aux = match tilts.aux(count.scale_index)? {
+        Ok(aux) => aux,
+        Err(why) => return Ok(Err(why)),
+    };
+    Ok(Ok(CaviProgram {
+        log_c: Tape::compile(&plan.log_c, slot_of)?,
+        p0: poly_tapes(&p0, slot_of, pred)?,
+        aux,
+        poisson: count.poisson,
+        double_bound: collapsed
+            .iter()
+            .map(|c| pred(c))
+            .collect::<Result<_, _>>()?,
+    }))
+}
+
+/// The count variable's part of a CAVI program: its law and rate as tapes, the predictors its
+/// rate reads, and the Gamma variable scaling the rate (handled with the count, not as a
+/// mixture).
+struct CountProgram {
+    poisson: Option<CaviPoisson>,
+    rate_preds: Vec<String>,
+    scale_index: Option<usize>,
+}
+
+fn count_program(plan: &Plan, slot_of: tape::SlotOf, pred: PredOf) -> Program<CountProgram> {
     let mut poisson = None;
     let mut rate_preds = Vec::new();
-    // A Gamma variable scaling the count's rate is handled with the count, not as a mixture.
     let mut scale_index = None;
     for (index, a) in plan.aux.iter().enumerate() {
         let (kappa_tree, law) = match &a.prior_family {
-            Family::Poisson { rate } => {
-                let scale = plan
-                    .aux
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, b)| rate.mentions(Role::Aux, Some(&b.name)))
-                    .collect::<Vec<_>>();
-                match scale.as_slice() {
-                    [] => (rate.clone(), CountLaw::Poisson),
-                    [(ti, t)] => {
-                        let tau = T::sym(Role::Aux, &t.name);
-                        // τ must be a factor of the rate: κτ.
-                        let linear = matches!(rate, T::Mul(v) if v.contains(&tau)
-                            && v.iter().filter(|u| u.mentions(Role::Aux, Some(&t.name))).count() == 1);
-                        let Family::Gamma { shape, rate: beta } = &t.prior_family else {
-                            return Ok(Err(format!(
-                                "the Poisson rate of `{}` reads the {} variable `{}`",
-                                a.name,
-                                t.prior_family.name(),
-                                t.name
-                            )));
-                        };
-                        if !linear {
-                            return Ok(Err(format!(
-                                "the Poisson rate of `{}` is not linear in `{}`",
-                                a.name, t.name
-                            )));
-                        }
-                        scale_index = Some(*ti);
-                        (
-                            rate.replace(&tau, &T::Num(1.0)),
-                            CountLaw::GammaScaled {
-                                index: *ti,
-                                slot: slot_of(Role::Aux, &t.name).ok_or("aux slot")?,
-                                shape: Tape::compile(shape, slot_of)?,
-                                rate: Tape::compile(beta, slot_of)?,
-                            },
-                        )
-                    }
-                    _ => {
-                        return Ok(Err(format!(
-                            "the Poisson rate of `{}` reads several auxiliary variables",
-                            a.name
-                        )))
-                    }
+            Family::Poisson { rate } => match poisson_law(plan, a, rate, slot_of)? {
+                Ok((kappa, law, scale)) => {
+                    scale_index = scale.or(scale_index);
+                    (kappa, law)
                 }
-            }
+                Err(why) => return Ok(Err(why)),
+            },
             Family::NegativeBinomial { shape, p } => {
                 if p.has_predictor() || shape.has_predictor() {
                     return Ok(Err(format!(
@@ -206,94 +244,129 @@ pub(crate) fn cavi_program(
     }
     rate_preds.sort();
     rate_preds.dedup();
-    // The double bound applies when the collapsed predictors are exactly those of the rate and
-    // appear nowhere else (the augmented polynomial and log C are then free of them).
-    let collapsed: Vec<String> = plan.collapsed.iter().map(|c| c.0.clone()).collect();
-    if !collapsed.iter().all(|c| rate_preds.contains(c))
-        || !rate_preds.iter().all(|p| collapsed.contains(p))
-    {
-        return Ok(Err(
-            "the collapsed predictors are not exactly those of the Poisson rate".into(),
-        ));
-    }
-    let aug = plan.augmented.to_tree();
-    // Continuous auxiliaries set to values; the Poisson count stays a symbol (its slot).
-    let at = |values: &[(&str, f64)]| -> T {
-        let mut t = aug.clone();
-        for a in plan.aux.iter().filter(|a| !is_count(a)) {
-            let v = values
-                .iter()
-                .find(|(n, _)| *n == a.name)
-                .map_or(0.0, |x| x.1);
-            t = t.replace(&T::sym(Role::Aux, &a.name), &T::Num(v));
-        }
-        t
-    };
-    let zero = at(&[]);
-    let Some(p0) = Poly::of(&zero, 2) else {
-        return Ok(Err("the augmented polynomial is not of degree ≤ 2".into()));
-    };
-    let reads = |p: &Poly| {
-        p.lin.keys().any(|k| collapsed.contains(k))
-            || p.quad
-                .keys()
-                .any(|(a, b)| collapsed.contains(a) || collapsed.contains(b))
-    };
-    if reads(&p0) || collapsed.iter().any(|c| tree_reads(&plan.log_c, c)) {
-        return Ok(Err(
-            "a collapsed predictor is read outside the Poisson rate".into(),
-        ));
-    }
-    let mut aux = Vec::new();
-    for (index, a) in plan.aux.iter().enumerate() {
-        if is_count(a) || scale_index == Some(index) {
-            continue;
-        }
-        let s_tree = T::sub(zero.clone(), at(&[(a.name.as_str(), 1.0)]));
-        let Some(s) = Poly::of(&s_tree, 2) else {
-            return Ok(Err(
-                "the tilt of an auxiliary variable is not of degree ≤ 2".into(),
-            ));
-        };
-        if reads(&s) {
-            return Ok(Err("an auxiliary's tilt reads a collapsed predictor".into()));
-        }
-        let family = match (a.prior_family.law(), &a.prior_family) {
-            (Some((law, params)), _) if law.has_tilted() => CaviFamily::Law {
-                law,
-                params: params
-                    .into_iter()
-                    .map(|t| Tape::compile(t, slot_of))
-                    .collect::<Result<_, _>>()?,
-            },
-            (None, Family::TiltedLaplace { phi, .. }) => {
-                CaviFamily::Tilted(tilted(phi, Tape::constant(0.0), slot_of)?)
-            }
-            (_, other) => {
-                return Ok(Err(format!(
-                    "no closed-form expectation for the {} variable `{}`",
-                    other.name(),
-                    a.name
-                )))
-            }
-        };
-        aux.push(CaviAux {
-            index,
-            slot: slot_of(Role::Aux, &a.name).ok_or("aux slot")?,
-            family,
-            s: poly_tapes(&s, slot_of, pred)?,
-        });
-    }
-    Ok(Ok(CaviProgram {
-        log_c: Tape::compile(&plan.log_c, slot_of)?,
-        p0: poly_tapes(&p0, slot_of, pred)?,
-        aux,
+    Ok(Ok(CountProgram {
         poisson,
-        double_bound: collapsed
-            .iter()
-            .map(|c| pred(c))
-            .collect::<Result<_, _>>()?,
+        rate_preds,
+        scale_index,
     }))
+}
+
+/// A Poisson count's rate `κ` (with a Gamma scale `τ` replaced by 1), its law (plain, or
+/// Gamma-scaled: `κτ`), and the index of that scale.
+fn poisson_law(
+    plan: &Plan,
+    a: &gpm_augment::AuxVar,
+    rate: &T,
+    slot_of: tape::SlotOf,
+) -> Program<(T, CountLaw, Option<usize>)> {
+    let scale = plan
+        .aux
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| rate.mentions(Role::Aux, Some(&b.name)))
+        .collect::<Vec<_>>();
+    let [(ti, t)] = scale.as_slice() else {
+        if scale.is_empty() {
+            return Ok(Ok((rate.clone(), CountLaw::Poisson, None)));
+        }
+        return Ok(Err(format!(
+            "the Poisson rate of `{}` reads several auxiliary variables",
+            a.name
+        )));
+    };
+    let tau = T::sym(Role::Aux, &t.name);
+    // τ must be a factor of the rate: κτ.
+    let linear = matches!(rate, T::Mul(v) if v.contains(&tau)
+        && v.iter().filter(|u| u.mentions(Role::Aux, Some(&t.name))).count() == 1);
+    let Family::Gamma { shape, rate: beta } = &t.prior_family else {
+        return Ok(Err(format!(
+            "the Poisson rate of `{}` reads the {} variable `{}`",
+            a.name,
+            t.prior_family.name(),
+            t.name
+        )));
+    };
+    if !linear {
+        return Ok(Err(format!(
+            "the Poisson rate of `{}` is not linear in `{}`",
+            a.name, t.name
+        )));
+    }
+    Ok(Ok((
+        rate.replace(&tau, &T::Num(1.0)),
+        CountLaw::GammaScaled {
+            index: *ti,
+            slot: slot_of(Role::Aux, &t.name).ok_or("aux slot")?,
+            shape: Tape::compile(shape, slot_of)?,
+            rate: Tape::compile(beta, slot_of)?,
+        },
+        Some(*ti),
+    )))
+}
+
+/// The augmented polynomial with the named continuous auxiliaries at the given values (the
+/// others at 0).
+type AtValues<'a> = &'a dyn Fn(&[(&str, f64)]) -> T;
+
+/// What the continuous auxiliaries' tilts are read from: the augmented polynomial with every
+/// continuous auxiliary at 0 (`zero`) or at given values (`at`), and whether a polynomial reads
+/// a collapsed predictor (`reads`).
+struct Tilts<'a> {
+    plan: &'a Plan,
+    slot_of: tape::SlotOf<'a>,
+    pred: PredOf<'a>,
+    zero: &'a T,
+    at: AtValues<'a>,
+    reads: &'a dyn Fn(&Poly) -> bool,
+}
+
+impl Tilts<'_> {
+    /// Each continuous auxiliary (not the count, not the count's Gamma scale) with its family
+    /// and its tilt `s = P(ω = 0) − P(ω = 1)` as tapes.
+    fn aux(&self, scale_index: Option<usize>) -> Program<Vec<CaviAux>> {
+        let (slot_of, pred) = (self.slot_of, self.pred);
+        let mut aux = Vec::new();
+        for (index, a) in self.plan.aux.iter().enumerate() {
+            if a.conditional.is_count() || scale_index == Some(index) {
+                continue;
+            }
+            let s_tree = T::sub(self.zero.clone(), (self.at)(&[(a.name.as_str(), 1.0)]));
+            let Some(s) = Poly::of(&s_tree, 2) else {
+                return Ok(Err(
+                    "the tilt of an auxiliary variable is not of degree ≤ 2".into(),
+                ));
+            };
+            if (self.reads)(&s) {
+                return Ok(Err("an auxiliary's tilt reads a collapsed predictor".into()));
+            }
+            let family = match (a.prior_family.law(), &a.prior_family) {
+                (Some((law, params)), _) if law.has_tilted() => CaviFamily::Law {
+                    law,
+                    params: params
+                        .into_iter()
+                        .map(|t| Tape::compile(t, slot_of))
+                        .collect::<Result<_, _>>()?,
+                },
+                (None, Family::TiltedLaplace { phi, .. }) => {
+                    CaviFamily::Tilted(tilted(phi, Tape::constant(0.0), slot_of)?)
+                }
+                (_, other) => {
+                    return Ok(Err(format!(
+                        "no closed-form expectation for the {} variable `{}`",
+                        other.name(),
+                        a.name
+                    )))
+                }
+            };
+            aux.push(CaviAux {
+                index,
+                slot: slot_of(Role::Aux, &a.name).ok_or("aux slot")?,
+                family,
+                s: poly_tapes(&s, slot_of, pred)?,
+            });
+        }
+        Ok(Ok(aux))
+    }
 }
 
 /// Whether an expression reads the predictor `name`.

@@ -167,6 +167,41 @@ impl Lowerer {
             self.wrong_arity(c, 2, 2);
             return None;
         }
+        let GpOptions {
+            mean,
+            mut inducing,
+            inducing_points,
+            alpha,
+        } = self.gp_options(c)?;
+        let (inputs, dims) = self.gp_inputs(&positional[0].value, shape, name, c.span)?;
+        if let Some((z, span)) = inducing_points {
+            inducing = Some(self.inducing_inputs(z, span, &inputs, &dims)?);
+        }
+        let kernel = self.kernel(&positional[1].value, &dims)?;
+        if let (Some((_, span)), None) = (alpha, &inducing) {
+            self.err(
+                SemanticError::new(
+                    "gpm::bad_parameter",
+                    "`alpha` is the power of a sparse GP's Power-EP approximation",
+                    span,
+                    "no inducing points",
+                )
+                .help("add `inducing = M` (a full GP is exact: it has no α)"),
+            );
+            return None;
+        }
+        Some(LatentPrior::Gp {
+            inputs,
+            kernel,
+            mean,
+            inducing,
+            alpha: alpha.map_or(1.0, |a| a.0),
+        })
+    }
+
+    /// A `gp`'s named arguments: `mean`, `inducing` (a count, `adaptive(...)` or a data matrix
+    /// of points) and `alpha`.
+    fn gp_options(&mut self, c: &ast::Call) -> Option<GpOptions> {
         let mut mean = Sx::num(0.0);
         let mut inducing = None;
         let mut inducing_points: Option<(String, Span)> = None;
@@ -238,7 +273,23 @@ impl Lowerer {
                 }
             }
         }
-        let inputs_e = &positional[0].value;
+        Some(GpOptions {
+            mean,
+            inducing,
+            inducing_points,
+            alpha,
+        })
+    }
+
+    /// A `gp`'s inputs: a data vector or matrix with one row per entry of the latent `name`
+    /// (of `shape`); its name and number of columns.
+    fn gp_inputs(
+        &mut self,
+        inputs_e: &ast::Expr,
+        shape: Option<&Shape>,
+        name: &str,
+        call_span: Span,
+    ) -> Option<(String, Dim)> {
         let ExprKind::Var(inputs) = &inputs_e.kind else {
             self.err(
                 SemanticError::new(
@@ -290,7 +341,7 @@ impl Lowerer {
                     SemanticError::new(
                         "gpm::shape_mismatch",
                         format!("`{name}` is a scalar but has a GP prior"),
-                        c.span,
+                        call_span,
                         "a GP needs a vector",
                     )
                     .help("see docs/language.md"),
@@ -315,48 +366,37 @@ impl Lowerer {
                 return None;
             }
         }
-        if let Some((z, span)) = inducing_points {
-            let zd = self.model.datum(&z).cloned()?;
-            let zdims = match &zd.shape {
-                Shape::Matrix(_, c) => c.clone(),
-                _ => Dim::Const(1),
-            };
-            if zdims != dims {
-                self.err(
-                    SemanticError::new(
-                        "gpm::shape_mismatch",
-                        format!(
-                            "the inducing inputs `{z}` have {zdims} columns but the inputs `{inputs}` have {dims}"
-                        ),
-                        span,
-                        format!("{zdims} columns"),
-                    )
-                    .help("inducing inputs live in the input space: one row per inducing point"),
-                );
-                return None;
-            }
-            inducing = Some(Inducing::Points(z));
-        }
-        let kernel = self.kernel(&positional[1].value, &dims)?;
-        if let (Some((_, span)), None) = (alpha, &inducing) {
+        Some((inputs.clone(), dims))
+    }
+
+    /// `inducing = Z`: inducing inputs given as data, with as many columns as the inputs.
+    fn inducing_inputs(
+        &mut self,
+        z: String,
+        span: Span,
+        inputs: &str,
+        dims: &Dim,
+    ) -> Option<Inducing> {
+        let zd = self.model.datum(&z).cloned()?;
+        let zdims = match &zd.shape {
+            Shape::Matrix(_, c) => c.clone(),
+            _ => Dim::Const(1),
+        };
+        if zdims != *dims {
             self.err(
                 SemanticError::new(
-                    "gpm::bad_parameter",
-                    "`alpha` is the power of a sparse GP's Power-EP approximation",
+                    "gpm::shape_mismatch",
+                    format!(
+                        "the inducing inputs `{z}` have {zdims} columns but the inputs `{inputs}` have {dims}"
+                    ),
                     span,
-                    "no inducing points",
+                    format!("{zdims} columns"),
                 )
-                .help("add `inducing = M` (a full GP is exact: it has no α)"),
+                .help("inducing inputs live in the input space: one row per inducing point"),
             );
             return None;
         }
-        Some(LatentPrior::Gp {
-            inputs: inputs.clone(),
-            kernel,
-            mean,
-            inducing,
-            alpha: alpha.map_or(1.0, |a| a.0),
-        })
+        Some(Inducing::Points(z))
     }
 
     /// A scalar parameter: constants, scalar hyperparameters and arithmetic/math on them.
@@ -431,4 +471,14 @@ impl Lowerer {
         }
         Some(p)
     }
+}
+
+/// A `gp` prior's named arguments, as written.
+struct GpOptions {
+    mean: Sx,
+    inducing: Option<Inducing>,
+    /// `inducing = Z`: the data matrix of points and where it is written.
+    inducing_points: Option<(String, Span)>,
+    /// `alpha = a` and where it is written.
+    alpha: Option<(f64, Span)>,
 }
