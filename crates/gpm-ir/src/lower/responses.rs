@@ -9,50 +9,7 @@ impl Lowerer {
         lhs: &ast::Expr,
         lp: Option<(&str, &Dim)>,
     ) -> Option<(DataVar, Dim)> {
-        let (name, span) = match (&lhs.kind, lp) {
-            (ExprKind::Var(v), None) => (v.clone(), lhs.span),
-            (ExprKind::Index(b, ix), Some((i, _))) => match (&b.kind, ix.as_slice()) {
-                (ExprKind::Var(v), [a]) if matches!(&a.kind, ExprKind::Var(j) if j == i) => {
-                    (v.clone(), b.span)
-                }
-                _ => {
-                    self.err(
-                        SemanticError::new(
-                            "gpm::bad_response",
-                            "the left of `~` in a loop must be a datum at the loop index",
-                            lhs.span,
-                            "not `y[i]`",
-                        )
-                        .help(format!("write `y[{i}] ~ ...`")),
-                    );
-                    return None;
-                }
-            },
-            (ExprKind::Index(..), None) => {
-                self.err(
-                    SemanticError::new(
-                        "gpm::bad_index",
-                        "indexing outside a `for` loop",
-                        lhs.span,
-                        "no observation index here",
-                    )
-                    .help("write `y ~ ...` (vectorised) or loop with `for i in 1..N`"),
-                );
-                return None;
-            }
-            _ => {
-                self.err(
-                    SemanticError::new(
-                        "gpm::bad_response",
-                        "the left of `~` must be observed data",
-                        lhs.span,
-                        "not a datum",
-                    )
-                    .help("likelihood statements read `y ~ distribution(...)` with `y` in the data block"),
-                );
-                return None;
-            }
-        };
+        let (name, span) = self.response_name(lhs, lp)?;
         let Some(d) = self.model.datum(&name).cloned() else {
             if self.names.contains_key(&name) {
                 let what = match self.names.get(&name).map(|b| &b.0) {
@@ -107,6 +64,58 @@ impl Lowerer {
             }
         };
         Some((d, n))
+    }
+
+    /// The name the left of `~` reads, and where: `y` (vectorised) or `y[i]` in a loop over `i`.
+    fn response_name(
+        &mut self,
+        lhs: &ast::Expr,
+        lp: Option<(&str, &Dim)>,
+    ) -> Option<(String, Span)> {
+        Some(match (&lhs.kind, lp) {
+            (ExprKind::Var(v), None) => (v.clone(), lhs.span),
+            (ExprKind::Index(b, ix), Some((i, _))) => match (&b.kind, ix.as_slice()) {
+                (ExprKind::Var(v), [a]) if matches!(&a.kind, ExprKind::Var(j) if j == i) => {
+                    (v.clone(), b.span)
+                }
+                _ => {
+                    self.err(
+                        SemanticError::new(
+                            "gpm::bad_response",
+                            "the left of `~` in a loop must be a datum at the loop index",
+                            lhs.span,
+                            "not `y[i]`",
+                        )
+                        .help(format!("write `y[{i}] ~ ...`")),
+                    );
+                    return None;
+                }
+            },
+            (ExprKind::Index(..), None) => {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_index",
+                        "indexing outside a `for` loop",
+                        lhs.span,
+                        "no observation index here",
+                    )
+                    .help("write `y ~ ...` (vectorised) or loop with `for i in 1..N`"),
+                );
+                return None;
+            }
+            _ => {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_response",
+                        "the left of `~` must be observed data",
+                        lhs.span,
+                        "not a datum",
+                    )
+                    .help("likelihood statements read `y ~ distribution(...)` with `y` in the data block"),
+                );
+                return None;
+            }
+        })
     }
 
     pub(super) fn check_response_kind(
@@ -190,53 +199,10 @@ impl Lowerer {
         span: Span,
         lp: Option<(&str, &Dim)>,
     ) {
-        // `sigma ~ cauchy(0, 2.5);` in the model block: a prior, which `.gpm` writes in the
-        // declaration.
-        if let ExprKind::Var(v) = &lhs.kind {
-            let role = match self.names.get(v).map(|(b, _)| b) {
-                Some(Binding::Hyper) => Some(("hyperparameter", "hyper", "real in 0..")),
-                Some(Binding::Latent) => Some(("latent", "latent", "vector[K]")),
-                _ => None,
-            };
-            if let Some((what, block, ty)) = role {
-                self.err(
-                    SemanticError::new(
-                        "gpm::bad_response",
-                        format!("`{v}` is a {what}: its prior is written in its declaration, not in the model block"),
-                        lhs.span,
-                        "not observed data",
-                    )
-                    .help(format!(
-                        "write `{v} : {ty} ~ {dist};` in the `{block}` block (a Stan program runs as it is from a `.stan` file: docs/stan_models.md)"
-                    )),
-                );
-                return;
-            }
+        if self.prior_in_model_block(lhs, dist) {
+            return;
         }
-        let Some(info) = likelihoods::lookup(&dist.func.name) else {
-            let names = likelihoods::LIKELIHOODS.iter().map(|d| d.name());
-            let stan = super::stan_names::distribution(&dist.func.name).map(str::to_string);
-            let help = stan
-                .or_else(|| did_you_mean(&dist.func.name, names))
-                .unwrap_or_else(|| {
-                    format!(
-                        "likelihoods: {}; or write any density with `target += ...`",
-                        likelihoods::LIKELIHOODS
-                            .iter()
-                            .map(|d| d.name())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                });
-            self.err(
-                SemanticError::new(
-                    "gpm::unknown_distribution",
-                    format!("unknown distribution `{}`", dist.func.name),
-                    dist.func.span,
-                    "not in the library",
-                )
-                .help(help),
-            );
+        let Some(info) = self.likelihood(dist) else {
             return;
         };
         let Some((d, n)) = self.response(lhs, lp) else {
@@ -277,38 +243,9 @@ impl Lowerer {
             self.categorical_library(&d, &args[0], &options, &ctx, span);
             return;
         }
-        let mut params = Vec::new();
-        for a in &args {
-            let Some(node) = self.node(a, &ctx, false) else {
-                return;
-            };
-            self.span_hint = a.span;
-            let Some(sx) = self.lift_node(node, &ctx) else {
-                return;
-            };
-            if sx
-                .symbols()
-                .iter()
-                .any(|(r, s)| *r == SymRole::Data && s == &d.name)
-            {
-                self.err(
-                    SemanticError::new(
-                        "gpm::response_in_parameter",
-                        format!(
-                            "the response `{}` appears in its own distribution's parameters",
-                            d.name
-                        ),
-                        a.span,
-                        "uses the response",
-                    )
-                    .help(
-                        "write the density as a formula with `target += ...` if this is intended",
-                    ),
-                );
-                return;
-            }
-            params.push(sx);
-        }
+        let Some(params) = self.likelihood_params(&args, &d, &ctx) else {
+            return;
+        };
         if let Some(t) = info.trials() {
             if self
                 .check_trials(info.name(), &params[t], &args[t])
@@ -322,31 +259,14 @@ impl Lowerer {
             _ => None,
         };
         let y = Sx::sym(SymRole::Data, &d.name);
-        let divergence = match modifier {
-            Some(m) => match self.robust_divergence(m, &ctx) {
-                Some(d) => Some(d),
-                None => return,
-            },
-            None => None,
-        };
-        let Some(mut log_density) = library::log_density(info.0, y, &params, labels) else {
+        let Some(log_density) = library::log_density(info.0, y, &params, labels) else {
             unreachable!("only the categorical likelihood is structural")
         };
-        let mut observation = None;
-        if let (Some(divergence), Some(m)) = (divergence, modifier) {
-            match robust::robust_log_density(divergence, info.0, log_density.clone(), &params) {
-                Ok(l) => observation = Some(std::mem::replace(&mut log_density, l)),
-                Err(message) => {
-                    self.err(
-                        SemanticError::new("gpm::robust_unavailable", message, m.span, "here")
-                            .help(
-                                "write the robust loss with `target += ...`, or drop `robust(...)`",
-                            ),
-                    );
-                    return;
-                }
-            }
-        }
+        let Some((log_density, observation)) =
+            self.robust(modifier, &ctx, info, log_density, &params)
+        else {
+            return;
+        };
         let source = match modifier {
             Some(m) => format!("{} ~ {} {}", lhs, dist, m),
             None => format!("{} ~ {}", lhs, dist),
@@ -367,6 +287,129 @@ impl Lowerer {
                 replicate,
             },
         );
+    }
+
+    /// With `robust(...)`: the robust loss in place of the log-density, and the log-density kept
+    /// as the observation's (prediction scores it); without, the log-density as it is.
+    fn robust(
+        &mut self,
+        modifier: Option<&ast::Call>,
+        ctx: &ObsCtx,
+        info: likelihoods::LikelihoodRef,
+        log_density: Sx,
+        params: &[Sx],
+    ) -> Option<(Sx, Option<Sx>)> {
+        let Some(m) = modifier else {
+            return Some((log_density, None));
+        };
+        let divergence = self.robust_divergence(m, ctx)?;
+        match robust::robust_log_density(divergence, info.0, log_density.clone(), params) {
+            Ok(l) => Some((l, Some(log_density))),
+            Err(message) => {
+                self.err(
+                    SemanticError::new("gpm::robust_unavailable", message, m.span, "here")
+                        .help("write the robust loss with `target += ...`, or drop `robust(...)`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `sigma ~ cauchy(0, 2.5);` in the model block: a prior, which `.gpm` writes in the
+    /// declaration — an error saying so (true when reported).
+    fn prior_in_model_block(&mut self, lhs: &ast::Expr, dist: &ast::Call) -> bool {
+        if let ExprKind::Var(v) = &lhs.kind {
+            let role = match self.names.get(v).map(|(b, _)| b) {
+                Some(Binding::Hyper) => Some(("hyperparameter", "hyper", "real in 0..")),
+                Some(Binding::Latent) => Some(("latent", "latent", "vector[K]")),
+                _ => None,
+            };
+            if let Some((what, block, ty)) = role {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_response",
+                        format!("`{v}` is a {what}: its prior is written in its declaration, not in the model block"),
+                        lhs.span,
+                        "not observed data",
+                    )
+                    .help(format!(
+                        "write `{v} : {ty} ~ {dist};` in the `{block}` block (a Stan program runs as it is from a `.stan` file: docs/stan_models.md)"
+                    )),
+                );
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The library likelihood `dist` names, or an error with the name meant (a Stan
+    /// distribution's `.gpm` name, a near miss, or the list).
+    fn likelihood(&mut self, dist: &ast::Call) -> Option<likelihoods::LikelihoodRef> {
+        let info = likelihoods::lookup(&dist.func.name);
+        if info.is_none() {
+            let names = likelihoods::LIKELIHOODS.iter().map(|d| d.name());
+            let stan = super::stan_names::distribution(&dist.func.name).map(str::to_string);
+            let help = stan
+                .or_else(|| did_you_mean(&dist.func.name, names))
+                .unwrap_or_else(|| {
+                    format!(
+                        "likelihoods: {}; or write any density with `target += ...`",
+                        likelihoods::LIKELIHOODS
+                            .iter()
+                            .map(|d| d.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                });
+            self.err(
+                SemanticError::new(
+                    "gpm::unknown_distribution",
+                    format!("unknown distribution `{}`", dist.func.name),
+                    dist.func.span,
+                    "not in the library",
+                )
+                .help(help),
+            );
+        }
+        info
+    }
+
+    /// A likelihood's arguments lifted at the observation; none may read the response `d`.
+    fn likelihood_params(
+        &mut self,
+        args: &[ast::Expr],
+        d: &DataVar,
+        ctx: &ObsCtx,
+    ) -> Option<Vec<Sx>> {
+        let mut params = Vec::new();
+        for a in args {
+            let node = self.node(a, ctx, false)?;
+            self.span_hint = a.span;
+            let sx = self.lift_node(node, ctx)?;
+            if sx
+                .symbols()
+                .iter()
+                .any(|(r, s)| *r == SymRole::Data && s == &d.name)
+            {
+                self.err(
+                    SemanticError::new(
+                        "gpm::response_in_parameter",
+                        format!(
+                            "the response `{}` appears in its own distribution's parameters",
+                            d.name
+                        ),
+                        a.span,
+                        "uses the response",
+                    )
+                    .help(
+                        "write the density as a formula with `target += ...` if this is intended",
+                    ),
+                );
+                return None;
+            }
+            params.push(sx);
+        }
+        Some(params)
     }
 
     /// A binomial's number of trials is a count known before sampling: a non-negative integer
