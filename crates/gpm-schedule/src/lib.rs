@@ -22,6 +22,7 @@ mod factor;
 use factor::{collect, compile_factor, family_trees};
 pub mod ellipse_reference;
 pub mod gradient;
+mod hyper_plan;
 pub mod hypers;
 pub mod ids;
 pub mod marginal_elliptical;
@@ -532,7 +533,7 @@ pub fn build_with(
     let collapsed_latents = blocks::collapsed_latents(model, &collapsed);
     let mut blocks = blocks::blocks(model, &collapsed_latents);
     elliptical_blocks(model, &factors, &mut blocks)?;
-    let mut plan = hypers::plan(model, &factors, &hypers, &collapsed, &blocks);
+    let mut plan = hyper_plan::plan(model, &factors, &hypers, &collapsed, &blocks);
     let coupled = coupled_blocks(model, &factors, &blocks);
     let mut gibbs = steps::gibbs(
         &blocks,
