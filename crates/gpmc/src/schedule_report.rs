@@ -156,6 +156,66 @@ fn dense_hyper_text(c: &Checked, d: &gpm_schedule::DenseScaleUpdate, extra: &mut
     }
 }
 
+/// One NUTS transition on a block the sweep cannot draw exactly, and why NUTS.
+fn nuts_step_text(s: &Schedule, c: &Checked, nb: &gpm_schedule::NutsBlock) -> String {
+    format!(
+        "one NUTS transition (step size and mass matrix — dense up to 100 coordinates, else diagonal — adapted in warm-up as Stan does; tree depth at most {}) on {} whitened by its prior{}, the other latents and hyperparameters held, with the log-density of factor{} {} as written{} — NUTS because {}",
+        nb.max_depth,
+        block_name(s, c, nb.block),
+        if nb.hypers.is_empty() {
+            String::new()
+        } else {
+            format!(" jointly with {} on their unconstrained scales", hyper_names(c, &nb.hypers))
+        },
+        if nb.factors.len() > 1 { "s" } else { "" },
+        nb.factors
+            .iter()
+            .map(|f| format!("#{}", s.factors[f.0].factor + 1))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if nb.redraw {
+            " (auxiliaries integrated out), then every auxiliary drawn again given it"
+        } else {
+            ""
+        },
+        nb.why
+    )
+}
+
+/// The generic update: elliptical slice sampling on the log-density as written, over the
+/// blocks jointly, with the blocks' own hyperparameter moves.
+fn elliptical_step_text(
+    s: &Schedule,
+    c: &Checked,
+    blocks: &[gpm_schedule::BlockId],
+    factors: &[gpm_schedule::FactorId],
+    steps: usize,
+    fitted: bool,
+) -> String {
+    format!(
+            "generic update of {} (factor{} {} with no augmentation): {steps} elliptical slice sampling steps{} on the log-density as written, the ellipse's Gaussian being the prior{}{}{}",
+            block_names(s, c, blocks),
+            if factors.len() > 1 { "s" } else { "" },
+            factors
+                .iter()
+                .map(|f| format!("#{}", s.factors[f.0].factor + 1))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if blocks.len() > 1 { " over the blocks jointly" } else { "" },
+            if s.factors.iter().any(|fp| !fp.curvature.is_empty()) {
+                " times the augmented factors' Gaussian terms"
+            } else {
+                ""
+            },
+            blocks.iter().map(|b| block_hyper_text(s, c, *b)).collect::<String>(),
+            if fitted {
+                "; from the second quarter of warm-up the ellipses are those of a Gaussian fitted to the block's draws (covariance doubled, refitted every 50 sweeps, frozen after warm-up; blocks of up to 2 000 coordinates), and every other step slices the target over that Gaussian (generalised elliptical slice sampling: exact for any fixed reference), the others following the block's own conditional"
+            } else {
+                ""
+            }
+        )
+}
+
 fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
     let own_hypers = |b: gpm_schedule::BlockId| block_hyper_text(s, c, b);
     match step {
@@ -233,58 +293,13 @@ fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
                 "leave the auxiliaries to the next sweep's first step, which draws them afresh"
             }
         ),
-        GibbsStep::Nuts { index } => {
-            let nb = &s.nuts_blocks[*index];
-            format!(
-                "one NUTS transition (step size and mass matrix — dense up to 100 coordinates, else diagonal — adapted in warm-up as Stan does; tree depth at most {}) on {} whitened by its prior{}, the other latents and hyperparameters held, with the log-density of factor{} {} as written{} — NUTS because {}",
-                nb.max_depth,
-                block_name(s, c, nb.block),
-                if nb.hypers.is_empty() {
-                    String::new()
-                } else {
-                    format!(" jointly with {} on their unconstrained scales", hyper_names(c, &nb.hypers))
-                },
-                if nb.factors.len() > 1 { "s" } else { "" },
-                nb.factors
-                    .iter()
-                    .map(|f| format!("#{}", s.factors[f.0].factor + 1))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if nb.redraw {
-                    " (auxiliaries integrated out), then every auxiliary drawn again given it"
-                } else {
-                    ""
-                },
-                nb.why
-            )
-        }
+        GibbsStep::Nuts { index } => nuts_step_text(s, c, &s.nuts_blocks[*index]),
         GibbsStep::Elliptical {
             blocks,
             factors,
             steps,
             fitted,
-        } => format!(
-            "generic update of {} (factor{} {} with no augmentation): {steps} elliptical slice sampling steps{} on the log-density as written, the ellipse's Gaussian being the prior{}{}{}",
-            block_names(s, c, blocks),
-            if factors.len() > 1 { "s" } else { "" },
-            factors
-                .iter()
-                .map(|f| format!("#{}", s.factors[f.0].factor + 1))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if blocks.len() > 1 { " over the blocks jointly" } else { "" },
-            if s.factors.iter().any(|fp| !fp.curvature.is_empty()) {
-                " times the augmented factors' Gaussian terms"
-            } else {
-                ""
-            },
-            blocks.iter().map(|b| own_hypers(*b)).collect::<String>(),
-            if *fitted {
-                "; from the second quarter of warm-up the ellipses are those of a Gaussian fitted to the block's draws (covariance doubled, refitted every 50 sweeps, frozen after warm-up; blocks of up to 2 000 coordinates), and every other step slices the target over that Gaussian (generalised elliptical slice sampling: exact for any fixed reference), the others following the block's own conditional"
-            } else {
-                ""
-            }
-        ),
+        } => elliptical_step_text(s, c, blocks, factors, *steps, *fitted),
         GibbsStep::ConjugateHypers => format!(
             "draw {} from their conjugate Gamma conditionals",
             s.hypers
@@ -408,6 +423,24 @@ pub fn text(c: &Checked) -> String {
             let _ = writeln!(out, "  Gaussian particle flow: not available ({why})");
         }
     }
+    nuts_lines(s, &mut out);
+    let _ = writeln!(out, "  hyperparameters ({})", s.hyper_steps.len());
+    for h in &s.hyper_steps {
+        let _ = writeln!(
+            out,
+            "    {:<14} starts at {} ({})",
+            h.name,
+            h.start,
+            h.start_rule.describe()
+        );
+        let _ = writeln!(out, "      Gibbs: {}", h.gibbs.describe(&s.kernel_groups));
+        let _ = writeln!(out, "      CAVI/SVI: {}", h.variational.describe());
+    }
+    out
+}
+
+/// Whether NUTS runs on the original and on the augmented model, and how or why not.
+fn nuts_lines(s: &Schedule, out: &mut String) {
     match gpm_runtime::nuts::refusal(s, gpm_runtime::nuts::On::Original) {
         None => {
             let moved = nuts_hypers(s);
@@ -439,19 +472,6 @@ pub fn text(c: &Checked) -> String {
             let _ = writeln!(out, "  NUTS on the augmented model: not available ({why})");
         }
     }
-    let _ = writeln!(out, "  hyperparameters ({})", s.hyper_steps.len());
-    for h in &s.hyper_steps {
-        let _ = writeln!(
-            out,
-            "    {:<14} starts at {} ({})",
-            h.name,
-            h.start,
-            h.start_rule.describe()
-        );
-        let _ = writeln!(out, "      Gibbs: {}", h.gibbs.describe(&s.kernel_groups));
-        let _ = writeln!(out, "      CAVI/SVI: {}", h.variational.describe());
-    }
-    out
 }
 
 /// The schedule as JSON (`schedule` in `gpmc check --format json`; schema in docs/cli.md).

@@ -420,36 +420,9 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
             .map_err(|(atom, why)| refuse(atom, why))?,
     );
     let forms = w.form_names(forms);
-    // The augmented factor must be a Gaussian in each predictor: non-positive curvature.
-    let mut collapsed = Vec::new();
-    for p in &w.collapsed {
-        // The un-augmented log-density read as a polynomial in this predictor alone.
-        let as_poly = collapse_poly(&T::add(w.first_level.clone()), p, &signs);
-        match as_poly {
-            Some(cp) => collapsed.push((p.clone(), cp)),
-            None => {
-                return Err(refuse(
-                    p.clone(),
-                    format!("the predictor {p} must be sampled from its collapsed conditional, but the factor is not Gaussian in it"),
-                ))
-            }
-        }
-    }
-    for ((a, b), coef) in &w.poly.quad {
-        let probe = w.probe(&[coef]);
-        if a == b && !probe.sign_ok(&T::neg(coef.clone()), false) {
-            return Err(refuse(
-                format!("{coef}·{a}²"),
-                format!("the augmented factor is not concave in {a} (γ ≤ 0): it grows like exp(+c·{a}²) and is not a Gaussian likelihood"),
-            ));
-        }
-        if a != b {
-            return Err(refuse(
-                format!("{coef}·{a}·{b}"),
-                "the augmented factor couples two predictors in one quadratic term; joint Gaussian updates across predictors are not implemented".into(),
-            ));
-        }
-    }
+    let collapsed = w
+        .gaussian_in_predictors(&signs)
+        .map_err(|(atom, why)| refuse(atom, why))?;
     let mut plan = Plan {
         factor: k,
         form: forms,
@@ -478,6 +451,47 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
         return Err(refuse("(certification)".into(), reason));
     }
     Ok(plan)
+}
+
+impl Work<'_> {
+    /// The augmented factor must be a Gaussian in each predictor (non-positive curvature, no
+    /// cross terms); each collapsed predictor's un-augmented log-density as a polynomial in it,
+    /// or the atom and reason it is not one.
+    fn gaussian_in_predictors(
+        &self,
+        signs: &Signs,
+    ) -> Result<Vec<(String, Poly)>, (String, String)> {
+        let mut collapsed = Vec::new();
+        for p in &self.collapsed {
+            // The un-augmented log-density read as a polynomial in this predictor alone.
+            let as_poly = collapse_poly(&T::add(self.first_level.clone()), p, signs);
+            match as_poly {
+                Some(cp) => collapsed.push((p.clone(), cp)),
+                None => {
+                    return Err((
+                        p.clone(),
+                        format!("the predictor {p} must be sampled from its collapsed conditional, but the factor is not Gaussian in it"),
+                    ))
+                }
+            }
+        }
+        for ((a, b), coef) in &self.poly.quad {
+            let probe = self.probe(&[coef]);
+            if a == b && !probe.sign_ok(&T::neg(coef.clone()), false) {
+                return Err((
+                    format!("{coef}·{a}²"),
+                    format!("the augmented factor is not concave in {a} (γ ≤ 0): it grows like exp(+c·{a}²) and is not a Gaussian likelihood"),
+                ));
+            }
+            if a != b {
+                return Err((
+                    format!("{coef}·{a}·{b}"),
+                    "the augmented factor couples two predictors in one quadratic term; joint Gaussian updates across predictors are not implemented".to_string(),
+                ));
+            }
+        }
+        Ok(collapsed)
+    }
 }
 
 /// The log-density as a polynomial of degree ≤ 2 in one predictor (other predictors are
