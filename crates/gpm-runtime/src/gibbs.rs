@@ -416,30 +416,7 @@ impl<'a> Sampler<'a> {
         prep: Prepared,
         hypers: &HyperValues,
     ) -> Result<Self, RuntimeError> {
-        // Latents read by collapsed predictors are drawn in a phase of their own: a factor
-        // must not also read them through a predictor sampled from the augmented likelihood
-        // (that conditional, with the auxiliaries integrated out, is not Gaussian).
-        let collapsed_latents = &prep.collapsed_latents;
-        for fp in &schedule.factors {
-            for cv in &fp.curvature {
-                let p = &prep.preds[cv.pred.0];
-                if fp.collapsed.is_empty() {
-                    continue;
-                }
-                if let Some(t) = p
-                    .terms
-                    .iter()
-                    .find(|t| collapsed_latents.contains(&t.latent))
-                {
-                    return Err(RuntimeError::Unsupported(format!(
-                        "factor #{}: the latent `{}` is read both by a predictor sampled from its collapsed conditional and by `{}`, which the same factor augments; Gibbs cannot sample it (write the two predictors with separate latents)",
-                        fp.factor + 1,
-                        prep.latents[t.latent].0,
-                        cv.predictor
-                    )));
-                }
-            }
-        }
+        collapsed_phase_is_separate(schedule, &prep)?;
         // Sparse blocks: the features of the training inputs, once (`M × N`).
         crate::memory::check_features(&prep.sparse_sizes(), "Gibbs sampling")?;
         let sparse_feats = prep
@@ -462,30 +439,7 @@ impl<'a> Sampler<'a> {
                 None => None,
             });
         }
-        // Per block, per factor: the design of each curvature entry (collapsed ones first).
-        let dense_designs: Vec<Vec<Vec<Option<DMatrix<f64>>>>> = prep
-            .blocks
-            .iter()
-            .map(|b| {
-                let Block::Dense {
-                    parts, prior_mean, ..
-                } = b
-                else {
-                    return vec![];
-                };
-                schedule
-                    .factors
-                    .iter()
-                    .map(|fp| {
-                        fp.collapsed
-                            .iter()
-                            .chain(&fp.curvature)
-                            .map(|c| prep.dense_design(c.pred.0, parts, prior_mean.len()))
-                            .collect()
-                    })
-                    .collect()
-            })
-            .collect();
+        let dense_designs = dense_designs(schedule, &prep);
         let (sliced, kernels, shared, dense_scales) = bind_hypers(schedule, data, &prep, hypers)?;
         let mut generic = vec![false; prep.blocks.len()];
         for (spec, range) in schedule.blocks.iter().zip(&prep.spec_blocks) {
@@ -546,36 +500,7 @@ impl<'a> Sampler<'a> {
     /// A state with the latents at their prior means, auxiliaries at 1 (counts at 0): what
     /// [`Sampler::start`] begins from.
     pub fn init(&self) -> State {
-        let mut latents: Vec<DVector<f64>> = self
-            .prep
-            .latents
-            .iter()
-            .map(|(_, len, _)| DVector::zeros(*len))
-            .collect();
-        for b in &self.prep.blocks {
-            match b {
-                Block::Gp { latent, column, gp } => {
-                    let rows = gp.len();
-                    for i in 0..rows {
-                        latents[*latent][column * rows + i] = gp.mean;
-                    }
-                }
-                Block::Sparse {
-                    latent, column, sp, ..
-                } => {
-                    // A GP latent is a vector or a matrix: its rows are its first size.
-                    let rows = self.prep.latent_dims[*latent].first().copied().unwrap_or(1);
-                    for i in 0..rows {
-                        latents[*latent][column * rows + i] = sp.mean;
-                    }
-                }
-                Block::Dense {
-                    parts, prior_mean, ..
-                } => {
-                    scatter_dense(parts, prior_mean, &mut latents);
-                }
-            }
-        }
+        let latents = self.prior_means();
         let aux = self
             .schedule
             .factors
@@ -645,6 +570,41 @@ impl<'a> Sampler<'a> {
             nuts_stats: NutsBlockStats::default(),
             warmup: None,
         }
+    }
+
+    /// Every latent at its prior mean, block by block.
+    fn prior_means(&self) -> Vec<DVector<f64>> {
+        let mut latents: Vec<DVector<f64>> = self
+            .prep
+            .latents
+            .iter()
+            .map(|(_, len, _)| DVector::zeros(*len))
+            .collect();
+        for b in &self.prep.blocks {
+            match b {
+                Block::Gp { latent, column, gp } => {
+                    let rows = gp.len();
+                    for i in 0..rows {
+                        latents[*latent][column * rows + i] = gp.mean;
+                    }
+                }
+                Block::Sparse {
+                    latent, column, sp, ..
+                } => {
+                    // A GP latent is a vector or a matrix: its rows are its first size.
+                    let rows = self.prep.latent_dims[*latent].first().copied().unwrap_or(1);
+                    for i in 0..rows {
+                        latents[*latent][column * rows + i] = sp.mean;
+                    }
+                }
+                Block::Dense {
+                    parts, prior_mean, ..
+                } => {
+                    scatter_dense(parts, prior_mean, &mut latents);
+                }
+            }
+        }
+        latents
     }
 
     fn fill(&self, f: usize, i: usize, pv: &[Vec<f64>], state: &State, vals: &mut [f64]) {
@@ -873,4 +833,57 @@ impl crate::nuts::target::Bound for Sampler<'_> {
                 .map(|sl| (&sl.kernel, &sl.mean, &sl.inputs))
         })
     }
+}
+/// Latents read by collapsed predictors are drawn in a phase of their own: a factor must not
+/// also read them through a predictor sampled from the augmented likelihood (that conditional,
+/// with the auxiliaries integrated out, is not Gaussian).
+fn collapsed_phase_is_separate(schedule: &Schedule, prep: &Prepared) -> Result<(), RuntimeError> {
+    let collapsed_latents = &prep.collapsed_latents;
+    for fp in &schedule.factors {
+        for cv in &fp.curvature {
+            let p = &prep.preds[cv.pred.0];
+            if fp.collapsed.is_empty() {
+                continue;
+            }
+            if let Some(t) = p
+                .terms
+                .iter()
+                .find(|t| collapsed_latents.contains(&t.latent))
+            {
+                return Err(RuntimeError::Unsupported(format!(
+                    "factor #{}: the latent `{}` is read both by a predictor sampled from its collapsed conditional and by `{}`, which the same factor augments; Gibbs cannot sample it (write the two predictors with separate latents)",
+                    fp.factor + 1,
+                    prep.latents[t.latent].0,
+                    cv.predictor
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Per dense block, per factor: the design of each curvature entry (collapsed ones first).
+fn dense_designs(schedule: &Schedule, prep: &Prepared) -> Vec<Vec<Vec<Option<DMatrix<f64>>>>> {
+    prep.blocks
+        .iter()
+        .map(|b| {
+            let Block::Dense {
+                parts, prior_mean, ..
+            } = b
+            else {
+                return vec![];
+            };
+            schedule
+                .factors
+                .iter()
+                .map(|fp| {
+                    fp.collapsed
+                        .iter()
+                        .chain(&fp.curvature)
+                        .map(|c| prep.dense_design(c.pred.0, parts, prior_mean.len()))
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
 }

@@ -127,7 +127,6 @@ impl<'a> Sampler<'a> {
         pv: &[Vec<f64>],
         rng: &mut ChaCha8Rng,
     ) -> Result<Option<BlockGaussian<'s>>, RuntimeError> {
-        let mut stack = Vec::with_capacity(64);
         match b {
             Block::Gp { latent, column, .. } | Block::Sparse { latent, column, .. } => {
                 let rows = self.rows_of(bi, b);
@@ -165,26 +164,7 @@ impl<'a> Sampler<'a> {
             } => {
                 let dim = prior_mean.len();
                 let theta = gather_dense(parts, dim, &state.latents);
-                let mut rows: Vec<DMatrix<f64>> = Vec::new();
-                let mut np = NaturalParams::default();
-                for (f, fp) in self.schedule.factors.iter().enumerate() {
-                    let mut vals = vec![0.0; fp.slots.len()];
-                    let list = fp.collapsed.iter().chain(&fp.curvature);
-                    for (cv, phi) in list.zip(&self.dense_designs[bi][f]) {
-                        let Some(phi) = phi else { continue };
-                        let pi = cv.pred.0;
-                        let own = phi * &theta;
-                        for i in 0..self.prep.factors[f].n {
-                            self.fill(f, i, pv, state, &mut vals);
-                            let (ai, bi) = (
-                                cv.quad.eval(&vals, &mut stack),
-                                cv.lin.eval(&vals, &mut stack),
-                            );
-                            np.push_row(ai, bi, pv[pi][i] - own[i]);
-                        }
-                        rows.push(phi.clone());
-                    }
-                }
+                let (np, rows) = self.dense_terms(bi, &theta, state, pv);
                 if rows.is_empty() && !self.generic[bi] {
                     return Ok(None);
                 }
@@ -217,6 +197,40 @@ impl<'a> Sampler<'a> {
                 }))
             }
         }
+    }
+
+    /// A dense block's Gaussian terms from every factor that reads it: the natural parameters
+    /// (each row's curvature and shift, the block's own part of the predictor taken out) and
+    /// the design rows.
+    fn dense_terms(
+        &self,
+        bi: usize,
+        theta: &DVector<f64>,
+        state: &State,
+        pv: &[Vec<f64>],
+    ) -> (NaturalParams, Vec<DMatrix<f64>>) {
+        let mut stack = Vec::with_capacity(64);
+        let mut rows: Vec<DMatrix<f64>> = Vec::new();
+        let mut np = NaturalParams::default();
+        for (f, fp) in self.schedule.factors.iter().enumerate() {
+            let mut vals = vec![0.0; fp.slots.len()];
+            let list = fp.collapsed.iter().chain(&fp.curvature);
+            for (cv, phi) in list.zip(&self.dense_designs[bi][f]) {
+                let Some(phi) = phi else { continue };
+                let pi = cv.pred.0;
+                let own = phi * theta;
+                for i in 0..self.prep.factors[f].n {
+                    self.fill(f, i, pv, state, &mut vals);
+                    let (ai, bi) = (
+                        cv.quad.eval(&vals, &mut stack),
+                        cv.lin.eval(&vals, &mut stack),
+                    );
+                    np.push_row(ai, bi, pv[pi][i] - own[i]);
+                }
+                rows.push(phi.clone());
+            }
+        }
+        (np, rows)
     }
 }
 
