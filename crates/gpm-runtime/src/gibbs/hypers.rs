@@ -347,20 +347,7 @@ impl super::Sampler<'_> {
             DVector::from_fn(rows, |i, _| state.latents[*latent][column * rows + i])
         });
         if let Some(z) = &sk.inducing {
-            // A sparse column integrated out under its FITC prior at each candidate value.
-            let prior_at = |hv: &HyperValues| -> Result<super::SparsePrior, RuntimeError> {
-                let sp =
-                    crate::sparse::SparseGp::new(&sk.kernel, hv, z.clone(), hv.eval(&sk.mean)?)?;
-                let (phi, kt) = sp.features(&sk.inputs)?;
-                Ok(super::SparsePrior { sp, phi, kt })
-            };
-            let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
-                let p = prior_at(hv)?;
-                p.sp.log_marginal(&p.phi, &p.kt, a, b)
-            };
-            self.slice_update(&sk.hypers, sk.joint, state, &log_gp, rng)?;
-            state.sparse_priors[sk.block] = Some(prior_at(&self.hyper_values(state))?);
-            return Ok(());
+            return self.slice_sparse_kernel(sk, z, state, a, b, rng);
         }
         if let (None, Some(sur)) = (&values, &sk.surrogate) {
             if self.surrogate_kernel(sk, sur, state, a, b, rng)? {
@@ -438,6 +425,33 @@ impl super::Sampler<'_> {
             }
             _ => crate::gaussian::GpBlock::new(sk.training(&sk.kernel, &hv)?, mean)?,
         }));
+        Ok(())
+    }
+
+    /// [`Sampler::slice_kernel`] for a sparse GP: its column integrated out under its FITC
+    /// prior (inducing inputs `z`) at each candidate value; leaves the chain's sparse prior at
+    /// the new values.
+    fn slice_sparse_kernel(
+        &self,
+        sk: &SlicedKernel,
+        z: &DMatrix<f64>,
+        state: &mut State,
+        a: &[f64],
+        b: &[f64],
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        // A sparse column integrated out under its FITC prior at each candidate value.
+        let prior_at = |hv: &HyperValues| -> Result<super::SparsePrior, RuntimeError> {
+            let sp = crate::sparse::SparseGp::new(&sk.kernel, hv, z.clone(), hv.eval(&sk.mean)?)?;
+            let (phi, kt) = sp.features(&sk.inputs)?;
+            Ok(super::SparsePrior { sp, phi, kt })
+        };
+        let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
+            let p = prior_at(hv)?;
+            p.sp.log_marginal(&p.phi, &p.kt, a, b)
+        };
+        self.slice_update(&sk.hypers, sk.joint, state, &log_gp, rng)?;
+        state.sparse_priors[sk.block] = Some(prior_at(&self.hyper_values(state))?);
         Ok(())
     }
 
@@ -602,8 +616,68 @@ pub(super) fn bind_hypers(
     prep: &Prepared,
     values: &HyperValues,
 ) -> Result<HyperPlans, RuntimeError> {
-    // A vector (ARD) hyperparameter: one update per entry.
-    let entry = |hid: HyperId| -> Result<Vec<SlicedHyper>, RuntimeError> {
+    let binding = HyperBinding {
+        schedule,
+        data,
+        prep,
+        values,
+    };
+    let sliced = binding.entries(&schedule.likelihood_hypers)?;
+    let kernels = schedule
+        .kernel_updates
+        .iter()
+        .enumerate()
+        .map(|(slot, k)| binding.kernel(k, slot))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut shared = Vec::new();
+    for g in &schedule.kernel_groups {
+        shared.push(SharedKernel {
+            hypers: binding.entries(&g.hypers)?,
+            joint: JointMove {
+                slot: kernels.len() + shared.len(),
+                scheme: g.slice,
+            },
+            latents: g
+                .latents
+                .iter()
+                .map(|l| shared_latent(schedule, data, prep, l.0))
+                .collect::<Result<_, _>>()?,
+        });
+    }
+    let dense = schedule
+        .dense_updates
+        .iter()
+        .enumerate()
+        .map(|(i, d)| binding.dense(d, kernels.len() + shared.len() + i))
+        .collect::<Result<Vec<_>, RuntimeError>>()?;
+    Ok((sliced, kernels, shared, dense))
+}
+
+/// What binding the hyperparameter updates reads.
+struct HyperBinding<'a> {
+    schedule: &'a Schedule,
+    data: &'a Data,
+    prep: &'a Prepared,
+    values: &'a HyperValues,
+}
+
+impl HyperBinding<'_> {
+    /// The first runtime block of a schedule block.
+    fn first_block(&self, b: BlockId) -> usize {
+        self.prep.spec_blocks[b.0].start
+    }
+
+    /// The sliced coordinates of hyperparameters: a scalar is one, a vector (ARD) one per entry.
+    fn entries(&self, ids: &[HyperId]) -> Result<Vec<SlicedHyper>, RuntimeError> {
+        let mut out = Vec::new();
+        for &h in ids {
+            out.extend(self.entry(h)?);
+        }
+        Ok(out)
+    }
+
+    fn entry(&self, hid: HyperId) -> Result<Vec<SlicedHyper>, RuntimeError> {
+        let (schedule, prep) = (self.schedule, self.prep);
         let h = &schedule.hyper_decls[hid.0];
         let gpm_ir::HyperKind::Prior { prior } = &h.kind else {
             return Err(RuntimeError::Inconsistent(format!(
@@ -611,7 +685,7 @@ pub(super) fn bind_hypers(
                 h.name
             )));
         };
-        let entries: Vec<Option<usize>> = match values.vector(hid) {
+        let entries: Vec<Option<usize>> = match self.values.vector(hid) {
             Some(v) => (0..v.len()).map(Some).collect(),
             None if prep.hypers[hid.0].is_nan() => {
                 return Err(RuntimeError::MissingData(format!(
@@ -636,20 +710,18 @@ pub(super) fn bind_hypers(
                 factors: factors.clone(),
             })
             .collect())
-    };
-    let entries = |ids: &[HyperId]| -> Result<Vec<SlicedHyper>, RuntimeError> {
-        let mut out = Vec::new();
-        for &h in ids {
-            out.extend(entry(h)?);
-        }
-        Ok(out)
-    };
-    let first_block = |b: BlockId| prep.spec_blocks[b.0].start;
-    let sliced = entries(&schedule.likelihood_hypers)?;
-    let mut kernels = Vec::new();
-    for k in &schedule.kernel_updates {
-        let bi = first_block(k.block);
-        let (latent, inducing) = match &prep.blocks[bi] {
+    }
+
+    /// One GP's kernel update (joint move `slot`): its kernel, mean and inputs, the inducing
+    /// inputs of a sparse GP, the squared distances kept where the kernel reads only them, and
+    /// the surrogate transition where scheduled.
+    fn kernel(
+        &self,
+        k: &gpm_schedule::GpKernelUpdate,
+        slot: usize,
+    ) -> Result<SlicedKernel, RuntimeError> {
+        let bi = self.first_block(k.block);
+        let (latent, inducing) = match &self.prep.blocks[bi] {
             Block::Gp { latent, .. } => (*latent, None),
             Block::Sparse { latent, sp, .. } => (*latent, Some(sp.z.clone())),
             Block::Dense { .. } => {
@@ -658,7 +730,7 @@ pub(super) fn bind_hypers(
                 ))
             }
         };
-        let sl = shared_latent(schedule, data, prep, latent)?;
+        let sl = shared_latent(self.schedule, self.data, self.prep, latent)?;
         let sqdist = (inducing.is_none()
             && crate::kernels::uses_scalar_distances(&sl.kernel)
             && sl.inputs.nrows() <= crate::kernels::MAX_KEPT_DISTANCES)
@@ -667,74 +739,62 @@ pub(super) fn bind_hypers(
             None => super::surrogate::Surrogate::bind(k.surrogate, &sl.inputs)?,
             Some(_) => None,
         };
-        kernels.push(SlicedKernel {
+        Ok(SlicedKernel {
             block: bi,
-            hypers: entries(&k.hypers)?,
+            hypers: self.entries(&k.hypers)?,
             inducing,
             given_values: k.given_values,
             kernel: sl.kernel,
             mean: sl.mean,
             inputs: sl.inputs,
             joint: JointMove {
-                slot: kernels.len(),
+                slot,
                 scheme: k.slice,
             },
             interweave: k.interweave.iter().map(|f| f.0).collect(),
             surrogate,
             sqdist,
-        });
-    }
-    let mut shared = Vec::new();
-    for g in &schedule.kernel_groups {
-        shared.push(SharedKernel {
-            hypers: entries(&g.hypers)?,
-            joint: JointMove {
-                slot: kernels.len() + shared.len(),
-                scheme: g.slice,
-            },
-            latents: g
-                .latents
-                .iter()
-                .map(|l| shared_latent(schedule, data, prep, l.0))
-                .collect::<Result<_, _>>()?,
-        });
-    }
-    let dense = schedule
-        .dense_updates
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            let interweave: Vec<usize> = d.interweave.iter().map(|f| f.0).collect();
-            let laplace = match &prep.blocks[first_block(d.block)] {
-                Block::Dense {
-                    parts, prior_mean, ..
-                } if d.laplace && prior_mean.len() <= gpm_schedule::LAPLACE_MAX_DIM => {
-                    super::laplace_dense::readings(schedule, prep, parts, &interweave)
-                }
-                _ => None,
-            };
-            Ok(SlicedDense {
-                laplace,
-                level: super::interweave_dense::LevelShear::bind(
-                    schedule,
-                    prep,
-                    first_block(d.block),
-                    &d.level,
-                    &interweave,
-                )?,
-                block: first_block(d.block),
-                hypers: entries(&d.hypers)?,
-                given_values: d.given_values,
-                joint: JointMove {
-                    slot: kernels.len() + shared.len() + i,
-                    scheme: d.slice,
-                },
-                interweave,
-                interweave_moves: d.interweave_moves,
-            })
         })
-        .collect::<Result<Vec<_>, RuntimeError>>()?;
-    Ok((sliced, kernels, shared, dense))
+    }
+
+    /// A dense block's prior-scale update (joint move `slot`), with its non-centred, level-held
+    /// and Laplace-standardised moves bound where scheduled.
+    fn dense(
+        &self,
+        d: &gpm_schedule::DenseScaleUpdate,
+        slot: usize,
+    ) -> Result<SlicedDense, RuntimeError> {
+        let (schedule, prep) = (self.schedule, self.prep);
+        let block = self.first_block(d.block);
+        let interweave: Vec<usize> = d.interweave.iter().map(|f| f.0).collect();
+        let laplace = match &prep.blocks[block] {
+            Block::Dense {
+                parts, prior_mean, ..
+            } if d.laplace && prior_mean.len() <= gpm_schedule::LAPLACE_MAX_DIM => {
+                super::laplace_dense::readings(schedule, prep, parts, &interweave)
+            }
+            _ => None,
+        };
+        Ok(SlicedDense {
+            laplace,
+            level: super::interweave_dense::LevelShear::bind(
+                schedule,
+                prep,
+                block,
+                &d.level,
+                &interweave,
+            )?,
+            block,
+            hypers: self.entries(&d.hypers)?,
+            given_values: d.given_values,
+            joint: JointMove {
+                slot,
+                scheme: d.slice,
+            },
+            interweave,
+            interweave_moves: d.interweave_moves,
+        })
+    }
 }
 
 /// A full-GP latent's kernel, mean, inputs and blocks `(block, latent, column)`.
