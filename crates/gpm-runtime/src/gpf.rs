@@ -615,6 +615,32 @@ struct Progress {
 }
 
 impl Flow<'_> {
+    /// One flow step of the particles of group `group` from `v` into `trial`: `x ← x − ε d`,
+    /// `d` the flow's direction, scaled per coordinate by RMSProp (its running mean squares and
+    /// step count) when preconditioned.
+    fn flow_step(
+        &self,
+        group: usize,
+        v: &[DMatrix<f64>],
+        eval: &Evaluation,
+        eps: f64,
+        trial: &mut [DMatrix<f64>],
+        mut rms: Option<(&mut Vec<DVector<f64>>, i32)>,
+    ) {
+        let members = &self.groups[group];
+        let vg = stack(members, v);
+        let d = self.direction(&vg, eval, group);
+        let mut at = 0;
+        for &k in members {
+            let dk = d.rows(at, v[k].nrows()).into_owned();
+            at += v[k].nrows();
+            trial[k] = match &mut rms {
+                Some((rms, t)) => &v[k] - rmsprop(&dk, &mut rms[k], *t) * eps,
+                None => &v[k] - dk * eps,
+            };
+        }
+    }
+
     /// The schedule's iterations from `v` (whose evaluation is `eval`), until convergence or
     /// `config.max_iter` accepted steps; `v` and `eval` end at the last accepted position.
     fn iterate(
@@ -645,20 +671,10 @@ impl Flow<'_> {
                         GpfStep::Gradients => {}
                         GpfStep::Flow { .. } => {
                             // The schedule's flow steps are `self.groups`, in order.
-                            let members = &self.groups[group];
-                            let vg = stack(members, v);
-                            let d = self.direction(&vg, eval, group);
-                            let mut at = 0;
-                            for &k in members {
-                                let dk = d.rows(at, v[k].nrows()).into_owned();
-                                at += v[k].nrows();
-                                trial[k] = if config.precondition {
-                                    let t = rms_steps + 1;
-                                    &v[k] - rmsprop(&dk, &mut trial_rms[k], t) * eps
-                                } else {
-                                    &v[k] - dk * eps
-                                };
-                            }
+                            let rms_at = config
+                                .precondition
+                                .then_some((&mut trial_rms, rms_steps + 1));
+                            self.flow_step(group, v, eval, eps, &mut trial, rms_at);
                             group += 1;
                         }
                         GpfStep::FreeEnergy => {

@@ -489,17 +489,9 @@ impl<'a> Target<'a> {
         }
     }
 
-    /// `log π` and its gradient (module docs).
-    pub(crate) fn log_density(
-        &self,
-        position: &[f64],
-        grad: &mut [f64],
-    ) -> Result<f64, RuntimeError> {
-        let n_latent = self.latent_dim();
-        let hv = self.hyper_values(position);
-        let n_hyper = n_latent + self.moved.len();
-        let u = &position[n_latent..n_hyper];
-        // The hyperparameters' priors and Jacobians.
+    /// The moved hyperparameters' log prior with the Jacobians of their transforms (at the
+    /// unconstrained `u`), and the prior's derivative in each `θ`.
+    fn hyper_prior(&self, hv: &HyperValues, u: &[f64]) -> Result<(f64, Vec<f64>), RuntimeError> {
         let mut lp = 0.0;
         let mut d_theta = vec![0.0; self.moved.len()];
         for (k, (m, &uk)) in self.moved.iter().zip(u).enumerate() {
@@ -512,6 +504,20 @@ impl<'a> Target<'a> {
                 "outside the prior's support".into(),
             ));
         }
+        Ok((lp, d_theta))
+    }
+
+    /// `log π` and its gradient (module docs).
+    pub(crate) fn log_density(
+        &self,
+        position: &[f64],
+        grad: &mut [f64],
+    ) -> Result<f64, RuntimeError> {
+        let n_latent = self.latent_dim();
+        let hv = self.hyper_values(position);
+        let n_hyper = n_latent + self.moved.len();
+        let u = &position[n_latent..n_hyper];
+        let (lp, mut d_theta) = self.hyper_prior(&hv, u)?;
         let mut whitening: Vec<Option<Whitening>> = (0..self.blocks.len()).map(|_| None).collect();
         let mut dense_d = Vec::new();
         for h in self.hierarchical.iter() {
