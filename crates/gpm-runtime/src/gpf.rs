@@ -388,23 +388,9 @@ pub fn steps(schedule: &Schedule) -> Result<&[GpfStep], RuntimeError> {
     })
 }
 
-/// Run the flow with the hyperparameters at `hypers` (their values by id).
-pub fn run(
-    schedule: &Schedule,
-    data: &crate::data::Data,
-    hypers: &crate::kernels::HyperValues,
-    config: &GpfConfig,
-) -> Result<GpfResult, RuntimeError> {
-    let t0 = std::time::Instant::now();
-    let steps = steps(schedule)?;
-    let prep = Prepared::new(schedule, data, hypers)?;
-    let blocks = prep
-        .blocks
-        .iter()
-        .map(WhitenedBlock::new)
-        .collect::<Result<Vec<_>, _>>()?;
-    // The runtime blocks of each flow step's spec blocks (every column of a matrix latent).
-    let groups: Vec<Vec<usize>> = steps
+/// The runtime blocks of each flow step's spec blocks (every column of a matrix latent).
+fn flow_groups(steps: &[GpfStep], prep: &Prepared) -> Vec<Vec<usize>> {
+    steps
         .iter()
         .filter_map(|s| match s {
             GpfStep::Flow { blocks } => Some(
@@ -415,14 +401,12 @@ pub fn run(
             ),
             _ => None,
         })
-        .collect();
-    let flow = Flow {
-        prep: &prep,
-        schedule,
-        blocks,
-        groups,
-        vectors: hypers.vectors.clone(),
-    };
+        .collect()
+}
+
+/// The number of particles (given, or one more than the largest group's dimension, capped),
+/// refused where they would not fit in memory.
+fn particles(flow: &Flow, config: &GpfConfig) -> Result<usize, RuntimeError> {
     let largest = flow
         .groups
         .iter()
@@ -455,7 +439,11 @@ pub fn run(
         &format!("Gaussian particle flow with {n} particles"),
         "give fewer --particles (the default is one more than the dimension of the largest group of blocks that flow together)",
     )?;
-    let map = config.particle_map();
+    Ok(n)
+}
+
+/// The settings that contradict each other or are out of range.
+fn check_settings(config: &GpfConfig, map: ParticleMap) -> Result<(), RuntimeError> {
     if map == ParticleMap::Symmetric && (config.precondition || !config.adapt) {
         return Err(RuntimeError::Settings(
             "the dimension-wise preconditioner and a fixed step scale the affine flow's Euler steps; the symmetric particle map is minimised by L-BFGS and takes neither (ask for the affine map: --particle-map affine, or particle_map=\"affine\" in Python)".into(),
@@ -467,6 +455,51 @@ pub fn run(
             config.step
         )));
     }
+    Ok(())
+}
+
+/// Whether the flow converged: the free energy's settling, checked against the gradients'
+/// stationarity measures.
+fn converged(progress: &Progress, stationarity: Option<&Stationarity>, free: f64) -> bool {
+    // Where F̃'s rounding exceeds a micro-nat (|F̃| ≈ 10¹⁷ with an observation sd of 10⁻⁸) its
+    // settling says nothing: the gradients alone decide, the spread's residual included.
+    let coarse = free.abs() * f64::EPSILON > 1e-6;
+    match stationarity {
+        // A claim of the F̃ test withdrawn when the gradients say a mean would still move; a
+        // stall or the step cap accepted when neither a mean nor the spread would.
+        Some(s) if progress.converged && !coarse => s.mean_shift_sd <= FAR_FROM_STATIONARY,
+        Some(s) if progress.converged => s.worst() <= FAR_FROM_STATIONARY,
+        Some(s) => s.worst() <= STATIONARY,
+        None => progress.converged,
+    }
+}
+
+/// Run the flow with the hyperparameters at `hypers` (their values by id).
+pub fn run(
+    schedule: &Schedule,
+    data: &crate::data::Data,
+    hypers: &crate::kernels::HyperValues,
+    config: &GpfConfig,
+) -> Result<GpfResult, RuntimeError> {
+    let t0 = std::time::Instant::now();
+    let steps = steps(schedule)?;
+    let prep = Prepared::new(schedule, data, hypers)?;
+    let blocks = prep
+        .blocks
+        .iter()
+        .map(WhitenedBlock::new)
+        .collect::<Result<Vec<_>, _>>()?;
+    let groups = flow_groups(steps, &prep);
+    let flow = Flow {
+        prep: &prep,
+        schedule,
+        blocks,
+        groups,
+        vectors: hypers.vectors.clone(),
+    };
+    let n = particles(&flow, config)?;
+    let map = config.particle_map();
+    check_settings(config, map)?;
     // The initial particles are draws from the prior (v ~ N(0, I)).
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
     let mut v: Vec<DMatrix<f64>> = flow
@@ -515,17 +548,7 @@ pub fn run(
         )));
     }
     let stationarity = flow.stationarity(&v, &eval, map);
-    // Where F̃'s rounding exceeds a micro-nat (|F̃| ≈ 10¹⁷ with an observation sd of 10⁻⁸) its
-    // settling says nothing: the gradients alone decide, the spread's residual included.
-    let coarse = eval.free.abs() * f64::EPSILON > 1e-6;
-    let converged = match stationarity {
-        // A claim of the F̃ test withdrawn when the gradients say a mean would still move; a
-        // stall or the step cap accepted when neither a mean nor the spread would.
-        Some(s) if progress.converged && !coarse => s.mean_shift_sd <= FAR_FROM_STATIONARY,
-        Some(s) if progress.converged => s.worst() <= FAR_FROM_STATIONARY,
-        Some(s) => s.worst() <= STATIONARY,
-        None => progress.converged,
-    };
+    let converged = converged(&progress, stationarity.as_ref(), eval.free);
     let result = flow.result(&v, n)?;
     Ok(GpfResult {
         latents: result.0,
