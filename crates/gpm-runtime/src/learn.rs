@@ -163,6 +163,94 @@ fn in_learning(e: RuntimeError) -> RuntimeError {
     }
 }
 
+impl Objective<'_> {
+    /// Backtracking from `x` along `p` to the Armijo condition (sufficient increase,
+    /// c₁ = 10⁻⁴) from the fit `at` and its ELBO, `slope` the directional derivative: the point
+    /// accepted, its fit and its ELBO; None when the step shrinks to nothing or the evaluations
+    /// run out.
+    #[allow(clippy::type_complexity)]
+    fn armijo(
+        &mut self,
+        x: &[f64],
+        p: &[f64],
+        (at, v): (&CaviResult, f64),
+        slope: f64,
+    ) -> Result<Option<(Vec<f64>, CaviResult, f64)>, RuntimeError> {
+        let mut t = 1.0;
+        while t * p.iter().fold(0.0f64, |m, pk| m.max(pk.abs())) > 1e-10 {
+            if self.evaluations >= self.max_evals {
+                break;
+            }
+            let xt: Vec<f64> = x.iter().zip(p).map(|(a, b)| a + t * b).collect();
+            if let Some(r) = self.value(&xt, Some(at), v)? {
+                let vt = last(&r);
+                if vt >= v + 1e-4 * t * slope {
+                    return Ok(Some((xt, r, vt)));
+                }
+                // The maximiser of the quadratic through v, slope and vt, kept in [0.1t, 0.5t].
+                let quad = slope * t * t / (2.0 * (v + slope * t - vt));
+                t = quad.clamp(0.1 * t, 0.5 * t);
+            } else {
+                t *= 0.25;
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl Objective<'_> {
+    /// The fit at `x` converged as tightly as a plain run's, whatever the last search's
+    /// tolerance was (`fit` where that run fails).
+    fn tightened(&mut self, x: &[f64], fit: CaviResult) -> CaviResult {
+        if self.config.tolerance <= 1e-10 {
+            return fit;
+        }
+        self.config.tolerance = 1e-10;
+        let h = self.hypers(x);
+        let (schedule, data, config) = (self.schedule, self.data, self.config);
+        match progress::muted(|| cavi::run_from(schedule, data, &h, &config, Some(&fit))) {
+            Ok(r) => {
+                self.iterations += r.elbo.len();
+                r
+            }
+            Err(_) => fit,
+        }
+    }
+}
+
+/// The ascent direction `H∇V` (steepest ascent, and true, where `H` has lost it), at most
+/// `MAX_STEP` per coordinate.
+fn ascent_direction(h: &[f64], g: &[f64]) -> (Vec<f64>, bool) {
+    let d = g.len();
+    let mut p: Vec<f64> = (0..d).map(|i| dot(&h[i * d..(i + 1) * d], g)).collect();
+    let steepest = dot(&p, g) <= 0.0;
+    if steepest {
+        p = g.to_vec();
+    }
+    let longest = p.iter().fold(0.0f64, |m, pk| m.max(pk.abs()));
+    if longest > MAX_STEP {
+        p.iter_mut().for_each(|pk| *pk *= MAX_STEP / longest);
+    }
+    (p, steepest)
+}
+
+/// The learned coordinates' start values, on the log scale.
+fn log_start(start: &HyperValues, coords: &[Coord]) -> Result<Vec<f64>, RuntimeError> {
+    coords
+        .iter()
+        .map(|c| {
+            match c {
+                Coord::Scalar(n) => start.scalar(*n),
+                Coord::Entry(n, k) => start.vector(*n).and_then(|v| v.get(*k).copied()),
+            }
+            .map(f64::ln)
+            .ok_or_else(|| {
+                RuntimeError::MissingData(format!("no start value for the learned {c:?}"))
+            })
+        })
+        .collect()
+}
+
 fn last(r: &CaviResult) -> f64 {
     r.elbo.last().copied().unwrap_or(f64::NEG_INFINITY)
 }
@@ -204,19 +292,7 @@ pub fn learn(
     coords: &[Coord],
     max_evals: usize,
 ) -> Result<Learned, RuntimeError> {
-    let x0: Vec<f64> = coords
-        .iter()
-        .map(|c| {
-            match c {
-                Coord::Scalar(n) => start.scalar(*n),
-                Coord::Entry(n, k) => start.vector(*n).and_then(|v| v.get(*k).copied()),
-            }
-            .map(f64::ln)
-            .ok_or_else(|| {
-                RuntimeError::MissingData(format!("no start value for the learned {c:?}"))
-            })
-        })
-        .collect::<Result<_, _>>()?;
+    let x0 = log_start(start, coords)?;
     let mut obj = Objective {
         schedule,
         data,
@@ -257,44 +333,15 @@ pub fn learn(
             capped = true;
             break;
         }
-        // Ascent direction H∇V (steepest ascent if H has lost it), at most MAX_STEP per coordinate.
-        let mut p: Vec<f64> = (0..d).map(|i| dot(&h[i * d..(i + 1) * d], &g)).collect();
-        if dot(&p, &g) <= 0.0 {
-            p = g.clone();
-            first = true;
-        }
-        let longest = p.iter().fold(0.0f64, |m, pk| m.max(pk.abs()));
-        if longest > MAX_STEP {
-            p.iter_mut().for_each(|pk| *pk *= MAX_STEP / longest);
-        }
+        let (p, steepest) = ascent_direction(&h, &g);
+        first |= steepest;
         let slope = dot(&p, &g);
         // Inexact inner solves: far from the optimum the ELBO's improvements are large and the
         // line-search points need CAVI only roughly converged; the tolerance tightens with the
         // gradient, to 10⁻¹⁰ where the search ends.
         let gmax = g.iter().fold(0.0f64, |m, gk| m.max(gk.abs()));
         obj.config.tolerance = (1e-4 * gmax / v.abs().max(1.0)).clamp(1e-10, 1e-6);
-        // Backtracking to the Armijo condition (sufficient increase, c₁ = 10⁻⁴).
-        let mut t = 1.0;
-        let mut accepted = None;
-        while t * p.iter().fold(0.0f64, |m, pk| m.max(pk.abs())) > 1e-10 {
-            if obj.evaluations >= max_evals {
-                break;
-            }
-            let xt: Vec<f64> = x.iter().zip(&p).map(|(a, b)| a + t * b).collect();
-            if let Some(r) = obj.value(&xt, Some(&fit), v)? {
-                let vt = last(&r);
-                if vt >= v + 1e-4 * t * slope {
-                    accepted = Some((xt, r, vt));
-                    break;
-                }
-                // The maximiser of the quadratic through v, slope and vt, kept in [0.1t, 0.5t].
-                let quad = slope * t * t / (2.0 * (v + slope * t - vt));
-                t = quad.clamp(0.1 * t, 0.5 * t);
-            } else {
-                t *= 0.25;
-            }
-        }
-        let Some((xn, rn, vn)) = accepted else {
+        let Some((xn, rn, vn)) = obj.armijo(&x, &p, (&fit, v), slope)? else {
             capped = obj.evaluations >= max_evals;
             break;
         };
@@ -319,18 +366,7 @@ pub fn learn(
             break;
         }
     }
-    // The fit returned is converged as tightly as a plain run's, whatever the last search's
-    // tolerance was.
-    if obj.config.tolerance > 1e-10 {
-        obj.config.tolerance = 1e-10;
-        let h = obj.hypers(&x);
-        if let Ok(r) =
-            progress::muted(|| cavi::run_from(schedule, data, &h, &obj.config, Some(&fit)))
-        {
-            obj.iterations += r.elbo.len();
-            fit = r;
-        }
-    }
+    let fit = obj.tightened(&x, fit);
     if capped {
         progress::emit(progress::Event::LearnCapped {
             evaluations: obj.evaluations,
