@@ -187,25 +187,91 @@ fn set_predictor(slots: &[Slot], vals: &mut [f64], p: usize, x: f64) {
     }
 }
 
-/// Predict from `q`: `post` has one entry per block of `tr`.
-pub(super) fn predict(
-    setting: &Setting,
-    post: &[BlockPosterior],
-    hypers: &crate::kernels::HyperValues,
-) -> Result<Prediction, RuntimeError> {
-    let (schedule, tr, te, at, test, labels) = setting.parts();
-    let marg = tr
-        .blocks
+/// A factor's log predictive density at each test point (where its response is known) and,
+/// for labels, each label's predictive probability: Gauss-Hermite quadrature over the
+/// predictors it reads, adaptive for one, a product grid for several.
+#[allow(clippy::type_complexity)]
+fn factor_quadrature(
+    fp: &gpm_schedule::FactorProgram,
+    factor: &crate::prepared::PFactor,
+    tape: &gpm_schedule::Tape,
+    hypers: &[f64],
+    predictors: &[(String, Vec<f64>, Vec<f64>)],
+    label: &Option<Vec<f64>>,
+) -> (Vec<f64>, Vec<Vec<f64>>) {
+    let mut stack = Vec::new();
+    let slots = &factor.slots;
+    let preds_read = predictors_read(slots);
+    let per_dim = match preds_read.len() {
+        0 | 1 => 40,
+        2 => 16,
+        _ => 8,
+    };
+    let (nodes, weights) = gauss_hermite(per_dim);
+    let grid_size = per_dim.pow(preds_read.len() as u32);
+    let response_known = slots
         .iter()
-        .enumerate()
-        .map(|(bi, b)| match b {
-            Block::Dense { .. } => Ok(None),
-            _ => at
-                .marginals(tr, bi, Belief::Variational(&post[bi]))
-                .map(Some),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    // Test predictor moments.
+        .all(|s| !matches!(s, Slot::Vector(v) if v.iter().any(|x| x.is_nan())));
+    let resp = &fp.response_slots;
+    let n = factor.n;
+    let mut lp = Vec::with_capacity(n);
+    let mut probs = Vec::with_capacity(n);
+    let mut vals = vec![0.0; slots.len()];
+    let mut terms = vec![0.0; grid_size];
+    for i in 0..n {
+        factor.fill(i, |p| predictors[p].1[i], |_| 0.0, hypers, &mut vals);
+        let mut eval_grid = |vals: &mut Vec<f64>, terms: &mut Vec<f64>| {
+            if preds_read.len() == 1 {
+                let p = preds_read[0];
+                let (m, v) = (predictors[p].1[i], predictors[p].2[i]);
+                let mut log_lik = |x: f64| {
+                    set_predictor(slots, vals, p, x);
+                    tape.eval(vals, &mut stack)
+                };
+                return adaptive_gh(&mut log_lik, m, v, &nodes, &weights);
+            }
+            for (g, term) in terms.iter_mut().enumerate() {
+                let mut rest = g;
+                let mut logw = 0.0;
+                for &p in &preds_read {
+                    let k = rest % per_dim;
+                    rest /= per_dim;
+                    let x = predictors[p].1[i] + predictors[p].2[i].sqrt() * nodes[k];
+                    set_predictor(slots, vals, p, x);
+                    logw += weights[k].ln();
+                }
+                *term = logw + tape.eval(vals, &mut stack);
+            }
+            log_sum_exp(terms)
+        };
+        if response_known {
+            lp.push(eval_grid(&mut vals, &mut terms));
+        }
+        if let Some(ls) = label {
+            let row: Vec<f64> = ls
+                .iter()
+                .map(|l| {
+                    for &s in resp {
+                        vals[s] = *l;
+                    }
+                    eval_grid(&mut vals, &mut terms).exp()
+                })
+                .collect();
+            probs.push(row);
+        }
+    }
+    (lp, probs)
+}
+
+/// Each test predictor's mean and variance under `q`: a GP block's marginals at the test
+/// inputs, a dense block's predictive moments, summed over the predictor's terms.
+#[allow(clippy::type_complexity)]
+fn predictor_moments(
+    tr: &Prepared,
+    te: &Prepared,
+    marg: &[Option<Marginals>],
+    post: &[BlockPosterior],
+) -> Result<Vec<(String, Vec<f64>, Vec<f64>)>, RuntimeError> {
     // Per dense block: its index and its parts (latent, offset, length).
     type Parts = Vec<(usize, usize, usize)>;
     let dense: Vec<(usize, Parts)> = tr
@@ -263,10 +329,31 @@ pub(super) fn predict(
         }
         predictors.push((p.name.clone(), m, v));
     }
+    Ok(predictors)
+}
+
+/// Predict from `q`: `post` has one entry per block of `tr`.
+pub(super) fn predict(
+    setting: &Setting,
+    post: &[BlockPosterior],
+    hypers: &crate::kernels::HyperValues,
+) -> Result<Prediction, RuntimeError> {
+    let (schedule, tr, te, at, test, labels) = setting.parts();
+    let marg = tr
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(bi, b)| match b {
+            Block::Dense { .. } => Ok(None),
+            _ => at
+                .marginals(tr, bi, Belief::Variational(&post[bi]))
+                .map(Some),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let predictors = predictor_moments(tr, te, &marg, post)?;
     // Quadrature per factor over the predictors it reads.
     let mut log_predictive = Vec::with_capacity(schedule.factors.len());
     let mut label_probabilities = Vec::with_capacity(schedule.factors.len());
-    let mut stack = Vec::new();
     for (f, fp) in schedule.factors.iter().enumerate() {
         if let Some(cat) = &fp.categorical {
             let theta = crate::categorical::scales(cat, &hypers.vectors);
@@ -283,67 +370,9 @@ pub(super) fn predict(
             label_probabilities.push(None);
             continue;
         };
-        let slots = &te.factors[f].slots;
-        let preds_read = predictors_read(slots);
-        let per_dim = match preds_read.len() {
-            0 | 1 => 40,
-            2 => 16,
-            _ => 8,
-        };
-        let (nodes, weights) = gauss_hermite(per_dim);
-        let grid_size = per_dim.pow(preds_read.len() as u32);
-        let response_known = slots
-            .iter()
-            .all(|s| !matches!(s, Slot::Vector(v) if v.iter().any(|x| x.is_nan())));
         let label = labels.get(f).cloned().flatten();
-        let resp = &fp.response_slots;
-        let n = te.factors[f].n;
-        let mut lp = Vec::with_capacity(n);
-        let mut probs = Vec::with_capacity(n);
-        let mut vals = vec![0.0; slots.len()];
-        let mut terms = vec![0.0; grid_size];
-        for i in 0..n {
-            te.factors[f].fill(i, |p| predictors[p].1[i], |_| 0.0, &te.hypers, &mut vals);
-            let mut eval_grid = |vals: &mut Vec<f64>, terms: &mut Vec<f64>| {
-                if preds_read.len() == 1 {
-                    let p = preds_read[0];
-                    let (m, v) = (predictors[p].1[i], predictors[p].2[i]);
-                    let mut log_lik = |x: f64| {
-                        set_predictor(slots, vals, p, x);
-                        tape.eval(vals, &mut stack)
-                    };
-                    return adaptive_gh(&mut log_lik, m, v, &nodes, &weights);
-                }
-                for (g, term) in terms.iter_mut().enumerate() {
-                    let mut rest = g;
-                    let mut logw = 0.0;
-                    for &p in &preds_read {
-                        let k = rest % per_dim;
-                        rest /= per_dim;
-                        let x = predictors[p].1[i] + predictors[p].2[i].sqrt() * nodes[k];
-                        set_predictor(slots, vals, p, x);
-                        logw += weights[k].ln();
-                    }
-                    *term = logw + tape.eval(vals, &mut stack);
-                }
-                log_sum_exp(terms)
-            };
-            if response_known {
-                lp.push(eval_grid(&mut vals, &mut terms));
-            }
-            if let Some(ls) = &label {
-                let row: Vec<f64> = ls
-                    .iter()
-                    .map(|l| {
-                        for &s in resp {
-                            vals[s] = *l;
-                        }
-                        eval_grid(&mut vals, &mut terms).exp()
-                    })
-                    .collect();
-                probs.push(row);
-            }
-        }
+        let (lp, probs) =
+            factor_quadrature(fp, &te.factors[f], tape, &te.hypers, &predictors, &label);
         log_predictive.push(lp);
         label_probabilities.push(label.map(|ls| (ls, probs)));
     }
