@@ -6,10 +6,10 @@
 use super::accumulate::DrawAccumulator;
 use super::{Prediction, Setting, TestBlock};
 use crate::block::{Belief, GpAtTest, Predictive};
-use crate::draws::VarKind;
+use crate::draws::{Layout, VarKind};
 use crate::gibbs::Chain;
 use crate::kernels::{kernel_matrix, HyperValues};
-use crate::prepared::Block;
+use crate::prepared::{Block, Prepared};
 use crate::RuntimeError;
 use gpm_schedule::LatentId;
 use nalgebra::DVector;
@@ -27,22 +27,7 @@ pub(super) fn predict(
     let Some(layout) = chains.first().map(|c| &c.layout) else {
         return Err(RuntimeError::Settings("no chains to predict from".into()));
     };
-    // Offset and length of each latent in a draw row. A sparse GP's values at the training
-    // inputs are not read (its values at the test inputs are drawn from its `v`): a
-    // distributed run's draws hold its `v` only.
-    let mut offsets = Vec::new();
-    for (li, (name, len, _)) in tr.latents.iter().enumerate() {
-        let only_sparse = tr.blocks.iter().all(|b| match b {
-            Block::Sparse { .. } => true,
-            Block::Gp { latent, .. } => *latent != li,
-            Block::Dense { parts, .. } => parts.iter().all(|p| p.0 != li),
-        });
-        match layout.find(VarKind::Latent(LatentId(li))) {
-            Some(var) => offsets.push(Some((var.offset, *len))),
-            None if only_sparse => offsets.push(None),
-            None => return Err(RuntimeError::Inconsistent(format!("no draws for `{name}`"))),
-        }
-    }
+    let offsets = latent_offsets(tr, layout)?;
     // Sampled hyperparameters: (id, offset in a row, entries: 0 for a scalar).
     let hyper_cols: Vec<(usize, usize, usize)> = layout
         .vars
@@ -52,24 +37,7 @@ pub(super) fn predict(
             _ => None,
         })
         .collect();
-    // Where each sparse block's whitened inducing values start in a draw row.
-    let mut first_v = vec![0; tr.blocks.len()];
-    for (bi, b) in tr.blocks.iter().enumerate() {
-        if let Block::Sparse {
-            latent, column, sp, ..
-        } = b
-        {
-            first_v[bi] = layout
-                .find(VarKind::Inducing(LatentId(*latent)))
-                .map(|v| v.offset + column * sp.m())
-                .ok_or_else(|| {
-                    RuntimeError::Inconsistent(format!(
-                        "no inducing draws for `{}`",
-                        tr.latents[*latent].0
-                    ))
-                })?;
-        }
-    }
+    let first_v = inducing_offsets(tr, layout)?;
     // The draws to use.
     let all: Vec<&Vec<f64>> = chains.iter().flat_map(|c| c.rows.iter()).collect();
     let step = super::draw_step(all.len(), max_draws);
@@ -131,23 +99,7 @@ pub(super) fn predict(
                 continue;
             };
             let v = DVector::from_fn(sp.m(), |k, _| row[first_v[bi] + k]);
-            let m = match &at.blocks[bi] {
-                // With sampled kernel hyperparameters: the prior and test features at this
-                // draw's values.
-                TestBlock::Sparse {
-                    kernel, xs, reads, ..
-                } if any_sampled(reads, &hyper_cols) => {
-                    let sp2 = crate::sparse::SparseGp::new(kernel, &hv, sp.z.clone(), sp.mean)?;
-                    let (phi, kt) = sp2.features(xs)?;
-                    crate::block::SparseColumn {
-                        sp: &sp2,
-                        phi: &phi,
-                        kt: &kt,
-                    }
-                    .predict(Belief::Draw(&v))?
-                }
-                _ => at.marginals(tr, bi, Belief::Draw(&v))?,
-            };
+            let m = sparse_at_test(tr, at, bi, sp, &v, &hyper_cols, &hv)?;
             let Block::Sparse { latent, column, .. } = b else {
                 unreachable!()
             };
@@ -156,6 +108,84 @@ pub(super) fn predict(
         acc.add_draw(schedule, te, test, labels, &lat, &hv, &mut response_rng);
     }
     Ok(acc.finish(te, labels))
+}
+
+/// Offset and length of each latent in a draw row. A sparse GP's values at the training
+/// inputs are not read (its values at the test inputs are drawn from its `v`): a distributed
+/// run's draws hold its `v` only.
+#[allow(clippy::type_complexity)]
+fn latent_offsets(
+    tr: &Prepared,
+    layout: &Layout,
+) -> Result<Vec<Option<(usize, usize)>>, RuntimeError> {
+    let mut offsets = Vec::new();
+    for (li, (name, len, _)) in tr.latents.iter().enumerate() {
+        let only_sparse = tr.blocks.iter().all(|b| match b {
+            Block::Sparse { .. } => true,
+            Block::Gp { latent, .. } => *latent != li,
+            Block::Dense { parts, .. } => parts.iter().all(|p| p.0 != li),
+        });
+        match layout.find(VarKind::Latent(LatentId(li))) {
+            Some(var) => offsets.push(Some((var.offset, *len))),
+            None if only_sparse => offsets.push(None),
+            None => return Err(RuntimeError::Inconsistent(format!("no draws for `{name}`"))),
+        }
+    }
+    Ok(offsets)
+}
+
+/// Where each sparse block's whitened inducing values start in a draw row (0 for the others).
+fn inducing_offsets(tr: &Prepared, layout: &Layout) -> Result<Vec<usize>, RuntimeError> {
+    let mut first_v = vec![0; tr.blocks.len()];
+    for (bi, b) in tr.blocks.iter().enumerate() {
+        if let Block::Sparse {
+            latent, column, sp, ..
+        } = b
+        {
+            first_v[bi] = layout
+                .find(VarKind::Inducing(LatentId(*latent)))
+                .map(|v| v.offset + column * sp.m())
+                .ok_or_else(|| {
+                    RuntimeError::Inconsistent(format!(
+                        "no inducing draws for `{}`",
+                        tr.latents[*latent].0
+                    ))
+                })?;
+        }
+    }
+    Ok(first_v)
+}
+
+/// A sparse column's predictive marginals at the test inputs given a draw of its whitened
+/// inducing values `v`: with sampled kernel hyperparameters, its prior and test features at
+/// the draw's values.
+#[allow(clippy::too_many_arguments)]
+fn sparse_at_test(
+    tr: &Prepared,
+    at: &super::TestBlocks,
+    bi: usize,
+    sp: &crate::sparse::SparseGp,
+    v: &DVector<f64>,
+    hyper_cols: &[(usize, usize, usize)],
+    hv: &HyperValues,
+) -> Result<crate::block::Marginals, RuntimeError> {
+    Ok(match &at.blocks[bi] {
+        // With sampled kernel hyperparameters: the prior and test features at this
+        // draw's values.
+        TestBlock::Sparse {
+            kernel, xs, reads, ..
+        } if any_sampled(reads, hyper_cols) => {
+            let sp2 = crate::sparse::SparseGp::new(kernel, hv, sp.z.clone(), sp.mean)?;
+            let (phi, kt) = sp2.features(xs)?;
+            crate::block::SparseColumn {
+                sp: &sp2,
+                phi: &phi,
+                kt: &kt,
+            }
+            .predict(Belief::Draw(v))?
+        }
+        _ => at.marginals(tr, bi, Belief::Draw(v))?,
+    })
 }
 
 /// Whether the chains sampled any of the hyperparameters a prior reads.
