@@ -243,27 +243,17 @@ impl<'a> Setup<'a> {
         Ok(local)
     }
 
-    /// `class_seed` fixes the class subsample, so that evaluations at other hyperparameter
-    /// values (finite differences) see the same one.
-    fn eval(
+    /// Every block's features and marginals on the batch `idx`, and each predictor's moments
+    /// there (blocks independent under `q`).
+    #[allow(clippy::type_complexity)]
+    fn batch_moments(
         &self,
         sps: &[crate::sparse::SparseGp],
-        hypers: &HyperValues,
         q: &[QInducing],
         idx: &[usize],
-        class_seed: u64,
-    ) -> Result<BatchEval, RuntimeError> {
-        let (prep, schedule) = (self.prep, self.schedule);
+    ) -> Result<(Vec<DMatrix<f64>>, MeanVar, MeanVar), RuntimeError> {
+        let prep = self.prep;
         let batch = idx.len();
-        // The likelihood's hyperparameters at the values being evaluated.
-        let hyper_vals: Vec<f64> = prep
-            .hypers
-            .iter()
-            .zip(&hypers.scalars)
-            .map(|(v0, v)| if v.is_nan() { *v0 } else { *v })
-            .collect();
-        let mut stack = Vec::with_capacity(64);
-        let mut vals = Vec::new();
         // Features and marginals of every block on the batch.
         let mut feats = Vec::with_capacity(prep.blocks.len());
         let mut marg = Vec::with_capacity(prep.blocks.len());
@@ -294,6 +284,31 @@ impl<'a> Setup<'a> {
                 (m, v)
             })
             .collect();
+        Ok((feats, marg, pm))
+    }
+
+    /// `class_seed` fixes the class subsample, so that evaluations at other hyperparameter
+    /// values (finite differences) see the same one.
+    fn eval(
+        &self,
+        sps: &[crate::sparse::SparseGp],
+        hypers: &HyperValues,
+        q: &[QInducing],
+        idx: &[usize],
+        class_seed: u64,
+    ) -> Result<BatchEval, RuntimeError> {
+        let (prep, schedule) = (self.prep, self.schedule);
+        let batch = idx.len();
+        // The likelihood's hyperparameters at the values being evaluated.
+        let hyper_vals: Vec<f64> = prep
+            .hypers
+            .iter()
+            .zip(&hypers.scalars)
+            .map(|(v0, v)| if v.is_nan() { *v0 } else { *v })
+            .collect();
+        let mut stack = Vec::with_capacity(64);
+        let mut vals = Vec::new();
+        let (feats, marg, pm) = self.batch_moments(sps, q, idx)?;
         // Local steps, the ELBO estimate and the curvature of every block.
         let mut np = vec![NaturalParams::zeros(batch); prep.blocks.len()];
         let mut local = 0.0;
@@ -369,6 +384,46 @@ impl<'a> Setup<'a> {
         Ok(BatchEval { feats, local, np })
     }
 }
+
+/// The next minibatch of rows, drawn without replacement from a shuffled order that is
+/// shuffled again when it runs out (`cursor` its position).
+fn next_batch(
+    idx: &mut [usize],
+    order: &mut [usize],
+    cursor: &mut usize,
+    rng: &mut rand_chacha::ChaCha8Rng,
+) {
+    for slot in idx.iter_mut() {
+        if *cursor == order.len() {
+            order.shuffle(rng);
+            *cursor = 0;
+        }
+        *slot = order[*cursor];
+        *cursor += 1;
+    }
+}
+
+/// Every block's `q` a fraction `ρ` of the way to the batch's optimum (thesis ch. 5,
+/// Algorithm 3), the batch's statistics scaled by `N / batch`.
+fn natural_gradient_step(
+    prep: &Prepared,
+    q: &mut [QInducing],
+    (feats, np): (&[DMatrix<f64>], &[NaturalParams]),
+    scale: f64,
+    rho: f64,
+) -> Result<(), RuntimeError> {
+    for (bi, b) in prep.blocks.iter().enumerate() {
+        let Block::Sparse { sp, .. } = b else {
+            unreachable!("checked")
+        };
+        let target = QInducing::target(&feats[bi], &np[bi].a, &np[bi].b, sp.mean, scale)?;
+        q[bi] = q[bi].toward(target, rho)?;
+    }
+    Ok(())
+}
+
+/// Per block or predictor: its means and variances at the batch's rows.
+type MeanVar = Vec<(Vec<f64>, Vec<f64>)>;
 
 /// Every block's sparse prior (a model [`check`]ed: every block is sparse).
 fn sparse_priors(prep: &Prepared) -> Vec<crate::sparse::SparseGp> {
@@ -696,14 +751,7 @@ pub fn run_learning(
     for t in 0..config.iterations {
         crate::stop::check("SVI")?;
         let t0 = std::time::Instant::now();
-        for slot in idx.iter_mut() {
-            if cursor == n {
-                order.shuffle(&mut rng);
-                cursor = 0;
-            }
-            *slot = order[cursor];
-            cursor += 1;
-        }
+        next_batch(&mut idx, &mut order, &mut cursor, &mut rng);
         growth.offer(t == 0, &idx, &mut sps, &mut q)?;
         let BatchEval { feats, local, np } =
             setup.eval(&sps, &hv, &q, &idx, config.seed ^ (t as u64 + 1))?;
@@ -714,13 +762,7 @@ pub fn run_learning(
         let elbo = scale * local - kl;
         // Natural-gradient step on every block.
         let rho = (t as f64 + 1.0 + config.delay).powf(-config.forgetting);
-        for (bi, b) in prep.blocks.iter().enumerate() {
-            let Block::Sparse { sp, .. } = b else {
-                unreachable!("checked")
-            };
-            let target = QInducing::target(&feats[bi], &np[bi].a, &np[bi].b, sp.mean, scale)?;
-            q[bi] = q[bi].toward(target, rho)?;
-        }
+        natural_gradient_step(prep, &mut q, (&feats, &np), scale, rho)?;
         // Hyperparameter step at the new q, on the same batch.
         if !learn.is_empty() {
             let seed = config.seed ^ (t as u64 + 1);

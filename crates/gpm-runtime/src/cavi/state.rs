@@ -133,63 +133,15 @@ impl<'a> CaviState<'a> {
                 softmax.push(SoftmaxQ::new(cat, schedule, prep, data, hypers)?);
             }
         }
-        let zeros = || -> Vec<DVector<f64>> {
-            prep.latents
-                .iter()
-                .map(|(_, n, _)| DVector::zeros(*n))
-                .collect()
-        };
-        let (mut mean, mut var) = (zeros(), zeros());
-        let nb = prep.blocks.len();
-        let mut dense_cov = vec![None; nb];
         crate::memory::check_features(&prep.sparse_sizes(), "CAVI")?;
-        let mut features = vec![None; nb];
-        let mut posteriors = Vec::with_capacity(nb);
-        for (bi, b) in prep.blocks.iter().enumerate() {
-            match b {
-                Block::Gp { latent, column, gp } => {
-                    let r = gp.len();
-                    for i in 0..r {
-                        mean[*latent][column * r + i] = gp.mean;
-                        var[*latent][column * r + i] = gp.k[(i, i)];
-                    }
-                    posteriors.push(BlockPosterior::Gp {
-                        a: vec![0.0; r],
-                        b: vec![0.0; r],
-                    });
-                }
-                Block::Sparse {
-                    latent,
-                    column,
-                    sp,
-                    inputs,
-                } => {
-                    let (phi, kt) = sp.features(inputs)?;
-                    let r = kt.len();
-                    for i in 0..r {
-                        mean[*latent][column * r + i] = sp.mean;
-                        var[*latent][column * r + i] = kt[i] + phi.column(i).norm_squared();
-                    }
-                    features[bi] = Some((phi, kt));
-                    posteriors.push(BlockPosterior::Sparse(QInducing::prior(sp.m())));
-                }
-                Block::Dense {
-                    parts,
-                    prior_mean,
-                    prior_sd,
-                } => {
-                    // q starts at the prior; a flat coordinate at N(0, 1) (it has no prior moments).
-                    let var0 = prior_sd.map(|s| if s.is_finite() { s * s } else { 1.0 });
-                    scatter_dense(parts, prior_mean, &mut mean);
-                    scatter_dense(parts, &var0, &mut var);
-                    dense_cov[bi] = Some(DMatrix::from_diagonal(&var0));
-                    posteriors.push(BlockPosterior::Dense {
-                        mean: DVector::zeros(prior_sd.len()),
-                        cov: DMatrix::zeros(prior_sd.len(), prior_sd.len()),
-                    });
-                }
-            }
-        }
+        let PriorMoments {
+            mean,
+            var,
+            dense_cov,
+            features,
+            posteriors,
+        } = prior_moments(prep)?;
+        let nb = prep.blocks.len();
         let designs = prep
             .blocks
             .iter()
@@ -587,4 +539,80 @@ impl<'a> CaviState<'a> {
         }
         elbo
     }
+}
+
+/// Every block's moments at its prior (`q` starts there), with a dense block's covariance, a
+/// sparse block's features and each block's `q` in its own parameters.
+struct PriorMoments {
+    mean: Vec<DVector<f64>>,
+    var: Vec<DVector<f64>>,
+    dense_cov: Vec<Option<DMatrix<f64>>>,
+    features: Vec<Option<(DMatrix<f64>, Vec<f64>)>>,
+    posteriors: Vec<BlockPosterior>,
+}
+
+fn prior_moments(prep: &Prepared) -> Result<PriorMoments, RuntimeError> {
+    let zeros = || -> Vec<DVector<f64>> {
+        prep.latents
+            .iter()
+            .map(|(_, n, _)| DVector::zeros(*n))
+            .collect()
+    };
+    let (mut mean, mut var) = (zeros(), zeros());
+    let nb = prep.blocks.len();
+    let mut dense_cov = vec![None; nb];
+    let mut features = vec![None; nb];
+    let mut posteriors = Vec::with_capacity(nb);
+    for (bi, b) in prep.blocks.iter().enumerate() {
+        match b {
+            Block::Gp { latent, column, gp } => {
+                let r = gp.len();
+                for i in 0..r {
+                    mean[*latent][column * r + i] = gp.mean;
+                    var[*latent][column * r + i] = gp.k[(i, i)];
+                }
+                posteriors.push(BlockPosterior::Gp {
+                    a: vec![0.0; r],
+                    b: vec![0.0; r],
+                });
+            }
+            Block::Sparse {
+                latent,
+                column,
+                sp,
+                inputs,
+            } => {
+                let (phi, kt) = sp.features(inputs)?;
+                let r = kt.len();
+                for i in 0..r {
+                    mean[*latent][column * r + i] = sp.mean;
+                    var[*latent][column * r + i] = kt[i] + phi.column(i).norm_squared();
+                }
+                features[bi] = Some((phi, kt));
+                posteriors.push(BlockPosterior::Sparse(QInducing::prior(sp.m())));
+            }
+            Block::Dense {
+                parts,
+                prior_mean,
+                prior_sd,
+            } => {
+                // q starts at the prior; a flat coordinate at N(0, 1) (it has no prior moments).
+                let var0 = prior_sd.map(|s| if s.is_finite() { s * s } else { 1.0 });
+                scatter_dense(parts, prior_mean, &mut mean);
+                scatter_dense(parts, &var0, &mut var);
+                dense_cov[bi] = Some(DMatrix::from_diagonal(&var0));
+                posteriors.push(BlockPosterior::Dense {
+                    mean: DVector::zeros(prior_sd.len()),
+                    cov: DMatrix::zeros(prior_sd.len(), prior_sd.len()),
+                });
+            }
+        }
+    }
+    Ok(PriorMoments {
+        mean,
+        var,
+        dense_cov,
+        features,
+        posteriors,
+    })
 }
