@@ -874,6 +874,26 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
     if let Err(e) = staging.finish(&files) {
         return report(e.into());
     }
+    say_gibbs_run(checked, &result);
+    say!(
+        "wrote {} chain files and summary.json to {}",
+        result.times.len(),
+        dir.display()
+    );
+    if result.interrupted {
+        eprintln!(
+            "interrupted: {} draws per chain written (of {}), marked `\"interrupted\": true` in summary.json",
+            result.draws,
+            config.draws
+        );
+        return ExitCode::from(interrupt::exit_code());
+    }
+    ExitCode::SUCCESS
+}
+
+/// What a Gibbs run did, on stdout: each factor's augmentation, each hyperparameter's value and
+/// how it was set, the jitter added, the summary table and the warnings.
+fn say_gibbs_run(checked: &gpmc::Checked, result: &gpmc::infer::InferResult) {
     for p in &checked.plans {
         if p.generic.is_some() {
             say!(
@@ -904,24 +924,10 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
             result.jitter
         );
     }
-    say!("{}", gpmc::infer::summary_table(&result, 12).trim_end());
-    for w in gpmc::infer::gibbs_warnings(checked, &result) {
+    say!("{}", gpmc::infer::summary_table(result, 12).trim_end());
+    for w in gpmc::infer::gibbs_warnings(checked, result) {
         say!("warning: {w}");
     }
-    say!(
-        "wrote {} chain files and summary.json to {}",
-        result.times.len(),
-        dir.display()
-    );
-    if result.interrupted {
-        eprintln!(
-            "interrupted: {} draws per chain written (of {}), marked `\"interrupted\": true` in summary.json",
-            result.draws,
-            config.draws
-        );
-        return ExitCode::from(interrupt::exit_code());
-    }
-    ExitCode::SUCCESS
 }
 
 /// A model's diagnostics on stderr: each rendered with its source (at most

@@ -22,8 +22,6 @@ pub fn prediction_outputs(
         header.push(format!("{name}_mean"));
         header.push(format!("{name}_sd"));
     }
-    // A factor whose test responses were left out (NaN) has no log predictive density.
-    let scored = |lp: &Vec<f64>| !lp.is_empty() && lp.iter().all(|v| !v.is_nan());
     for (f, lp) in p.log_predictive.iter().enumerate() {
         if scored(lp) {
             header.push(format!("log_predictive_{}", f + 1));
@@ -81,7 +79,23 @@ pub fn prediction_outputs(
         }
         csv += &(row.join(",") + "\n");
     }
-    // Metrics: total and mean log predictive density; error rate where labels exist.
+    let metrics = metrics(p, labels, test, n);
+    (csv, metrics)
+}
+
+/// A factor whose test responses were left out (NaN) has no log predictive density.
+fn scored(lp: &[f64]) -> bool {
+    !lp.is_empty() && lp.iter().all(|v| !v.is_nan())
+}
+
+/// The metrics of a prediction over `n` test points: total and mean log predictive density,
+/// the error rate where labels exist.
+fn metrics(
+    p: &gpm_runtime::predict::Prediction,
+    labels: &[Option<(String, Vec<f64>)>],
+    test: &gpm_runtime::data::Data,
+    n: usize,
+) -> serde_json::Value {
     let mut metrics = serde_json::Map::new();
     let lpd: f64 = p
         .log_predictive
@@ -138,5 +152,5 @@ pub fn prediction_outputs(
             json!(wrong as f64 / y.len().max(1) as f64),
         );
     }
-    (csv, serde_json::Value::Object(metrics))
+    serde_json::Value::Object(metrics)
 }
