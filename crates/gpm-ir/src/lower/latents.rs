@@ -49,33 +49,7 @@ impl Lowerer {
         let mut heavy = None;
         let prior = match z.prior.func.name.as_str() {
             "gp" => self.gp_prior(&z.prior, shape.as_ref(), &z.name.name),
-            "normal" => {
-                let args = self.check_args(&z.prior, &["mean", "scale"]);
-                args.and_then(|a| {
-                    let mean =
-                        self.normal_param(&a[0], "the mean of a latent block", shape.as_ref());
-                    let scale =
-                        self.normal_param(&a[1], "the scale of a latent block", shape.as_ref());
-                    if let Some(Sx::Num(s)) = &scale {
-                        if *s <= 0.0 {
-                            self.err(
-                                SemanticError::new(
-                                    "gpm::bad_parameter",
-                                    "the scale of a normal prior must be positive",
-                                    a[1].span,
-                                    "must be > 0",
-                                )
-                                .help("see docs/language.md"),
-                            );
-                            return None;
-                        }
-                    }
-                    Some(LatentPrior::Normal {
-                        mean: mean?,
-                        scale: scale?,
-                    })
-                })
-            }
+            "normal" => self.normal_latent(&z.prior, shape.as_ref()),
             "flat" => self.flat_latent(z, shape.as_ref()),
             name if super::heavy_tailed::is_heavy_tailed(name) => {
                 heavy = self.heavy_tailed_latent(z, shape.as_ref());
@@ -123,6 +97,34 @@ impl Lowerer {
                 self.prior_factor(z, density, params);
             }
         }
+    }
+
+    /// `normal(mean, scale)`: a mean and a positive scale, each a parameter or (for a vector)
+    /// data read entry by entry.
+    fn normal_latent(&mut self, c: &ast::Call, shape: Option<&Shape>) -> Option<LatentPrior> {
+        let args = self.check_args(c, &["mean", "scale"]);
+        args.and_then(|a| {
+            let mean = self.normal_param(&a[0], "the mean of a latent block", shape);
+            let scale = self.normal_param(&a[1], "the scale of a latent block", shape);
+            if let Some(Sx::Num(s)) = &scale {
+                if *s <= 0.0 {
+                    self.err(
+                        SemanticError::new(
+                            "gpm::bad_parameter",
+                            "the scale of a normal prior must be positive",
+                            a[1].span,
+                            "must be > 0",
+                        )
+                        .help("see docs/language.md"),
+                    );
+                    return None;
+                }
+            }
+            Some(LatentPrior::Normal {
+                mean: mean?,
+                scale: scale?,
+            })
+        })
     }
 
     /// `adaptive(rho, max)` (by position or name): ρ in (0, 1), `max` a positive integer.

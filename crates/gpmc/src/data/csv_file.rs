@@ -72,44 +72,55 @@ pub(super) fn read<R: std::io::Read>(
             }
         }
     }
-    for (base, mut cols) in matrices {
-        cols.sort_by_key(|c| c.0);
-        // `X.1, X.3` is not a matrix with two columns: every column from 1 up must be there once.
-        let hint = Some("a matrix is given as columns NAME.1, NAME.2, … NAME.D (or NAME[1] …)");
-        for k in 0..cols.len() {
-            let (j, header) = (cols[k].0, &cols[k].1);
-            if k > 0 && cols[k - 1].0 == j {
-                let first = &cols[k - 1].1;
-                return Err(err(
-                    &base,
-                    format!("`{name}`: `{first}` and `{header}` both give column {j} of `{base}`"),
-                    hint,
-                ));
-            }
-            if j != k + 1 {
-                return Err(err(
-                    &base,
-                    format!(
-                        "`{name}`: `{base}.{}` is missing (the next column is `{header}`)",
-                        k + 1
-                    ),
-                    hint,
-                ));
-            }
-        }
+    for (base, cols) in matrices {
+        let matrix = matrix_of_columns(&base, cols, name)?;
         if into.contains_key(&base) {
             return Err(given_twice(&base));
         }
-        let n = cols.first().map_or(0, |c| c.2.len());
-        let ncols = cols.len();
-        // Column-major, as nalgebra stores it: the columns are appended and freed one by one.
-        let mut buf = Vec::with_capacity(n * ncols);
-        for (_, _, c) in cols {
-            buf.extend_from_slice(&c);
-        }
-        into.insert(base, Raw::Matrix(DMatrix::from_vec(n, ncols, buf)));
+        into.insert(base, matrix);
     }
     Ok(())
+}
+
+/// The matrix `base` from its CSV columns `(number, header, values)`: every column from 1 up
+/// there once, stored column-major as nalgebra does.
+fn matrix_of_columns(
+    base: &str,
+    mut cols: Vec<(usize, String, Vec<f64>)>,
+    name: &str,
+) -> Result<Raw, DataError> {
+    cols.sort_by_key(|c| c.0);
+    // `X.1, X.3` is not a matrix with two columns: every column from 1 up must be there once.
+    let hint = Some("a matrix is given as columns NAME.1, NAME.2, … NAME.D (or NAME[1] …)");
+    for k in 0..cols.len() {
+        let (j, header) = (cols[k].0, &cols[k].1);
+        if k > 0 && cols[k - 1].0 == j {
+            let first = &cols[k - 1].1;
+            return Err(err(
+                base,
+                format!("`{name}`: `{first}` and `{header}` both give column {j} of `{base}`"),
+                hint,
+            ));
+        }
+        if j != k + 1 {
+            return Err(err(
+                base,
+                format!(
+                    "`{name}`: `{base}.{}` is missing (the next column is `{header}`)",
+                    k + 1
+                ),
+                hint,
+            ));
+        }
+    }
+    let n = cols.first().map_or(0, |c| c.2.len());
+    let ncols = cols.len();
+    // Column-major, as nalgebra stores it: the columns are appended and freed one by one.
+    let mut buf = Vec::with_capacity(n * ncols);
+    for (_, _, c) in cols {
+        buf.extend_from_slice(&c);
+    }
+    Ok(Raw::Matrix(DMatrix::from_vec(n, ncols, buf)))
 }
 
 /// The matrix and column a CSV header `X.3` / `X[3]` names, `None` for a plain name; a column
