@@ -166,38 +166,40 @@ impl Ctx<'_> {
                 }
             }
             Math::Log(a) => {
-                // log(c + ψ) − log c is Bernstein for c ≥ 1 ... accept log(1 + ψ) exactly.
-                if let Math::Add([x, y]) = self.node(usize::from(*a)).clone() {
-                    for (one, rest) in [(x, y), (y, x)] {
-                        if self.constant(usize::from(one)) == Some(1.0) {
-                            if let Some(q) = self.bf(usize::from(rest)) {
-                                return Some(self.proof(
-                                    i,
-                                    "BF",
-                                    "log(1 + ψ) of a Bernstein ψ",
-                                    vec![q],
-                                ));
-                            }
-                        }
-                    }
-                }
-                // log cosh(√ψ) is Bernstein (its derivative tanh(√x)/(2√x) is CM).
-                if let Math::Cosh(c) = self.node(usize::from(*a)).clone() {
-                    if let Math::Sqrt(s) = self.node(usize::from(c)).clone() {
-                        if let Some(q) = self.bf(usize::from(s)) {
-                            return Some(self.proof(
-                                i,
-                                "BF",
-                                "log cosh(√ψ) of a Bernstein ψ",
-                                vec![q],
-                            ));
-                        }
-                    }
+                if let Some(p) = self.bf_log(i, usize::from(*a)) {
+                    return Some(p);
                 }
             }
             _ => {}
         }
-        // The derivative rule: ψ(0) ≥ 0 and ψ' completely monotone.
+        self.bf_by_derivative(i)
+    }
+
+    /// `log(1 + ψ)` and `log cosh(√ψ)` of a Bernstein `ψ` (node `a` is the log's argument).
+    fn bf_log(&self, i: usize, a: usize) -> Option<Proof> {
+        // log(c + ψ) − log c is Bernstein for c ≥ 1 ... accept log(1 + ψ) exactly.
+        if let Math::Add([x, y]) = self.node(a).clone() {
+            for (one, rest) in [(x, y), (y, x)] {
+                if self.constant(usize::from(one)) == Some(1.0) {
+                    if let Some(q) = self.bf(usize::from(rest)) {
+                        return Some(self.proof(i, "BF", "log(1 + ψ) of a Bernstein ψ", vec![q]));
+                    }
+                }
+            }
+        }
+        // log cosh(√ψ) is Bernstein (its derivative tanh(√x)/(2√x) is CM).
+        if let Math::Cosh(c) = self.node(a).clone() {
+            if let Math::Sqrt(s) = self.node(usize::from(c)).clone() {
+                if let Some(q) = self.bf(usize::from(s)) {
+                    return Some(self.proof(i, "BF", "log cosh(√ψ) of a Bernstein ψ", vec![q]));
+                }
+            }
+        }
+        None
+    }
+
+    /// The derivative rule: `ψ(0) ≥ 0` and `ψ'` completely monotone.
+    fn bf_by_derivative(&self, i: usize) -> Option<Proof> {
         let psi = sub(self.e, i);
         let at0 = eval(&psi, &|s| if s == self.r { Some(0.0) } else { Some(1.0) }).ok()?;
         let at0_small = eval(&psi, &|s| if s == self.r { Some(0.0) } else { Some(0.37) }).ok()?;

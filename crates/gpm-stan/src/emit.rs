@@ -26,51 +26,8 @@ pub fn data(
     }
     let mut lets = Vec::new();
     let mut pending: Vec<String> = Vec::new();
-    let mut flat: Vec<(Stmt, Option<String>)> = Vec::new();
-    for s in transformed {
-        match s {
-            // `for (n in 1:N) x[n] = e;` is `x = e` with every `v[n]` read whole.
-            Stmt::For {
-                var,
-                lo,
-                hi: Some(_),
-                body,
-                ..
-            } if lo.is_one() => {
-                for b in body.iter().flat_map(block_items) {
-                    flat.push((b.clone(), Some(var.name.clone())));
-                }
-            }
-            other => flat.push((other.clone(), None)),
-        }
-    }
-    for (s, var) in &flat {
-        let s = match (s, var) {
-            (
-                Stmt::Assign {
-                    name,
-                    indices,
-                    op: AssignOp::Set,
-                    value,
-                    span,
-                },
-                Some(var),
-            ) if is_index_by(indices, var) => Stmt::Assign {
-                name: name.clone(),
-                indices: vec![],
-                op: AssignOp::Set,
-                value: crate::convert::deindex(value, var)?,
-                span: *span,
-            },
-            (s, None) => s.clone(),
-            (other, Some(_)) => {
-                return Err(StanError::unsupported(
-                    "this statement in a loop of `transformed data` is not translated yet",
-                    other.span(),
-                    "a loop of transformed data assigns entries `x[n] = ...;` read from entries `v[n]` of the data",
-                ))
-            }
-        };
+    for (s, var) in &flatten_loops(transformed) {
+        let s = deindexed(s, var.as_deref())?;
         let s = &s;
         let (name, value, span) = match s {
             Stmt::Decl(d) => {
@@ -116,6 +73,61 @@ pub fn data(
         });
     }
     Ok((out, lets))
+}
+
+/// The statements of `transformed data` with each loop `for (n in 1:N) x[n] = e;` opened into
+/// its body, marked with its loop variable.
+fn flatten_loops(transformed: &[Stmt]) -> Vec<(Stmt, Option<String>)> {
+    let mut flat: Vec<(Stmt, Option<String>)> = Vec::new();
+    for s in transformed {
+        match s {
+            // `for (n in 1:N) x[n] = e;` is `x = e` with every `v[n]` read whole.
+            Stmt::For {
+                var,
+                lo,
+                hi: Some(_),
+                body,
+                ..
+            } if lo.is_one() => {
+                for b in body.iter().flat_map(block_items) {
+                    flat.push((b.clone(), Some(var.name.clone())));
+                }
+            }
+            other => flat.push((other.clone(), None)),
+        }
+    }
+    flat
+}
+
+/// A statement of an opened loop read whole: `x[n] = e` is `x = e` with every `v[n]` read as
+/// `v` (`var` the loop's variable, None outside a loop).
+fn deindexed(s: &Stmt, var: Option<&str>) -> Result<Stmt, StanError> {
+    Ok(match (s, var) {
+        (
+            Stmt::Assign {
+                name,
+                indices,
+                op: AssignOp::Set,
+                value,
+                span,
+            },
+            Some(var),
+        ) if is_index_by(indices, var) => Stmt::Assign {
+            name: name.clone(),
+            indices: vec![],
+            op: AssignOp::Set,
+            value: crate::convert::deindex(value, var)?,
+            span: *span,
+        },
+        (s, None) => s.clone(),
+        (other, Some(_)) => {
+            return Err(StanError::unsupported(
+                "this statement in a loop of `transformed data` is not translated yet",
+                other.span(),
+                "a loop of transformed data assigns entries `x[n] = ...;` read from entries `v[n]` of the data",
+            ))
+        }
+    })
 }
 
 /// The columns of `[a', b', c']'` (a matrix written as its transposed rows).

@@ -273,6 +273,27 @@ pub fn files(
     ]
 }
 
+/// The hyperparameter values saved in a fit (`null` for a vector's scalar slot).
+fn saved_hyper_values(saved: &serde_json::Value) -> Option<HyperValues> {
+    let numbers = |v: &serde_json::Value| -> Option<Vec<f64>> {
+        v.as_array()?
+            .iter()
+            .map(|x| {
+                if x.is_null() {
+                    Some(f64::NAN)
+                } else {
+                    x.as_f64()
+                }
+            })
+            .collect()
+    };
+    let scalars = numbers(&saved["scalars"])?;
+    let vectors = saved["vectors"]
+        .as_array()
+        .and_then(|vs| vs.iter().map(numbers).collect::<Option<Vec<_>>>())?;
+    Some(HyperValues { scalars, vectors })
+}
+
 /// Read the fit saved in `dir`.
 pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
     let whole_density = || {
@@ -321,23 +342,7 @@ pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
                 .ok_or_else(|| bad("posterior"))?,
         )
     };
-    let numbers = |v: &serde_json::Value| -> Option<Vec<f64>> {
-        v.as_array()?
-            .iter()
-            .map(|x| {
-                if x.is_null() {
-                    Some(f64::NAN)
-                } else {
-                    x.as_f64()
-                }
-            })
-            .collect()
-    };
-    let scalars = numbers(&fit["hyper_values"]["scalars"]).ok_or_else(|| bad("hyper_values"))?;
-    let vectors = fit["hyper_values"]["vectors"]
-        .as_array()
-        .and_then(|vs| vs.iter().map(numbers).collect::<Option<Vec<_>>>())
-        .ok_or_else(|| bad("hyper_values"))?;
+    let values = saved_hyper_values(&fit["hyper_values"]).ok_or_else(|| bad("hyper_values"))?;
     // Fits saved before Stan programs were read have no `model_file`: theirs is `model.gpm`.
     let file = match fit["model_file"].as_str() {
         Some(STAN_MODEL_FILE) => STAN_MODEL_FILE,
@@ -374,7 +379,7 @@ pub fn load(dir: &Path) -> Result<SavedFit, FitError> {
         generic: fit["generic"].as_bool().unwrap_or(false),
         // Fits saved before the switch existed were made with NUTS steps allowed.
         nuts_step: fit["nuts_step"].as_bool().unwrap_or(true),
-        values: HyperValues { scalars, vectors },
+        values,
         method,
         posterior,
     })

@@ -58,6 +58,135 @@ fn status(converged: bool) -> &'static str {
     }
 }
 
+/// A fit and, where it stopped before converging, the warning that says so.
+type Ran = (Fit, Option<String>);
+
+/// SVI (`svi_progress` at each report).
+fn fit_svi(
+    c: &Checked,
+    d: &gpm_runtime::data::Data,
+    config: &gpm_runtime::svi::SviConfig,
+    svi_progress: &mut dyn FnMut(&gpm_runtime::svi::SviPoint, usize),
+) -> Result<Ran, InferError> {
+    let (r, hypers, hv) =
+        crate::infer::run_svi(c, d, config, &mut |p, _| svi_progress(p, config.iterations))?;
+    let last = r.trace.last().copied();
+    let headline = format!(
+        "SVI: {} iterations of batch {} ({:.1} epochs) in {:.3} s; ELBO estimate {:.6}",
+        config.iterations,
+        config.batch,
+        last.map_or(0.0, |p| p.epoch),
+        r.seconds,
+        last.map_or(f64::NAN, |p| p.elbo)
+    );
+    let summary = json!({
+        "model": &c.name,
+        "method": "svi",
+        "batch": config.batch,
+        "iterations": config.iterations,
+        "step_schedule": {"delay": config.delay, "forgetting": config.forgetting},
+        "hyper_rate": config.hyper_rate,
+        "class_batch": config.class_batch,
+        "seed": config.seed,
+        "trace": r.trace.iter().map(|p| json!({"iteration": p.iteration, "epoch": p.epoch, "seconds": p.seconds, "elbo_estimate": p.elbo})).collect::<Vec<_>>(),
+        "seconds": r.seconds,
+    });
+    let unconverged = None;
+    Ok((
+        Fit {
+            summary,
+            blocks: r.blocks,
+            values: hv,
+            hypers,
+            latents: None,
+            headline,
+        },
+        unconverged,
+    ))
+}
+
+/// The Gaussian particle flow.
+fn fit_gpf(
+    c: &Checked,
+    d: &gpm_runtime::data::Data,
+    config: &gpm_runtime::gpf::GpfConfig,
+) -> Result<Ran, InferError> {
+    let (r, hypers, hv) = crate::infer::run_learned(c, d, config)?;
+    let headline = format!(
+        "GPF {} after {} steps ({} particles, {} map, {} steps undone) in {:.3} s; ELBO {:.6}",
+        status(r.converged),
+        r.free_energy.len() - 1,
+        r.particles,
+        r.map.name(),
+        r.rejected,
+        r.seconds,
+        r.elbo
+    );
+    let summary = json!({
+        "model": &c.name,
+        "method": "gpf",
+        "converged": r.converged,
+        "particles": r.particles,
+        "particle_map": r.map.name(),
+        "iterations": r.free_energy.len() - 1,
+        "rejected_steps": r.rejected,
+        "final_step": r.step,
+        "free_energy": r.free_energy,
+        "elbo": r.elbo,
+        "seed": config.seed,
+        "seconds": r.seconds,
+        "stationarity": r.stationarity.map(|s| json!({"mean_shift_sd": s.mean_shift_sd, "spread_residual": s.spread_residual})),
+    });
+    let unconverged = (!r.converged).then(|| crate::warnings::flow_unconverged(&r));
+    Ok((
+        Fit {
+            summary,
+            blocks: r.blocks,
+            values: hv,
+            hypers,
+            latents: Some(r.latents),
+            headline,
+        },
+        unconverged,
+    ))
+}
+
+/// CAVI to a relative ELBO change of 10⁻⁹, at most `max_iter` iterations.
+fn fit_cavi(c: &Checked, d: &gpm_runtime::data::Data, max_iter: usize) -> Result<Ran, InferError> {
+    let config = gpm_runtime::cavi::CaviConfig {
+        tolerance: 1e-9,
+        max_iter,
+    };
+    let (r, hypers, hv) = crate::infer::run_learned(c, d, &config)?;
+    let headline = format!(
+        "CAVI {} after {} iterations in {:.3} s; ELBO {:.6}",
+        status(r.converged),
+        r.elbo.len(),
+        r.seconds,
+        r.elbo.last().copied().unwrap_or(f64::NAN)
+    );
+    let summary = json!({
+        "model": &c.name,
+        "method": "cavi",
+        "converged": r.converged,
+        "iterations": r.elbo.len(),
+        "elbo": r.elbo,
+        "seconds": r.seconds,
+    });
+    let unconverged = (!r.converged).then(|| crate::warnings::cavi_unconverged(r.elbo.len()));
+    Ok((
+        Fit {
+            summary,
+            blocks: r.blocks,
+            values: hv,
+            hypers,
+            latents: Some(r.latents),
+            headline,
+        },
+        unconverged,
+    ))
+}
+
 /// Run `method`; `svi_progress(point, iterations)` is called at each SVI report.
 pub fn fit(
     c: &Checked,
@@ -65,111 +194,26 @@ pub fn fit(
     method: &Method,
     svi_progress: &mut dyn FnMut(&gpm_runtime::svi::SviPoint, usize),
 ) -> Result<Fit, InferError> {
-    let name = &c.name;
-    let mut unconverged = None;
-    let (mut summary, blocks, values, hypers, latents, headline) = match method {
-        Method::Svi(config) => {
-            let (r, hypers, hv) = crate::infer::run_svi(c, d, config, &mut |p, _| {
-                svi_progress(p, config.iterations)
-            })?;
-            let last = r.trace.last().copied();
-            let headline = format!(
-                "SVI: {} iterations of batch {} ({:.1} epochs) in {:.3} s; ELBO estimate {:.6}",
-                config.iterations,
-                config.batch,
-                last.map_or(0.0, |p| p.epoch),
-                r.seconds,
-                last.map_or(f64::NAN, |p| p.elbo)
-            );
-            let summary = json!({
-                "model": name,
-                "method": "svi",
-                "batch": config.batch,
-                "iterations": config.iterations,
-                "step_schedule": {"delay": config.delay, "forgetting": config.forgetting},
-                "hyper_rate": config.hyper_rate,
-                "class_batch": config.class_batch,
-                "seed": config.seed,
-                "trace": r.trace.iter().map(|p| json!({"iteration": p.iteration, "epoch": p.epoch, "seconds": p.seconds, "elbo_estimate": p.elbo})).collect::<Vec<_>>(),
-                "seconds": r.seconds,
-            });
-            (summary, r.blocks, hv, hypers, None, headline)
-        }
-        Method::Gpf(config) => {
-            let (r, hypers, hv) = crate::infer::run_learned(c, d, config)?;
-            let headline = format!(
-                "GPF {} after {} steps ({} particles, {} map, {} steps undone) in {:.3} s; ELBO {:.6}",
-                status(r.converged),
-                r.free_energy.len() - 1,
-                r.particles,
-                r.map.name(),
-                r.rejected,
-                r.seconds,
-                r.elbo
-            );
-            let summary = json!({
-                "model": name,
-                "method": "gpf",
-                "converged": r.converged,
-                "particles": r.particles,
-                "particle_map": r.map.name(),
-                "iterations": r.free_energy.len() - 1,
-                "rejected_steps": r.rejected,
-                "final_step": r.step,
-                "free_energy": r.free_energy,
-                "elbo": r.elbo,
-                "seed": config.seed,
-                "seconds": r.seconds,
-                "stationarity": r.stationarity.map(|s| json!({"mean_shift_sd": s.mean_shift_sd, "spread_residual": s.spread_residual})),
-            });
-            if !r.converged {
-                unconverged = Some(crate::warnings::flow_unconverged(&r));
-            }
-            (summary, r.blocks, hv, hypers, Some(r.latents), headline)
-        }
-        Method::Cavi { max_iter } => {
-            let config = gpm_runtime::cavi::CaviConfig {
-                tolerance: 1e-9,
-                max_iter: *max_iter,
-            };
-            let (r, hypers, hv) = crate::infer::run_learned(c, d, &config)?;
-            let headline = format!(
-                "CAVI {} after {} iterations in {:.3} s; ELBO {:.6}",
-                status(r.converged),
-                r.elbo.len(),
-                r.seconds,
-                r.elbo.last().copied().unwrap_or(f64::NAN)
-            );
-            let summary = json!({
-                "model": name,
-                "method": "cavi",
-                "converged": r.converged,
-                "iterations": r.elbo.len(),
-                "elbo": r.elbo,
-                "seconds": r.seconds,
-            });
-            if !r.converged {
-                unconverged = Some(crate::warnings::cavi_unconverged(r.elbo.len()));
-            }
-            (summary, r.blocks, hv, hypers, Some(r.latents), headline)
-        }
+    let (mut fit, unconverged) = match method {
+        Method::Svi(config) => fit_svi(c, d, config, svi_progress)?,
+        Method::Gpf(config) => fit_gpf(c, d, config)?,
+        Method::Cavi { max_iter } => fit_cavi(c, d, *max_iter)?,
     };
-    summary["hyperparameters"] = json!(hyper_json(&hypers));
+    let Fit {
+        summary,
+        hypers,
+        latents,
+        ..
+    } = &mut fit;
+    summary["hyperparameters"] = json!(hyper_json(hypers));
     let warnings: Vec<String> =
         crate::warnings::extremes(&crate::magnitudes::extremes(&c.model, d))
             .into_iter()
-            .chain(crate::warnings::learned(c, &hypers))
-            .chain(crate::warnings::held_by_variational(c, &hypers))
+            .chain(crate::warnings::learned(c, hypers))
+            .chain(crate::warnings::held_by_variational(c, hypers))
             .chain(unconverged)
             .chain(crate::warnings::q_overflowed(latents.as_deref()))
             .collect();
     summary["warnings"] = json!(warnings);
-    Ok(Fit {
-        summary,
-        blocks,
-        values,
-        hypers,
-        latents,
-        headline,
-    })
+    Ok(fit)
 }
