@@ -222,6 +222,53 @@ fn stan_text(out: &mut String, front: &crate::StanFront, stan: bool) {
     }
 }
 
+/// A factor's plan: the form, the derivation, each auxiliary, the augmented factor and the
+/// certificate.
+fn plan_text(out: &mut String, p: &gpm_augment::Plan) {
+    let _ = writeln!(out, "      augmentation: {}", p.form);
+    for s in &p.steps {
+        let _ = writeln!(out, "        {s}");
+    }
+    for a in &p.aux {
+        let _ = writeln!(
+            out,
+            "        auxiliary {} ~ {} a priori; | rest ~ {}",
+            a.name,
+            a.prior,
+            a.conditional.describe()
+        );
+    }
+    if p.categorical.is_none() && p.generic.is_none() {
+        let _ = writeln!(
+            out,
+            "        augmented log-likelihood: {}",
+            p.augmented.to_tree()
+        );
+    }
+    for (pred, poly) in &p.collapsed {
+        let _ = writeln!(
+            out,
+            "        {pred}: sampled from its collapsed Gaussian conditional, the counts and Pólya-Gamma variables integrated out: {}",
+            poly.to_tree()
+        );
+    }
+    if p.generic.is_some() {
+        let _ = writeln!(
+            out,
+            "        certified: nothing to certify (the log-density is used as written)"
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "        certified: {} (max relative error {:.1e} at {} points; {})",
+        if p.certificate.passed { "yes" } else { "NO" },
+        p.certificate.max_rel_error,
+        p.certificate.points,
+        p.certificate.method
+    );
+}
+
 /// The human-readable summary printed by `gpmc check`.
 pub fn text(c: &Checked) -> String {
     let m = &c.model;
@@ -288,48 +335,7 @@ pub fn text(c: &Checked) -> String {
         );
         let _ = writeln!(out, "      {}   for i in 1..{}", factor_formula(f), f.n);
         if let Some(p) = c.plans.get(k) {
-            let _ = writeln!(out, "      augmentation: {}", p.form);
-            for s in &p.steps {
-                let _ = writeln!(out, "        {s}");
-            }
-            for a in &p.aux {
-                let _ = writeln!(
-                    out,
-                    "        auxiliary {} ~ {} a priori; | rest ~ {}",
-                    a.name,
-                    a.prior,
-                    a.conditional.describe()
-                );
-            }
-            if p.categorical.is_none() && p.generic.is_none() {
-                let _ = writeln!(
-                    out,
-                    "        augmented log-likelihood: {}",
-                    p.augmented.to_tree()
-                );
-            }
-            for (pred, poly) in &p.collapsed {
-                let _ = writeln!(
-                    out,
-                    "        {pred}: sampled from its collapsed Gaussian conditional, the counts and Pólya-Gamma variables integrated out: {}",
-                    poly.to_tree()
-                );
-            }
-            if p.generic.is_some() {
-                let _ = writeln!(
-                    out,
-                    "        certified: nothing to certify (the log-density is used as written)"
-                );
-                continue;
-            }
-            let _ = writeln!(
-                out,
-                "        certified: {} (max relative error {:.1e} at {} points; {})",
-                if p.certificate.passed { "yes" } else { "NO" },
-                p.certificate.max_rel_error,
-                p.certificate.points,
-                p.certificate.method
-            );
+            plan_text(&mut out, p);
         }
     }
     out.push_str(&crate::schedule_report::text(c));
