@@ -116,33 +116,7 @@ fn sort_one(
             body,
             span,
         } => {
-            if lp.is_some() {
-                return Err(StanError::unsupported(
-                    "a loop inside a loop is not translated yet",
-                    *span,
-                    "write the inner loop's statements vectorised (`y[n] ~ ...` over one index)",
-                ));
-            }
-            let Some(hi) = hi else {
-                return Err(StanError::unsupported(
-                    "a loop over a container's elements is not translated yet",
-                    *span,
-                    "loop over positions: `for (n in 1:N)`",
-                ));
-            };
-            if !lo.is_one() {
-                return Err(StanError::unsupported(
-                    "a loop that does not start at 1 (a lag, `y[t - k]`) is not translated yet",
-                    lo.span,
-                    "loops over the observations start at 1",
-                ));
-            }
-            *loops += 1;
-            let inner = Loop {
-                var: var.clone(),
-                hi: hi.clone(),
-                id: *loops,
-            };
+            let inner = observation_loop(var, lo, hi.as_ref(), lp, *span, loops)?;
             for b in body {
                 sort_one(b, syms, out, Some(&inner), loops)?;
             }
@@ -176,6 +150,45 @@ fn sort_one(
         )),
     }
     Ok(())
+}
+
+/// A `for` loop of the model block as one over the observations: `for (n in 1:N)`, not inside
+/// another loop; numbered from 1 in the order met (`loops` counts them).
+fn observation_loop(
+    var: &Ident,
+    lo: &Expr,
+    hi: Option<&Expr>,
+    lp: Option<&Loop>,
+    span: Span,
+    loops: &mut usize,
+) -> Result<Loop, StanError> {
+    if lp.is_some() {
+        return Err(StanError::unsupported(
+            "a loop inside a loop is not translated yet",
+            span,
+            "write the inner loop's statements vectorised (`y[n] ~ ...` over one index)",
+        ));
+    }
+    let Some(hi) = hi else {
+        return Err(StanError::unsupported(
+            "a loop over a container's elements is not translated yet",
+            span,
+            "loop over positions: `for (n in 1:N)`",
+        ));
+    };
+    if !lo.is_one() {
+        return Err(StanError::unsupported(
+            "a loop that does not start at 1 (a lag, `y[t - k]`) is not translated yet",
+            lo.span,
+            "loops over the observations start at 1",
+        ));
+    }
+    *loops += 1;
+    Ok(Loop {
+        var: var.clone(),
+        hi: hi.clone(),
+        id: *loops,
+    })
 }
 
 fn assign(

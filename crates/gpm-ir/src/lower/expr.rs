@@ -76,42 +76,9 @@ impl Lowerer {
             None
         };
         match binding {
-            Binding::Hyper => {
-                let h = self.model.hyper(v)?.clone();
-                if h.shape != Shape::Scalar {
-                    self.err(
-                        SemanticError::new(
-                            "gpm::shape_mismatch",
-                            format!(
-                                "the hyperparameter `{v}` is a vector; only kernels take it whole"
-                            ),
-                            span,
-                            "vector hyperparameter",
-                        )
-                        .help("use it as an ARD lengthscale: `sqexp(ell)`"),
-                    );
-                    return None;
-                }
-                Some(Node::Value(Sx::sym(SymRole::Hyper, v)))
-            }
-            Binding::Data => {
-                if param_only {
-                    return forbid(self, "the datum");
-                }
-                let d = self.model.datum(v)?.clone();
-                match &d.shape {
-                    Shape::Scalar => Some(Node::Value(Sx::sym(SymRole::Data, v))),
-                    Shape::Vector(n) if ctx.var.is_none() => {
-                        self.check_len(n, &ctx.n, v, span)?;
-                        Some(Node::Value(Sx::sym(SymRole::Data, v)))
-                    }
-                    Shape::Matrix(n, _) if ctx.var.is_none() => {
-                        self.check_len(n, &ctx.n, v, span)?;
-                        Some(Node::DataMatrix(v.to_string()))
-                    }
-                    _ => self.not_scalar(span),
-                }
-            }
+            Binding::Hyper => self.hyper_node(v, span),
+            Binding::Data if param_only => forbid(self, "the datum"),
+            Binding::Data => self.data_node(v, span, ctx),
             Binding::Latent => {
                 if param_only {
                     return forbid(self, "the latent");
@@ -162,6 +129,41 @@ impl Lowerer {
                 );
                 None
             }
+        }
+    }
+
+    /// A scalar hyperparameter by name (a vector one only kernels take whole).
+    fn hyper_node(&mut self, v: &str, span: Span) -> Option<Node> {
+        let h = self.model.hyper(v)?.clone();
+        if h.shape != Shape::Scalar {
+            self.err(
+                SemanticError::new(
+                    "gpm::shape_mismatch",
+                    format!("the hyperparameter `{v}` is a vector; only kernels take it whole"),
+                    span,
+                    "vector hyperparameter",
+                )
+                .help("use it as an ARD lengthscale: `sqexp(ell)`"),
+            );
+            return None;
+        }
+        Some(Node::Value(Sx::sym(SymRole::Hyper, v)))
+    }
+
+    /// A datum: a scalar, or outside a loop a whole vector or matrix of the observations.
+    fn data_node(&mut self, v: &str, span: Span, ctx: &ObsCtx) -> Option<Node> {
+        let d = self.model.datum(v)?.clone();
+        match &d.shape {
+            Shape::Scalar => Some(Node::Value(Sx::sym(SymRole::Data, v))),
+            Shape::Vector(n) if ctx.var.is_none() => {
+                self.check_len(n, &ctx.n, v, span)?;
+                Some(Node::Value(Sx::sym(SymRole::Data, v)))
+            }
+            Shape::Matrix(n, _) if ctx.var.is_none() => {
+                self.check_len(n, &ctx.n, v, span)?;
+                Some(Node::DataMatrix(v.to_string()))
+            }
+            _ => self.not_scalar(span),
         }
     }
 

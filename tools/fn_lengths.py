@@ -3,7 +3,11 @@
 count issue 51 tracks ("functions that fit on a screen"). A function runs from its `fn` line to
 its closing brace, braces in strings, characters and comments not counted.
 
-    python3 bench/fn_lengths.py [--min N]
+    python3 tools/fn_lengths.py [--min N] [--max K]
+
+With `--max K` it exits 1 when more than K functions are that long: ./run-tests runs it with
+`--max 10` (issue 51's bound), so that a new long function is split, or an old one shortened,
+before it lands.
 """
 
 import argparse
@@ -58,6 +62,7 @@ def functions(path):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--min", type=int, default=100)
+    parser.add_argument("--max", type=int, default=None)
     args = parser.parse_args()
     found = sorted(
         (f for p in sorted(ROOT.glob("crates/*/src/**/*.rs")) for f in functions(p)),
@@ -67,7 +72,11 @@ def main():
     print(f"{len(long)} functions of {args.min}+ lines (of {len(found)})")
     for lines, path, name, line in long:
         print(f"{lines:5d}  {path}:{line}  {name}")
+    if args.max is not None and len(long) > args.max:
+        print(f"more than {args.max}: split the new one by the concepts it holds")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
