@@ -37,41 +37,7 @@ enum Command {
         format: Format,
     },
     /// Compile a model and run inference on data; write draws and a summary.
-    Infer {
-        /// The model file.
-        model: std::path::PathBuf,
-        /// Data files (JSON in the CmdStan layout, or CSV); several are merged.
-        #[arg(long, required = true, num_args = 1..)]
-        data: Vec<std::path::PathBuf>,
-        /// Inference method.
-        #[arg(long, value_enum, default_value_t = Method::Gibbs)]
-        method: Method,
-        /// Random seed (a run is reproducible bit for bit).
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Output directory (default: out/<model name>).
-        #[arg(long)]
-        output: Option<std::path::PathBuf>,
-        /// Test data (same layout as --data, responses included): writes predictions.csv and
-        /// test metrics (log predictive density, error rate) into summary.json.
-        #[arg(long, num_args = 1..)]
-        predict: Vec<std::path::PathBuf>,
-        /// Do not show a progress bar.
-        #[arg(long)]
-        quiet: bool,
-        /// Options of one method.
-        #[command(flatten)]
-        flags: Box<MethodFlags>,
-        /// Use the generic update for every likelihood factor, even where an augmentation
-        /// exists (to compare the two on one model); a heavy-tailed latent prior keeps its
-        /// scale mixture.
-        #[arg(long)]
-        generic: bool,
-        /// Gibbs: keep the elliptical and slice steps where the schedule would put a NUTS
-        /// step (a dense block with the generic update whose prior's scales are sampled).
-        #[arg(long)]
-        no_nuts_step: bool,
-    },
+    Infer(InferArgs),
     /// Predict at new inputs from a saved Gibbs fit (its output directory), without rerunning
     /// it: predictive means and sds, class probabilities; scored where responses are given.
     Predict {
@@ -125,6 +91,9 @@ macro_rules! say {
     }};
 }
 
+mod output_commands;
+use output_commands::{plot_command, predict_command, summary_command};
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -144,120 +113,45 @@ fn main() -> ExitCode {
             };
             summary_command(&dir, &options)
         }
-        Command::Infer {
-            model,
-            data,
-            method,
-            seed,
-            output,
-            predict,
-            quiet,
-            flags,
-            generic,
-            no_nuts_step,
-        } => infer_command(InferArgs {
-            model,
-            data,
-            method,
-            seed,
-            output,
-            predict,
-            quiet,
-            flags,
-            generic,
-            no_nuts_step,
-        }),
-    }
-}
-
-/// `gpmc plot`: trace, rank, predictive and ELBO figures of an output directory.
-fn plot_command(
-    dir: std::path::PathBuf,
-    vars: Vec<String>,
-    output: Option<std::path::PathBuf>,
-) -> ExitCode {
-    let files = match gpmc::plot::figures(&dir, &vars) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    let out = output.unwrap_or_else(|| dir.join("plots"));
-    // The figures directory is replaced as a whole, like a run's output (and marked
-    // as gpmc's, so that a later `gpmc plot` may replace it).
-    if let Err(e) = gpmc::output::write_all(&out, Kind::Plots, &[&dir], &files) {
-        eprintln!("error: {e}");
-        return ExitCode::from(1);
-    }
-    let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
-    say!("wrote {} to {}", names.join(", "), out.display());
-    ExitCode::SUCCESS
-}
-
-/// `gpmc predict`: predictions at new data from a saved fit.
-fn predict_command(
-    fit: std::path::PathBuf,
-    data: Vec<std::path::PathBuf>,
-    output: Option<std::path::PathBuf>,
-) -> ExitCode {
-    let (csv, metrics) = match gpmc::fit::predict(&fit, &data) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    let dir = output.unwrap_or_else(|| fit.join("predict"));
-    let summary = serde_json::json!({
-        "fit": fit.display().to_string(),
-        "data": data.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-        "test": metrics,
-    });
-    let files = vec![
-        ("predictions.csv".to_string(), csv),
-        (
-            "summary.json".to_string(),
-            serde_json::to_string_pretty(&summary).expect("summary JSON"),
-        ),
-    ];
-    let reads: Vec<&std::path::Path> = std::iter::once(fit.as_path())
-        .chain(data.iter().map(|p| p.as_path()))
-        .collect();
-    if let Err(e) = gpmc::output::write_all(&dir, Kind::Predictions, &reads, &files) {
-        eprintln!("error: {e}");
-        return ExitCode::from(1);
-    }
-    say!("test: {metrics}");
-    say!("wrote predictions.csv, summary.json to {}", dir.display());
-    ExitCode::SUCCESS
-}
-
-/// `gpmc summary`: the summary table of an output directory again.
-fn summary_command(dir: &std::path::Path, options: &gpmc::summary::Options) -> ExitCode {
-    match gpmc::summary::summarize_dir(dir, options) {
-        Ok(text) => {
-            say!("{}", text.trim_end());
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(1)
-        }
+        Command::Infer(args) => infer_command(args),
     }
 }
 
 /// `gpmc infer`'s arguments.
+#[derive(clap::Args)]
 struct InferArgs {
+    /// The model file.
     model: std::path::PathBuf,
+    /// Data files (JSON in the CmdStan layout, or CSV); several are merged.
+    #[arg(long, required = true, num_args = 1..)]
     data: Vec<std::path::PathBuf>,
+    /// Inference method.
+    #[arg(long, value_enum, default_value_t = Method::Gibbs)]
     method: Method,
+    /// Random seed (a run is reproducible bit for bit).
+    #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Output directory (default: out/<model name>).
+    #[arg(long)]
     output: Option<std::path::PathBuf>,
+    /// Test data (same layout as --data, responses included): writes predictions.csv and
+    /// test metrics (log predictive density, error rate) into summary.json.
+    #[arg(long, num_args = 1..)]
     predict: Vec<std::path::PathBuf>,
+    /// Do not show a progress bar.
+    #[arg(long)]
     quiet: bool,
+    /// Options of one method.
+    #[command(flatten)]
     flags: Box<MethodFlags>,
+    /// Use the generic update for every likelihood factor, even where an augmentation
+    /// exists (to compare the two on one model); a heavy-tailed latent prior keeps its
+    /// scale mixture.
+    #[arg(long)]
     generic: bool,
+    /// Gibbs: keep the elliptical and slice steps where the schedule would put a NUTS
+    /// step (a dense block with the generic update whose prior's scales are sampled).
+    #[arg(long)]
     no_nuts_step: bool,
 }
 
