@@ -299,6 +299,7 @@ impl Lower {
         out
     }
 
+    // One match over Stan's statement kinds, one arm each (a dispatch, kept whole: issue 51).
     fn stmt(&mut self, s: &ast::Stmt) -> Result<Stmt, StanError> {
         Ok(match s {
             ast::Stmt::Decl(d) => {
