@@ -21,12 +21,13 @@ struct Moves {
 }
 
 /// What deciding an update reads: the model, its factors' programs, the conjugate updates
-/// and the blocks.
+/// and the blocks; and whether every factor has a variational update (so `learn()` runs).
 struct Deciding<'a> {
     model: &'a Model,
     factors: &'a [FactorProgram],
     conjugate: &'a [HyperProgram],
     blocks: &'a [BlockSpec],
+    has_cavi: bool,
 }
 
 /// Decide every hyperparameter's update.
@@ -37,11 +38,17 @@ pub(crate) fn plan(
     collapsed: &BTreeSet<String>,
     blocks: &[BlockSpec],
 ) -> HyperPlan {
+    let has_cavi = factors.iter().all(|f| {
+        f.cavi.is_some()
+            || f.categorical.is_some()
+            || f.generic.as_ref().is_some_and(|g| g.variational.is_ok())
+    });
     let deciding = Deciding {
         model,
         factors,
         conjugate,
         blocks,
+        has_cavi,
     };
     let mut moves = Moves::default();
     let mut steps: Vec<HyperStep> = (0..model.hypers.len())
@@ -99,11 +106,7 @@ impl Deciding<'_> {
         let h = &self.model.hypers[id.0];
         let (start, start_rule) = start_value(&h.kind);
         let scalar = matches!(h.shape, Shape::Scalar);
-        let has_cavi = self.factors.iter().all(|f| {
-            f.cavi.is_some()
-                || f.categorical.is_some()
-                || f.generic.as_ref().is_some_and(|g| g.variational.is_ok())
-        });
+        let has_cavi = self.has_cavi;
         // The class scales of a scaled logistic-softmax: their own closed forms (§7.4.3).
         let scales_of = self
             .factors

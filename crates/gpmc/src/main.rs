@@ -451,19 +451,11 @@ fn infer_density(
     for w in gpmc::density::warnings(&run) {
         say!("warning: {w}");
     }
-    say!(
-        "wrote {} chain files and summary.json to {}",
+    chains_written(
         run.chains.len(),
-        dir.display()
-    );
-    if run.interrupted {
-        eprintln!(
-            "interrupted: {} draws per chain written (of {}), marked `\"interrupted\": true` in summary.json",
-            run.draws, config.draws
-        );
-        return ExitCode::from(interrupt::exit_code());
-    }
-    ExitCode::SUCCESS
+        dir,
+        (run.interrupted, run.draws, config.draws),
+    )
 }
 
 /// Print an inference error with the model's source; its exit code: 130 for a run interrupted
@@ -769,16 +761,27 @@ fn infer(opened: Opened, run: GibbsRun) -> ExitCode {
         return report(e.into());
     }
     say_gibbs_run(checked, &result);
-    say!(
-        "wrote {} chain files and summary.json to {}",
+    chains_written(
         result.times.len(),
+        dir,
+        (result.interrupted, result.draws, config.draws),
+    )
+}
+
+/// The end of a sampling run: where its chain files went and, for a run interrupted with
+/// `kept` of `asked` draws per chain, that it was (the signal's exit code).
+fn chains_written(
+    chains: usize,
+    dir: &std::path::Path,
+    (interrupted, kept, asked): (bool, usize, usize),
+) -> ExitCode {
+    say!(
+        "wrote {chains} chain files and summary.json to {}",
         dir.display()
     );
-    if result.interrupted {
+    if interrupted {
         eprintln!(
-            "interrupted: {} draws per chain written (of {}), marked `\"interrupted\": true` in summary.json",
-            result.draws,
-            config.draws
+            "interrupted: {kept} draws per chain written (of {asked}), marked `\"interrupted\": true` in summary.json"
         );
         return ExitCode::from(interrupt::exit_code());
     }
