@@ -177,14 +177,9 @@ class Model:
     def _label_sets(self):
         """Each integer datum's declared label set (``"{-1, 1}"``, ``"1..C"``), onto which text
         labels are mapped (docs/python.md, "Data")."""
-        if not hasattr(self, "_label_sets_cache"):
-            declared = [] if self._density is not None else self.check().get("data", [])
-            self._label_sets_cache = {
-                d["name"]: d["constraint"]
-                for d in declared
-                if d.get("type") == "int" and d.get("constraint")
-            }
-        return self._label_sets_cache
+        if self._density is not None:
+            return {}
+        return dict(self._compiled.label_sets())
 
     def sample(
         self,

@@ -132,6 +132,18 @@ impl Compiled {
             .collect()
     }
 
+    /// Each integer datum's declared label or value set as `check` prints it (`{-1, 1}`,
+    /// `1..C`): what text labels given from Python are mapped onto.
+    fn label_sets(&self) -> Vec<(String, String)> {
+        self.checked
+            .model
+            .data
+            .iter()
+            .filter(|d| d.elem == gpm_ir::Elem::Int)
+            .filter_map(|d| Some((d.name.clone(), gpmc::report::value_set(&d.constraint)?)))
+            .collect()
+    }
+
     /// Each likelihood factor's response datum (`None` for a density formula).
     fn responses(&self) -> Vec<Option<String>> {
         self.checked

@@ -17,7 +17,8 @@ fn dims(shape: &Shape) -> Vec<String> {
     }
 }
 
-fn value_set(v: &ValueSet) -> Option<String> {
+/// A datum's declared value set as `check` prints it (`{-1, 1}`, `1..C`, `0..`); None for any value.
+pub fn value_set(v: &ValueSet) -> Option<String> {
     let b = |b: &Bound| match b {
         Bound::Const(c) => format!("{c}"),
         Bound::Var(v) => v.clone(),
