@@ -1,6 +1,6 @@
 //! `--method nuts` (issue 35 item 1): NUTS on the original model, the latents whitened by their
 //! priors and the gradients the CAS's, against Gibbs on the augmented model — two exact
-//! samplers of the same posterior by different routes. On four example models every latent's
+//! samplers of the same posterior by different routes. On six example models every latent's
 //! posterior mean agrees within the two chains' Monte Carlo errors, and its sd within 10 %,
 //! with no divergence and short trajectories (which a wrong gradient would not give);
 //! a fixed seed gives the same draws; what NUTS cannot run yet is refused with what to do.
@@ -16,12 +16,25 @@ fn load(model: &str) -> (gpmc::Checked, gpm_runtime::data::Data) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
     let src = std::fs::read_to_string(root.join(format!("{model}.gpm"))).unwrap();
     let c = gpmc::check(model, &src).unwrap_or_else(|f| panic!("{}", f.render()));
-    let d = gpmc::data::load(
-        &c.model,
-        &[root.join(format!("{model}.data.json")).as_path()],
-    )
-    .unwrap();
+    let mut data = root.join(format!("{model}.data.json"));
+    if model == "sparse_gp_classification" {
+        data = first_rows(&data, 1000);
+    }
+    let d = gpmc::data::load(&c.model, &[data.as_path()]).unwrap();
     (c, d)
+}
+
+/// A copy of a data file with `X` and `y` cut to their first `n` rows (in the temp directory).
+fn first_rows(path: &Path, n: usize) -> std::path::PathBuf {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["N"] = n.into();
+    for key in ["X", "y"] {
+        v[key].as_array_mut().unwrap().truncate(n);
+    }
+    let out = std::env::temp_dir().join(format!("gpmc-nuts-{}-{n}.json", std::process::id()));
+    std::fs::write(&out, v.to_string()).unwrap();
+    out
 }
 
 fn run(
@@ -206,19 +219,28 @@ fn nuts_on_the_augmented_model_agrees_with_gibbs() {
     }
 }
 
+// Two models a test, so that the harness runs them side by side (one test of all six took two
+// minutes of one core).
 #[test]
-fn nuts_agrees_with_gibbs_on_six_models() {
-    for model in [
-        "gp_classification",
-        "logistic_regression",
-        "poisson_gp",
-        "robust_gp_regression",
-        // The logistic-softmax: its gradient is the library's class sum, not a CAS formula.
-        "multiclass_gp",
-        // A sparse GP (N = 4 000, M = 50) under its FITC prior: its whitened inducing values
-        // and residuals.
-        "sparse_gp_classification",
-    ] {
+fn nuts_agrees_with_gibbs_on_gp_classification_and_logistic_regression() {
+    nuts_agrees_with_gibbs(&["gp_classification", "logistic_regression"]);
+}
+
+#[test]
+fn nuts_agrees_with_gibbs_on_poisson_and_robust_gps() {
+    nuts_agrees_with_gibbs(&["poisson_gp", "robust_gp_regression"]);
+}
+
+/// The logistic-softmax: its gradient is the library's class sum, not a CAS formula. A sparse
+/// GP (M = 50, the first 1 000 of its 4 000 rows) under its FITC prior: its whitened inducing
+/// values and residuals.
+#[test]
+fn nuts_agrees_with_gibbs_on_multiclass_and_sparse_gps() {
+    nuts_agrees_with_gibbs(&["multiclass_gp", "sparse_gp_classification"]);
+}
+
+fn nuts_agrees_with_gibbs(models: &[&str]) {
+    for &model in models {
         let (worst, worst_sd, n) = compare(model, (11, 12));
         let divergences: usize = n.nuts.iter().map(|s| s.divergences).sum();
         assert!(worst.0 < 4.5, "{model}: worst z {worst:?}");
