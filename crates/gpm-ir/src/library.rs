@@ -140,7 +140,8 @@ mod tests {
             let ys = match l.response() {
                 ResponseKind::Real => vec![-2.5, 0.0, 0.7, 4.0],
                 ResponseKind::Binary => vec![-1.0, 1.0],
-                _ => vec![0.0, 1.0, 3.0, 7.0],
+                ResponseKind::Positive => vec![0.2, 1.0, 3.0, 7.0],
+                ResponseKind::Count | ResponseKind::Category => vec![0.0, 1.0, 3.0, 7.0],
             };
             let mut pairs: Vec<(Sx, Formula)> = Vec::new();
             if let (Some(sx), Some(f)) = (

@@ -8,6 +8,8 @@
 //!   checks, its robust power integral, its mean and variance;
 //! - [`kernel`]: every covariance function — its parameters (lengthscales, which may be ARD)
 //!   and its form (a vectorised profile in the scaled distance, or a function of two points);
+//! - [`constraint`]: what values a parameter may take, one type every registry declares its
+//!   parameters with (NumPyro's `constraints`);
 //! - [`hyperprior`]: every prior a hyperparameter can take (Stan's names and parametrisations,
 //!   truncated to the declared range as Stan does).
 //!
@@ -68,12 +70,12 @@ macro_rules! entry_ref {
     };
 }
 
+pub mod constraint;
 pub mod hyperprior;
 pub mod kernel;
 pub mod likelihood;
 
-pub use hyperprior::{
-    HyperPrior, HyperPriorLaw, ParamKind, ParamSpec, PriorError, PriorStart, HYPER_PRIORS,
-};
+pub use constraint::Constraint;
+pub use hyperprior::{HyperPrior, HyperPriorLaw, ParamSpec, PriorError, PriorStart, HYPER_PRIORS};
 pub use kernel::{KernelForm, KernelLaw, KernelRef, KERNELS};
 pub use likelihood::{Likelihood, LikelihoodRef, ResponseKind, LIKELIHOODS, MAX_CLASSES};

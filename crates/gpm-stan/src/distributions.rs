@@ -64,12 +64,7 @@ const LIKELIHOODS: &[(&str, usize, Spelling, &[usize])] = &[
         ),
         &[0],
     ),
-    (
-        "lognormal",
-        2,
-        Spelling::Formula("-log(B) - square(log(Y) - (A)) / (2 * square(B))"),
-        &[0],
-    ),
+    ("lognormal", 2, Spelling::Library("lognormal"), &[0]),
     (
         "exponential",
         1,

@@ -1,5 +1,5 @@
-//! Heavy-tailed priors on latents — `student_t`, `cauchy`, `laplace` (the Bayesian lasso) —
-//! found and certified as Gaussian scale mixtures by the same recognizers as likelihoods. A
+//! Heavy-tailed priors on latents — `student_t`, `cauchy`, `laplace` (the Bayesian lasso),
+//! `logistic` — found and certified as Gaussian scale mixtures by the same recognizers as likelihoods. A
 //! one-coefficient regression has a posterior computable by quadrature from the prior's own
 //! density; Gibbs must match it within Monte Carlo error.
 
@@ -46,13 +46,19 @@ fn quadrature(x: &[f64], y: &[f64], log_prior: &dyn Fn(f64) -> f64) -> (f64, f64
 #[test]
 fn heavy_tailed_latent_priors_match_quadrature() {
     let (x, y) = data();
-    let cases: [(&str, &dyn Fn(f64) -> f64); 3] = [
+    let cases: [(&str, &dyn Fn(f64) -> f64); 4] = [
         ("laplace(0, 0.3)", &|w: f64| -w.abs() / 0.3),
         ("student_t(3, 0, 0.5)", &|w: f64| {
             -2.0 * (1.0 + (w / 0.5).powi(2) / 3.0).ln()
         }),
         ("cauchy(0.2, 0.1)", &|w: f64| {
             -(1.0 + ((w - 0.2) / 0.1).powi(2)).ln()
+        }),
+        // Added as the worked example of a latent prior (docs/ARCHITECTURE.md): one row of
+        // `HEAVY_TAILED`; the recognizers find its Pólya-Gamma mixture, PG(2, 0).
+        ("logistic(0.1, 0.2)", &|w: f64| {
+            let z = (w - 0.1) / 0.2;
+            -z - 2.0 * (-z).exp().ln_1p()
         }),
     ];
     for (k, (prior, log_prior)) in cases.into_iter().enumerate() {

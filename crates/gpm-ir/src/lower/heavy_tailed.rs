@@ -1,14 +1,19 @@
 //! Heavy-tailed latent priors: `w : vector[D] ~ student_t(nu, mu, sigma)`, `cauchy(mu, sigma)`,
-//! `laplace(mu, b)` (Stan's `double_exponential`), `horseshoe(tau)`. Each is a Gaussian scale
+//! `laplace(mu, b)` (Stan's `double_exponential`), `logistic(mu, s)` (a Pólya-Gamma mixture,
+//! `PG(2, 0)`), `horseshoe(tau)`. Each is a Gaussian scale
 //! mixture, so rather than a new kind of block the latent takes a flat prior and the prior's
 //! density becomes a factor with one observation per coordinate (`Factor::prior_of`): the
 //! recognizers find and certify its augmentation exactly as for a Student-t or Laplace likelihood
 //! (an auxiliary scale per coordinate), and Gibbs and CAVI stay conjugate.
 
 use super::*;
+use gpm_library::Constraint;
+
+const POSITIVE: Constraint = Constraint::Positive;
+const REAL: Constraint = Constraint::Real;
 
 /// A heavy-tailed latent prior: its name as written (and an alias), its parameters in order with
-/// whether each must be positive, and the library density (a Gaussian scale mixture the
+/// what each must be, and the library density (a Gaussian scale mixture the
 /// recognizers augment) with that density's parameters, location included, made from them.
 pub(super) struct HeavyTailed {
     /// The name in a model.
@@ -17,8 +22,8 @@ pub(super) struct HeavyTailed {
     pub(super) alias: Option<&'static str>,
     /// Its parameters, in order.
     pub(super) params: &'static [&'static str],
-    /// Whether each parameter must be positive.
-    positive: &'static [bool],
+    /// What each parameter must be.
+    constraints: &'static [Constraint],
     /// The library likelihood whose density the prior is.
     density: &'static str,
     /// That density's parameters from the prior's.
@@ -31,7 +36,7 @@ pub(super) const HEAVY_TAILED: &[HeavyTailed] = &[
         name: "student_t",
         alias: None,
         params: &["nu", "mu", "sigma"],
-        positive: &[true, false, true],
+        constraints: &[POSITIVE, REAL, POSITIVE],
         density: "student_t",
         density_params: |p| p,
     },
@@ -39,7 +44,7 @@ pub(super) const HEAVY_TAILED: &[HeavyTailed] = &[
         name: "cauchy",
         alias: None,
         params: &["mu", "sigma"],
-        positive: &[false, true],
+        constraints: &[REAL, POSITIVE],
         density: "student_t",
         density_params: |p| [vec![Sx::num(1.0)], p].concat(),
     },
@@ -47,8 +52,16 @@ pub(super) const HEAVY_TAILED: &[HeavyTailed] = &[
         name: "laplace",
         alias: Some("double_exponential"),
         params: &["mu", "b"],
-        positive: &[false, true],
+        constraints: &[REAL, POSITIVE],
         density: "laplace",
+        density_params: |p| p,
+    },
+    HeavyTailed {
+        name: "logistic",
+        alias: None,
+        params: &["mu", "s"],
+        constraints: &[REAL, POSITIVE],
+        density: "logistic",
         density_params: |p| p,
     },
     HeavyTailed {
@@ -56,11 +69,25 @@ pub(super) const HEAVY_TAILED: &[HeavyTailed] = &[
         name: "horseshoe",
         alias: None,
         params: &["tau"],
-        positive: &[true],
+        constraints: &[POSITIVE],
         density: "horseshoe",
         density_params: |p| [vec![Sx::num(0.0)], p].concat(),
     },
 ];
+
+/// Every latent prior as written, with its parameters: the Gaussian ones the lowering reads
+/// itself, then [`HEAVY_TAILED`] (what an unknown latent prior's error and the docs list).
+pub fn latent_prior_signatures() -> Vec<String> {
+    ["gp(X, kernel)", "normal(mean, scale)", "flat()"]
+        .into_iter()
+        .map(str::to_string)
+        .chain(
+            HEAVY_TAILED
+                .iter()
+                .map(|h| format!("{}({})", h.name, h.params.join(", "))),
+        )
+        .collect()
+}
 
 /// Whether `name` is a heavy-tailed latent prior.
 pub(super) fn is_heavy_tailed(name: &str) -> bool {
@@ -99,13 +126,9 @@ impl Lowerer {
             .find(|h| h.name == c.func.name || h.alias == Some(c.func.name.as_str()))?;
         let a = self.check_args(c, law.params)?;
         let mut values = Vec::with_capacity(a.len());
-        for (arg, (p, positive)) in a.iter().zip(law.params.iter().zip(law.positive)) {
+        for (arg, (p, constraint)) in a.iter().zip(law.params.iter().zip(law.constraints)) {
             let what = format!("the `{p}` of a latent's `{}` prior", c.func.name);
-            values.push(if *positive {
-                self.positive_param(arg, &what)
-            } else {
-                self.param(arg, &what)
-            });
+            values.push(self.constrained_param(arg, &what, *constraint));
         }
         // Every parameter is checked (each error reported) before any is used.
         let values: Option<Vec<Sx>> = values.into_iter().collect();

@@ -64,8 +64,8 @@ impl Lowerer {
                     let what = format!("the {} of `{}`", p.name, law.name());
                     args.push(match (p.role, given) {
                         (ParamRole::Lengthscale, Some(e)) => self.lengthscale(e, dims)?,
-                        (ParamRole::Positive, Some(e)) => KernelArg::Scalar {
-                            value: self.positive_param(e, &what)?,
+                        (ParamRole::Constrained(c), Some(e)) => KernelArg::Scalar {
+                            value: self.constrained_param(e, &what, c)?,
                         },
                         (ParamRole::Real { .. }, Some(e)) => KernelArg::Scalar {
                             value: self.param(e, &what)?,

@@ -452,27 +452,6 @@ impl Lowerer {
             }
         }
     }
-
-    /// A parameter that must be positive: a literal is checked here, a hyperparameter by its
-    /// declaration and at run time.
-    pub(super) fn positive_param(&mut self, e: &ast::Expr, what: &str) -> Option<Sx> {
-        let p = self.param(e, what)?;
-        if let Sx::Num(v) = p {
-            if v <= 0.0 {
-                self.err(
-                    SemanticError::new(
-                        "gpm::bad_parameter",
-                        format!("{what} must be positive, not {v}"),
-                        e.span,
-                        "must be > 0",
-                    )
-                    .help("kernel variances, lengthscales and periods are positive"),
-                );
-                return None;
-            }
-        }
-        Some(p)
-    }
 }
 
 /// A `gp` prior's named arguments, as written.

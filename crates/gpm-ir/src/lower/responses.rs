@@ -139,7 +139,8 @@ impl Lowerer {
             None
         };
         match kind {
-            ResponseKind::Real => Some(()),
+            // A positive response is checked value by value when the data are read.
+            ResponseKind::Real | ResponseKind::Positive => Some(()),
             ResponseKind::Binary => {
                 if d.elem != Elem::Int {
                     return bad(
@@ -214,24 +215,7 @@ impl Lowerer {
         {
             return;
         }
-        // The logistic-softmax's options (`link`, `scale`) are not parameters of its density.
-        let (options, dist) = if info.response() == ResponseKind::Category {
-            let (options, rest): (Vec<ast::Arg>, Vec<ast::Arg>) =
-                dist.args.iter().cloned().partition(|a| {
-                    a.name.as_ref().is_some_and(|n| {
-                        super::categorical::CATEGORICAL_OPTIONS.contains(&n.name.as_str())
-                    })
-                });
-            (
-                options,
-                std::borrow::Cow::Owned(ast::Call {
-                    args: rest,
-                    ..dist.clone()
-                }),
-            )
-        } else {
-            (vec![], std::borrow::Cow::Borrowed(dist))
-        };
+        let (options, dist) = split_options(info, dist);
         let Some(args) = self.check_args(&dist, info.params()) else {
             return;
         };
@@ -246,6 +230,9 @@ impl Lowerer {
         let Some(params) = self.likelihood_params(&args, &d, &ctx) else {
             return;
         };
+        if self.check_likelihood_params(info, &params, &args).is_none() {
+            return;
+        }
         if let Some(t) = info.trials() {
             if self
                 .check_trials(info.name(), &params[t], &args[t])
@@ -517,4 +504,28 @@ impl Lowerer {
             ),
         }
     }
+}
+
+/// The logistic-softmax's options (`link`, `scale`), which are not parameters of its density,
+/// and the call without them; any other likelihood's call as it is.
+fn split_options(
+    info: likelihoods::LikelihoodRef,
+    dist: &ast::Call,
+) -> (Vec<ast::Arg>, std::borrow::Cow<'_, ast::Call>) {
+    if info.response() != ResponseKind::Category {
+        return (vec![], std::borrow::Cow::Borrowed(dist));
+    }
+    let (options, rest): (Vec<ast::Arg>, Vec<ast::Arg>) =
+        dist.args.iter().cloned().partition(|a| {
+            a.name
+                .as_ref()
+                .is_some_and(|n| super::categorical::CATEGORICAL_OPTIONS.contains(&n.name.as_str()))
+        });
+    (
+        options,
+        std::borrow::Cow::Owned(ast::Call {
+            args: rest,
+            ..dist.clone()
+        }),
+    )
 }

@@ -28,10 +28,6 @@ const DISTRIBUTIONS: &[(&str, &str)] = &[
         "write `binomial_logit(n, eta)` with the log odds `eta`: Stan's `binomial(n, inv_logit(eta))`",
     ),
     (
-        "lognormal",
-        "take logs in the data block (`let log_y = log(y);`) and write `log_y ~ normal(mu, sigma)`: the Jacobian of the log is a constant in the parameters",
-    ),
-    (
         "double_exponential",
         "write `laplace(mu, b)` (the same density)",
     ),

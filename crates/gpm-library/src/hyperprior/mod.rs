@@ -7,38 +7,30 @@
 
 mod value;
 
+use crate::Constraint;
 use statrs::distribution::ContinuousCDF;
 pub use value::{HyperPrior, PriorError, PriorStart};
 
-/// What a parameter of a law must be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParamKind {
-    /// Any finite number (a location).
-    Real,
-    /// A finite number `> 0` (a scale, shape, rate or degrees of freedom).
-    Positive,
-}
-
 /// A parameter of a law: its name in the language (for named arguments) and what it must be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ParamSpec {
     /// Name, as written in `family(name = value)`.
     pub name: &'static str,
-    /// Constraint.
-    pub kind: ParamKind,
+    /// What it must be.
+    pub kind: Constraint,
 }
 
 pub(crate) const fn real(name: &'static str) -> ParamSpec {
     ParamSpec {
         name,
-        kind: ParamKind::Real,
+        kind: Constraint::Real,
     }
 }
 
 pub(crate) const fn positive(name: &'static str) -> ParamSpec {
     ParamSpec {
         name,
-        kind: ParamKind::Positive,
+        kind: Constraint::Positive,
     }
 }
 
@@ -55,6 +47,8 @@ pub struct Signature {
     /// Parameters the library's tests check the law at (density, distribution and quantile
     /// functions agree, the mean is the density's); empty for `flat`.
     pub example: &'static [f64],
+    /// The log-density up to a constant, as the docs show it (in `θ`).
+    pub formula: &'static str,
 }
 
 const POSITIVE: Option<(f64, f64)> = Some((0.0, f64::INFINITY));
@@ -69,7 +63,7 @@ pub trait Registered {
 }
 
 /// A family of priors for a scalar hyperparameter. Parameters arrive as numbers in the order of
-/// [`HyperPriorLaw::params`], already checked against their [`ParamKind`] and
+/// [`HyperPriorLaw::params`], already checked against their [`Constraint`] and
 /// [`HyperPriorLaw::check`]. A law's file holds its mathematics; its name, parameters, support
 /// and test point are its row in `register!`.
 pub trait HyperPriorLaw: Registered + Send + Sync + std::fmt::Debug {
@@ -129,6 +123,10 @@ pub trait HyperPriorLaw: Registered + Send + Sync + std::fmt::Debug {
     fn example(&self) -> &'static [f64] {
         self.signature().example
     }
+    /// The log-density up to a constant, as the docs show it.
+    fn formula(&self) -> &'static str {
+        self.signature().formula
+    }
     /// `(shape, rate)` when the law is `Gamma(shape, rate)`: the one family whose conditional
     /// given Gamma-conjugate factors is closed form (the schedule's conjugate update).
     fn conjugate_gamma(&self, _p: &[f64]) -> Option<(f64, f64)> {
@@ -138,10 +136,10 @@ pub trait HyperPriorLaw: Registered + Send + Sync + std::fmt::Debug {
 
 /// Declares each law's module, gives it its row of the table (and `Debug` by name) and lists
 /// it in [`HYPER_PRIORS`]: one line per law,
-/// `module::Law = "name"(params) on SUPPORT at [example]`.
+/// `module::Law = "name"(params) on SUPPORT at [example] "log-density up to a constant"`.
 macro_rules! register {
     ($($module:ident :: $law:ident = $name:literal ( $($param:expr),* ) on $support:ident
-        at [ $($ex:expr),* ]),* $(,)?) => {
+        at [ $($ex:expr),* ] $formula:literal),* $(,)?) => {
         $(
             mod $module;
             registered!($module::$law, Signature {
@@ -149,6 +147,7 @@ macro_rules! register {
                 params: &[$($param),*],
                 support: $support,
                 example: &[$($ex),*],
+                formula: $formula,
             });
             impl std::fmt::Debug for $module::$law {
                 fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -164,20 +163,20 @@ macro_rules! register {
 
 #[rustfmt::skip]
 register! {
-    gamma::Gamma = "gamma"(positive("shape"), positive("rate")) on POSITIVE at [2.5, 1.5],
-    inv_gamma::InvGamma = "inv_gamma"(positive("shape"), positive("scale")) on POSITIVE at [3.0, 2.0],
-    lognormal::LogNormal = "lognormal"(real("mu"), positive("sigma")) on POSITIVE at [0.3, 0.6],
-    normal::Normal = "normal"(real("mu"), positive("sigma")) on REAL at [1.0, 2.0],
-    half_normal::HalfNormal = "half_normal"(positive("sigma")) on POSITIVE at [1.5],
-    exponential::Exponential = "exponential"(positive("rate")) on POSITIVE at [0.7],
-    student_t::StudentT = "student_t"(positive("nu"), real("mu"), positive("sigma")) on REAL at [4.0, 1.0, 2.0],
-    cauchy::Cauchy = "cauchy"(real("mu"), positive("sigma")) on REAL at [0.5, 1.5],
-    uniform::Uniform = "uniform"(real("lo"), real("hi")) on BY_PARAMS at [-1.0, 3.0],
-    beta::Beta = "beta"(positive("alpha"), positive("beta")) on UNIT at [2.0, 3.5],
-    weibull::Weibull = "weibull"(positive("alpha"), positive("sigma")) on POSITIVE at [1.7, 2.0],
-    inv_chi_square::InvChiSquare = "inv_chi_square"(positive("nu")) on POSITIVE at [5.0],
-    flat::Flat = "flat"() on REAL at [],
-    half_cauchy::HalfCauchy = "half_cauchy"(positive("sigma")) on POSITIVE at [2.0],
+    gamma::Gamma = "gamma"(positive("shape"), positive("rate")) on POSITIVE at [2.5, 1.5] "(shape − 1) log θ − rate θ",
+    inv_gamma::InvGamma = "inv_gamma"(positive("shape"), positive("scale")) on POSITIVE at [3.0, 2.0] "−(shape + 1) log θ − scale/θ",
+    lognormal::LogNormal = "lognormal"(real("mu"), positive("sigma")) on POSITIVE at [0.3, 0.6] "−log θ − (log θ − mu)²/(2 sigma²)",
+    normal::Normal = "normal"(real("mu"), positive("sigma")) on REAL at [1.0, 2.0] "−(θ − mu)²/(2 sigma²)",
+    half_normal::HalfNormal = "half_normal"(positive("sigma")) on POSITIVE at [1.5] "−θ²/(2 sigma²)",
+    exponential::Exponential = "exponential"(positive("rate")) on POSITIVE at [0.7] "−rate θ",
+    student_t::StudentT = "student_t"(positive("nu"), real("mu"), positive("sigma")) on REAL at [4.0, 1.0, 2.0] "−(nu + 1)/2 · log(1 + ((θ − mu)/sigma)²/nu)",
+    cauchy::Cauchy = "cauchy"(real("mu"), positive("sigma")) on REAL at [0.5, 1.5] "−log(1 + ((θ − mu)/sigma)²)",
+    uniform::Uniform = "uniform"(real("lo"), real("hi")) on BY_PARAMS at [-1.0, 3.0] "0 on [lo, hi], lo < hi",
+    beta::Beta = "beta"(positive("alpha"), positive("beta")) on UNIT at [2.0, 3.5] "(alpha − 1) log θ + (beta − 1) log(1 − θ)",
+    weibull::Weibull = "weibull"(positive("alpha"), positive("sigma")) on POSITIVE at [1.7, 2.0] "(alpha − 1) log θ − (θ/sigma)^alpha",
+    inv_chi_square::InvChiSquare = "inv_chi_square"(positive("nu")) on POSITIVE at [5.0] "−(nu/2 + 1) log θ − 1/(2θ)",
+    flat::Flat = "flat"() on REAL at [] "0 (improper: uniform on the declared range)",
+    half_cauchy::HalfCauchy = "half_cauchy"(positive("sigma")) on POSITIVE at [2.0] "−log(1 + (θ/sigma)²)",
 }
 
 /// The law of this name.

@@ -1,5 +1,6 @@
 //! [`HyperPrior`]: a law with its parameters, truncated to the declared range.
-use super::{lookup, HyperPriorLaw, ParamKind};
+use super::{lookup, HyperPriorLaw};
+use crate::Constraint;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// Why a prior cannot be built.
@@ -104,12 +105,8 @@ impl HyperPrior {
             )));
         }
         for (index, (spec, v)) in law.params().iter().zip(&params).enumerate() {
-            let ok = v.is_finite() && (spec.kind == ParamKind::Real || *v > 0.0);
-            if !ok {
-                let want = match spec.kind {
-                    ParamKind::Real => "finite",
-                    ParamKind::Positive => "positive",
-                };
+            if !spec.kind.contains(*v) {
+                let want = spec.kind.describe();
                 let message = format!("the `{}` of `{name}` must be {want}, not {v}", spec.name);
                 return Err(PriorError::Param { index, message });
             }
@@ -118,7 +115,7 @@ impl HyperPrior {
         // function (statrs panics on `x · rate = ∞`: a Gamma rate of 1e308, a fuzz find).
         for (index, (spec, v)) in law.params().iter().zip(&params).enumerate() {
             if v.abs() > MAX_MAGNITUDE
-                || (spec.kind == ParamKind::Positive && *v < 1.0 / MAX_MAGNITUDE)
+                || (spec.kind == Constraint::Positive && *v < 1.0 / MAX_MAGNITUDE)
             {
                 let message = format!(
                     "the `{}` of `{name}` is {v:e}; prior parameters are refused beyond 10^±30 (write the scale you mean: such a prior is a point mass or flat)",

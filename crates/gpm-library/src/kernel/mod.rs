@@ -19,8 +19,10 @@
 pub enum ParamRole {
     /// A lengthscale: a positive scalar, or a `vector[D]` hyperparameter (one per input column).
     Lengthscale,
-    /// A positive scalar (a period).
-    Positive,
+    /// A scalar within a constraint: positive (a period), or bounded (the exponent of
+    /// `gamma_exponential`, in `(0, 2]`); checked by the lowering against a literal, a fixed
+    /// value or a hyperparameter's declared range.
+    Constrained(crate::Constraint),
     /// Any real scalar, this value when the argument is left out (`linear()`'s offset 0).
     Real {
         /// The default.
@@ -88,7 +90,11 @@ pub struct Signature {
 }
 
 const LENGTHSCALE: ParamRole = ParamRole::Lengthscale;
-const POSITIVE: ParamRole = ParamRole::Positive;
+const POSITIVE: ParamRole = ParamRole::Constrained(crate::Constraint::Positive);
+/// `lo < p ≤ hi`.
+const fn half_open(lo: f64, hi: f64) -> ParamRole {
+    ParamRole::Constrained(crate::Constraint::half_open(lo, hi))
+}
 const fn real(default: f64) -> ParamRole {
     ParamRole::Real { default }
 }
@@ -184,6 +190,7 @@ register! {
     matern32::Matern32 = "matern32" aka []("lengthscale": LENGTHSCALE) at [1.1] "(1 + √3 r) exp(−√3 r)",
     matern52::Matern52 = "matern52" aka []("lengthscale": LENGTHSCALE) at [0.8] "(1 + √5 r + 5r²/3) exp(−√5 r)",
     rational_quadratic::RationalQuadratic = "rational_quadratic" aka []("lengthscale": LENGTHSCALE, "alpha": POSITIVE) at [0.9, 1.7] "(1 + r²/(2α))^(−α)",
+    gamma_exponential::GammaExponential = "gamma_exponential" aka []("lengthscale": LENGTHSCALE, "gamma": half_open(0.0, 2.0)) at [0.9, 1.4] "exp(−r^γ), 0 < γ ≤ 2",
     linear::Linear = "linear" aka []("offset": real(0.0)) at [0.3] "x·x' + c",
     periodic::Periodic = "periodic" aka []("lengthscale": POSITIVE, "period": POSITIVE) at [0.8, 1.5] "exp(−2 Σ_d sin²(π (x_d − x'_d) / p) / ℓ²)",
     constant::Constant = "constant" aka []() at [] "1",

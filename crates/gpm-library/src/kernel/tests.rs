@@ -18,7 +18,10 @@ fn points() -> Vec<[f64; 2]> {
 }
 
 fn gram(k: &dyn KernelLaw) -> Vec<Vec<f64>> {
-    let p = k.example();
+    gram_at(k, k.example())
+}
+
+fn gram_at(k: &dyn KernelLaw, p: &[f64]) -> Vec<Vec<f64>> {
     let x = points();
     x.iter()
         .enumerate()
@@ -150,4 +153,21 @@ fn parameter_derivatives_match_differences() {
             }
         }
     }
+}
+
+/// Each constrained parameter's example is inside its constraint, and the bound is real: the
+/// γ-exponential's Gram matrix is positive semi-definite at γ = 2 and not at γ = 3 (why
+/// `gamma_exponential` declares `(0, 2]` and the lowering refuses what is outside).
+#[test]
+fn constraints_hold_at_the_examples_and_bound_what_is_psd() {
+    for k in KERNELS {
+        for (p, v) in k.params().iter().zip(k.example()) {
+            if let ParamRole::Constrained(c) = p.role {
+                assert!(c.contains(*v), "{}: {} = {v}", k.name(), p.name);
+            }
+        }
+    }
+    let g = lookup("gamma_exponential").expect("registered");
+    assert!(smallest_pivot(&gram_at(g.0, &[0.9, 2.0]), 1e-9) > 0.0);
+    assert!(smallest_pivot(&gram_at(g.0, &[0.9, 3.0]), 1e-9) < 0.0);
 }

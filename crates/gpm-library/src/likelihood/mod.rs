@@ -14,6 +14,7 @@
 
 pub mod formula;
 
+use crate::Constraint;
 pub use formula::{Formula, Func};
 use rand::RngCore;
 
@@ -26,6 +27,8 @@ pub enum ResponseKind {
     Binary,
     /// Non-negative integers.
     Count,
+    /// Reals `> 0` (durations, sizes, concentrations).
+    Positive,
     /// Class labels `1..C`.
     Category,
 }
@@ -56,6 +59,9 @@ pub struct Signature {
     pub name: &'static str,
     /// Parameter names, in positional order.
     pub params: &'static [&'static str],
+    /// What each parameter must be, in the same order (checked by the lowering where the
+    /// argument is a literal or a hyperparameter).
+    pub constraints: &'static [Constraint],
     /// What `y` must be.
     pub response: ResponseKind,
     /// The density as shown in the docs and by `gpmc check`.
@@ -80,6 +86,10 @@ pub trait Likelihood: Registered + Send + Sync {
     /// Parameter names, in positional order.
     fn params(&self) -> &'static [&'static str] {
         self.signature().params
+    }
+    /// What each parameter must be, in positional order.
+    fn constraints(&self) -> &'static [Constraint] {
+        self.signature().constraints
     }
     /// What `y` must be.
     fn response(&self) -> ResponseKind {
@@ -115,6 +125,18 @@ pub trait Likelihood: Registered + Send + Sync {
     }
 }
 
+/// A parameter's constraint in a row: the one written, or any real.
+macro_rules! constraint {
+    () => {
+        Constraint::Real
+    };
+    ($c:expr) => {
+        $c
+    };
+}
+
+const POSITIVE: Constraint = Constraint::Positive;
+
 entry_ref!(
     /// A registered likelihood, compared, printed and serialised by name.
     LikelihoodRef,
@@ -123,15 +145,17 @@ entry_ref!(
 
 /// Declares each likelihood's module, gives it its row of the table and lists it in
 /// [`LIKELIHOODS`]: one line per entry,
-/// `module::Entry = "name"(params) -> Response at [example] "formula"`.
+/// `module::Entry = "name"(params) -> Response at [example] "formula"`, a parameter written
+/// `"sigma": POSITIVE` where it is constrained (a bare name is any real).
 macro_rules! register {
-    ($($module:ident :: $entry:ident = $name:literal ( $($param:literal),* ) -> $response:ident
-        at [ $($ex:expr),* ] $formula:literal),* $(,)?) => {
+    ($($module:ident :: $entry:ident = $name:literal ( $($param:literal $(: $c:expr)?),* )
+        -> $response:ident at [ $($ex:expr),* ] $formula:literal),* $(,)?) => {
         $(
             mod $module;
             registered!($module::$entry, Signature {
                 name: $name,
                 params: &[$($param),*],
+                constraints: &[$(constraint!($($c)?)),*],
                 response: ResponseKind::$response,
                 formula: $formula,
                 example: &[$($ex),*],
@@ -145,18 +169,19 @@ macro_rules! register {
 
 #[rustfmt::skip]
 register! {
-    normal::Normal = "normal"("mu", "sigma") -> Real at [0.3, 1.7] "-log(sigma) - log(2 pi)/2 - ((y - mu)/sigma)^2 / 2",
-    student_t::StudentT = "student_t"("nu", "mu", "sigma") -> Real at [5.0, -0.4, 0.8] "lgamma((nu+1)/2) - lgamma(nu/2) - log(nu pi)/2 - log(sigma) - (nu+1)/2 log(1 + ((y-mu)/sigma)^2/nu)",
-    laplace::Laplace = "laplace"("mu", "b") -> Real at [0.5, 1.3] "-log(2 b) - abs(y - mu)/b",
-    logistic::Logistic = "logistic"("mu", "s") -> Real at [0.1, 0.6] "-log(s) - z - 2 softplus(-z),  z = (y - mu)/s",
+    normal::Normal = "normal"("mu", "sigma": POSITIVE) -> Real at [0.3, 1.7] "-log(sigma) - log(2 pi)/2 - ((y - mu)/sigma)^2 / 2",
+    student_t::StudentT = "student_t"("nu": POSITIVE, "mu", "sigma": POSITIVE) -> Real at [5.0, -0.4, 0.8] "lgamma((nu+1)/2) - lgamma(nu/2) - log(nu pi)/2 - log(sigma) - (nu+1)/2 log(1 + ((y-mu)/sigma)^2/nu)",
+    lognormal::Lognormal = "lognormal"("mu", "sigma": POSITIVE) -> Positive at [0.4, 0.7] "-log(y) - log(sigma) - log(2 pi)/2 - ((log(y) - mu)/sigma)^2 / 2",
+    laplace::Laplace = "laplace"("mu", "b": POSITIVE) -> Real at [0.5, 1.3] "-log(2 b) - abs(y - mu)/b",
+    logistic::Logistic = "logistic"("mu", "s": POSITIVE) -> Real at [0.1, 0.6] "-log(s) - z - 2 softplus(-z),  z = (y - mu)/s",
     bernoulli_logit::BernoulliLogit = "bernoulli_logit"("eta") -> Binary at [0.8] "y log logistic(eta) + (1-y) log logistic(-eta)  (labels {0,1});  log logistic(y eta)  (labels {-1,1})",
     binomial_logit::BinomialLogit = "binomial_logit"("n", "eta") -> Count at [12.0, -0.3] "log C(n, y) + y log logistic(eta) + (n-y) log logistic(-eta)",
-    poisson::Poisson = "poisson"("rate") -> Count at [3.7] "y log(rate) - rate - lgamma(y+1)",
+    poisson::Poisson = "poisson"("rate": POSITIVE) -> Count at [3.7] "y log(rate) - rate - lgamma(y+1)",
     poisson_log::PoissonLog = "poisson_log"("eta") -> Count at [1.2] "y eta - exp(eta) - lgamma(y+1)",
-    neg_binomial_logit::NegBinomialLogit = "neg_binomial_logit"("r", "eta") -> Count at [2.5, 0.7] "lgamma(y+r) - lgamma(r) - lgamma(y+1) + y log logistic(eta) + r log logistic(-eta)",
-    neg_binomial_2_log::NegBinomial2Log = "neg_binomial_2_log"("eta", "phi") -> Count at [1.3, 2.5] "lgamma(y+phi) - lgamma(phi) - lgamma(y+1) + y log logistic(eta - log phi) + phi log logistic(log phi - eta)",
+    neg_binomial_logit::NegBinomialLogit = "neg_binomial_logit"("r": POSITIVE, "eta") -> Count at [2.5, 0.7] "lgamma(y+r) - lgamma(r) - lgamma(y+1) + y log logistic(eta) + r log logistic(-eta)",
+    neg_binomial_2_log::NegBinomial2Log = "neg_binomial_2_log"("eta", "phi": POSITIVE) -> Count at [1.3, 2.5] "lgamma(y+phi) - lgamma(phi) - lgamma(y+1) + y log logistic(eta - log phi) + phi log logistic(log phi - eta)",
     categorical_logistic_softmax::CategoricalLogisticSoftmax = "categorical_logistic_softmax"("F") -> Category at [0.5, 1.0, 2.0, 1.5] "log logistic(F[y]) - log sum_c logistic(F[c])",
-    horseshoe::Horseshoe = "horseshoe"("mu", "tau") -> Real at [-0.4, 0.8] "log(e^x E1(x)) - log(tau) - log(pi) - log(2 pi)/2, x = ((y - mu)/tau)^2/2",
+    horseshoe::Horseshoe = "horseshoe"("mu", "tau": POSITIVE) -> Real at [-0.4, 0.8] "log(e^x E1(x)) - log(tau) - log(pi) - log(2 pi)/2, x = ((y - mu)/tau)^2/2",
 }
 
 pub use categorical_logistic_softmax::{

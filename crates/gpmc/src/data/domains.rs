@@ -1,7 +1,10 @@
-//! Likelihood parameters that are data, checked against their domains on the data before any
-//! sampling: a class count within what the logistic-softmax takes; a binomial's response is at most its number of trials (the log-density's
-//! `lgamma(n − y + 1)` is not a number beyond it, and the augmentation would run on
-//! regardless, returning nonsense with success).
+//! Responses and likelihood parameters that are data, checked against their domains on the
+//! data before any sampling: each response within its likelihood's support (a count whole and
+//! non-negative, a positive response above 0 — the registry's `ResponseKind`, whatever the
+//! declaration says); a class count within what the logistic-softmax takes; a binomial's
+//! response is at most its number of trials (the log-density's `lgamma(n − y + 1)` is not a
+//! number beyond it, and the augmentation would run on regardless, returning nonsense with
+//! success).
 
 use super::{err, DataError};
 use gpm_ir::{Model, Sx, SymRole};
@@ -30,6 +33,7 @@ pub(super) fn check(model: &Model, data: &Data) -> Result<(), DataError> {
         let (Some(rep), Some(y)) = (&f.replicate, &f.response) else {
             continue;
         };
+        support(data, y, rep.likelihood, &f.source)?;
         if let Some(t) = rep.likelihood.trials() {
             binomial_trials(data, y, &rep.params[t], &f.source)?;
         }
@@ -103,6 +107,49 @@ fn binomial_trials(data: &Data, y: &str, trials: &Sx, source: &str) -> Result<()
                 Some("check the counts and the trials (they may be swapped, or come from different rows)"),
             ));
         }
+    }
+    Ok(())
+}
+
+/// Every observed `y_i` within the likelihood's support (a response left out for prediction is
+/// NaN: nothing to check). Binary and class labels are checked against their declared sets.
+fn support(
+    data: &Data,
+    y: &str,
+    likelihood: gpm_ir::LikelihoodRef,
+    source: &str,
+) -> Result<(), DataError> {
+    use gpm_ir::ResponseKind;
+    let Some(Value::Vector(ys)) = data.values.get(y) else {
+        return Ok(());
+    };
+    let (inside, what, fix): (fn(f64) -> bool, &str, &str) = match likelihood.response() {
+        ResponseKind::Count => (
+            |v| v >= 0.0 && v.fract() == 0.0,
+            "a count: a whole number ≥ 0",
+            "check the counts (a negative or fractional value is a coding error, or the data of another variable)",
+        ),
+        ResponseKind::Positive => (
+            |v| v > 0.0,
+            "positive",
+            "drop or correct the values ≤ 0 (a zero duration or size needs a likelihood that allows it)",
+        ),
+        ResponseKind::Real | ResponseKind::Binary | ResponseKind::Category => return Ok(()),
+    };
+    if let Some((i, v)) = ys
+        .iter()
+        .enumerate()
+        .find(|(_, v)| v.is_finite() && !inside(**v))
+    {
+        return Err(err(
+            y,
+            format!(
+                "`{y}[{}]` = {v}, but `{}` needs each `{y}` to be {what} (in `{source}`)",
+                i + 1,
+                likelihood.name()
+            ),
+            Some(fix),
+        ));
     }
     Ok(())
 }

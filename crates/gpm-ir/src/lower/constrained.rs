@@ -1,0 +1,128 @@
+//! Parameters checked against their registry's [`Constraint`] (issue 51): a literal by its
+//! value; a hyperparameter written as the parameter by every value it can take — its fixed
+//! value, its declared range when learned, its prior's support cut to the range when sampled —
+//! so that `normal(mu, s)` with `s : real ~ normal(0, 1)` is refused here rather than run with a
+//! negative scale. An expression of hyperparameters (`s - 5`) is not checked here (its range
+//! would need interval arithmetic over the expression).
+
+use super::*;
+use gpm_library::Constraint;
+
+impl Lowerer {
+    /// A parameter that must be positive (a kernel variance, a lengthscale, a prior's scale).
+    pub(super) fn positive_param(&mut self, e: &ast::Expr, what: &str) -> Option<Sx> {
+        self.constrained_param(e, what, Constraint::Positive)
+    }
+
+    /// A scalar parameter (constants and scalar hyperparameters) within `c`.
+    pub(super) fn constrained_param(
+        &mut self,
+        e: &ast::Expr,
+        what: &str,
+        c: Constraint,
+    ) -> Option<Sx> {
+        let p = self.param(e, what)?;
+        self.check_constraint(&p, e.span, what, c)?;
+        Some(p)
+    }
+
+    /// A likelihood's parameters against its row's constraints, every one checked (each error
+    /// reported) before the answer.
+    pub(super) fn check_likelihood_params(
+        &mut self,
+        info: gpm_library::LikelihoodRef,
+        params: &[Sx],
+        args: &[ast::Expr],
+    ) -> Option<()> {
+        let checked: Vec<Option<()>> = (params.iter().zip(args))
+            .zip(info.params().iter().zip(info.constraints()))
+            .map(|((p, a), (name, c))| {
+                let what = format!("the `{name}` of `{}`", info.name());
+                self.check_constraint(p, a.span, &what, *c)
+            })
+            .collect();
+        checked.into_iter().collect::<Option<Vec<()>>>().map(|_| ())
+    }
+
+    /// `Some(())` when every value `p` can take is within `c`; an error naming the value or
+    /// the hyperparameter's range, and what to declare, when not.
+    pub(super) fn check_constraint(
+        &mut self,
+        p: &Sx,
+        span: Span,
+        what: &str,
+        c: Constraint,
+    ) -> Option<()> {
+        let must = c.describe();
+        match p {
+            Sx::Num(v) if !c.contains(*v) => {
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_parameter",
+                        format!("{what} must be {must}, not {v}"),
+                        span,
+                        format!("must be {must}"),
+                    )
+                    .help(format!("write a value that is {must}")),
+                );
+                None
+            }
+            Sx::Sym(SymRole::Hyper, name) => {
+                let h = self.model.hyper(name)?.clone();
+                let (ok, can_be) = hyper_values(&h, c);
+                if ok {
+                    return Some(());
+                }
+                let declare = c.declaration().map_or_else(String::new, |d| {
+                    format!("declare `{name} : real {d}` (with a prior or value inside it)")
+                });
+                self.err(
+                    SemanticError::new(
+                        "gpm::bad_parameter",
+                        format!("{what} must be {must}, but `{name}` {can_be}"),
+                        span,
+                        format!("must be {must}"),
+                    )
+                    .also(h.span, "declared here")
+                    .help(declare),
+                );
+                None
+            }
+            _ => Some(()),
+        }
+    }
+}
+
+/// Whether every value hyperparameter `h` can take is within `c`, and what it can be (for
+/// the message when not).
+fn hyper_values(h: &Hyper, c: Constraint) -> (bool, String) {
+    let range = |lo: Option<f64>, hi: Option<f64>| {
+        let end = |v: Option<f64>, inf: &str| {
+            v.filter(|x| x.is_finite())
+                .map_or(inf.to_string(), |x| x.to_string())
+        };
+        format!("({}, {})", end(lo, "−∞"), end(hi, "∞"))
+    };
+    match &h.kind {
+        // A value outside its own declared range is that declaration's error, reported there.
+        HyperKind::Fixed { value } => {
+            let declared =
+                h.lower.is_none_or(|lo| *value >= lo) && h.upper.is_none_or(|hi| *value <= hi);
+            (
+                c.contains(*value) || !declared,
+                format!("is fixed at {value}"),
+            )
+        }
+        HyperKind::Learn { .. } => (
+            c.admits_range(h.lower, h.upper),
+            format!("is learned over {}", range(h.lower, h.upper)),
+        ),
+        HyperKind::Prior { prior } => {
+            let (lo, hi) = (Some(prior.lower()), Some(prior.upper()));
+            (
+                c.admits_range(lo, hi),
+                format!("has a `{}` prior over {}", prior.family(), range(lo, hi)),
+            )
+        }
+    }
+}
