@@ -407,13 +407,14 @@ fn heavy_tailed_latent_priors_lower_to_their_own_densities_and_unknown_ones_are_
         move |w: f64| eval(log_density(&f), &[(eta.as_str(), w)])
     };
     let z = |w: f64| (w - 0.5) / 2.0;
-    let closed: [(&str, &dyn Fn(f64) -> f64); 4] = [
+    let closed: [(&str, &dyn Fn(f64) -> f64); 5] = [
         ("student_t(4, 0.5, 2)", &|w| {
             -2.5 * (1.0 + z(w) * z(w) / 4.0).ln()
         }),
         ("cauchy(0.5, 2)", &|w| -(1.0 + z(w) * z(w)).ln()),
         ("laplace(0.5, 2)", &|w| -(w - 0.5f64).abs() / 2.0),
         ("double_exponential(0.5, 2)", &|w| -(w - 0.5f64).abs() / 2.0),
+        ("logistic(0.5, 2)", &|w| -z(w) - 2.0 * (-z(w)).exp().ln_1p()),
     ];
     for (prior, exact) in closed {
         let ld = prior_factor(prior);
@@ -433,7 +434,7 @@ fn heavy_tailed_latent_priors_lower_to_their_own_densities_and_unknown_ones_are_
     // A name outside the registry is an error that lists the registry's priors.
     let p = gpm_syntax::parse(
         "data { N : int; y : vector[N]; }
-         latent { w : real ~ logistic(0, 1); }
+         latent { w : real ~ gumbel(0, 1); }
          model { y ~ normal(w, 1); }",
     )
     .unwrap();
