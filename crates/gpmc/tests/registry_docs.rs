@@ -177,7 +177,11 @@ fn the_library_tables_are_the_registries() {
         for (name, table) in sections {
             let (new, changed) = replace_section(&text, name, &table);
             if changed {
-                stale.push(format!("{}: {name}", path.display()));
+                stale.push(format!(
+                    "{}: {name}",
+                    path.file_name()
+                        .map_or(String::new(), |f| f.to_string_lossy().into_owned())
+                ));
             }
             text = new;
         }
