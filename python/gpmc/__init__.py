@@ -53,6 +53,9 @@ class _Progress:
 
     def __init__(self, enabled, what):
         self.enabled, self.what, self.bar, self.last = enabled, what, None, 0.0
+        # The (done, total) last printed: a count the extension reports again (it does at the
+        # end, while the draws are gathered) is not printed again.
+        self.shown = None
         self.start = time.monotonic()
         if enabled:
             try:
@@ -74,8 +77,8 @@ class _Progress:
             self.bar.refresh()
             return
         now = time.monotonic()
-        if now - self.last >= 3.0 or done >= total:
-            self.last = now
+        if (done, total) != self.shown and (now - self.last >= 3.0 or done >= total):
+            self.last, self.shown = now, (done, total)
             beside = f", {note}" if note else ""
             if done:
                 beside += f", about {(now - self.start) / done * (total - done):.0f} s left"

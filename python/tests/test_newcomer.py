@@ -182,3 +182,19 @@ def test_text_labels_map_onto_a_binary_label_set():
     three = np.array(["ham", "spam", "eggs"])[np.arange(len(y)) % 3]
     with pytest.raises(gpmc.DataError, match="has 2"):
         model.sample({"X": np.array(d["X"]), "y": three}, **kw)
+
+
+def test_progress_without_tqdm_prints_each_count_once(capsys):
+    """Without tqdm the progress is a line on stderr; a count the extension reports again (a
+    10⁶-row `Model.sample` reported 300/300 about 900 times while it gathered its draws) is
+    printed once."""
+    bar = gpmc._Progress(True, "gibbs")
+    bar.bar = None  # the line printer, whether or not tqdm is installed here
+    bar(0, 300)
+    for _ in range(50):
+        bar(300, 300)
+    bar(10, 10)  # another phase's end is printed
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "gibbs: 0/300", lines
+    assert sum(line.startswith("gibbs: 300/300") for line in lines) == 1, lines
+    assert lines[-1].startswith("gibbs: 10/10"), lines
