@@ -21,6 +21,9 @@ fn model(inducing: &str) -> String {
 /// `gpmc infer` of the model with `inducing` by `method`; the summary and the output dir.
 fn infer(tag: &str, inducing: &str, method: &str) -> (serde_json::Value, PathBuf) {
     let dir = std::env::temp_dir().join(format!("gpmc-online-{}-{tag}", std::process::id()));
+    // A directory left by an earlier run whose process had the same id holds its outputs,
+    // which `gpmc predict` rightly refuses to replace: start empty.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join("model.gpm");
     std::fs::write(&src, model(inducing)).unwrap();

@@ -68,7 +68,11 @@ impl Lowerer {
                 None
             }
             Sx::Sym(SymRole::Hyper, name) => {
-                let h = self.model.hyper(name)?.clone();
+                // Every hyperparameter symbol names a declared hyperparameter; were one not
+                // to, there would be nothing to check (never a silently dropped statement).
+                let Some(h) = self.model.hyper(name).cloned() else {
+                    return Some(());
+                };
                 let (ok, can_be) = hyper_values(&h, c);
                 if ok {
                     return Some(());
