@@ -3,7 +3,7 @@
 //! `(ℓ₁, ℓ₂)` is `p(ℓ) N(y | 0, K_ℓ + σ²I)`, computed on a grid: the sampled posterior means of
 //! both lengthscales must agree with it within Monte Carlo error.
 
-mod common;
+use crate::common;
 use common::four_chains;
 use nalgebra::{DMatrix, DVector};
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! point (thesis ch. 3 appendix), computed here independently; on the conjugate Gaussian model it
 //! is exact.
 
-mod common;
+use crate::common;
 use common::four_chains;
 use gpm_runtime::cavi::{CaviConfig, CaviResult};
 use nalgebra::{DMatrix, DVector};

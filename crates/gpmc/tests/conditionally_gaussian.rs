@@ -2,7 +2,7 @@
 //! (`gpm_augment::generic_plan`): `y ~ normal(a, exp(c))` draws `a` exactly given `c` and moves
 //! only `c` by the generic update. Gibbs must match 2-D grid quadrature of the exact posterior.
 
-mod common;
+use crate::common;
 use common::{assert_matches, four_chains_of_3000};
 
 fn data() -> Vec<f64> {

@@ -4,10 +4,10 @@
 //! posterior); and a model mixing an augmented factor with a generic one on the same GP, whose
 //! ellipse then carries the augmented factor's Gaussian terms.
 
+use crate::common;
+use common::{sine_labels, POISSON_LOG};
 use gpm_runtime::gibbs::GibbsConfig;
 use gpmc::infer::InferResult;
-mod common;
-use common::{sine_labels, POISSON_LOG};
 use serde_json::json;
 
 fn run(c: &gpmc::Checked, data: &serde_json::Value, draws: usize, seed: u64) -> InferResult {

@@ -4,7 +4,7 @@
 //! model must match its mean and standard deviation within Monte Carlo error (the MCSE from the
 //! bulk ESS), and R̂ must be below 1.01.
 
-mod common;
+use crate::common;
 use common::{
     assert_matches, assert_matches_rhat, four_chains, four_chains_of_3000, log_scale_posterior,
 };

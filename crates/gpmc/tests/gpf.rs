@@ -4,7 +4,7 @@
 //! when it is regularised (`N ≤ D`); with many particles its fixed point is the optimal
 //! Gaussian (the variational Gaussian approximation, here found by quadrature in closed form).
 
-mod common;
+use crate::common;
 use common::POISSON_LOG;
 use gpm_runtime::cavi::BlockPosterior;
 use gpm_runtime::gpf::{GpfConfig, GpfResult, ParticleMap};

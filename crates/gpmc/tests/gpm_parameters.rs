@@ -2,7 +2,7 @@
 //! block whose roles the compiler decides with the rule of Stan programs, printed by `check`;
 //! the same model with the split written out gives bit-identical draws.
 
-mod common;
+use crate::common;
 use common::four_chains;
 
 fn roles(src: &str) -> Vec<(String, gpm_stan::Role, String)> {

@@ -20,14 +20,48 @@ fn tempdir(tag: &str) -> PathBuf {
     d
 }
 
-/// Run gpmc; its output and how long it took.
+thread_local! {
+    /// The largest resident size of a child this test's thread ran ([`children_max_rss`]).
+    static MAX_RSS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Run gpmc; its output and how long it took. The child is reaped with `wait4`, which gives
+/// its own peak resident size (`getrusage(RUSAGE_CHILDREN)` would count every test's children
+/// in this one test process).
 fn gpmc(args: &[&str]) -> (Output, Duration) {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
     let t0 = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_gpmc"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpmc"))
         .args(args)
         .env("RUST_BACKTRACE", "0")
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    let mut out_pipe = child.stdout.take().unwrap();
+    let mut err_pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        out_pipe.read_to_end(&mut b).unwrap();
+        b
+    });
+    let mut stderr = Vec::new();
+    err_pipe.read_to_end(&mut stderr).unwrap();
+    let stdout = reader.join().unwrap();
+    let mut status = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: wait4 on our own child's pid fills `status` and `usage` when it returns the pid.
+    let rc = unsafe { libc::wait4(child.id() as i32, &mut status, 0, usage.as_mut_ptr()) };
+    assert_eq!(rc, child.id() as i32);
+    // SAFETY: filled above.
+    let rss = (unsafe { usage.assume_init() }.ru_maxrss as u64) * 1024;
+    MAX_RSS.with(|m| m.set(m.get().max(rss)));
+    let out = Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout,
+        stderr,
+    };
     (out, t0.elapsed())
 }
 
@@ -625,15 +659,10 @@ fn flat(b: &[u8]) -> String {
     out
 }
 
-/// The largest resident set of any child process waited for so far, in bytes (Linux reports
-/// kilobytes).
+/// The largest resident set of the children this test's thread ran so far ([`gpmc`]), in
+/// bytes (Linux reports kilobytes).
 fn children_max_rss() -> u64 {
-    let mut u = std::mem::MaybeUninit::<libc::rusage>::uninit();
-    // SAFETY: getrusage fills the struct when it returns 0.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, u.as_mut_ptr()) };
-    assert_eq!(rc, 0);
-    // SAFETY: filled above.
-    (unsafe { u.assume_init() }.ru_maxrss as u64) * 1024
+    MAX_RSS.with(|m| m.get())
 }
 
 /// Issue 32: sizes that cannot fit are refused up front with the estimate and what to do,

@@ -4,7 +4,7 @@
 //! (`λ² | ν`, `τ² | ξ`) are a different augmentation from gpmc's (the local scales integrated
 //! out, `ω | β` drawn by inverting E₁, τ sliced from its marginal given β).
 
-mod common;
+use crate::common;
 use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

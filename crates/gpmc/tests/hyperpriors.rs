@@ -4,7 +4,7 @@
 //! Beta on the same range. Each hyperparameter is one-dimensional once the Gaussian latents are
 //! integrated out, so the reference is a fine grid on its range.
 
-mod common;
+use crate::common;
 use common::{assert_matches, four_chains, four_chains_of_3000, grid_posterior, log_gaussian};
 use nalgebra::DMatrix;
 

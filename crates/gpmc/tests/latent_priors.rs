@@ -3,7 +3,7 @@
 //! one-coefficient regression has a posterior computable by quadrature from the prior's own
 //! density; Gibbs must match it within Monte Carlo error.
 
-mod common;
+use crate::common;
 use common::{assert_matches, four_chains_of_3000};
 
 fn data() -> (Vec<f64>, Vec<f64>) {

@@ -3,7 +3,7 @@
 //! with τ ~ Gamma(2, 1), p(τ | y) ∝ p(τ) N(y | 0, Φ S₀ Φᵀ + τ⁻¹ I) is one-dimensional and is
 //! integrated by quadrature, and E[w | y] = ∫ E[w | τ, y] p(τ | y) dτ.
 
-mod common;
+use crate::common;
 use common::four_chains;
 use nalgebra::{DMatrix, DVector};
 use std::path::Path;

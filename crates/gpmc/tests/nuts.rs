@@ -7,7 +7,7 @@
 //! With hyperparameters sampled, the target's gradient matches differences and NUTS agrees
 //! with Gibbs on four more models.
 
-mod common;
+use crate::common;
 use common::four_chains;
 use gpm_runtime::nuts::On;
 use std::path::Path;

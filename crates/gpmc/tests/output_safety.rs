@@ -3,7 +3,7 @@
 //! inputs, a marker of another format or a link to a marker are refused (exit 1), before any
 //! work, and everything is still there afterwards.
 
-mod workflow_support;
+use crate::workflow_support;
 use std::path::Path;
 use workflow_support::*;
 

@@ -5,7 +5,7 @@
 //! means and sds must match them within Monte Carlo error for α = 0 (Titsias' posterior with
 //! `p(f | u)`), 0.5 and 1 (FITC). `alpha = 1` is the default, draw for draw.
 
-mod common;
+use crate::common;
 use common::four_chains;
 use nalgebra::{DMatrix, DVector};
 

@@ -5,7 +5,7 @@
 //! a literal, a fixed value, a hyperparameter whose range or prior reaches outside — is refused
 //! by `check`, and a bounded kernel parameter (`gamma_exponential`'s `(0, 2]`) the same way.
 
-mod common;
+use crate::common;
 use common::{assert_matches, four_chains_of_3000};
 
 const LOGNORMAL: &str = r#"

@@ -4,7 +4,7 @@
 //! the β-posterior at the clean points is closer to the clean-data fit than both the Gaussian
 //! and the Student-t likelihood's.
 
-mod common;
+use crate::common;
 use common::four_chains;
 use gpm_runtime::cavi::CaviConfig;
 use nalgebra::{DMatrix, DVector};

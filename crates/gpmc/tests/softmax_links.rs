@@ -4,7 +4,7 @@
 //! within the two Monte Carlo errors; CAVI's learned scales are checked against a direct
 //! maximisation elsewhere (`cavi::softmax` unit tests), here only that they predict.
 
-mod common;
+use crate::common;
 use common::four_chains;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Gamma, StandardNormal};

@@ -6,7 +6,7 @@
 //! * variational prediction is exact GP regression on a Gaussian likelihood, and agrees between
 //!   the full and the `M = N` sparse posteriors.
 
-mod common;
+use crate::common;
 use common::four_chains;
 use gpm_runtime::cavi::{BlockPosterior, CaviConfig};
 use gpm_runtime::data::{Data, Value};

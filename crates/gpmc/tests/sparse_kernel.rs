@@ -3,7 +3,7 @@
 //! the FITC prior is the full GP, so the posterior of the lengthscale must agree with the full
 //! GP's (sampled with the GP integrated out) within Monte Carlo error.
 
-mod common;
+use crate::common;
 use common::four_chains;
 use serde_json::json;
 

@@ -6,7 +6,7 @@
 //! checked against its exact posterior (conjugate closed form or quadrature) within Monte Carlo
 //! error.
 
-mod common;
+use crate::common;
 use common::grid_posterior;
 use gpm_runtime::gibbs::GibbsConfig;
 

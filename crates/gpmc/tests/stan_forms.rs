@@ -2,7 +2,7 @@
 //! data block, and constant indices into a latent vector (`beta[1] + beta[2] * x[i]`). The
 //! regression below is conjugate, so Gibbs must match the closed-form posterior of the weights.
 
-mod common;
+use crate::common;
 use common::four_chains_of_3000;
 use nalgebra::{DMatrix, DVector};
 

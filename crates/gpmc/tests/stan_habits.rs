@@ -3,7 +3,7 @@
 //! model, so the same draws bit for bit for the same seed — and each message a Stan user met
 //! says what to write.
 
-mod common;
+use crate::common;
 use common::four_chains;
 
 fn draws(src: &str, data: &serde_json::Value) -> Vec<Vec<f64>> {

@@ -9,7 +9,7 @@
 //! shorthands, a GP through `cholesky_decompose(gp_exp_quad_cov(...))` — centred, non-centred
 //! and marginal — and a Laplace prior.
 
-mod common;
+use crate::common;
 use common::{assert_matches, four_chains_of_3000, grid_posterior, log_gaussian};
 use gpm_stan::Role;
 use nalgebra::{Cholesky, DMatrix, DVector};

@@ -1,7 +1,7 @@
 //! After the draws: pointwise log-likelihoods and replicated responses in the chain CSVs, output
 //! directories replaced as a whole, options checked before any work, a closed stdout.
 
-mod workflow_support;
+use crate::workflow_support;
 use workflow_support::*;
 
 /// `log_lik.i` is the normal density of `y_i` at the draw's `w`, `b`; `y_rep.i` has the

@@ -1,8 +1,8 @@
 //! After a variational run: draws from q (CAVI, SVI), saved variational fits predicting
 //! exactly, and Gibbs draws streamed to disk equal to the draws kept in memory.
 
-mod common;
-mod workflow_support;
+use crate::common;
+use crate::workflow_support;
 use workflow_support::*;
 
 /// SVI writes draws from q for a sparse GP too: `f` at the training inputs has q's marginals
