@@ -1,5 +1,5 @@
 //! Pólya-Gamma throughput (draws per second): PG(1, c) by Devroye's method and PG(b, c) for
-//! larger and fractional shapes. Run on purpose: `cargo bench -p gpm-runtime --bench pg`.
+//! larger and fractional shapes. Run on purpose: `cargo bench -p gpm-runtime --features criterion --bench pg`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use gpm_runtime::draw;

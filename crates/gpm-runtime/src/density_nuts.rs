@@ -6,7 +6,8 @@
 //! program's output columns ([`gpm_density::Model::row`]).
 
 use crate::gibbs::{ChainTimes, GibbsConfig, RowSink};
-use crate::nuts::{with_metric, ChainTask, NutsStats, OneChain, Transitions};
+use crate::nuts::NutsStats;
+use crate::nuts_run::{with_metric, ChainTask, OneChain, Transitions};
 use crate::RuntimeError;
 use gpm_density::{EvalError, Model};
 use nuts_rs::{Chain, CpuLogpFunc, CpuMath, CpuMathError, HasDims, Settings};

@@ -35,6 +35,7 @@ pub mod memory;
 pub mod natural;
 pub mod nuts;
 pub mod nuts_control;
+pub mod nuts_run;
 pub mod posterior;
 pub mod predict;
 pub mod prepared;

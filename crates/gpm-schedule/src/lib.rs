@@ -25,6 +25,8 @@ pub mod gradient;
 mod hyper_plan;
 pub mod hypers;
 pub mod ids;
+pub mod learning;
+pub use learning::Learning;
 pub mod marginal_elliptical;
 pub mod nuts_block;
 pub mod prior;
@@ -436,6 +438,8 @@ pub struct Schedule {
     pub blocks: Vec<BlockSpec>,
     /// Every hyperparameter's start value and updates, in declaration order.
     pub hyper_steps: Vec<HyperStep>,
+    /// The phase before a method's iterations: the `learn()` hyperparameters' type-II ML.
+    pub learning: Learning,
     /// Likelihood hyperparameters slice sampled given the latents, in update order.
     pub likelihood_hypers: Vec<HyperId>,
     /// Hyperparameters of one full GP block, sampled with it integrated out.
@@ -576,6 +580,7 @@ pub fn build_with(
         hypers,
         collapsed,
         blocks,
+        learning: Learning::from_steps(&plan.steps),
         hyper_steps: plan.steps,
         likelihood_hypers: plan.likelihood,
         kernel_updates: plan.kernels,

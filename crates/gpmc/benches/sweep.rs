@@ -1,6 +1,6 @@
 //! One Gibbs sweep of the GP classifier against one Cholesky factorisation of an N × N matrix,
 //! at N = 250 and 1000 (issue target: a sweep within 2× a Cholesky). Run on purpose:
-//! `cargo bench -p gpmc --bench sweep`; it prints times, not pass/fail.
+//! `cargo bench -p gpmc --features criterion --bench sweep`; it prints times, not pass/fail.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use gpm_runtime::gibbs::Sampler;

@@ -395,7 +395,7 @@ fn gibbs_setup<'c>(
             _ => {}
         }
     }
-    let values = learn_hypers(c, schedule, data, hv, &mut hypers)?;
+    let values = learn_hypers(schedule, data, hv, &mut hypers)?;
     let sampler = gibbs::Sampler::new(schedule, data, &values)?
         .with_pointwise(extras.pointwise)?
         .with_init(extras.init.clone())?;
@@ -447,7 +447,7 @@ fn run_chains<S: gibbs::RowSink>(
         })
         .collect();
     let (chains, kept, nuts) = if extras.nuts {
-        let (ran, kept) = gpm_runtime::nuts::run_into(
+        let (ran, kept) = gpm_runtime::nuts_run::run_into(
             &setup.sampler,
             extras.nuts_on(),
             config,
@@ -468,7 +468,7 @@ fn run_chains<S: gibbs::RowSink>(
         } else {
             stats
                 .iter()
-                .map(gpm_runtime::nuts::NutsStats::of_block)
+                .map(gpm_runtime::gibbs::NutsBlockStats::to_nuts_stats)
                 .collect()
         };
         (chains, kept, nuts)
@@ -718,7 +718,7 @@ pub fn run_learned<M: AfterLearning>(
 ) -> Result<Fitted<M::Output>, InferError> {
     let (schedule, hv, mut hypers) = start(c, data)?;
     method.refuse(schedule)?;
-    let hv = learn_hypers(c, schedule, data, hv, &mut hypers)?;
+    let hv = learn_hypers(schedule, data, hv, &mut hypers)?;
     let r = method.run(schedule, data, &hv)?;
     Ok((r, hypers, hv))
 }

@@ -386,6 +386,7 @@ pub fn text(c: &Checked) -> String {
             }
         );
     }
+    learning_lines(s, &mut out);
     let _ = writeln!(out, "  Gibbs sweep");
     for (k, step) in s.gibbs.iter().enumerate() {
         let _ = writeln!(out, "    {}. {}", k + 1, gibbs_step_text(s, c, step));
@@ -437,6 +438,21 @@ pub fn text(c: &Checked) -> String {
         let _ = writeln!(out, "      CAVI/SVI: {}", h.variational.describe());
     }
     out
+}
+
+/// The learning phase before the methods' iterations, where there is one.
+fn learning_lines(s: &Schedule, out: &mut String) {
+    if s.learning.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  learning phase, before Gibbs, NUTS, CAVI and the particle flow (SVI learns its positive scalars along the way)"
+    );
+    let name = |h: gpm_schedule::HyperId| s.hyper_decls[h.0].name.clone();
+    for (k, line) in s.learning.describe(&name).iter().enumerate() {
+        let _ = writeln!(out, "    {}. {line}", k + 1);
+    }
 }
 
 /// Whether NUTS runs on the original and on the augmented model, and how or why not.
@@ -523,6 +539,13 @@ pub fn json(c: &Checked) -> Value {
                 "hypers": nuts_hypers(s),
             }),
             Some(why) => json!({"unavailable": why}),
+        },
+        "learning": {
+            "type_ii_ml": s.learning.by_gradient.iter().map(|h| s.hyper_decls[h.0].name.clone()).collect::<Vec<_>>(),
+            "class_scales": s.learning.class_scales.iter().map(|h| s.hyper_decls[h.0].name.clone()).collect::<Vec<_>>(),
+            "held_at_initial_values": s.learning.unavailable.iter().map(|h| s.hyper_decls[h.0].name.clone()).collect::<Vec<_>>(),
+            "max_evaluations": s.learning.max_evaluations,
+            "description": s.learning.describe(&|h| s.hyper_decls[h.0].name.clone()),
         },
         "hypers": s.hyper_steps.iter().map(|h| json!({
             "name": h.name,

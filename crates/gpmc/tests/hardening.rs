@@ -28,6 +28,8 @@ thread_local! {
 /// Run gpmc; its output and how long it took. The child is reaped with `wait4`, which gives
 /// its own peak resident size (`getrusage(RUSAGE_CHILDREN)` would count every test's children
 /// in this one test process).
+// Reaped by `wait4` below, which clippy does not see.
+#[allow(clippy::zombie_processes)]
 fn gpmc(args: &[&str]) -> (Output, Duration) {
     use std::io::Read;
     use std::os::unix::process::ExitStatusExt;

@@ -99,13 +99,13 @@ fn the_gradient_in_sampled_hyperparameters_matches_differences() {
     ] {
         let (c, d) = load(model);
         let s = sampler(&c, &d);
-        let dim = gpm_runtime::nuts::dimension(&s, on).unwrap();
+        let dim = gpm_runtime::nuts_run::dimension(&s, on).unwrap();
         // The coordinates past the latents: sampled hyperparameters, or auxiliaries' log ω.
         let latent: usize = s.prepared().latents.iter().map(|l| l.1).sum();
         let hypers = dim - latent;
         for _ in 0..3 {
             let x: Vec<f64> = (0..dim).map(|_| rng.gen_range(-1.0..1.0)).collect();
-            let (_, g) = gpm_runtime::nuts::log_density_gradient(&s, on, &x).unwrap();
+            let (_, g) = gpm_runtime::nuts_run::log_density_gradient(&s, on, &x).unwrap();
             // A sample of the hyperparameters' (or auxiliaries') coordinates and the latents'.
             let step = (hypers / 8).max(1);
             let coords: Vec<usize> = (latent..dim)
@@ -120,7 +120,7 @@ fn the_gradient_in_sampled_hyperparameters_matches_differences() {
                 let at = |t: f64| {
                     let mut y = x.clone();
                     y[k] += t;
-                    gpm_runtime::nuts::log_density_gradient(&s, on, &y)
+                    gpm_runtime::nuts_run::log_density_gradient(&s, on, &y)
                         .unwrap()
                         .0
                 };

@@ -1,7 +1,7 @@
 //! The library tables of docs/language.md and README's list of names are generated from the
 //! registries (issue 51, as stanc3 prints its signatures from its one table): each is the text between
 //! `<!-- generated: NAME -->` and `<!-- end generated -->`, and this test fails when it is not
-//! what the registry gives now. `GPMC_BLESS=1 cargo test -p gpmc --test registry_docs`
+//! what the registry gives now. `GPMC_BLESS=1 cargo test -p gpmc --test suite registry_docs::`
 //! rewrites them.
 
 use gpm_library::kernel::ParamRole;
@@ -191,7 +191,7 @@ fn the_library_tables_are_the_registries() {
     }
     assert!(
         stale.is_empty() || std::env::var("GPMC_BLESS").is_ok(),
-        "generated sections not the registries': {stale:?}; run `GPMC_BLESS=1 cargo test -p gpmc --test registry_docs` and commit the change"
+        "generated sections not the registries': {stale:?}; run `GPMC_BLESS=1 cargo test -p gpmc --test suite registry_docs::` and commit the change"
     );
 }
 

@@ -27,6 +27,7 @@ mod hardening_predict;
 mod horseshoe;
 mod hyperpriors;
 mod latent_priors;
+mod learning_phase;
 mod linear_regression;
 mod memory_estimate;
 mod no_panic;

@@ -31,6 +31,21 @@ pub struct NutsBlockStats {
     pub step_size: f64,
 }
 
+impl NutsBlockStats {
+    /// As NUTS on the whole model reports its transitions (the largest depth: the sweep's).
+    pub fn to_nuts_stats(&self) -> crate::nuts::NutsStats {
+        crate::nuts::NutsStats {
+            divergences: self.divergences as usize,
+            max_depth_hits: self.max_depth_hits as usize,
+            max_depth: gpm_schedule::nuts_block::NUTS_BLOCK_MAX_DEPTH as u64,
+            step_size: self.step_size,
+            mean_steps: self.leapfrogs as f64 / self.transitions.max(1) as f64,
+            augmented: false,
+            in_gibbs: true,
+        }
+    }
+}
+
 impl Sampler<'_> {
     /// The schedule's NUTS step `index` on `nb`.
     pub(super) fn nuts_block(

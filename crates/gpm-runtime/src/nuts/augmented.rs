@@ -155,7 +155,7 @@ impl<'a> Augmented<'a> {
 }
 
 /// The random stream a chain's auxiliaries start from.
-pub(super) fn start_rng(seed: u64, stream: u64) -> rand_chacha::ChaCha8Rng {
+pub(crate) fn start_rng(seed: u64, stream: u64) -> rand_chacha::ChaCha8Rng {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x6175_6773);
     rng.set_stream(stream);
     rng

@@ -1,4 +1,4 @@
-//! The target of a Gibbs sweep's NUTS step ([`crate::gibbs`]'s `nuts_block`): the whole-model
+//! The target of a Gibbs sweep's NUTS step (the sweep's `nuts_block`): the whole-model
 //! target of [`super::target`] restricted to one block and the hyperparameters it moves, the
 //! other latents and hyperparameters held at the chain's current values.
 

@@ -24,7 +24,7 @@ use nuts_rs::{CpuLogpFunc, CpuMathError, HasDims};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// What a target reads of a model bound to data (a Gibbs [`crate::gibbs::Sampler`]; a trait so
+/// What a target reads of a model bound to data (the Gibbs sampler's binding; a trait so
 /// that the sweep's NUTS step can build a target without this module reading the sampler's).
 pub(crate) trait Bound {
     /// The model bound to the data.

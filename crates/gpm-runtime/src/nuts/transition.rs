@@ -1,5 +1,5 @@
 //! One NUTS transition from a given point, with a given step size and diagonal inverse mass
-//! matrix — what a Gibbs sweep's NUTS block runs ([`crate::gibbs`]'s `nuts_block`): the
+//! matrix — what a Gibbs sweep's NUTS block runs (the sweep's `nuts_block`): the
 //! multinomial No-U-Turn sampler as Stan runs it (Hoffman & Gelman 2014; Betancourt 2017,
 //! "A conceptual introduction to HMC", §A.4: the trajectory doubled in a random direction,
 //! the point drawn from it with weights `exp(−H)`, biased progressive sampling between

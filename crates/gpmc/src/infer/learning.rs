@@ -3,38 +3,31 @@
 //! by CAVI's closed-form step.
 
 use super::InferError;
-use crate::Checked;
-use gpm_ir::{HyperKind, Shape};
 use gpm_runtime::kernels::HyperValues;
-use gpm_schedule::{GibbsUpdate, VariationalUpdate};
 
-/// Type-II maximum likelihood for the hyperparameters declared `learn(init)`: maximise the CAVI
-/// ELBO over their logarithms. Models whose augmentation has no closed-form CAVI yet keep the
-/// initial values, and the report says so.
+/// The schedule's learning phase ([`gpm_schedule::Learning`]): type-II maximum likelihood for
+/// the hyperparameters declared `learn(init)` — the CAVI ELBO maximised over their logarithms,
+/// then a logistic-softmax's class scales in closed form. Models whose augmentation has no
+/// closed-form CAVI yet keep the initial values, and the report says so.
 pub(super) fn learn_hypers(
-    c: &Checked,
     schedule: &gpm_schedule::Schedule,
     data: &gpm_runtime::data::Data,
     hv: HyperValues,
     hypers: &mut [(String, f64, String)],
 ) -> Result<HyperValues, InferError> {
-    let hv = learn_by_gradient(c, schedule, data, hv, hypers)?;
+    let hv = learn_by_gradient(schedule, data, hv, hypers)?;
     learn_class_scales(schedule, data, hv, hypers)
 }
 
-/// The class scales CAVI learns in closed form ([`VariationalUpdate::ClassScales`]): one CAVI
-/// run at the other hyperparameters' values, whose scales the methods then use.
+/// The class scales CAVI learns in closed form ([`gpm_schedule::Learning::class_scales`]): one
+/// CAVI run at the other hyperparameters' values, whose scales the methods then use.
 fn learn_class_scales(
     schedule: &gpm_schedule::Schedule,
     data: &gpm_runtime::data::Data,
     mut hv: HyperValues,
     hypers: &mut [(String, f64, String)],
 ) -> Result<HyperValues, InferError> {
-    if !schedule
-        .hyper_steps
-        .iter()
-        .any(|s| matches!(s.variational, VariationalUpdate::ClassScales { .. }))
-    {
+    if schedule.learning.class_scales.is_empty() {
         return Ok(hv);
     }
     let config = gpm_runtime::cavi::CaviConfig {
@@ -60,30 +53,28 @@ fn learn_class_scales(
     Ok(hv)
 }
 
-/// The `learn()` hyperparameters type-II ML learns along the ELBO's gradient.
+/// The `learn()` hyperparameters type-II ML learns along the ELBO's gradient
+/// ([`gpm_schedule::Learning::by_gradient`]; those it cannot learn keep their initial values).
 fn learn_by_gradient(
-    c: &Checked,
     schedule: &gpm_schedule::Schedule,
     data: &gpm_runtime::data::Data,
     hv: HyperValues,
     hypers: &mut [(String, f64, String)],
 ) -> Result<HyperValues, InferError> {
     use gpm_runtime::learn::Coord;
+    let learning = &schedule.learning;
+    for id in &learning.unavailable {
+        if let Some((_, _, how)) = hypers.get_mut(id.0) {
+            *how = "initial value: type-II ML needs closed-form CAVI, not yet available for this augmentation".into();
+        }
+    }
     let mut coords = Vec::new();
-    for (k, h) in c.model.hypers.iter().enumerate() {
-        let id = gpm_schedule::HyperId(k);
-        let closed_form = matches!(
-            schedule.hyper_steps[k].variational,
-            VariationalUpdate::ClassScales { .. }
-        );
-        if let (HyperKind::Learn { .. }, false) = (&h.kind, closed_form) {
-            match &h.shape {
-                Shape::Scalar => coords.push(Coord::Scalar(id)),
-                _ => {
-                    let n = hv.vector(id).map_or(0, |v| v.len());
-                    coords.extend((0..n).map(|k| Coord::Entry(id, k)));
-                }
-            }
+    for &id in &learning.by_gradient {
+        if schedule.hyper_steps[id.0].scalar {
+            coords.push(Coord::Scalar(id));
+        } else {
+            let n = hv.vector(id).map_or(0, |v| v.len());
+            coords.extend((0..n).map(|k| Coord::Entry(id, k)));
         }
     }
     let learned_here = |k: usize| {
@@ -94,19 +85,8 @@ fn learn_by_gradient(
     if coords.is_empty() {
         return Ok(hv);
     }
-    if schedule
-        .hyper_steps
-        .iter()
-        .any(|h| h.gibbs == GibbsUpdate::LearnUnavailable)
-    {
-        for (k, (_, _, how)) in hypers.iter_mut().enumerate() {
-            if learned_here(k) {
-                *how = "initial value: type-II ML needs closed-form CAVI, not yet available for this augmentation".into();
-            }
-        }
-        return Ok(hv);
-    }
-    let learned = gpm_runtime::learn::learn(schedule, data, &hv, &coords, 400)?;
+    let learned =
+        gpm_runtime::learn::learn(schedule, data, &hv, &coords, learning.max_evaluations)?;
     for (k, (_, v, how)) in hypers.iter_mut().enumerate() {
         let id = gpm_schedule::HyperId(k);
         if let Some(x) = learned.hypers.scalar(id) {
