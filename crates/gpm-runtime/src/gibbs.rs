@@ -33,6 +33,7 @@ mod level_shift;
 mod log_joint;
 mod marginal_elliptical;
 mod moves;
+pub use moves::describe_sweep;
 mod nuts_block;
 pub use nuts_block::NutsBlockStats;
 mod pointwise;

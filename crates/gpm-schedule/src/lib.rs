@@ -28,6 +28,7 @@ pub mod ids;
 pub mod learning;
 pub use learning::Learning;
 pub mod marginal_elliptical;
+mod names;
 pub mod nuts_block;
 pub mod prior;
 pub mod slice_scheme;
@@ -121,6 +122,16 @@ pub enum AuxKind {
     },
     /// The tilted inverse-Laplace law of a CAS-proved completely monotone `φ`.
     Tilted(Tilted),
+}
+
+impl AuxKind {
+    /// The law's name for people (`Pólya-Gamma`; the same as the augmentation plan's).
+    pub fn name(&self) -> &'static str {
+        match self {
+            AuxKind::Law { law, .. } => law.name(),
+            AuxKind::Tilted(_) => "tilted inverse-Laplace",
+        }
+    }
 }
 
 /// A completely monotone `φ(r) = exp(−ψ(r))` with no named law: evaluated by the CAS (in

@@ -1,27 +1,12 @@
 //! The schedule section of `gpmc check`: the Gaussian blocks, the steps of a Gibbs sweep and of
 //! a CAVI iteration, and every hyperparameter's start value and updates — what each method will
-//! do, printed before anything runs. Everything here is read off [`gpm_schedule::Schedule`].
+//! do, printed before anything runs. Everything here is read off [`gpm_schedule::Schedule`];
+//! a Gibbs step's text is its move's ([`gpm_runtime::gibbs::describe_sweep`]).
 
 use crate::Checked;
 use gpm_schedule::{BlockKind, BlockSpec, CaviStep, GibbsStep, GpfStep, Schedule};
 use serde_json::{json, Value};
 use std::fmt::Write;
-
-fn block_name(s: &Schedule, c: &Checked, b: gpm_schedule::BlockId) -> String {
-    let spec = &s.blocks[b.0];
-    let names: Vec<&str> = spec
-        .latents
-        .iter()
-        .map(|l| c.model.latents[l.0].name.as_str())
-        .collect();
-    format!("B{} ({})", b.0 + 1, names.join(", "))
-}
-
-/// The blocks' names, comma-separated.
-fn block_names(s: &Schedule, c: &Checked, blocks: &[gpm_schedule::BlockId]) -> String {
-    let names: Vec<String> = blocks.iter().map(|b| block_name(s, c, *b)).collect();
-    names.join(", ")
-}
 
 fn block_kind(b: &BlockSpec) -> &'static str {
     match (b.kind, b.per_column) {
@@ -33,285 +18,7 @@ fn block_kind(b: &BlockSpec) -> &'static str {
     }
 }
 
-fn hyper_names(c: &Checked, ids: &[gpm_schedule::HyperId]) -> String {
-    ids.iter()
-        .map(|h| c.model.hypers[h.0].name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The auxiliary variables of every factor, for the Gibbs step that draws them.
-fn auxiliaries(s: &Schedule, c: &Checked) -> String {
-    let mut parts = Vec::new();
-    for (fp, plan) in s.factors.iter().zip(&c.plans) {
-        if fp.categorical.is_some() {
-            parts.push(format!(
-                "factor #{}: logistic-softmax λ, n, ω per observation and class",
-                fp.factor + 1
-            ));
-            continue;
-        }
-        for a in &plan.aux {
-            parts.push(format!(
-                "{} ~ {} (factor #{})",
-                a.name,
-                a.conditional.name(),
-                fp.factor + 1
-            ));
-        }
-    }
-    if parts.is_empty() {
-        return if s.factors.iter().any(|f| f.generic.is_some()) {
-            "none".into()
-        } else {
-            "none (every factor is Gaussian in its predictors)".into()
-        };
-    }
-    parts.join("; ")
-}
-
-/// The hyperparameter moves that come with drawing block `b`: the kernel's (marginal, with a
-/// surrogate transition and a non-centred move where scheduled) and a dense block's normal
-/// prior's (non-centred, level-held and Laplace-standardised moves).
-fn block_hyper_text(s: &Schedule, c: &Checked, b: gpm_schedule::BlockId) -> String {
-    let mut extra = String::new();
-    if let Some(k) = s.kernel_updates.iter().find(|k| k.block == b) {
-        let _ = write!(
-            extra,
-            ", after slice sampling {} {} {}",
-            hyper_names(c, &k.hypers),
-            k.slice.describe(),
-            given_or_integrated(k.given_values)
-        );
-        if let Some(st) = &k.surrogate {
-            let _ = write!(extra, "; {}", st.describe());
-        }
-        if !k.interweave.is_empty() {
-            let _ = write!(
-                extra,
-                "; after the draw, {} again with the standardised values L⁻¹(f − μ₀) held \
-                 instead (the non-centred move), the same way, then the auxiliaries drawn \
-                 again",
-                hyper_names(c, &k.hypers)
-            );
-        }
-    }
-    if let Some(d) = s.dense_updates.iter().find(|d| d.block == b) {
-        dense_hyper_text(c, d, &mut extra);
-    }
-    extra
-}
-
-fn given_or_integrated(given: bool) -> &'static str {
-    if given {
-        "given the block's current values"
-    } else {
-        "with the block integrated out"
-    }
-}
-
-/// A dense block's prior-scale moves, appended to `extra`.
-fn dense_hyper_text(c: &Checked, d: &gpm_schedule::DenseScaleUpdate, extra: &mut String) {
-    let _ = write!(
-        extra,
-        ", after slice sampling {} {} {}",
-        hyper_names(c, &d.hypers),
-        d.slice.describe(),
-        given_or_integrated(d.given_values)
-    );
-    if !d.interweave.is_empty() {
-        let level = if d.level.is_empty() {
-            String::new()
-        } else {
-            let names: Vec<&str> = d
-                .level
-                .iter()
-                .map(|li| c.model.latents[li.0].name.as_str())
-                .collect();
-            format!(
-                " and the level held ({} shifted by the weights' least-squares \
-                     projection on {} columns)",
-                names.join(", "),
-                if names.len() == 1 { "its" } else { "their" }
-            )
-        };
-        let _ = write!(
-            extra,
-            "; after the update, {} again with the standardised values (θ − m)/s held \
-                 instead{level} (the non-centred move, interwoven against the funnel), the \
-                 same way, {} times, then the auxiliaries drawn again",
-            hyper_names(c, &d.hypers),
-            d.interweave_moves
-        );
-    }
-    if d.laplace {
-        let _ = write!(
-            extra,
-            "; then {} once more with the values standardised by the block's Laplace \
-                 approximation at each value, ε = Lᵀ(θ − θ̂) held (for a block of at most {} \
-                 values), and the auxiliaries drawn again",
-            hyper_names(c, &d.hypers),
-            gpm_schedule::LAPLACE_MAX_DIM
-        );
-    }
-}
-
-/// One NUTS transition on a block the sweep cannot draw exactly, and why NUTS.
-fn nuts_step_text(s: &Schedule, c: &Checked, nb: &gpm_schedule::NutsBlock) -> String {
-    format!(
-        "one NUTS transition (step size and mass matrix — dense up to 100 coordinates, else diagonal — adapted in warm-up as Stan does; tree depth at most {}) on {} whitened by its prior{}, the other latents and hyperparameters held, with the log-density of factor{} {} as written{} — NUTS because {}",
-        nb.max_depth,
-        block_name(s, c, nb.block),
-        if nb.hypers.is_empty() {
-            String::new()
-        } else {
-            format!(" jointly with {} on their unconstrained scales", hyper_names(c, &nb.hypers))
-        },
-        if nb.factors.len() > 1 { "s" } else { "" },
-        nb.factors
-            .iter()
-            .map(|f| format!("#{}", s.factors[f.0].factor + 1))
-            .collect::<Vec<_>>()
-            .join(", "),
-        if nb.redraw {
-            " (auxiliaries integrated out), then every auxiliary drawn again given it"
-        } else {
-            ""
-        },
-        nb.why
-    )
-}
-
-/// The generic update: elliptical slice sampling on the log-density as written, over the
-/// blocks jointly, with the blocks' own hyperparameter moves.
-fn elliptical_step_text(
-    s: &Schedule,
-    c: &Checked,
-    blocks: &[gpm_schedule::BlockId],
-    factors: &[gpm_schedule::FactorId],
-    steps: usize,
-    fitted: bool,
-) -> String {
-    format!(
-            "generic update of {} (factor{} {} with no augmentation): {steps} elliptical slice sampling steps{} on the log-density as written, the ellipse's Gaussian being the prior{}{}{}",
-            block_names(s, c, blocks),
-            if factors.len() > 1 { "s" } else { "" },
-            factors
-                .iter()
-                .map(|f| format!("#{}", s.factors[f.0].factor + 1))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if blocks.len() > 1 { " over the blocks jointly" } else { "" },
-            if s.factors.iter().any(|fp| !fp.curvature.is_empty()) {
-                " times the augmented factors' Gaussian terms"
-            } else {
-                ""
-            },
-            blocks.iter().map(|b| block_hyper_text(s, c, *b)).collect::<String>(),
-            if fitted {
-                "; from the second quarter of warm-up the ellipses are those of a Gaussian fitted to the block's draws (covariance doubled, refitted every 50 sweeps, frozen after warm-up; blocks of up to 2 000 coordinates), and every other step slices the target over that Gaussian (generalised elliptical slice sampling: exact for any fixed reference), the others following the block's own conditional"
-            } else {
-                ""
-            }
-        )
-}
-
-fn gibbs_step_text(s: &Schedule, c: &Checked, step: &GibbsStep) -> String {
-    let own_hypers = |b: gpm_schedule::BlockId| block_hyper_text(s, c, b);
-    match step {
-        GibbsStep::Block { block, collapsed } => format!(
-            "draw {}{}{}",
-            block_name(s, c, *block),
-            if *collapsed {
-                " from its collapsed conditional (the collapsed factors' counts and Pólya-Gamma variables integrated out)"
-            } else {
-                " from its Gaussian conditional"
-            },
-            own_hypers(*block)
-        ),
-        GibbsStep::KernelGroup { group } => {
-            let g = &s.kernel_groups[*group];
-            format!(
-                "slice sample {} {} with {} integrated out, then draw them",
-                hyper_names(c, &g.hypers),
-                g.slice.describe(),
-                block_names(s, c, &g.blocks)
-            )
-        }
-        GibbsStep::KernelGroupLead {
-            group,
-            block,
-            collapsed,
-        } => {
-            let g = &s.kernel_groups[*group];
-            format!(
-                "slice sample {} {} with {} integrated out and the other blocks sharing them given, then draw it{}",
-                hyper_names(c, &g.hypers),
-                g.slice.describe(),
-                block_name(s, c, *block),
-                if *collapsed { " (collapsed phase)" } else { "" }
-            )
-        }
-        GibbsStep::LikelihoodHypers => format!(
-            "slice sample {} given the latents (auxiliaries integrated out)",
-            hyper_names(c, &s.likelihood_hypers)
-        ),
-        GibbsStep::Auxiliaries => format!("draw the auxiliaries: {}", auxiliaries(s, c)),
-        GibbsStep::LevelShift {
-            factor,
-            block,
-            redraw,
-        } => format!(
-            "move the common level of {}: F + δ with δ slice-sampled from the posterior (factor #{}'s auxiliaries integrated out), then {}",
-            block_name(s, c, *block),
-            factor.0 + 1,
-            if *redraw {
-                "redraw its λ, n, ω"
-            } else {
-                "leave its λ, n, ω to the next sweep's first step, which draws them afresh"
-            }
-        ),
-        GibbsStep::MarginalElliptical {
-            block,
-            factors,
-            steps,
-            redraw,
-            reference,
-        } => format!(
-            "{steps} elliptical slice sampling steps on {} along {}, with its GP prior and the log-density of factor{} {} as written (auxiliaries integrated out), then {}",
-            block_name(s, c, *block),
-            reference.describe(),
-            if factors.len() > 1 { "s" } else { "" },
-            factors
-                .iter()
-                .map(|f| format!("#{}", f.0 + 1))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if *redraw {
-                "redraw every auxiliary given it"
-            } else {
-                "leave the auxiliaries to the next sweep's first step, which draws them afresh"
-            }
-        ),
-        GibbsStep::Nuts { index } => nuts_step_text(s, c, &s.nuts_blocks[*index]),
-        GibbsStep::Elliptical {
-            blocks,
-            factors,
-            steps,
-            fitted,
-        } => elliptical_step_text(s, c, blocks, factors, *steps, *fitted),
-        GibbsStep::ConjugateHypers => format!(
-            "draw {} from their conjugate Gamma conditionals",
-            s.hypers
-                .iter()
-                .map(|h| h.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
-fn cavi_step_text(s: &Schedule, c: &Checked, step: &CaviStep) -> String {
+fn cavi_step_text(s: &Schedule, step: &CaviStep) -> String {
     match step {
         CaviStep::Block { block } => format!(
             "local updates q(auxiliaries){} at the current moments, then q({}){}",
@@ -320,7 +27,7 @@ fn cavi_step_text(s: &Schedule, c: &Checked, step: &CaviStep) -> String {
             } else {
                 ""
             },
-            block_name(s, c, *block),
+            s.block_name(*block),
             if s.blocks[block.0].per_column {
                 ", column by column (fresh local updates before each)"
             } else {
@@ -331,14 +38,14 @@ fn cavi_step_text(s: &Schedule, c: &Checked, step: &CaviStep) -> String {
     }
 }
 
-fn gpf_step_text(s: &Schedule, c: &Checked, step: &GpfStep) -> String {
+fn gpf_step_text(s: &Schedule, step: &GpfStep) -> String {
     match step {
         GpfStep::Gradients => {
             "∇ log p(y | x) at every particle: each factor's ∂ℓ/∂η (by the CAS) carried back to the latents".into()
         }
         GpfStep::Flow { blocks } => format!(
             "move the particles of {}{} in coordinates whitened by {}{}: with more particles than coordinates they stay q's symmetric square root applied to their first draws, x = m + R z, and (m, R) take an L-BFGS step on the free energy (--particle-map symmetric, the default); otherwise, or with --particle-map affine, x ← x − ε b − ε A (x − m) (thesis ch. 6, Algorithm 2; preconditioned by the particles' covariance when it has full rank)",
-            block_names(s, c, blocks),
+            s.block_names(blocks),
             if blocks.iter().any(|b| s.blocks[b.0].per_column) {
                 ", all columns"
             } else {
@@ -373,7 +80,7 @@ pub fn text(c: &Checked) -> String {
         let _ = writeln!(
             out,
             "    {:<18} {}{}",
-            block_name(s, c, b.id),
+            s.block_name(b.id),
             block_kind(b),
             if b.collapsed {
                 ", read by a collapsed predictor"
@@ -388,8 +95,8 @@ pub fn text(c: &Checked) -> String {
     }
     learning_lines(s, &mut out);
     let _ = writeln!(out, "  Gibbs sweep");
-    for (k, step) in s.gibbs.iter().enumerate() {
-        let _ = writeln!(out, "    {}. {}", k + 1, gibbs_step_text(s, c, step));
+    for (k, step) in gpm_runtime::gibbs::describe_sweep(s).iter().enumerate() {
+        let _ = writeln!(out, "    {}. {step}", k + 1);
     }
     match s
         .factors
@@ -406,7 +113,7 @@ pub fn text(c: &Checked) -> String {
         None => {
             let _ = writeln!(out, "  CAVI iteration");
             for (k, step) in s.cavi.iter().enumerate() {
-                let _ = writeln!(out, "    {}. {}", k + 1, cavi_step_text(s, c, step));
+                let _ = writeln!(out, "    {}. {}", k + 1, cavi_step_text(s, step));
             }
         }
     }
@@ -417,7 +124,7 @@ pub fn text(c: &Checked) -> String {
                 "  Gaussian particle flow iteration (hyperparameters as under CAVI)"
             );
             for (k, step) in steps.iter().enumerate() {
-                let _ = writeln!(out, "    {}. {}", k + 1, gpf_step_text(s, c, step));
+                let _ = writeln!(out, "    {}. {}", k + 1, gpf_step_text(s, step));
             }
         }
         Err(why) => {
@@ -504,9 +211,9 @@ pub fn json(c: &Checked) -> Value {
             "per_column": b.per_column,
             "collapsed": b.collapsed,
         })).collect::<Vec<_>>(),
-        "gibbs": s.gibbs.iter().map(|st| {
+        "gibbs": s.gibbs.iter().zip(gpm_runtime::gibbs::describe_sweep(s)).map(|(st, text)| {
             let mut v = serde_json::to_value(st).unwrap_or(Value::Null);
-            v["description"] = Value::String(gibbs_step_text(s, c, st));
+            v["description"] = Value::String(text);
             if let GibbsStep::Nuts { index } = st {
                 v["nuts_block"] = serde_json::to_value(&s.nuts_blocks[*index]).unwrap_or(Value::Null);
             }
@@ -517,14 +224,14 @@ pub fn json(c: &Checked) -> Value {
         } else {
             Value::Array(s.cavi.iter().map(|st| {
                 let mut v = serde_json::to_value(st).unwrap_or(Value::Null);
-                v["description"] = Value::String(cavi_step_text(s, c, st));
+                v["description"] = Value::String(cavi_step_text(s, st));
                 v
             }).collect())
         },
         "gpf": match &s.gpf {
             Ok(steps) => Value::Array(steps.iter().map(|st| {
                 let mut v = serde_json::to_value(st).unwrap_or(Value::Null);
-                v["description"] = Value::String(gpf_step_text(s, c, st));
+                v["description"] = Value::String(gpf_step_text(s, st));
                 v
             }).collect()),
             Err(why) => json!({"unavailable": why}),

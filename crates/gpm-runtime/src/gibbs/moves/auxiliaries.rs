@@ -3,6 +3,7 @@
 
 use super::{Move, Sampler, State};
 use crate::RuntimeError;
+use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
 
 #[derive(Debug)]
@@ -17,5 +18,34 @@ impl Move for Auxiliaries {
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
         s.sample_aux(state, pv, rng)
+    }
+
+    fn describe(&self, s: &Schedule) -> String {
+        let mut parts = Vec::new();
+        for fp in &s.factors {
+            if fp.categorical.is_some() {
+                parts.push(format!(
+                    "factor #{}: logistic-softmax λ, n, ω per observation and class",
+                    fp.factor + 1
+                ));
+                continue;
+            }
+            for a in &fp.aux {
+                parts.push(format!(
+                    "{} ~ {} (factor #{})",
+                    a.name,
+                    a.kind.name(),
+                    fp.factor + 1
+                ));
+            }
+        }
+        if parts.is_empty() {
+            return if s.factors.iter().any(|f| f.generic.is_some()) {
+                "draw the auxiliaries: none".into()
+            } else {
+                "draw the auxiliaries: none (every factor is Gaussian in its predictors)".into()
+            };
+        }
+        format!("draw the auxiliaries: {}", parts.join("; "))
     }
 }

@@ -4,6 +4,7 @@
 use super::{Move, Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::BlockId;
+use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
 
 #[derive(Debug)]
@@ -26,5 +27,18 @@ impl Move for Block {
             *pv = s.predictors(state);
         }
         Ok(())
+    }
+
+    fn describe(&self, s: &Schedule) -> String {
+        format!(
+            "draw {}{}{}",
+            s.block_name(self.block),
+            if self.collapsed {
+                " from its collapsed conditional (the collapsed factors' counts and Pólya-Gamma variables integrated out)"
+            } else {
+                " from its Gaussian conditional"
+            },
+            super::hyper_text::block_hyper_text(s, self.block)
+        )
     }
 }

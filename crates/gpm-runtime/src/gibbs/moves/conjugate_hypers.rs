@@ -3,6 +3,7 @@
 
 use super::{Move, Sampler, State};
 use crate::RuntimeError;
+use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
 
 #[derive(Debug)]
@@ -17,5 +18,16 @@ impl Move for ConjugateHypers {
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
         s.sample_hypers(state, pv, rng)
+    }
+
+    fn describe(&self, s: &Schedule) -> String {
+        format!(
+            "draw {} from their conjugate Gamma conditionals",
+            s.hypers
+                .iter()
+                .map(|h| h.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     }
 }

@@ -3,6 +3,7 @@
 
 use super::{Move, Sampler, State};
 use crate::RuntimeError;
+use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
 
 #[derive(Debug)]
@@ -22,5 +23,15 @@ impl Move for KernelGroup {
         s.sample_shared_group(&s.shared[self.group], state, pv, rng)?;
         *pv = s.predictors(state);
         Ok(())
+    }
+
+    fn describe(&self, s: &Schedule) -> String {
+        let g = &s.kernel_groups[self.group];
+        format!(
+            "slice sample {} {} with {} integrated out, then draw them",
+            s.hyper_names(&g.hypers),
+            g.slice.describe(),
+            s.block_names(&g.blocks)
+        )
     }
 }

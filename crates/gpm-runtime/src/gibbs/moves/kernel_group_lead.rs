@@ -5,6 +5,7 @@
 use super::{Move, Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::BlockId;
+use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
 
 #[derive(Debug)]
@@ -37,5 +38,16 @@ impl Move for KernelGroupLead {
             *pv = s.predictors(state);
         }
         Ok(())
+    }
+
+    fn describe(&self, s: &Schedule) -> String {
+        let g = &s.kernel_groups[self.group];
+        format!(
+            "slice sample {} {} with {} integrated out and the other blocks sharing them given, then draw it{}",
+            s.hyper_names(&g.hypers),
+            g.slice.describe(),
+            s.block_name(self.block),
+            if self.collapsed { " (collapsed phase)" } else { "" }
+        )
     }
 }

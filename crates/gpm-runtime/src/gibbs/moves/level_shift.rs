@@ -4,6 +4,7 @@
 use super::{Move, Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::BlockId;
+use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
 
 #[derive(Debug)]
@@ -25,5 +26,18 @@ impl Move for LevelShift {
         s.level_shift(self.factor, self.block, self.redraw, state, rng)?;
         *pv = s.predictors(state);
         Ok(())
+    }
+
+    fn describe(&self, s: &Schedule) -> String {
+        format!(
+            "move the common level of {}: F + δ with δ slice-sampled from the posterior (factor #{}'s auxiliaries integrated out), then {}",
+            s.block_name(self.block),
+            self.factor + 1,
+            if self.redraw {
+                "redraw its λ, n, ω"
+            } else {
+                "leave its λ, n, ω to the next sweep's first step, which draws them afresh"
+            }
+        )
     }
 }

@@ -3,6 +3,7 @@
 
 use super::{Move, Sampler, State};
 use crate::RuntimeError;
+use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
 
 #[derive(Debug)]
@@ -17,5 +18,12 @@ impl Move for LikelihoodHypers {
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
         s.slice_hypers(state, pv, rng)
+    }
+
+    fn describe(&self, s: &Schedule) -> String {
+        format!(
+            "slice sample {} given the latents (auxiliaries integrated out)",
+            s.hyper_names(&s.likelihood_hypers)
+        )
     }
 }

@@ -5,6 +5,7 @@
 use super::{Move, Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::BlockId;
+use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
 
 #[derive(Debug)]
@@ -15,6 +16,8 @@ pub(super) struct MarginalElliptical {
     pub(super) steps: usize,
     /// Whether the move redraws the auxiliaries itself.
     pub(super) redraw: bool,
+    /// The Gaussian whose ellipses the steps follow.
+    pub(super) reference: gpm_schedule::EllipseReference,
 }
 
 impl Move for MarginalElliptical {
@@ -33,5 +36,25 @@ impl Move for MarginalElliptical {
         s.marginal_elliptical(self.block, how, state, rng)?;
         *pv = s.predictors(state);
         Ok(())
+    }
+
+    fn describe(&self, s: &Schedule) -> String {
+        format!(
+            "{} elliptical slice sampling steps on {} along {}, with its GP prior and the log-density of factor{} {} as written (auxiliaries integrated out), then {}",
+            self.steps,
+            s.block_name(self.block),
+            self.reference.describe(),
+            if self.factors.len() > 1 { "s" } else { "" },
+            self.factors
+                .iter()
+                .map(|f| format!("#{}", f + 1))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if self.redraw {
+                "redraw every auxiliary given it"
+            } else {
+                "leave the auxiliaries to the next sweep's first step, which draws them afresh"
+            }
+        )
     }
 }

@@ -4,7 +4,8 @@
 //! that step (its blocks, factors and settings), bound once; the math it runs is the
 //! sampler's (the conditional Gaussian draw, the auxiliaries' conditionals, the slice and
 //! elliptical steps), shared with the distributed rounds. Adding a move: a file here, a
-//! `GibbsStep` variant, and a line in [`compile`].
+//! `GibbsStep` variant, and a line in [`compile`]. Each move also says what it does
+//! ([`Move::describe`], what `gpmc check` prints as the sweep's steps), next to what it runs.
 
 use super::{Sampler, State};
 use crate::RuntimeError;
@@ -15,6 +16,7 @@ mod auxiliaries;
 mod block;
 mod conjugate_hypers;
 mod elliptical;
+mod hyper_text;
 mod kernel_group;
 mod kernel_group_lead;
 mod level_shift;
@@ -33,6 +35,18 @@ pub(crate) trait Move: Send + Sync + std::fmt::Debug {
         pv: &mut Vec<Vec<f64>>,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError>;
+
+    /// What the move does, for people (`gpmc check`'s Gibbs sweep), from the schedule it was
+    /// compiled from.
+    fn describe(&self, s: &Schedule) -> String;
+}
+
+/// What each step of the schedule's Gibbs sweep does, in order, as its move says.
+pub fn describe_sweep(schedule: &Schedule) -> Vec<String> {
+    compile(schedule)
+        .iter()
+        .map(|m| m.describe(schedule))
+        .collect()
 }
 
 /// The schedule's Gibbs steps as moves, in order.
@@ -63,12 +77,13 @@ fn one(step: &GibbsStep) -> Box<dyn Move> {
             factors,
             steps,
             redraw,
-            ..
+            reference,
         } => Box::new(marginal_elliptical::MarginalElliptical {
             block: *block,
             factors: factors.iter().map(|f| f.0).collect(),
             steps: *steps,
             redraw: *redraw,
+            reference: *reference,
         }),
         GibbsStep::Nuts { index } => Box::new(nuts::Nuts { index: *index }),
         GibbsStep::KernelGroup { group } => Box::new(kernel_group::KernelGroup { group: *group }),

@@ -3,6 +3,7 @@
 
 use super::{Move, Sampler, State};
 use crate::RuntimeError;
+use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
 
 #[derive(Debug)]
@@ -23,5 +24,31 @@ impl Move for Nuts {
         s.nuts_block(self.index, nb, state, rng)?;
         *pv = s.predictors(state);
         Ok(())
+    }
+
+    fn describe(&self, s: &Schedule) -> String {
+        let nb = &s.nuts_blocks[self.index];
+        format!(
+            "one NUTS transition (step size and mass matrix — dense up to 100 coordinates, else diagonal — adapted in warm-up as Stan does; tree depth at most {}) on {} whitened by its prior{}, the other latents and hyperparameters held, with the log-density of factor{} {} as written{} — NUTS because {}",
+            nb.max_depth,
+            s.block_name(nb.block),
+            if nb.hypers.is_empty() {
+                String::new()
+            } else {
+                format!(" jointly with {} on their unconstrained scales", s.hyper_names(&nb.hypers))
+            },
+            if nb.factors.len() > 1 { "s" } else { "" },
+            nb.factors
+                .iter()
+                .map(|f| format!("#{}", s.factors[f.0].factor + 1))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if nb.redraw {
+                " (auxiliaries integrated out), then every auxiliary drawn again given it"
+            } else {
+                ""
+            },
+            nb.why
+        )
     }
 }
