@@ -43,7 +43,7 @@ mod start;
 mod surrogate;
 pub use pointwise::Pointwise;
 pub(crate) use run::{check_run, complete_draws};
-pub use run::{run, run_into, run_until, ChainTimes, RowSink};
+pub use run::{run, run_into, run_until, ChainTimes, RowSink, SweepStats};
 pub use shard::{RowStreams, ShardChain};
 pub use start::Init;
 mod hypers;
@@ -157,6 +157,9 @@ pub struct State {
     pub nuts: Vec<Option<crate::nuts::adapt::Adaptation>>,
     /// What the NUTS steps did after warm-up.
     pub nuts_stats: NutsBlockStats,
+    /// Seconds spent in each move of the sweep so far (the schedule's Gibbs steps, in order;
+    /// warm-up and sampling sweeps alike): where a sweep's time goes.
+    pub step_seconds: Vec<f64>,
     /// During a warm-up sweep: `(sweep from 1, warm-up sweeps)` ([`Sampler::warmup_sweep`]).
     pub warmup: Option<(usize, usize)>,
     /// The latents' conditional means at their last draw, `E[z | everything else]` (same
@@ -569,6 +572,7 @@ impl<'a> Sampler<'a> {
             surrogate_accepted: 0,
             nuts: vec![None; self.schedule.nuts_blocks.len()],
             nuts_stats: NutsBlockStats::default(),
+            step_seconds: vec![0.0; self.moves.len()],
             warmup: None,
         }
     }
@@ -645,8 +649,11 @@ impl<'a> Sampler<'a> {
     /// One Gibbs sweep: the schedule's steps, compiled to moves, in order ([`moves`]).
     pub fn sweep(&self, state: &mut State, rng: &mut ChaCha8Rng) -> Result<(), RuntimeError> {
         let mut pv = self.predictors(state);
-        for m in &self.moves {
+        state.step_seconds.resize(self.moves.len(), 0.0);
+        for (k, m) in self.moves.iter().enumerate() {
+            let t0 = std::time::Instant::now();
             m.apply(self, state, &mut pv, rng)?;
+            state.step_seconds[k] += t0.elapsed().as_secs_f64();
         }
         Ok(())
     }

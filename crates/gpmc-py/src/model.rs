@@ -354,44 +354,32 @@ impl Compiled {
         precondition: bool,
         particle_map: Option<&str>,
     ) -> PyResult<VariationalFit> {
-        use gpmc::variational::Method;
-        let method = match method {
-            "cavi" => Method::Cavi {
-                max_iter: iterations,
+        let value_error = pyo3::exceptions::PyValueError::new_err;
+        let parsed: gpmc::method::Method = method.parse().map_err(value_error)?;
+        let particle_map = particle_map
+            .map(str::parse::<gpmc::method::ParticleMap>)
+            .transpose()
+            .map_err(value_error)?;
+        // Unset options take the runtime configs' defaults, as the CLI's do (one builder).
+        let options = gpmc::method::VariationalOptions {
+            iterations,
+            seed,
+            svi: gpm_runtime::svi::SviOptions {
+                batch,
+                forgetting,
+                delay,
+                hyper_rate,
+                class_batch,
             },
-            // Unset options take SviConfig's defaults, as the CLI's do.
-            "svi" => Method::Svi(
-                gpm_runtime::svi::SviOptions {
-                    batch,
-                    forgetting,
-                    delay,
-                    hyper_rate,
-                    class_batch,
-                }
-                .resolve(iterations, seed, 100),
-            ),
-            "gpf" => Method::Gpf(gpm_runtime::gpf::GpfConfig {
-                particles,
-                max_iter: iterations,
-                seed,
-                precondition,
-                map: match particle_map {
-                    None => None,
-                    Some("symmetric") => Some(gpm_runtime::gpf::ParticleMap::Symmetric),
-                    Some("affine") => Some(gpm_runtime::gpf::ParticleMap::Affine),
-                    Some(other) => {
-                        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                            "particle_map must be \"symmetric\" or \"affine\", not {other:?}"
-                        )))
-                    }
-                },
-                ..Default::default()
-            }),
-            m => {
-                return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "unknown method `{m}` (cavi, svi or gpf)"
-                )))
-            }
+            svi_reports: 100,
+            particles,
+            precondition,
+            particle_map,
+        };
+        let Some(method) = parsed.variational(&options) else {
+            return Err(value_error(format!(
+                "`{method}` is a sampler, not a variational method: use Model.sample"
+            )));
         };
         let c = Arc::clone(&self.checked);
         let d = Arc::new(train_data(&c, data)?);

@@ -2,32 +2,7 @@
 //! every flag belongs to the methods it names, and every count or rate is refused out of its
 //! range before any work.
 
-use clap::ValueEnum;
-
-/// GPF: the images of their first draws the particles may take.
-#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
-pub enum ParticleMap {
-    /// Symmetric: one configuration per Gaussian q, the free energy minimised by L-BFGS
-    Symmetric,
-    /// Any affine map: the thesis' Algorithm 2, Euler steps of the flow
-    Affine,
-}
-
-#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
-pub enum Method {
-    /// Blocked Gibbs sampling.
-    Gibbs,
-    /// Closed-form coordinate-ascent variational inference (full batch).
-    Cavi,
-    /// Stochastic CAVI: minibatch natural-gradient steps on sparse GPs.
-    Svi,
-    /// Gaussian particle flow: a Gaussian q from the log-likelihood's gradient, any
-    /// differentiable model (thesis ch. 6).
-    Gpf,
-    /// NUTS (nuts-rs) on the original model, the latents whitened by their priors and sampled
-    /// hyperparameters on unconstrained scales: the same outputs as Gibbs.
-    Nuts,
-}
+use gpmc::method::{Method, ParticleMap};
 
 /// The method-specific flags of `gpmc infer`, as given (`None`: not given).
 #[derive(clap::Args)]
@@ -158,14 +133,11 @@ impl MethodFlags {
         ];
         for (flag, set, methods) in given {
             if set && !methods.contains(&method) {
-                let names: Vec<String> = methods
-                    .iter()
-                    .map(|m| format!("{m:?}").to_lowercase())
-                    .collect();
+                let names: Vec<&str> = methods.iter().map(|m| m.name()).collect();
                 return Err(format!(
                     "{flag} is an option of --method {}, not of --method {}",
                     names.join(" / "),
-                    format!("{method:?}").to_lowercase()
+                    method.name()
                 ));
             }
         }

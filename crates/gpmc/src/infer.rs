@@ -113,6 +113,9 @@ pub struct InferResult {
     pub rao_blackwell: Vec<(String, gpm_runtime::rao_blackwell::Estimate)>,
     /// Per chain, NUTS's transition statistics (empty for Gibbs).
     pub nuts: Vec<gpm_runtime::nuts::NutsStats>,
+    /// Per chain, the seconds each step of the Gibbs sweep took, warm-up included, in the
+    /// order `gpmc check` numbers them (empty for NUTS on the whole model).
+    pub step_seconds: Vec<Vec<f64>>,
     /// NUTS: the latents whose prior is far wider than the data allow, read before sampling
     /// ([`gpm_runtime::scale_gap`]); empty for Gibbs.
     pub scale_gaps: Vec<gpm_runtime::scale_gap::ScaleGap>,
@@ -136,6 +139,7 @@ impl InferResult {
             interrupted: false,
             rao_blackwell: vec![],
             nuts: vec![],
+            step_seconds: vec![],
             scale_gaps: vec![],
             extremes: vec![],
         }
@@ -325,6 +329,8 @@ struct Kept {
     interrupted: bool,
     rao_blackwell: Vec<(String, gpm_runtime::rao_blackwell::Estimate)>,
     nuts: Vec<gpm_runtime::nuts::NutsStats>,
+    /// Per chain, the seconds each step of the Gibbs sweep took (empty for NUTS).
+    step_seconds: Vec<Vec<f64>>,
 }
 
 impl GibbsSetup<'_> {
@@ -348,6 +354,7 @@ impl GibbsSetup<'_> {
             interrupted: kept.interrupted,
             rao_blackwell: kept.rao_blackwell,
             nuts: kept.nuts,
+            step_seconds: kept.step_seconds,
             scale_gaps: self.scale_gaps,
             extremes: self.extremes,
         }
@@ -427,15 +434,7 @@ fn run_chains<S: gibbs::RowSink>(
     extras: &GibbsExtras,
     progress: &(dyn Fn(usize, usize) + Sync),
     sinks: Vec<S>,
-) -> Result<
-    (
-        Vec<(WithMeans<S>, ChainTimes)>,
-        usize,
-        bool,
-        Vec<gpm_runtime::nuts::NutsStats>,
-    ),
-    InferError,
-> {
+) -> Result<(Vec<(WithMeans<S>, ChainTimes)>, Kept), InferError> {
     let never = std::sync::atomic::AtomicBool::new(false);
     let stop = extras.stop.as_deref().unwrap_or(&never);
     let width = setup.sampler.prepared().latents.iter().map(|l| l.1).sum();
@@ -446,7 +445,7 @@ fn run_chains<S: gibbs::RowSink>(
             sums: gpm_runtime::rao_blackwell::RaoBlackwell::new(width, config.draws),
         })
         .collect();
-    let (chains, kept, nuts) = if extras.nuts {
+    let (chains, kept, nuts, step_seconds) = if extras.nuts {
         let (ran, kept) = gpm_runtime::nuts_run::run_into(
             &setup.sampler,
             extras.nuts_on(),
@@ -456,7 +455,7 @@ fn run_chains<S: gibbs::RowSink>(
             sinks,
         )?;
         let (chains, stats) = ran.into_iter().map(|(s, t, n)| ((s, t), n)).unzip();
-        (chains, kept, stats)
+        (chains, kept, stats, vec![])
     } else {
         let (ran, kept) = gibbs::run_into(&setup.sampler, config, progress, stop, sinks)?;
         let (chains, stats): (Vec<_>, Vec<_>) =
@@ -466,24 +465,24 @@ fn run_chains<S: gibbs::RowSink>(
         let nuts = if setup.sampler.schedule().nuts_blocks.is_empty() {
             vec![]
         } else {
-            stats
-                .iter()
-                .map(gpm_runtime::gibbs::NutsBlockStats::to_nuts_stats)
-                .collect()
+            stats.iter().map(|s| s.nuts.to_nuts_stats()).collect()
         };
-        (chains, kept, nuts)
+        let step_seconds = stats.into_iter().map(|s| s.step_seconds).collect();
+        (chains, kept, nuts, step_seconds)
     };
     if kept == 0 {
         return Err(InferError::Interrupted(
             "the run was interrupted before any draw was kept".into(),
         ));
     }
-    Ok((
-        chains,
-        kept,
-        stop.load(std::sync::atomic::Ordering::Relaxed),
+    let kept = Kept {
+        draws: kept,
+        interrupted: stop.load(std::sync::atomic::Ordering::Relaxed),
+        rao_blackwell: vec![],
         nuts,
-    ))
+        step_seconds,
+    };
+    Ok((chains, kept))
 }
 
 /// The Rao-Blackwellised means of the latent columns named in `names` (the row layout's
@@ -536,7 +535,7 @@ pub fn run_gibbs_with(
         2,
     )?;
     let sinks = (0..config.chains).map(|_| Vec::new()).collect();
-    let (ran, draws, interrupted, nuts) = run_chains(&setup, config, &extras, progress, sinks)?;
+    let (ran, mut kept) = run_chains(&setup, config, &extras, progress, sinks)?;
     let layout = setup.sampler.layout();
     let names = column_names(c, &layout);
     check_log_density(
@@ -564,12 +563,7 @@ pub fn run_gibbs_with(
         })
         .collect();
     let times = chains.iter().map(Chain::times).collect();
-    let kept = Kept {
-        draws,
-        interrupted,
-        rao_blackwell,
-        nuts,
-    };
+    kept.rao_blackwell = rao_blackwell;
     Ok(setup.result(chains, times, summaries, kept))
 }
 
@@ -626,7 +620,7 @@ pub fn run_gibbs_streamed(
             crate::cmdstan::ChainWriter::create(path, &head, config.draws, Some(spill))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let (ran, draws, interrupted, nuts) = run_chains(&setup, config, &extras, progress, sinks)?;
+    let (ran, mut kept) = run_chains(&setup, config, &extras, progress, sinks)?;
     // Chains that kept no draw (not started when the run was interrupted) are removed and the
     // others numbered 1, 2, … so that readers find every chain.
     let mut kept_paths = Vec::with_capacity(ran.len());
@@ -654,17 +648,13 @@ pub fn run_gibbs_streamed(
         }
     }
     let parameters = &names[..parameter_columns(&layout)];
-    let summaries = crate::spill::summarize_spilled(&spills, layout.width(), parameters, draws);
+    let summaries =
+        crate::spill::summarize_spilled(&spills, layout.width(), parameters, kept.draws);
     // The spill files are not part of the output, whatever the summaries gave.
     for k in 1..=config.chains {
         let _ = std::fs::remove_file(spill_path(k));
     }
-    let kept = Kept {
-        draws,
-        interrupted,
-        rao_blackwell,
-        nuts,
-    };
+    kept.rao_blackwell = rao_blackwell;
     Ok(setup.result(vec![], times, summaries?, kept))
 }
 

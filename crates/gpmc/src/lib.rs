@@ -25,6 +25,7 @@ pub mod fit;
 pub mod infer;
 pub mod init;
 pub mod magnitudes;
+pub mod method;
 pub mod output;
 pub mod plot;
 pub mod report;

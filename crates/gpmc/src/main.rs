@@ -5,7 +5,8 @@ mod cli_flags;
 mod interrupt;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use cli_flags::{Method, MethodFlags, ParticleMap};
+use cli_flags::MethodFlags;
+use gpmc::method::Method;
 use gpmc::output::Kind;
 use std::process::ExitCode;
 
@@ -78,9 +79,6 @@ enum Command {
         pointwise: bool,
     },
 }
-
-/// A variational method with its settings.
-use gpmc::variational::Method as Variational;
 
 /// Print a line on stdout; a closed stdout (`gpmc infer … | head`) is not an error: the run's
 /// files are its output, the lines a courtesy.
@@ -183,8 +181,8 @@ fn infer_command(args: InferArgs) -> ExitCode {
     match density_route(&model, (generic, !no_nuts_step)) {
         Err(code) => return code,
         Ok(Some((name, source, dc))) => {
-            if !matches!(method, Method::Gibbs | Method::Nuts) {
-                eprintln!("error: this Stan program runs under NUTS on its whole log density (`gpmc check` says why); --method {method:?} needs the Gaussian-latent structure it lacks: use --method nuts");
+            if !method.is_sampler() {
+                eprintln!("error: this Stan program runs under NUTS on its whole log density (`gpmc check` says why); --method {} needs the Gaussian-latent structure it lacks: use --method nuts", method.name());
                 return ExitCode::from(2);
             }
             if !predict.is_empty() || log_lik || ppc || flags.init.is_some() {
@@ -199,7 +197,7 @@ fn infer_command(args: InferArgs) -> ExitCode {
         Ok(None) => {}
     }
     if nuts_flags && method != Method::Nuts {
-        eprintln!("error: --adapt-delta, --max-treedepth and --metric control NUTS; this model runs --method {} (use --method nuts for NUTS)", format!("{method:?}").to_lowercase());
+        eprintln!("error: --adapt-delta, --max-treedepth and --metric control NUTS; this model runs --method {} (use --method nuts for NUTS)", method.name());
         return ExitCode::from(2);
     }
     // Model, data and test data are read and checked before any work.
@@ -252,36 +250,27 @@ fn sampler_config(
     }
 }
 
-/// The variational method's configuration from its flags (the defaults are its config's:
-/// one place, which Python reads too); None for the samplers.
-fn variational_method(method: Method, flags: &MethodFlags, seed: u64) -> Option<Variational> {
-    let iterations = flags.iterations.unwrap_or(1000);
-    Some(match method {
-        Method::Gibbs | Method::Nuts => return None,
-        Method::Cavi => Variational::Cavi {
-            max_iter: iterations,
+/// The variational method's settings from its flags (the defaults are its config's: one
+/// place, which Python reads too); None for the samplers.
+fn variational_method(
+    method: Method,
+    flags: &MethodFlags,
+    seed: u64,
+) -> Option<gpmc::variational::Settings> {
+    method.variational(&gpmc::method::VariationalOptions {
+        iterations: flags.iterations.unwrap_or(1000),
+        seed,
+        svi: gpm_runtime::svi::SviOptions {
+            batch: flags.batch,
+            forgetting: flags.forgetting,
+            delay: flags.delay,
+            hyper_rate: flags.hyper_rate,
+            class_batch: flags.class_batch,
         },
-        Method::Svi => Variational::Svi(
-            gpm_runtime::svi::SviOptions {
-                batch: flags.batch,
-                forgetting: flags.forgetting,
-                delay: flags.delay,
-                hyper_rate: flags.hyper_rate,
-                class_batch: flags.class_batch,
-            }
-            .resolve(iterations, seed, 20),
-        ),
-        Method::Gpf => Variational::Gpf(gpm_runtime::gpf::GpfConfig {
-            particles: flags.particles,
-            max_iter: iterations,
-            seed,
-            precondition: flags.precondition,
-            map: flags.particle_map.map(|m| match m {
-                ParticleMap::Symmetric => gpm_runtime::gpf::ParticleMap::Symmetric,
-                ParticleMap::Affine => gpm_runtime::gpf::ParticleMap::Affine,
-            }),
-            ..Default::default()
-        }),
+        svi_reports: 20,
+        particles: flags.particles,
+        precondition: flags.precondition,
+        particle_map: flags.particle_map,
     })
 }
 
@@ -479,7 +468,11 @@ struct VariationalRun {
     q: gpmc::infer::QDraws,
 }
 
-fn variational(opened: Opened, method: Variational, run: VariationalRun) -> ExitCode {
+fn variational(
+    opened: Opened,
+    method: gpmc::variational::Settings,
+    run: VariationalRun,
+) -> ExitCode {
     let VariationalRun { quiet, q } = run;
     let report = |e| opened.report(e);
     let (checked, d, test, dir) = (&opened.checked, &opened.d, &opened.test, &opened.dir);
@@ -588,7 +581,7 @@ type Fitted = (
 fn fit_variational(
     checked: &gpmc::Checked,
     d: &gpm_runtime::data::Data,
-    method: Variational,
+    method: gpmc::variational::Settings,
     feedback: &gpmc::feedback::Feedback,
     files: &mut Vec<(String, String)>,
 ) -> Result<Fitted, gpmc::infer::InferError> {

@@ -10,9 +10,10 @@ use gpm_runtime::cavi::BlockPosterior;
 use gpm_runtime::kernels::HyperValues;
 use serde_json::json;
 
-/// Which method, with its settings.
+/// A variational method's settings ([`crate::method::Method::variational`] builds them from a
+/// front end's options).
 #[derive(Debug, Clone)]
-pub enum Method {
+pub enum Settings {
     /// Coordinate ascent, at most `max_iter` iterations.
     Cavi {
         /// Most iterations.
@@ -191,13 +192,13 @@ fn fit_cavi(c: &Checked, d: &gpm_runtime::data::Data, max_iter: usize) -> Result
 pub fn fit(
     c: &Checked,
     d: &gpm_runtime::data::Data,
-    method: &Method,
+    method: &Settings,
     svi_progress: &mut dyn FnMut(&gpm_runtime::svi::SviPoint, usize),
 ) -> Result<Fit, InferError> {
     let (mut fit, unconverged) = match method {
-        Method::Svi(config) => fit_svi(c, d, config, svi_progress)?,
-        Method::Gpf(config) => fit_gpf(c, d, config)?,
-        Method::Cavi { max_iter } => fit_cavi(c, d, *max_iter)?,
+        Settings::Svi(config) => fit_svi(c, d, config, svi_progress)?,
+        Settings::Gpf(config) => fit_gpf(c, d, config)?,
+        Settings::Cavi { max_iter } => fit_cavi(c, d, *max_iter)?,
     };
     let Fit {
         summary,

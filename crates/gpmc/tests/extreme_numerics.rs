@@ -140,9 +140,9 @@ fn run(c: &Case, seed: u64) -> Outcome {
         }
         "cavi" | "gpf" => {
             let method = if c.method == "cavi" {
-                gpmc::variational::Method::Cavi { max_iter: 1000 }
+                gpmc::variational::Settings::Cavi { max_iter: 1000 }
             } else {
-                gpmc::variational::Method::Gpf(Default::default())
+                gpmc::variational::Settings::Gpf(Default::default())
             };
             let Ok(fit) = gpmc::variational::fit(&checked, &d, &method, &mut |_, _| {}) else {
                 return Outcome::Error;

@@ -47,6 +47,7 @@ mod stan_density;
 mod stan_forms;
 mod stan_habits;
 mod stan_programs;
+mod step_times;
 mod surrogate_transition;
 mod workflow;
 mod workflow_variational;

@@ -39,6 +39,16 @@ pub struct ChainTimes {
     pub sampling_seconds: f64,
 }
 
+/// What a chain's sweeps did besides drawing: its NUTS steps' transitions (all zero without
+/// one) and the seconds each step of the sweep took ([`State::step_seconds`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SweepStats {
+    /// The NUTS steps' transitions after warm-up.
+    pub nuts: super::NutsBlockStats,
+    /// Seconds per step of the sweep, in the schedule's order, warm-up included.
+    pub step_seconds: Vec<f64>,
+}
+
 /// Run several chains in parallel. `progress(chain, sweep)` is called after every sweep.
 pub fn run(
     sampler: &Sampler,
@@ -69,8 +79,8 @@ pub fn run_until(
 
 /// [`run_until`] with each chain's rows handed to its sink as they are made (one sink per
 /// chain, in chain order). Returns the chains that kept draws, each with its sink, times and
-/// what its NUTS steps did (all zero without one), and the number of draws each kept (the same
-/// for all: the sinks are cut to the shortest).
+/// [`SweepStats`], and the number of draws each kept (the same for all: the sinks are cut to
+/// the shortest).
 #[allow(clippy::type_complexity)]
 pub fn run_into<S: RowSink>(
     sampler: &Sampler,
@@ -78,7 +88,7 @@ pub fn run_into<S: RowSink>(
     progress: &(dyn Fn(usize, usize) + Sync),
     stop: &AtomicBool,
     sinks: Vec<S>,
-) -> Result<(Vec<(S, ChainTimes, super::NutsBlockStats)>, usize), RuntimeError> {
+) -> Result<(Vec<(S, ChainTimes, SweepStats)>, usize), RuntimeError> {
     let stopped = || stop.load(Ordering::Relaxed);
     check_run(config, sinks.len())?;
     sampler.prepared().memory.refuse_beyond(at_once(config))?;
@@ -125,7 +135,11 @@ pub fn run_into<S: RowSink>(
             if let Some(Some(a)) = state.nuts.first() {
                 nuts.step_size = a.step;
             }
-            Ok((sink, times, nuts, kept))
+            let stats = SweepStats {
+                nuts,
+                step_seconds: state.step_seconds,
+            };
+            Ok((sink, times, stats, kept))
         })
         .collect::<Result<Vec<_>, RuntimeError>>()?;
     complete_draws(results)

@@ -92,6 +92,7 @@ pub fn merge_runs(
     summary["timing_seconds"] = json!({
         "warmup": joined("timing_seconds", "warmup"),
         "sampling": joined("timing_seconds", "sampling"),
+        "gibbs_steps": joined("timing_seconds", "gibbs_steps"),
     });
     summary["variables"] = outputs::variables_json(&summaries);
     summary["rao_blackwell"] = rao_blackwell(parts);

@@ -58,6 +58,9 @@ pub fn summary_json(c: &Checked, r: &InferResult, config: &GibbsConfig) -> serde
         "timing_seconds": {
             "warmup": r.times.iter().map(|t| t.warmup_seconds).collect::<Vec<_>>(),
             "sampling": r.times.iter().map(|t| t.sampling_seconds).collect::<Vec<_>>(),
+            // Per chain, per step of the Gibbs sweep as `gpmc check` numbers them: where a
+            // sweep's time goes (warm-up included; empty for NUTS on the whole model).
+            "gibbs_steps": r.step_seconds,
         },
         "variables": variables_json(&r.summaries),
         // The average of each latent's conditional mean over the draws, beside the plain

@@ -1,0 +1,50 @@
+//! Per-step statistics of the Gibbs sweep (issue 51): `summary.json` reports, per chain, the
+//! seconds each move took, one entry per step `gpmc check` prints — and they add up to no more
+//! than the chain's time.
+
+use std::process::Command;
+
+#[test]
+fn summary_reports_the_seconds_of_each_step_of_the_sweep() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let model = root.join("models/gp_classification.gpm");
+    let dir = std::env::temp_dir().join(format!("gpmc-step-times-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_gpmc"))
+        .arg("infer")
+        .arg(&model)
+        .arg("--data")
+        .arg(root.join("models/gp_classification.data.json"))
+        .arg("--output")
+        .arg(&dir)
+        .args([
+            "--quiet", "--chains", "2", "--warmup", "50", "--draws", "50",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let timing = &summary["timing_seconds"];
+    let steps = timing["gibbs_steps"].as_array().unwrap();
+    let checked = gpmc::check("gp", &std::fs::read_to_string(&model).unwrap()).unwrap();
+    let sweep = checked.schedule.as_ref().unwrap().gibbs.len();
+    assert_eq!(steps.len(), 2, "{timing}");
+    for (c, chain) in steps.iter().enumerate() {
+        let seconds: Vec<f64> = chain
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(seconds.len(), sweep, "{timing}");
+        assert!(seconds.iter().all(|s| *s > 0.0), "{timing}");
+        let total = timing["warmup"][c].as_f64().unwrap() + timing["sampling"][c].as_f64().unwrap();
+        assert!(seconds.iter().sum::<f64>() <= total, "{timing}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
