@@ -649,6 +649,7 @@ impl<'a> Sampler<'a> {
     /// One Gibbs sweep: the schedule's steps, compiled to moves, in order ([`moves`]).
     pub fn sweep(&self, state: &mut State, rng: &mut ChaCha8Rng) -> Result<(), RuntimeError> {
         let mut pv = self.predictors(state);
+        // `step_seconds` is a public field: a caller may have emptied it, which must not panic.
         state.step_seconds.resize(self.moves.len(), 0.0);
         for (k, m) in self.moves.iter().enumerate() {
             let t0 = std::time::Instant::now();
