@@ -152,11 +152,9 @@ pub struct State {
     pub surrogate_moves: u64,
     /// Surrogate transitions whose proposal the exact correction accepted.
     pub surrogate_accepted: u64,
-    /// Per NUTS step of the sweep ([`gpm_schedule::Schedule::nuts_blocks`]): its adaptation
-    /// (`None` before its first transition).
-    pub nuts: Vec<Option<crate::nuts::adapt::Adaptation>>,
-    /// What the NUTS steps did after warm-up.
-    pub nuts_stats: NutsBlockStats,
+    /// Each move's own state, in the sweep's order ([`moves::MoveState`]: a NUTS step's
+    /// adaptation and transitions).
+    moves: Vec<moves::MoveState>,
     /// Seconds spent in each move of the sweep so far (the schedule's Gibbs steps, in order;
     /// warm-up and sampling sweeps alike): where a sweep's time goes.
     pub step_seconds: Vec<f64>,
@@ -570,8 +568,7 @@ impl<'a> Sampler<'a> {
             surrogate_evaluations: 0,
             surrogate_moves: 0,
             surrogate_accepted: 0,
-            nuts: vec![None; self.schedule.nuts_blocks.len()],
-            nuts_stats: NutsBlockStats::default(),
+            moves: self.moves.iter().map(|m| m.init()).collect(),
             step_seconds: vec![0.0; self.moves.len()],
             warmup: None,
         }
@@ -653,7 +650,11 @@ impl<'a> Sampler<'a> {
         state.step_seconds.resize(self.moves.len(), 0.0);
         for (k, m) in self.moves.iter().enumerate() {
             let t0 = std::time::Instant::now();
-            m.apply(self, state, &mut pv, rng)?;
+            // The move's own state is taken out while it works on the chain's.
+            let mut own = std::mem::take(&mut state.moves[k]);
+            let applied = m.apply(self, state, &mut own, &mut pv, rng);
+            state.moves[k] = own;
+            applied?;
             state.step_seconds[k] += t0.elapsed().as_secs_f64();
         }
         Ok(())

@@ -16,6 +16,16 @@ use crate::RuntimeError;
 use gpm_schedule::NutsBlock;
 use rand_chacha::ChaCha8Rng;
 
+/// A NUTS step's own state in one chain ([`super::moves`]' `MoveState::Nuts`): its warm-up
+/// adaptation (`None` before its first transition) and its transitions after warm-up.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NutsState {
+    /// Step size and mass matrix, adapted in warm-up, then held.
+    pub(crate) adaptation: Option<Adaptation>,
+    /// What its transitions did after warm-up.
+    pub(crate) stats: NutsBlockStats,
+}
+
 /// What the NUTS steps of one chain did after warm-up.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct NutsBlockStats {
@@ -47,11 +57,11 @@ impl NutsBlockStats {
 }
 
 impl Sampler<'_> {
-    /// The schedule's NUTS step `index` on `nb`.
+    /// One NUTS transition on `nb`, with the step's own adaptation and counts `own`.
     pub(super) fn nuts_block(
         &self,
-        index: usize,
         nb: &NutsBlock,
+        own: &mut NutsState,
         state: &mut State,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
@@ -70,7 +80,9 @@ impl Sampler<'_> {
                 nb.block.0 + 1
             ))
         })?;
-        let adaptation = state.nuts[index].get_or_insert_with(|| Adaptation::new(start.len()));
+        let adaptation = own
+            .adaptation
+            .get_or_insert_with(|| Adaptation::new(start.len()));
         let mut logp = |q: &[f64], g: &mut [f64]| target.log_density(q, g);
         if !adaptation.started || adaptation.restart {
             let at = (start.as_slice(), lp, grad.as_slice());
@@ -91,7 +103,7 @@ impl Sampler<'_> {
                 adaptation.learn(sweep - 1, warmup, t.accept_stat, &t.position);
             }
             None => {
-                let s = &mut state.nuts_stats;
+                let s = &mut own.stats;
                 s.transitions += 1;
                 s.divergences += u64::from(t.divergent);
                 s.max_depth_hits += u64::from(t.max_depth);

@@ -131,12 +131,8 @@ pub fn run_into<S: RowSink>(
                 warmup_seconds,
                 sampling_seconds: t1.elapsed().as_secs_f64(),
             };
-            let mut nuts = state.nuts_stats;
-            if let Some(Some(a)) = state.nuts.first() {
-                nuts.step_size = a.step;
-            }
             let stats = SweepStats {
-                nuts,
+                nuts: super::moves::nuts_stats(&state.moves),
                 step_seconds: state.step_seconds,
             };
             Ok((sink, times, stats, kept))

@@ -1,7 +1,7 @@
 //! Every auxiliary variable drawn from its exact conditional, observation by observation
 //! ([`gpm_schedule::GibbsStep::Auxiliaries`]).
 
-use super::{Move, Sampler, State};
+use super::{Move, MoveState, Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
@@ -14,6 +14,7 @@ impl Move for Auxiliaries {
         &self,
         s: &Sampler<'_>,
         state: &mut State,
+        _own: &mut MoveState,
         pv: &mut Vec<Vec<f64>>,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {

@@ -1,7 +1,7 @@
 //! A Gaussian block drawn given everything else, each column of a matrix latent in turn
 //! ([`gpm_schedule::GibbsStep::Block`]; the conditional is `conditional.rs`'s).
 
-use super::{Move, Sampler, State};
+use super::{Move, MoveState, Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::BlockId;
 use gpm_schedule::Schedule;
@@ -19,6 +19,7 @@ impl Move for Block {
         &self,
         s: &Sampler<'_>,
         state: &mut State,
+        _own: &mut MoveState,
         pv: &mut Vec<Vec<f64>>,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {

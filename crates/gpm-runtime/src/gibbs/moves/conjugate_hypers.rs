@@ -1,7 +1,7 @@
 //! The conjugate Gamma updates of the hyperparameters that allow them
 //! ([`gpm_schedule::GibbsStep::ConjugateHypers`]).
 
-use super::{Move, Sampler, State};
+use super::{Move, MoveState, Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
@@ -14,6 +14,7 @@ impl Move for ConjugateHypers {
         &self,
         s: &Sampler<'_>,
         state: &mut State,
+        _own: &mut MoveState,
         pv: &mut Vec<Vec<f64>>,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {

@@ -2,7 +2,7 @@
 //! augmentation, jointly ([`gpm_schedule::GibbsStep::Elliptical`]; the steps are
 //! `gibbs/elliptical.rs`'s).
 
-use super::{Move, Sampler, State};
+use super::{Move, MoveState, Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::BlockId;
 use gpm_schedule::Schedule;
@@ -23,6 +23,7 @@ impl Move for Elliptical {
         &self,
         s: &Sampler<'_>,
         state: &mut State,
+        _own: &mut MoveState,
         pv: &mut Vec<Vec<f64>>,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {

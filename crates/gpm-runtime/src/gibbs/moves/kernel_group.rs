@@ -1,7 +1,7 @@
 //! An integrated shared-kernel group: θ with every block integrated out, then every block
 //! given θ ([`gpm_schedule::GibbsStep::KernelGroup`]; the step is `gibbs/hypers.rs`'s).
 
-use super::{Move, Sampler, State};
+use super::{Move, MoveState, Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
@@ -17,6 +17,7 @@ impl Move for KernelGroup {
         &self,
         s: &Sampler<'_>,
         state: &mut State,
+        _own: &mut MoveState,
         pv: &mut Vec<Vec<f64>>,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {

@@ -2,7 +2,7 @@
 //! that column, then its other columns as [`super::block`] draws them
 //! ([`gpm_schedule::GibbsStep::KernelGroupLead`]).
 
-use super::{Move, Sampler, State};
+use super::{Move, MoveState, Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::BlockId;
 use gpm_schedule::Schedule;
@@ -20,6 +20,7 @@ impl Move for KernelGroupLead {
         &self,
         s: &Sampler<'_>,
         state: &mut State,
+        _own: &mut MoveState,
         pv: &mut Vec<Vec<f64>>,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {

@@ -1,7 +1,7 @@
 //! The logistic-softmax factor's translation move `F → F + δ·1`
 //! ([`gpm_schedule::GibbsStep::LevelShift`]; the step is `gibbs/level_shift.rs`'s).
 
-use super::{Move, Sampler, State};
+use super::{Move, MoveState, Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::BlockId;
 use gpm_schedule::Schedule;
@@ -20,6 +20,7 @@ impl Move for LevelShift {
         &self,
         s: &Sampler<'_>,
         state: &mut State,
+        _own: &mut MoveState,
         pv: &mut Vec<Vec<f64>>,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {

@@ -1,7 +1,7 @@
 //! Slice steps on the likelihood's non-conjugate hyperparameters given the latents, the
 //! auxiliaries integrated out ([`gpm_schedule::GibbsStep::LikelihoodHypers`]).
 
-use super::{Move, Sampler, State};
+use super::{Move, MoveState, Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
@@ -14,6 +14,7 @@ impl Move for LikelihoodHypers {
         &self,
         s: &Sampler<'_>,
         state: &mut State,
+        _own: &mut MoveState,
         pv: &mut Vec<Vec<f64>>,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {

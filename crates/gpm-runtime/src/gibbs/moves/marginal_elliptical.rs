@@ -2,7 +2,7 @@
 //! out ([`gpm_schedule::GibbsStep::MarginalElliptical`]; the steps are
 //! `gibbs/marginal_elliptical.rs`'s).
 
-use super::{Move, Sampler, State};
+use super::{Move, MoveState, Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::BlockId;
 use gpm_schedule::Schedule;
@@ -25,6 +25,7 @@ impl Move for MarginalElliptical {
         &self,
         s: &Sampler<'_>,
         state: &mut State,
+        _own: &mut MoveState,
         pv: &mut Vec<Vec<f64>>,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {

@@ -24,14 +24,31 @@ mod likelihood_hypers;
 mod marginal_elliptical;
 mod nuts;
 
+/// A move's own state in one chain: what it adapts in warm-up and counts after, kept in
+/// [`State`] one per move, in the sweep's order. A move with state of its own adds a variant.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum MoveState {
+    /// The move keeps nothing between sweeps.
+    #[default]
+    Stateless,
+    /// A NUTS step's adaptation and transitions.
+    Nuts(Box<super::nuts_block::NutsState>),
+}
+
 /// One step of a Gibbs sweep.
 pub(crate) trait Move: Send + Sync + std::fmt::Debug {
-    /// Apply the move to one chain's `state`; `pv` are the predictors at its latents, kept
-    /// current when the move changes them.
+    /// Its state in a chain that has not swept yet.
+    fn init(&self) -> MoveState {
+        MoveState::Stateless
+    }
+
+    /// Apply the move to one chain's `state`, with its own state `own`; `pv` are the
+    /// predictors at its latents, kept current when the move changes them.
     fn apply(
         &self,
         s: &Sampler<'_>,
         state: &mut State,
+        own: &mut MoveState,
         pv: &mut Vec<Vec<f64>>,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError>;
@@ -47,6 +64,26 @@ pub fn describe_sweep(schedule: &Schedule) -> Vec<String> {
         .iter()
         .map(|m| m.describe(schedule))
         .collect()
+}
+
+/// What a chain's NUTS steps did after warm-up, from the moves' own states: their
+/// transitions added up, the step size the first one adapted.
+pub(crate) fn nuts_stats(states: &[MoveState]) -> super::NutsBlockStats {
+    let mut total = super::NutsBlockStats::default();
+    let mut first = true;
+    for own in states {
+        if let MoveState::Nuts(n) = own {
+            total.transitions += n.stats.transitions;
+            total.divergences += n.stats.divergences;
+            total.max_depth_hits += n.stats.max_depth_hits;
+            total.leapfrogs += n.stats.leapfrogs;
+            if first {
+                total.step_size = n.adaptation.as_ref().map_or(0.0, |a| a.step);
+                first = false;
+            }
+        }
+    }
+    total
 }
 
 /// The schedule's Gibbs steps as moves, in order.

@@ -1,7 +1,7 @@
 //! One NUTS transition on a block and the scales its prior reads, the others held
 //! ([`gpm_schedule::GibbsStep::Nuts`]; the transition is `gibbs/nuts_block.rs`'s).
 
-use super::{Move, Sampler, State};
+use super::{Move, MoveState, Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
@@ -13,15 +13,26 @@ pub(super) struct Nuts {
 }
 
 impl Move for Nuts {
+    fn init(&self) -> MoveState {
+        MoveState::Nuts(Box::default())
+    }
+
     fn apply(
         &self,
         s: &Sampler<'_>,
         state: &mut State,
+        own: &mut MoveState,
         pv: &mut Vec<Vec<f64>>,
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError> {
         let nb = &s.schedule.nuts_blocks[self.index];
-        s.nuts_block(self.index, nb, state, rng)?;
+        let MoveState::Nuts(own) = own else {
+            return Err(RuntimeError::Inconsistent(format!(
+                "the NUTS step of block {} was handed another move's state",
+                nb.block.0 + 1
+            )));
+        };
+        s.nuts_block(nb, own, state, rng)?;
         *pv = s.predictors(state);
         Ok(())
     }
