@@ -461,7 +461,42 @@ pub fn summarize_dir(dir: &Path, options: &Options) -> Result<String, SummaryErr
     );
     out += &table(&rows, options.sig_figs, max_rows);
     out += &rao_blackwell_table(&summary, &rows, options.sig_figs, max_rows);
+    out += &step_times(&summary);
     Ok(out)
+}
+
+/// Where a Gibbs sweep's time goes: the seconds each step took over all chains, warm-up
+/// included (`summary.json`'s `timing_seconds.gibbs_steps`; empty for NUTS on the whole model
+/// and for runs written before it was recorded).
+fn step_times(summary: &serde_json::Value) -> String {
+    let mut totals: Vec<f64> = Vec::new();
+    let chains = summary["timing_seconds"]["gibbs_steps"].as_array();
+    for chain in chains.into_iter().flatten() {
+        for (k, seconds) in chain.as_array().into_iter().flatten().enumerate() {
+            if totals.len() <= k {
+                totals.resize(k + 1, 0.0);
+            }
+            totals[k] += seconds.as_f64().unwrap_or(0.0);
+        }
+    }
+    let all: f64 = totals.iter().sum();
+    if !(all > 0.0) {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\ntime per step of the sweep (all chains, warm-up included; steps as `gpmc check` \
+         numbers them)\n",
+    );
+    for (k, t) in totals.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  {:>2}. {:>9} s  {:>5.1} %",
+            k + 1,
+            sig(*t, 3),
+            100.0 * t / all
+        );
+    }
+    out
 }
 
 /// A variational run: its fit, hyperparameters and the marginals of `posterior.csv`.

@@ -46,5 +46,23 @@ fn summary_reports_the_seconds_of_each_step_of_the_sweep() {
         let total = timing["warmup"][c].as_f64().unwrap() + timing["sampling"][c].as_f64().unwrap();
         assert!(seconds.iter().sum::<f64>() <= total, "{timing}");
     }
+    // `gpmc summary` shows them: one line per step, the shares adding up to 100 %.
+    let shown = Command::new(env!("CARGO_BIN_EXE_gpmc"))
+        .arg("summary")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    let section = text
+        .split("time per step of the sweep")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    let shares: Vec<f64> = section
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().nth(3).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(shares.len(), sweep, "{text}");
+    assert!((shares.iter().sum::<f64>() - 100.0).abs() < 0.5, "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
