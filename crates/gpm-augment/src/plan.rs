@@ -5,6 +5,10 @@ use crate::poly::Poly;
 use crate::tree::T;
 use gpm_families::MixingLaw;
 
+/// The name of the tilted inverse-Laplace law of a CAS-proved completely monotone `φ` (no
+/// named law of `gpm_families`): what the plan and the schedule's auxiliary programs call it.
+pub const TILTED_LAW: &str = "tilted inverse-Laplace";
+
 /// A distribution family with parameter expressions (in predictors, data, hyperparameters and
 /// earlier auxiliary variables).
 #[derive(Debug, Clone, PartialEq)]
@@ -125,7 +129,7 @@ impl Family {
     pub fn name(&self) -> &'static str {
         match self.law() {
             Some((law, _)) => law.name(),
-            None => "tilted inverse-Laplace",
+            None => TILTED_LAW,
         }
     }
     /// `Name(param = expr, ...)` for people.

@@ -6,6 +6,7 @@
 
 use crate::hypers::{GibbsUpdate, HyperStep, VariationalUpdate};
 use crate::ids::HyperId;
+use crate::Schedule;
 use serde::Serialize;
 
 /// ELBO evaluations the BFGS search may take (each a CAVI run resumed from the last optimum;
@@ -49,9 +50,9 @@ impl Learning {
         self.by_gradient.is_empty() && self.class_scales.is_empty() && self.unavailable.is_empty()
     }
 
-    /// Its steps for people, one line each; `name` gives a hyperparameter's name.
-    pub fn describe(&self, name: &dyn Fn(HyperId) -> String) -> Vec<String> {
-        let names = |ids: &[HyperId]| ids.iter().map(|h| name(*h)).collect::<Vec<_>>().join(", ");
+    /// Its steps for people, one line each, naming the hyperparameters as `s` declares them.
+    pub fn describe(&self, s: &Schedule) -> Vec<String> {
+        let names = |ids: &[HyperId]| s.hyper_names(ids);
         let mut lines = Vec::new();
         if !self.by_gradient.is_empty() {
             lines.push(format!(

@@ -129,7 +129,7 @@ impl AuxKind {
     pub fn name(&self) -> &'static str {
         match self {
             AuxKind::Law { law, .. } => law.name(),
-            AuxKind::Tilted(_) => "tilted inverse-Laplace",
+            AuxKind::Tilted(_) => gpm_augment::plan::TILTED_LAW,
         }
     }
 }

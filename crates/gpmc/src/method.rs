@@ -25,15 +25,6 @@ pub enum Method {
 }
 
 impl Method {
-    /// Every method, in the order people are told of them.
-    pub const ALL: [Method; 5] = [
-        Method::Gibbs,
-        Method::Cavi,
-        Method::Svi,
-        Method::Gpf,
-        Method::Nuts,
-    ];
-
     /// Its name, as `--method` and Python take it.
     pub fn name(self) -> &'static str {
         match self {
@@ -72,14 +63,12 @@ impl Method {
 
 impl std::str::FromStr for Method {
     type Err = String;
+    /// By clap's own table of names (`--method`'s), with an error that lists them.
     fn from_str(name: &str) -> Result<Method, String> {
-        Method::ALL
-            .into_iter()
-            .find(|m| m.name() == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
-                format!("unknown method `{name}` ({})", names.join(", "))
-            })
+        <Method as ValueEnum>::from_str(name, false).map_err(|_| {
+            let names: Vec<&str> = Method::value_variants().iter().map(|m| m.name()).collect();
+            format!("unknown method `{name}` ({})", names.join(", "))
+        })
     }
 }
 
@@ -104,14 +93,10 @@ impl ParticleMap {
 
 impl std::str::FromStr for ParticleMap {
     type Err = String;
+    /// By clap's own table of names (`--particle-map`'s).
     fn from_str(name: &str) -> Result<ParticleMap, String> {
-        match name {
-            "symmetric" => Ok(ParticleMap::Symmetric),
-            "affine" => Ok(ParticleMap::Affine),
-            other => Err(format!(
-                "particle_map must be \"symmetric\" or \"affine\", not {other:?}"
-            )),
-        }
+        <ParticleMap as ValueEnum>::from_str(name, false)
+            .map_err(|_| format!("particle_map must be \"symmetric\" or \"affine\", not {name:?}"))
     }
 }
 
@@ -141,7 +126,7 @@ mod tests {
 
     #[test]
     fn every_method_is_found_by_its_name_and_an_unknown_one_is_named() {
-        for m in Method::ALL {
+        for &m in Method::value_variants() {
             assert_eq!(m.name().parse::<Method>(), Ok(m));
             assert_eq!(
                 Some(m.name().to_string()),

@@ -156,8 +156,7 @@ fn learning_lines(s: &Schedule, out: &mut String) {
         out,
         "  learning phase, before Gibbs, NUTS, CAVI and the particle flow (SVI learns its positive scalars along the way)"
     );
-    let name = |h: gpm_schedule::HyperId| s.hyper_decls[h.0].name.clone();
-    for (k, line) in s.learning.describe(&name).iter().enumerate() {
+    for (k, line) in s.learning.describe(s).iter().enumerate() {
         let _ = writeln!(out, "    {}. {line}", k + 1);
     }
 }
@@ -248,11 +247,11 @@ pub fn json(c: &Checked) -> Value {
             Some(why) => json!({"unavailable": why}),
         },
         "learning": {
-            "type_ii_ml": s.learning.by_gradient.iter().map(|h| s.hyper_decls[h.0].name.clone()).collect::<Vec<_>>(),
-            "class_scales": s.learning.class_scales.iter().map(|h| s.hyper_decls[h.0].name.clone()).collect::<Vec<_>>(),
-            "held_at_initial_values": s.learning.unavailable.iter().map(|h| s.hyper_decls[h.0].name.clone()).collect::<Vec<_>>(),
+            "type_ii_ml": hyper_list(s, &s.learning.by_gradient),
+            "class_scales": hyper_list(s, &s.learning.class_scales),
+            "held_at_initial_values": hyper_list(s, &s.learning.unavailable),
             "max_evaluations": s.learning.max_evaluations,
-            "description": s.learning.describe(&|h| s.hyper_decls[h.0].name.clone()),
+            "description": s.learning.describe(s),
         },
         "hypers": s.hyper_steps.iter().map(|h| json!({
             "name": h.name,
@@ -269,8 +268,12 @@ pub fn json(c: &Checked) -> Value {
 
 /// The hyperparameters NUTS moves with the latents: the sampled ones.
 fn nuts_hypers(s: &Schedule) -> Vec<String> {
-    s.sampled_hypers()
-        .iter()
+    hyper_list(s, &s.sampled_hypers())
+}
+
+/// Hyperparameters' declared names, as a JSON list.
+fn hyper_list(s: &Schedule, ids: &[gpm_schedule::HyperId]) -> Vec<String> {
+    ids.iter()
         .map(|h| s.hyper_decls[h.0].name.clone())
         .collect()
 }

@@ -1,37 +1,25 @@
 //! Per-step statistics of the Gibbs sweep (issue 51): `summary.json` reports, per chain, the
 //! seconds each move took, one entry per step `gpmc check` prints — and they add up to no more
-//! than the chain's time.
+//! than the chain's time; `gpmc summary` shows them.
 
-use std::process::Command;
+use crate::workflow_support::{copy_example, gpmc_ok, setup};
 
 #[test]
 fn summary_reports_the_seconds_of_each_step_of_the_sweep() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let model = root.join("models/gp_classification.gpm");
-    let dir = std::env::temp_dir().join(format!("gpmc-step-times-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let out = Command::new(env!("CARGO_BIN_EXE_gpmc"))
-        .arg("infer")
-        .arg(&model)
-        .arg("--data")
-        .arg(root.join("models/gp_classification.data.json"))
-        .arg("--output")
-        .arg(&dir)
-        .args([
-            "--quiet", "--chains", "2", "--warmup", "50", "--draws", "50",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let dir = setup("step-times");
+    copy_example(&dir, "gp_classification");
+    gpmc_ok(
+        &dir,
+        "infer gp_classification.gpm --data gp_classification.data.json --output out --quiet \
+         --chains 2 --warmup 50 --draws 50",
     );
     let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap())
+            .unwrap();
     let timing = &summary["timing_seconds"];
     let steps = timing["gibbs_steps"].as_array().unwrap();
-    let checked = gpmc::check("gp", &std::fs::read_to_string(&model).unwrap()).unwrap();
+    let model = std::fs::read_to_string(dir.join("gp_classification.gpm")).unwrap();
+    let checked = gpmc::check("gp", &model).unwrap();
     let sweep = checked.schedule.as_ref().unwrap().gibbs.len();
     assert_eq!(steps.len(), 2, "{timing}");
     for (c, chain) in steps.iter().enumerate() {
@@ -47,11 +35,7 @@ fn summary_reports_the_seconds_of_each_step_of_the_sweep() {
         assert!(seconds.iter().sum::<f64>() <= total, "{timing}");
     }
     // `gpmc summary` shows them: one line per step, the shares adding up to 100 %.
-    let shown = Command::new(env!("CARGO_BIN_EXE_gpmc"))
-        .arg("summary")
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let shown = gpmc_ok(&dir, "summary out");
     let text = String::from_utf8_lossy(&shown.stdout);
     let section = text
         .split("time per step of the sweep")

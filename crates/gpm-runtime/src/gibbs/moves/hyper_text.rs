@@ -3,20 +3,14 @@
 //! dense block's normal prior (non-centred, level-held and Laplace-standardised moves). Shared
 //! by [`super::block`] and [`super::elliptical`], whose blocks carry them.
 
-use gpm_schedule::{BlockId, DenseScaleUpdate, Schedule};
+use gpm_schedule::{BlockId, DenseScaleUpdate, HyperId, Schedule, SliceScheme};
 use std::fmt::Write;
 
 /// The hyperparameter moves that come with drawing block `b`, as a clause to append.
 pub(super) fn block_hyper_text(s: &Schedule, b: BlockId) -> String {
     let mut extra = String::new();
     if let Some(k) = s.kernel_updates.iter().find(|k| k.block == b) {
-        let _ = write!(
-            extra,
-            ", after slice sampling {} {} {}",
-            s.hyper_names(&k.hypers),
-            k.slice.describe(),
-            given_or_integrated(k.given_values)
-        );
+        slice_clause(s, &k.hypers, &k.slice, k.given_values, &mut extra);
         if let Some(st) = &k.surrogate {
             let _ = write!(extra, "; {}", st.describe());
         }
@@ -36,23 +30,31 @@ pub(super) fn block_hyper_text(s: &Schedule, b: BlockId) -> String {
     extra
 }
 
-fn given_or_integrated(given: bool) -> &'static str {
-    if given {
-        "given the block's current values"
-    } else {
-        "with the block integrated out"
-    }
+/// `, after slice sampling θ … with the block integrated out` (or given its values): the
+/// marginal move of a kernel's or a dense prior's hyperparameters.
+fn slice_clause(
+    s: &Schedule,
+    hypers: &[HyperId],
+    slice: &SliceScheme,
+    given: bool,
+    extra: &mut String,
+) {
+    let _ = write!(
+        extra,
+        ", after slice sampling {} {} {}",
+        s.hyper_names(hypers),
+        slice.describe(),
+        if given {
+            "given the block's current values"
+        } else {
+            "with the block integrated out"
+        }
+    );
 }
 
 /// A dense block's prior-scale moves, appended to `extra`.
 fn dense_hyper_text(s: &Schedule, d: &DenseScaleUpdate, extra: &mut String) {
-    let _ = write!(
-        extra,
-        ", after slice sampling {} {} {}",
-        s.hyper_names(&d.hypers),
-        d.slice.describe(),
-        given_or_integrated(d.given_values)
-    );
+    slice_clause(s, &d.hypers, &d.slice, d.given_values, extra);
     if !d.interweave.is_empty() {
         let level = if d.level.is_empty() {
             String::new()
