@@ -5,15 +5,15 @@
 //! stream `first_chain + k`, reproducibly at any thread count; each row is `lp__` then the
 //! program's output columns ([`gpm_density::Model::row`]).
 
-use crate::gibbs::{ChainTimes, GibbsConfig, RowSink};
+use crate::chains::{run_chains, Kernel, Phase, Ran};
+use crate::gibbs::{GibbsConfig, RowSink};
 use crate::nuts::NutsStats;
-use crate::nuts_run::{with_metric, ChainTask, OneChain, Transitions};
+use crate::nuts_run::{nuts_chain, with_metric, MetricTask, NutsChain, Run};
 use crate::RuntimeError;
 use gpm_density::{EvalError, Model};
-use nuts_rs::{Chain, CpuLogpFunc, CpuMath, CpuMathError, HasDims, Settings};
-use rayon::prelude::*;
+use nuts_rs::{CpuLogpFunc, CpuMath, CpuMathError, HasDims, Settings};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 /// Draws of a start point (uniform on ±2 on the unconstrained scale, as Stan's) tried before
@@ -97,31 +97,33 @@ impl From<RuntimeError> for DensityRunError {
 
 /// Run `config.chains` chains into `sinks`; `stop` ends every chain after its current draw.
 /// Returns the chains that kept draws with their times and statistics, and the draws each kept.
-#[allow(clippy::type_complexity)]
 pub fn run_into<S: RowSink>(
     model: &Arc<Model>,
     config: &GibbsConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
     stop: &AtomicBool,
     sinks: Vec<S>,
-) -> Result<(Vec<(S, ChainTimes, NutsStats)>, usize), DensityRunError> {
-    crate::gibbs::check_run(config, sinks.len())?;
-    let results = sinks
-        .into_par_iter()
-        .enumerate()
-        .map(|(c, sink)| {
-            let chain = OneChain {
-                target: model,
-                config,
-                c,
-                progress,
-                stop,
-                sink,
-            };
-            with_metric(config, chain)
-        })
-        .collect::<Result<Vec<_>, DensityRunError>>()?;
-    Ok(crate::gibbs::complete_draws(results)?)
+) -> Result<Ran<S, NutsStats>, DensityRunError> {
+    let run = Run {
+        target: model,
+        config,
+        progress,
+        stop,
+        sinks,
+    };
+    with_metric(config, run)
+}
+
+impl<S: RowSink> MetricTask for Run<'_, &Arc<Model>, S> {
+    type Output = Result<Ran<S, NutsStats>, DensityRunError>;
+    fn run<St: Settings>(self, settings: St) -> Self::Output {
+        let kernel = OnDensity {
+            settings,
+            model: self.target,
+            config: self.config,
+        };
+        run_chains(&kernel, self.config, self.progress, self.stop, self.sinks)
+    }
 }
 
 /// A start point with a finite log density: Stan's uniform(−2, 2) on every coordinate.
@@ -146,90 +148,84 @@ fn start(model: &Model, seed: u64, stream: u64) -> Result<Vec<f64>, DensityRunEr
     ))))
 }
 
-impl<S: RowSink> ChainTask for OneChain<'_, &Arc<Model>, S> {
-    type Output = Result<(S, ChainTimes, NutsStats, usize), DensityRunError>;
-    fn run<St: Settings>(self, settings: St) -> Self::Output {
-        run_chain(settings, self)
-    }
+/// NUTS on a whole log density as the chain driver's kernel.
+struct OnDensity<'a, St> {
+    settings: St,
+    model: &'a Arc<Model>,
+    config: &'a GibbsConfig,
 }
 
-fn run_chain<St: Settings, S: RowSink>(
-    settings: St,
-    task: OneChain<'_, &Arc<Model>, S>,
-) -> Result<(S, ChainTimes, NutsStats, usize), DensityRunError> {
-    let OneChain {
-        target: model,
-        config,
-        c,
-        progress,
-        stop,
-        mut sink,
-    } = task;
-    use nuts_rs::rand::SeedableRng;
-    let stream = (config.first_chain + c) as u64;
-    let fatal = Arc::new(Mutex::new(None));
-    let target = Target {
-        model: Arc::clone(model),
-        fatal: Arc::clone(&fatal),
-    };
-    let mut rng = nuts_rs::rand::rngs::StdRng::seed_from_u64(config.seed ^ stream.rotate_left(32));
-    let mut chain = settings
-        .new_chain(stream, CpuMath::new(target), &mut rng)
-        .map_err(|e| RuntimeError::Numerical(format!("NUTS could not start: {e}")))?;
-    let init = start(model, config.seed, stream)?;
-    chain
-        .set_position(&init)
-        .map_err(|e| RuntimeError::Numerical(format!("NUTS could not start: {e}")))?;
-    let failed = |e: String| match fatal.lock().ok().and_then(|mut f| f.take()) {
-        Some(err) => DensityRunError::Program(err),
-        None => DensityRunError::Runtime(RuntimeError::Numerical(format!("NUTS failed: {e}"))),
-    };
-    // The generated quantities' draws: the chain's own stream, apart from NUTS's.
-    let mut generated_rng = {
-        use rand::SeedableRng as _;
-        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(config.seed ^ 0x6765_6e65_7261_7465);
-        r.set_stream(stream);
-        r
-    };
-    let t0 = std::time::Instant::now();
-    let (mut warmup_seconds, mut kept) = (0.0, 0);
-    let mut transitions = Transitions::new(NutsStats {
-        max_depth: config.nuts.max_depth,
-        ..Default::default()
-    });
-    let total = config.warmup + config.draws * config.thin;
-    for s in 0..total {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let (position, info) = chain.draw().map_err(|e| failed(e.to_string()))?;
-        progress(c, s + 1);
-        if s + 1 == config.warmup {
-            warmup_seconds = t0.elapsed().as_secs_f64();
-        }
-        if info.tuning || s < config.warmup {
-            continue;
-        }
-        transitions.record(&info);
-        if (s + 1 - config.warmup).is_multiple_of(config.thin) {
-            let mut grad = vec![0.0; model.dim()];
-            let lp = model
-                .log_density_gradient(&position, &mut grad)
-                .map_err(DensityRunError::Program)?;
-            let mut row = vec![lp];
-            row.extend(
-                model
-                    .row(&position, &mut generated_rng)
-                    .map_err(DensityRunError::Program)?,
-            );
-            sink.push(row)?;
-            kept += 1;
-        }
+/// One chain on the log density: nuts-rs's chain, the first error of the program that was not
+/// a rejection, and the generated quantities' stream.
+struct DensityChain<C> {
+    nuts: NutsChain<C>,
+    fatal: Arc<Mutex<Option<EvalError>>>,
+    generated_rng: rand_chacha::ChaCha8Rng,
+}
+
+impl<St: Settings> Kernel for OnDensity<'_, St> {
+    type Chain = DensityChain<St::Chain<CpuMath<Target>>>;
+    type Stats = NutsStats;
+    type Error = DensityRunError;
+
+    fn start(&self, stream: u64) -> Result<Self::Chain, DensityRunError> {
+        use rand::SeedableRng;
+        let seed = self.config.seed;
+        let fatal = Arc::new(Mutex::new(None));
+        let target = Target {
+            model: Arc::clone(self.model),
+            fatal: Arc::clone(&fatal),
+        };
+        let init = start(self.model, seed, stream)?;
+        let stats = NutsStats {
+            max_depth: self.config.nuts.max_depth,
+            ..Default::default()
+        };
+        let math = CpuMath::new(target);
+        let nuts = nuts_chain(&self.settings, (seed, stream), math, &init, stats)?;
+        // The generated quantities' draws: the chain's own stream, apart from NUTS's.
+        let mut generated_rng =
+            rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x6765_6e65_7261_7465);
+        generated_rng.set_stream(stream);
+        Ok(DensityChain {
+            nuts,
+            fatal,
+            generated_rng,
+        })
     }
-    let stats = transitions.finish();
-    let times = ChainTimes {
-        warmup_seconds,
-        sampling_seconds: t0.elapsed().as_secs_f64() - warmup_seconds,
-    };
-    Ok((sink, times, stats, kept))
+
+    fn step(&self, chain: &mut Self::Chain, phase: Phase) -> Result<(), DensityRunError> {
+        chain.nuts.draw(phase).map_err(|e| {
+            match chain.fatal.lock().ok().and_then(|mut f| f.take()) {
+                Some(err) => DensityRunError::Program(err),
+                None => {
+                    DensityRunError::Runtime(RuntimeError::Numerical(format!("NUTS failed: {e}")))
+                }
+            }
+        })
+    }
+
+    fn keep<S: RowSink>(
+        &self,
+        chain: &mut Self::Chain,
+        sink: &mut S,
+    ) -> Result<(), DensityRunError> {
+        let model = self.model;
+        let position = &chain.nuts.position;
+        let mut grad = vec![0.0; model.dim()];
+        let lp = model
+            .log_density_gradient(position, &mut grad)
+            .map_err(DensityRunError::Program)?;
+        let mut row = vec![lp];
+        row.extend(
+            model
+                .row(position, &mut chain.generated_rng)
+                .map_err(DensityRunError::Program)?,
+        );
+        Ok(sink.push(row)?)
+    }
+
+    fn finish(&self, chain: Self::Chain) -> NutsStats {
+        chain.nuts.finish()
+    }
 }

@@ -41,37 +41,15 @@ mod run;
 mod shard;
 mod start;
 mod surrogate;
+pub use crate::chains::{ChainTimes, GibbsConfig, RowSink};
 pub use pointwise::Pointwise;
-pub(crate) use run::{check_run, complete_draws};
-pub use run::{run, run_into, run_until, ChainTimes, RowSink, SweepStats};
+pub use run::{run, run_into, run_until, SweepStats};
 pub use shard::{RowStreams, ShardChain};
 pub use start::Init;
 mod hypers;
 use crate::prepared::Coords;
 use elliptical::BlockGaussian;
 use hypers::bind_hypers;
-
-/// Settings of a Gibbs run.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GibbsConfig {
-    /// Number of chains (run in parallel).
-    pub chains: usize,
-    /// Warm-up sweeps per chain (discarded).
-    pub warmup: usize,
-    /// Kept draws per chain.
-    pub draws: usize,
-    /// Keep every `thin`-th sweep.
-    pub thin: usize,
-    /// Seed.
-    pub seed: u64,
-    /// The first chain's number: chain `k` of this run draws from stream `first_chain + k`,
-    /// so that runs of a few chains each (tasks on a cluster) make the chains one run of all
-    /// of them would.
-    pub first_chain: usize,
-    /// NUTS's target acceptance and tree depth, where NUTS runs on the whole model (a Gibbs
-    /// sweep's NUTS step takes its settings from the schedule).
-    pub nuts: crate::nuts_control::NutsControl,
-}
 
 /// The draws of one chain: one row per kept draw, laid out as [`Chain::layout`] says (the log
 /// joint density first, then the sampled hyperparameters, the latents and the sparse blocks'

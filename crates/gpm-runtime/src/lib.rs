@@ -17,6 +17,7 @@ mod along;
 pub mod block;
 pub mod categorical;
 pub mod cavi;
+pub mod chains;
 pub mod cluster;
 pub mod data;
 pub mod density_nuts;

@@ -7,7 +7,8 @@
 //! sinks, so every output of a Gibbs run — chain files, summaries, prediction — is the same for
 //! NUTS. Above both [`crate::gibbs`] (whose sampler binds the model) and [`crate::nuts`].
 
-use crate::gibbs::{ChainTimes, GibbsConfig, RowSink, Sampler};
+use crate::chains::{run_chains, Kernel, Phase, Ran};
+use crate::gibbs::{GibbsConfig, RowSink, Sampler};
 use crate::nuts::target::Target;
 use crate::nuts::{augmented, refusal, NutsStats, On};
 use crate::nuts_control::Metric;
@@ -16,8 +17,7 @@ use nuts_rs::{
     Chain, CpuLogpFunc, CpuMath, DiagNutsSettings, EuclideanAdaptOptions, LowRankNutsSettings,
     NutsSettings, Settings,
 };
-use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 /// NUTS's settings for a run of `config` with the diagonal metric: Stan's tree depth, and the
 /// mass matrix from the draws' variances as Stan and NumPyro estimate it rather than nutpie's
@@ -132,7 +132,6 @@ pub fn log_density_gradient(
 /// and uses seed `config.seed` with stream `config.first_chain + k`, reproducibly at any
 /// thread count. Returns the chains that kept draws, with their times and statistics, and the
 /// number of draws each kept.
-#[allow(clippy::type_complexity)]
 pub fn run_into<S: RowSink>(
     sampler: &Sampler,
     on: On,
@@ -140,144 +139,197 @@ pub fn run_into<S: RowSink>(
     progress: &(dyn Fn(usize, usize) + Sync),
     stop: &AtomicBool,
     sinks: Vec<S>,
-) -> Result<(Vec<(S, ChainTimes, NutsStats)>, usize), RuntimeError> {
+) -> Result<Ran<S, NutsStats>, RuntimeError> {
     if let Some(why) = refusal(sampler.schedule(), on) {
         return Err(RuntimeError::Unsupported(why));
     }
-    crate::gibbs::check_run(config, sinks.len())?;
-    let results = sinks
-        .into_par_iter()
-        .enumerate()
-        .map(|(c, sink)| {
-            let chain = OneChain {
-                target: (sampler, on),
-                config,
-                c,
-                progress,
-                stop,
-                sink,
-            };
-            with_metric(config, chain)
-        })
-        .collect::<Result<Vec<_>, RuntimeError>>()?;
-    crate::gibbs::complete_draws(results)
+    let run = Run {
+        target: (sampler, on),
+        config,
+        progress,
+        stop,
+        sinks,
+    };
+    with_metric(config, run)
 }
 
-/// A chain to run on NUTS's settings, whichever type the metric gives them.
-pub(crate) trait ChainTask {
-    /// What the chain returns.
+/// A run to start on NUTS's settings, whichever type the metric gives them.
+pub(crate) trait MetricTask {
+    /// What the run returns.
     type Output;
     /// Run on `settings`.
     fn run<St: Settings>(self, settings: St) -> Self::Output;
 }
 
 /// Run `task` on the settings of `config`'s metric: the one place the metric picks a type.
-pub(crate) fn with_metric<T: ChainTask>(config: &GibbsConfig, task: T) -> T::Output {
+pub(crate) fn with_metric<T: MetricTask>(config: &GibbsConfig, task: T) -> T::Output {
     match config.nuts.metric {
         Metric::Diag => task.run(diag_settings(config)),
         Metric::LowRank => task.run(low_rank_settings(config)),
     }
 }
 
-/// One chain of NUTS on `target` (the model, or a whole log density): which chain, where its
-/// progress and rows go.
-pub(crate) struct OneChain<'a, T, S> {
+/// A run of NUTS chains on `target` (the model, or a whole log density) into `sinks`.
+pub(crate) struct Run<'a, T, S> {
     pub(crate) target: T,
     pub(crate) config: &'a GibbsConfig,
-    pub(crate) c: usize,
     pub(crate) progress: &'a (dyn Fn(usize, usize) + Sync),
     pub(crate) stop: &'a AtomicBool,
-    pub(crate) sink: S,
+    pub(crate) sinks: Vec<S>,
 }
 
-impl<'a, S: RowSink> ChainTask for OneChain<'a, (&'a Sampler<'a>, On), S> {
-    type Output = Result<(S, ChainTimes, NutsStats, usize), RuntimeError>;
+impl<'a, S: RowSink> MetricTask for Run<'a, (&'a Sampler<'a>, On), S> {
+    type Output = Result<Ran<S, NutsStats>, RuntimeError>;
     fn run<St: Settings>(self, settings: St) -> Self::Output {
-        run_chain(settings, self)
+        let (sampler, on) = self.target;
+        let kernel = OnModel {
+            settings,
+            sampler,
+            on,
+            config: self.config,
+        };
+        run_chains(&kernel, self.config, self.progress, self.stop, self.sinks)
     }
 }
 
-/// One chain: its sink, times, statistics and the draws it kept.
-fn run_chain<St: Settings, S: RowSink>(
-    settings: St,
-    task: OneChain<'_, (&Sampler, On), S>,
-) -> Result<(S, ChainTimes, NutsStats, usize), RuntimeError> {
-    let OneChain {
-        target: (sampler, on),
-        config,
-        c,
-        progress,
-        stop,
-        mut sink,
-    } = task;
+/// One NUTS chain of nuts-rs and what the driver needs of it: its last position and its
+/// transitions after warm-up (the chains on the model and on a whole log density alike).
+pub(crate) struct NutsChain<C> {
+    chain: C,
+    /// The position of the last draw.
+    pub(crate) position: Box<[f64]>,
+    transitions: Transitions,
+}
+
+/// A chain of `settings` on `math`, on stream `stream` of `seed`, at `start`, counting its
+/// transitions into `stats`.
+pub(crate) fn nuts_chain<St: Settings, M: nuts_rs::Math>(
+    settings: &St,
+    (seed, stream): (u64, u64),
+    math: M,
+    start: &[f64],
+    stats: NutsStats,
+) -> Result<NutsChain<St::Chain<M>>, RuntimeError> {
     use nuts_rs::rand::SeedableRng;
-    use rand::SeedableRng as _;
-    let stream = (config.first_chain + c) as u64;
-    let target = Target::new(sampler, on == On::Augmented)?;
-    // The same map kept here to turn positions into latents (`CpuMath` owns `target`).
-    let unwhiten = target.clone();
-    let dim = CpuLogpFunc::dim(&target);
-    let mut rng = nuts_rs::rand::rngs::StdRng::seed_from_u64(config.seed ^ stream.rotate_left(32));
+    let mut rng = nuts_rs::rand::rngs::StdRng::seed_from_u64(seed ^ stream.rotate_left(32));
+    let could_not = |e: String| RuntimeError::Numerical(format!("NUTS could not start: {e}"));
     let mut chain = settings
-        .new_chain(stream, CpuMath::new(target), &mut rng)
-        .map_err(|e| RuntimeError::Numerical(format!("NUTS could not start: {e}")))?;
-    // The start: the latents a draw of their prior (whitened: standard normal), the chain's own
-    // stream; the hyperparameters their start values, moved by up to ±1 on the unconstrained
-    // scale (Stan's inits are uniform on ±2 there) so that the chains start apart.
-    let mut start_rng = rand_chacha::ChaCha8Rng::seed_from_u64(config.seed);
-    start_rng.set_stream(stream);
-    let hyper_start = unwhiten.start_u();
-    let n_latent = dim - hyper_start.len() - unwhiten.aux_dim();
-    let mut start: Vec<f64> = (0..n_latent)
-        .map(|_| rand::Rng::sample::<f64, _>(&mut start_rng, rand_distr::StandardNormal))
-        .collect();
-    for u in hyper_start {
-        start.push(u + rand::Rng::gen_range(&mut start_rng, -1.0..1.0));
-    }
-    start.extend(unwhiten.start_aux(&mut augmented::start_rng(config.seed, stream))?);
+        .new_chain(stream, math, &mut rng)
+        .map_err(|e| could_not(e.to_string()))?;
     chain
-        .set_position(&start)
-        .map_err(|e| RuntimeError::Numerical(format!("NUTS could not start: {e}")))?;
-    let mut replicate_rng = rand_chacha::ChaCha8Rng::seed_from_u64(config.seed ^ 0x6e75_7473);
-    replicate_rng.set_stream(stream);
-    let t0 = std::time::Instant::now();
-    let (mut warmup_seconds, mut kept) = (0.0, 0);
-    let mut transitions = Transitions::new(NutsStats {
-        augmented: on == On::Augmented,
-        max_depth: config.nuts.max_depth,
-        ..Default::default()
-    });
-    let total = config.warmup + config.draws * config.thin;
-    for s in 0..total {
-        // A stop request ends the chain with the draws it has, as Gibbs's chains do (not an
-        // error: an interrupted run writes what it drew).
-        if stop.load(Ordering::Relaxed) {
-            break;
+        .set_position(start)
+        .map_err(|e| could_not(e.to_string()))?;
+    Ok(NutsChain {
+        chain,
+        position: start.into(),
+        transitions: Transitions::new(stats),
+    })
+}
+
+impl<C> NutsChain<C> {
+    /// One draw (an adaptation draw in warm-up), its transition counted after warm-up; an
+    /// error is nuts-rs's message.
+    pub(crate) fn draw<M: nuts_rs::Math>(&mut self, phase: Phase) -> Result<(), String>
+    where
+        C: Chain<M>,
+    {
+        let (position, info) = self.chain.draw().map_err(|e| e.to_string())?;
+        self.position = position;
+        if phase == Phase::Sampling && !info.tuning {
+            self.transitions.record(&info);
         }
-        let (position, info) = chain
-            .draw()
-            .map_err(|e| RuntimeError::Numerical(format!("NUTS failed: {e}")))?;
-        progress(c, s + 1);
-        if s + 1 == config.warmup {
-            warmup_seconds = t0.elapsed().as_secs_f64();
-        }
-        if info.tuning || s < config.warmup {
-            continue;
-        }
-        transitions.record(&info);
-        if (s + 1 - config.warmup).is_multiple_of(config.thin) {
-            let point = unwhiten.point(&position).map_err(|e| {
-                RuntimeError::Numerical(format!("NUTS drew a point it cannot map back: {e}"))
-            })?;
-            let at = (point.latents, point.hypers.as_slice(), point.sparse_v);
-            sink.push(sampler.row_at(at, &mut replicate_rng)?)?;
-            kept += 1;
-        }
+        Ok(())
     }
-    let stats = transitions.finish();
-    let times = ChainTimes {
-        warmup_seconds,
-        sampling_seconds: t0.elapsed().as_secs_f64() - warmup_seconds,
-    };
-    Ok((sink, times, stats, kept))
+
+    /// The statistics of its transitions after warm-up.
+    pub(crate) fn finish(self) -> NutsStats {
+        self.transitions.finish()
+    }
+}
+
+/// NUTS on the model as the chain driver's kernel.
+struct OnModel<'s, 'a, St> {
+    settings: St,
+    sampler: &'s Sampler<'a>,
+    on: On,
+    config: &'s GibbsConfig,
+}
+
+/// One chain on the model: nuts-rs's chain, the map from its positions back to the model's
+/// variables, and the replicated responses' stream.
+struct ModelChain<'s, C> {
+    nuts: NutsChain<C>,
+    unwhiten: Target<'s>,
+    replicate_rng: rand_chacha::ChaCha8Rng,
+}
+
+impl<'s, 'a: 's, St: Settings> Kernel for OnModel<'s, 'a, St> {
+    type Chain = ModelChain<'s, St::Chain<CpuMath<Target<'s>>>>;
+    type Stats = NutsStats;
+    type Error = RuntimeError;
+
+    fn start(&self, stream: u64) -> Result<Self::Chain, RuntimeError> {
+        use rand::SeedableRng;
+        let seed = self.config.seed;
+        let target = Target::new(self.sampler, self.on == On::Augmented)?;
+        // The same map kept here to turn positions into latents (`CpuMath` owns `target`).
+        let unwhiten = target.clone();
+        let start = self.start_position(&unwhiten, stream)?;
+        let stats = NutsStats {
+            augmented: self.on == On::Augmented,
+            max_depth: self.config.nuts.max_depth,
+            ..Default::default()
+        };
+        let math = CpuMath::new(target);
+        let nuts = nuts_chain(&self.settings, (seed, stream), math, &start, stats)?;
+        let mut replicate_rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x6e75_7473);
+        replicate_rng.set_stream(stream);
+        Ok(ModelChain {
+            nuts,
+            unwhiten,
+            replicate_rng,
+        })
+    }
+
+    fn step(&self, chain: &mut Self::Chain, phase: Phase) -> Result<(), RuntimeError> {
+        chain
+            .nuts
+            .draw(phase)
+            .map_err(|e| RuntimeError::Numerical(format!("NUTS failed: {e}")))
+    }
+
+    fn keep<S: RowSink>(&self, chain: &mut Self::Chain, sink: &mut S) -> Result<(), RuntimeError> {
+        let point = chain.unwhiten.point(&chain.nuts.position).map_err(|e| {
+            RuntimeError::Numerical(format!("NUTS drew a point it cannot map back: {e}"))
+        })?;
+        let at = (point.latents, point.hypers.as_slice(), point.sparse_v);
+        sink.push(self.sampler.row_at(at, &mut chain.replicate_rng)?)
+    }
+
+    fn finish(&self, chain: Self::Chain) -> NutsStats {
+        chain.nuts.finish()
+    }
+}
+
+impl<St> OnModel<'_, '_, St> {
+    /// Chain `stream`'s start: the latents a draw of their prior (whitened: standard normal),
+    /// the chain's own stream; the hyperparameters their start values, moved by up to ±1 on
+    /// the unconstrained scale (Stan's inits are uniform on ±2 there) so that the chains start
+    /// apart; on the augmented model, the auxiliaries from their own stream.
+    fn start_position(&self, target: &Target<'_>, stream: u64) -> Result<Vec<f64>, RuntimeError> {
+        use rand::SeedableRng;
+        let seed = self.config.seed;
+        let mut start_rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        start_rng.set_stream(stream);
+        let hyper_start = target.start_u();
+        let n_latent = CpuLogpFunc::dim(target) - hyper_start.len() - target.aux_dim();
+        let mut start: Vec<f64> = (0..n_latent)
+            .map(|_| rand::Rng::sample::<f64, _>(&mut start_rng, rand_distr::StandardNormal))
+            .collect();
+        for u in hyper_start {
+            start.push(u + rand::Rng::gen_range(&mut start_rng, -1.0..1.0));
+        }
+        start.extend(target.start_aux(&mut augmented::start_rng(seed, stream))?);
+        Ok(start)
+    }
 }
