@@ -213,3 +213,90 @@ pub(crate) fn complete_draws<S: RowSink, X>(
     }
     Ok((chains, kept))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel whose chain counts its steps: a kept row is `[stream, warm-up steps seen,
+    /// sampling steps seen]`, so the driver's phases, thinning and streams can be read off.
+    struct Counter;
+
+    impl Kernel for Counter {
+        type Chain = (u64, usize, usize);
+        type Stats = usize;
+        type Error = RuntimeError;
+        fn start(&self, stream: u64) -> Result<Self::Chain, RuntimeError> {
+            Ok((stream, 0, 0))
+        }
+        fn step(&self, chain: &mut Self::Chain, phase: Phase) -> Result<(), RuntimeError> {
+            match phase {
+                Phase::Warmup { step, of } => {
+                    assert_eq!(step, chain.1 + 1);
+                    assert_eq!(of, 3);
+                    chain.1 += 1;
+                }
+                Phase::Sampling => chain.2 += 1,
+            }
+            Ok(())
+        }
+        fn keep<S: RowSink>(&self, c: &mut Self::Chain, sink: &mut S) -> Result<(), RuntimeError> {
+            sink.push(vec![c.0 as f64, c.1 as f64, c.2 as f64])
+        }
+        fn finish(&self, chain: Self::Chain) -> usize {
+            chain.1 + chain.2
+        }
+    }
+
+    fn config(chains: usize) -> GibbsConfig {
+        GibbsConfig {
+            chains,
+            warmup: 3,
+            draws: 4,
+            thin: 2,
+            seed: 1,
+            first_chain: 5,
+            nuts: Default::default(),
+        }
+    }
+
+    #[test]
+    fn warm_up_then_every_thin_th_step_on_each_chains_stream() {
+        let sinks = vec![Vec::new(), Vec::new()];
+        let stop = AtomicBool::new(false);
+        let (chains, kept) = run_chains(&Counter, &config(2), &|_, _| {}, &stop, sinks).unwrap();
+        assert_eq!(kept, 4);
+        for (k, (rows, _, steps)) in chains.iter().enumerate() {
+            assert_eq!(*steps, 3 + 8);
+            let expected: Vec<Vec<f64>> = (1..=4)
+                .map(|d| vec![(5 + k) as f64, 3.0, (2 * d) as f64])
+                .collect();
+            assert_eq!(rows, &expected);
+        }
+    }
+
+    #[test]
+    fn a_stop_keeps_complete_draws_and_a_bad_setting_is_refused() {
+        let stop = AtomicBool::new(false);
+        // Stop after the chain's sixth step: warm-up 3, then 3 sampling steps, one kept.
+        let progress = |_: usize, s: usize| {
+            if s == 6 {
+                stop.store(true, Ordering::Relaxed);
+            }
+        };
+        let (chains, kept) =
+            run_chains(&Counter, &config(1), &progress, &stop, vec![Vec::new()]).unwrap();
+        assert_eq!(kept, 1);
+        assert_eq!(chains[0].0, vec![vec![5.0, 3.0, 2.0]]);
+        let mut bad = config(1);
+        bad.thin = 0;
+        let refused = run_chains(
+            &Counter,
+            &bad,
+            &|_, _| {},
+            &stop,
+            vec![Vec::<Vec<f64>>::new()],
+        );
+        assert!(matches!(refused, Err(RuntimeError::Settings(_))));
+    }
+}
