@@ -132,6 +132,23 @@ impl Family {
             None => TILTED_LAW,
         }
     }
+    /// The family as an auxiliary's prior, for people (`PG(1, 0)`, `Gamma(shape = ν/2, rate =
+    /// ν/2)`, `Poisson(κ)` …): the one spelling of each prior, read from its value. A prior
+    /// that is a special case has its own name (the probit's half-normal, the horseshoe's
+    /// improper measure, a CAS-proved `φ` by its inverse Laplace transform).
+    pub fn describe_prior(&self) -> String {
+        let zero = |t: &T| matches!(t, T::Num(v) if *v == 0.0);
+        match self {
+            Family::PolyaGamma { b, c } => format!("PG({b}, {c})"),
+            Family::Poisson { rate } => format!("Poisson({rate})"),
+            Family::NegativeBinomial { shape, p } => format!("NB({shape}, {p})"),
+            Family::TruncatedNormal { mean } if zero(mean) => "TN(0) (half-normal)".into(),
+            Family::Horseshoe { c, s } if zero(s) => format!("dω / ({c} + ω), improper"),
+            Family::TiltedLaplace { phi, c2 } if zero(c2) => format!("L⁻¹{{φ}} with φ(r) = {phi}"),
+            _ => self.describe(),
+        }
+    }
+
     /// `Name(param = expr, ...)` for people.
     pub fn describe(&self) -> String {
         match self {
@@ -159,10 +176,8 @@ impl Family {
 pub struct AuxVar {
     /// Name (unique within the factor): `ω`, `ω2`, `n` ...
     pub name: String,
-    /// Its prior, for people (`PG(1, 0)`, `Gamma(2.5, 4)`, `Poisson(λ)` ...).
-    pub prior: String,
     /// Its prior as a family (parameters free of the predictors, except the Poisson rate of a
-    /// collapsed chain).
+    /// collapsed chain); shown by [`Family::describe_prior`].
     pub prior_family: Family,
     /// Its complete conditional given the predictors (and earlier auxiliaries).
     pub conditional: Family,

@@ -235,7 +235,7 @@ fn plan_text(out: &mut String, p: &gpm_augment::Plan) {
             out,
             "        auxiliary {} ~ {} a priori; | rest ~ {}",
             a.name,
-            a.prior,
+            a.prior_family.describe_prior(),
             a.conditional.describe()
         );
     }
@@ -350,7 +350,7 @@ fn plan_json(p: &gpm_augment::Plan) -> Value {
         "auxiliary": p.aux.iter().map(|a| json!({
             "name": a.name,
             "rule": a.rule,
-            "prior": a.prior,
+            "prior": a.prior_family.describe_prior(),
             "conditional": {"family": a.conditional.name(), "description": a.conditional.describe()},
             "mean": a.mean.to_string(),
         })).collect::<Vec<_>>(),

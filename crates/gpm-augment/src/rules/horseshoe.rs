@@ -46,7 +46,7 @@ pub(super) fn name_improper(
             c: c.clone(),
             s: T::Num(0.0),
         },
-        prior: format!("dω / ({c} + ω), improper"),
+        proof: None,
         mean,
         form: "horseshoe scale mixture (improper mixing measure)",
     }))

@@ -5,12 +5,13 @@
 
 use super::*;
 
-/// A named mixing law: the auxiliary's conditional given the residual, its prior, the prior as
-/// shown, its conditional mean (CAVI's `E[ω | c]`) and the form's name.
+/// A named mixing law: the auxiliary's conditional given the residual, its prior, its
+/// conditional mean (CAVI's `E[ω | c]`), the form's name and, for a law the CAS proved, the
+/// proof (for the derivation).
 pub(super) struct Named {
     pub conditional: Family,
     pub prior_family: Family,
-    pub prior: String,
+    pub proof: Option<String>,
     pub mean: T,
     pub form: &'static str,
 }
@@ -95,7 +96,7 @@ impl Mixture<'_, '_> {
                 shape: shape.clone(),
                 rate: rate.clone(),
             },
-            prior: format!("Gamma(shape = {shape}, rate = {rate})"),
+            proof: None,
             mean: T::mul(vec![shape, T::pow(cond_rate, T::Num(-1.0))]),
             form: "Gamma scale mixture, e.g. Student-t",
         }))
@@ -120,7 +121,7 @@ impl Mixture<'_, '_> {
                 shape: T::mul(vec![T::Num(0.5), T::pow(a_.clone(), T::Num(2.0))]),
             },
             prior_family: Family::Levy { a: a_.clone() },
-            prior: format!("Lévy(a = {a_})"),
+            proof: None,
             mean,
             form: "Lévy scale mixture, e.g. Laplace or the SVM hinge",
         }))
@@ -162,7 +163,7 @@ impl Mixture<'_, '_> {
                 shape: T::Num(1.5),
                 scale: T::mul(vec![T::Num(0.25), a2.clone()]),
             },
-            prior: format!("InverseGamma(shape = 3/2, scale = {}/4)", a2),
+            proof: None,
             mean,
             form: "inverse-Gamma scale mixture, e.g. the Matérn-3/2 likelihood",
         })
@@ -222,10 +223,10 @@ impl Mixture<'_, '_> {
                 phi,
                 c2: T::Num(0.0),
             },
-            prior: format!(
-                "L⁻¹{{exp(−ψ)}} with ψ(r) = {psi} Bernstein ({})",
+            proof: Some(format!(
+                "ψ(r) = −log φ(r) = {psi} Bernstein ({})",
                 rules.join("; ")
-            ),
+            )),
             mean,
             form: "completely monotone φ proved by the CAS",
         })

@@ -42,7 +42,6 @@ impl Rule for NegativeBinomialMgf {
             ));
             w.aux.push(AuxVar {
                 name: k.clone(),
-                prior: format!("NB({alpha}, {prob})"),
                 prior_family: Family::NegativeBinomial {
                     shape: alpha.clone(),
                     p: prob,
@@ -101,7 +100,6 @@ impl Work<'_> {
         ));
         self.aux.push(AuxVar {
             name: tau.clone(),
-            prior: format!("Gamma({alpha}, 1)"),
             prior_family: Family::Gamma {
                 shape: alpha.clone(),
                 rate: T::Num(1.0),

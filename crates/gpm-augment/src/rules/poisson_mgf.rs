@@ -55,7 +55,6 @@ impl Rule for PoissonMgf {
                     }
                     w.aux.push(AuxVar {
                         name: n.clone(),
-                        prior: format!("Poisson({kappa})"),
                         prior_family: Family::Poisson {
                             rate: kappa.clone(),
                         },

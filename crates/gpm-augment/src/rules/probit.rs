@@ -90,7 +90,6 @@ impl Rule for Probit {
         ]);
         w.aux.push(AuxVar {
             name: u,
-            prior: "TN(0) (half-normal)".into(),
             prior_family: Family::TruncatedNormal { mean: T::Num(0.0) },
             conditional: Family::TruncatedNormal { mean: cz.clone() },
             mean: T::add(vec![cz, mills]),

@@ -77,19 +77,20 @@ impl Work<'_> {
             let Named {
                 conditional,
                 prior_family,
-                prior,
+                proof,
                 mean,
                 form,
             } = named.map_err(|reason| (subject(), reason))?;
             let name = self.fresh("ω");
             // An improper mixing measure (the horseshoe's) is not normalised by φ(0) = ∞.
             let phi0 = if finite0 { " − φ₀" } else { "" };
+            let prior = prior_family.describe_prior();
+            let proof = proof.map(|p| format!(", {p}")).unwrap_or_default();
             self.steps.push(format!(
-                "scale mixture ({form}): φ(r) = exp({log_phi}{phi0}), r = ({ut})²; φ(r) = ∫ e^(-r·{name}) p({name}) d{name}, p = {prior}  (thesis ch. 5, Theorem 1)"
+                "scale mixture ({form}): φ(r) = exp({log_phi}{phi0}), r = ({ut})²; φ(r) = ∫ e^(-r·{name}) p({name}) d{name}, p = {prior}{proof}  (thesis ch. 5, Theorem 1)"
             ));
             self.aux.push(AuxVar {
                 name: name.clone(),
-                prior,
                 prior_family,
                 conditional,
                 mean,
@@ -132,7 +133,6 @@ impl Work<'_> {
 fn polya_gamma(name: &str, b: &T, c: T) -> AuxVar {
     AuxVar {
         name: name.to_string(),
-        prior: format!("PG({b}, 0)"),
         prior_family: Family::PolyaGamma {
             b: b.clone(),
             c: T::Num(0.0),
