@@ -601,8 +601,10 @@ impl<'a> Sampler<'a> {
     }
 
     /// Warm-up sweep `sweep` (from 1) of `warmup`: a sweep, then the adaptation the schedule
-    /// asks for (the Gaussian references of the joint hyperparameter moves and of the marginal
-    /// elliptical steps). Sweeps after warm-up use the references as they are, unchanged.
+    /// asks for — the joint hyperparameter moves' references ([`Sampler::adapt`]: they ride on
+    /// the block draws and kernel-group steps, which share them), then each move's own
+    /// ([`moves::Move::adapt`]: the elliptical steps' fitted references). Sweeps after warm-up
+    /// use the references as they are, unchanged.
     pub fn warmup_sweep(
         &self,
         state: &mut State,
@@ -610,14 +612,17 @@ impl<'a> Sampler<'a> {
         sweep: usize,
         warmup: usize,
     ) -> Result<(), RuntimeError> {
-        self.open_ellipse_windows(state, sweep);
+        for m in &self.moves {
+            m.before_warmup_sweep(self, state, sweep);
+        }
         state.warmup = Some((sweep, warmup));
         let swept = self.sweep(state, rng);
         state.warmup = None;
         swept?;
         self.adapt(state, sweep, warmup);
-        self.adapt_ellipses(state, sweep, warmup);
-        self.fit_dense_references(state, sweep, warmup);
+        for m in &self.moves {
+            m.adapt(self, state, sweep, warmup);
+        }
         Ok(())
     }
 

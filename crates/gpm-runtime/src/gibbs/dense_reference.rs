@@ -11,6 +11,7 @@
 
 use super::*;
 use crate::reference_ess::Reference;
+use gpm_schedule::BlockId;
 use nalgebra::DMatrix;
 
 /// Largest block fitted: the fit and its factor hold two `d × d` matrices per chain beside the
@@ -66,32 +67,23 @@ impl DenseFit {
 }
 
 impl<'a> Sampler<'a> {
-    /// The dense blocks whose generic update follows a fitted reference.
-    fn fitted_dense_blocks(&self) -> Vec<usize> {
-        let mut out = Vec::new();
-        for step in &self.schedule.gibbs {
-            if let gpm_schedule::GibbsStep::Elliptical {
-                blocks,
-                fitted: true,
-                ..
-            } = step
-            {
-                for b in blocks {
-                    out.extend(self.prep.spec_blocks[b.0].clone());
-                }
-            }
-        }
-        out
-    }
-
-    /// After warm-up sweep `sweep` (from 1) of `warmup`: from the second quarter on, each fitted
-    /// block's draw joins its fit; every 50 sweeps and at the last warm-up sweep the reference
-    /// is refitted (and then kept for the sampling phase).
-    pub(super) fn fit_dense_references(&self, state: &mut State, sweep: usize, warmup: usize) {
+    /// After warm-up sweep `sweep` (from 1) of `warmup`, for a generic update over `blocks`
+    /// that follows a fitted reference: from the second quarter on, each dense block's draw
+    /// joins its fit; every 50 sweeps and at the last warm-up sweep the reference is refitted
+    /// (and then kept for the sampling phase).
+    pub(super) fn fit_dense_references(
+        &self,
+        state: &mut State,
+        blocks: &[BlockId],
+        (sweep, warmup): (usize, usize),
+    ) {
         if sweep <= warmup / 4 {
             return;
         }
-        for bi in self.fitted_dense_blocks() {
+        for bi in blocks
+            .iter()
+            .flat_map(|b| self.prep.spec_blocks[b.0].clone())
+        {
             let Block::Dense {
                 parts, prior_mean, ..
             } = &self.prep.blocks[bi]

@@ -20,6 +20,7 @@
 use super::State;
 use crate::gaussian::GpBlock;
 use crate::RuntimeError;
+use gpm_schedule::BlockId;
 use nalgebra::{DMatrix, DVector};
 
 /// One column's running sums over the current adaptation window.
@@ -80,69 +81,52 @@ impl Reference {
 }
 
 impl super::Sampler<'_> {
-    /// The marginal elliptical steps with an adapted reference: their blocks (each column's
-    /// block index) with the reference's inflation and first window.
-    fn adapted_ellipses(&self) -> impl Iterator<Item = (std::ops::Range<usize>, f64, usize)> + '_ {
-        self.schedule.gibbs.iter().filter_map(|step| match step {
-            gpm_schedule::GibbsStep::MarginalElliptical {
-                block,
-                reference:
-                    gpm_schedule::EllipseReference::Adapted {
-                        inflation,
-                        first_window,
-                    },
-                ..
-            } => Some((
-                self.prep.spec_blocks[block.0].clone(),
-                *inflation,
-                *first_window,
-            )),
-            _ => None,
-        })
-    }
-
-    /// Before warm-up sweep `sweep` (from 1): the first opens every adapted column's window.
-    pub(super) fn open_ellipse_windows(&self, state: &mut State, sweep: usize) {
+    /// Before warm-up sweep `sweep` (from 1) of a marginal elliptical step with an adapted
+    /// reference on `block`: the first opens each of its columns' windows.
+    pub(super) fn open_ellipse_windows(&self, state: &mut State, block: BlockId, sweep: usize) {
         if sweep != 1 {
             return;
         }
-        for (blocks, _, _) in self.adapted_ellipses() {
-            for bi in blocks {
-                if let crate::prepared::Block::Gp { gp, .. } = &self.prep.blocks[bi] {
-                    state.ellipse_windows[bi] = Some(Window::new(gp.len()));
-                }
+        for bi in self.prep.spec_blocks[block.0].clone() {
+            if let crate::prepared::Block::Gp { gp, .. } = &self.prep.blocks[bi] {
+                state.ellipse_windows[bi] = Some(Window::new(gp.len()));
             }
         }
     }
 
-    /// After warm-up sweep `sweep` of `warmup`: at a window's end each column's reference is
-    /// fitted to the window and a new window opened; after the last sweep of warm-up none is
-    /// (the references are frozen).
-    pub(super) fn adapt_ellipses(&self, state: &mut State, sweep: usize, warmup: usize) {
-        for (blocks, inflation, first_window) in self.adapted_ellipses() {
-            let ends = gpm_schedule::SliceScheme::window_ends(first_window, warmup);
-            let end = ends.contains(&sweep);
-            for bi in blocks {
-                let crate::prepared::Block::Gp { gp, .. } = &self.prep.blocks[bi] else {
-                    continue;
-                };
-                if !(end || sweep >= warmup) {
-                    continue;
+    /// After warm-up sweep `sweep` of `warmup`, for the step on `block` whose reference
+    /// `adapted` says how it adapts: at a window's end each column's reference is fitted to the
+    /// window and a new window opened; after the last sweep of warm-up none is (the references
+    /// are frozen).
+    pub(super) fn adapt_ellipses(
+        &self,
+        state: &mut State,
+        block: BlockId,
+        (inflation, first_window): (f64, usize),
+        (sweep, warmup): (usize, usize),
+    ) {
+        let ends = gpm_schedule::SliceScheme::window_ends(first_window, warmup);
+        let end = ends.contains(&sweep);
+        for bi in self.prep.spec_blocks[block.0].clone() {
+            let crate::prepared::Block::Gp { gp, .. } = &self.prep.blocks[bi] else {
+                continue;
+            };
+            if !(end || sweep >= warmup) {
+                continue;
+            }
+            let Some(w) = state.ellipse_windows[bi].take() else {
+                continue;
+            };
+            if end && !w.is_empty() {
+                let prior = state.gp_priors[bi].as_deref().unwrap_or(gp);
+                // A fit that cannot be factored leaves the reference as it was (the prior's,
+                // before the first): the steps stay exact either way.
+                if let Ok(r) = Reference::fit(prior, &w, inflation) {
+                    state.ellipse_references[bi] = Some(std::sync::Arc::new(r));
                 }
-                let Some(w) = state.ellipse_windows[bi].take() else {
-                    continue;
-                };
-                if end && !w.is_empty() {
-                    let prior = state.gp_priors[bi].as_deref().unwrap_or(gp);
-                    // A fit that cannot be factored leaves the reference as it was (the prior's,
-                    // before the first): the steps stay exact either way.
-                    if let Ok(r) = Reference::fit(prior, &w, inflation) {
-                        state.ellipse_references[bi] = Some(std::sync::Arc::new(r));
-                    }
-                }
-                if sweep < warmup {
-                    state.ellipse_windows[bi] = Some(Window::new(gp.len()));
-                }
+            }
+            if sweep < warmup {
+                state.ellipse_windows[bi] = Some(Window::new(gp.len()));
             }
         }
     }

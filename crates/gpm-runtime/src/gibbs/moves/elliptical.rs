@@ -40,6 +40,12 @@ impl Move for Elliptical {
         Ok(())
     }
 
+    fn adapt(&self, s: &Sampler<'_>, state: &mut State, sweep: usize, warmup: usize) {
+        if self.fitted {
+            s.fit_dense_references(state, &self.blocks, (sweep, warmup));
+        }
+    }
+
     fn describe(&self, s: &Schedule) -> String {
         let blocks = &self.blocks;
         format!(

@@ -39,6 +39,18 @@ impl Move for MarginalElliptical {
         Ok(())
     }
 
+    fn before_warmup_sweep(&self, s: &Sampler<'_>, state: &mut State, sweep: usize) {
+        if self.adapted().is_some() {
+            s.open_ellipse_windows(state, self.block, sweep);
+        }
+    }
+
+    fn adapt(&self, s: &Sampler<'_>, state: &mut State, sweep: usize, warmup: usize) {
+        if let Some(how) = self.adapted() {
+            s.adapt_ellipses(state, self.block, how, (sweep, warmup));
+        }
+    }
+
     fn describe(&self, s: &Schedule) -> String {
         format!(
             "{} elliptical slice sampling steps on {} along {}, with its GP prior and the log-density of factor{} {} as written (auxiliaries integrated out), then {}",
@@ -57,5 +69,18 @@ impl Move for MarginalElliptical {
                 "leave the auxiliaries to the next sweep's first step, which draws them afresh"
             }
         )
+    }
+}
+
+impl MarginalElliptical {
+    /// Where its reference is fitted in warm-up: the fit's inflation and first window.
+    fn adapted(&self) -> Option<(f64, usize)> {
+        match self.reference {
+            gpm_schedule::EllipseReference::Adapted {
+                inflation,
+                first_window,
+            } => Some((inflation, first_window)),
+            _ => None,
+        }
     }
 }

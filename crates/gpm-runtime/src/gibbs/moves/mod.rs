@@ -53,6 +53,13 @@ pub(crate) trait Move: Send + Sync + std::fmt::Debug {
         rng: &mut ChaCha8Rng,
     ) -> Result<(), RuntimeError>;
 
+    /// Before warm-up sweep `sweep` (from 1): what the move's adaptation opens.
+    fn before_warmup_sweep(&self, _s: &Sampler<'_>, _state: &mut State, _sweep: usize) {}
+
+    /// After warm-up sweep `sweep` (from 1) of `warmup`: the move adapts what it follows (a
+    /// fitted reference) from the chain's state; after warm-up it holds it.
+    fn adapt(&self, _s: &Sampler<'_>, _state: &mut State, _sweep: usize, _warmup: usize) {}
+
     /// What the move does, for people (`gpmc check`'s Gibbs sweep), from the schedule it was
     /// compiled from.
     fn describe(&self, s: &Schedule) -> String;
