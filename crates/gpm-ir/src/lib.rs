@@ -22,6 +22,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 mod diag;
+pub mod interval;
 mod library;
 mod lower;
 mod model;

@@ -108,6 +108,74 @@ fn a_parameter_outside_its_constraint_is_refused_by_check() {
     }
 }
 
+/// An expression of hyperparameters as a parameter is checked by its range over theirs: `s - 1`
+/// with `s` learned over (0, ∞) can be negative, `2 * s` or `s + 0.1` cannot; a kernel's `1 / g`
+/// reaches beyond `(0, 2]` when `g` can be below ½; an expression reading data is left to run
+/// time (its range is not known here).
+#[test]
+fn an_expression_of_hyperparameters_is_checked_by_its_range() {
+    // The rendered message, its line breaks and margins undone.
+    let refused = |src: &str| {
+        let e = refused(src);
+        e.split_whitespace()
+            .filter(|w| *w != "│")
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let learned = LOGNORMAL.replace("s : real = 0.5;", "s : real in 0.. = learn(0.5);");
+    let e = refused(&learned.replace("lognormal(b * x, s)", "lognormal(b * x, s - 1)"));
+    assert!(
+        e.contains("must be positive, but `(s - 1)` can be anywhere in [-1, ∞] when `s` is learned over (0, ∞)"),
+        "{e}"
+    );
+    let e = refused(&LOGNORMAL.replace("lognormal(b * x, s)", "lognormal(b * x, s - 0.7)"));
+    assert!(e.contains("`(s - 0.7)` is -0.2"), "{e}");
+    for ok in ["2 * s", "s + 0.1", "exp(s) - 1", "sqrt(s) * s"] {
+        gpmc::check(
+            "m",
+            &learned.replace("lognormal(b * x, s)", &format!("lognormal(b * x, {ok})")),
+        )
+        .unwrap_or_else(|f| panic!("{ok}: {}", f.render()));
+    }
+    let e = refused(
+        &GAMMA_EXPONENTIAL.replace("gamma_exponential(0.7, g)", "gamma_exponential(0.7, 1 / g)"),
+    );
+    assert!(
+        e.contains("must be in (0, 2], but `1 / (g)` can be anywhere in [0.5, ∞]"),
+        "{e}"
+    );
+    gpmc::check(
+        "m",
+        &GAMMA_EXPONENTIAL.replace("gamma_exponential(0.7, g)", "gamma_exponential(0.7, g / 2)"),
+    )
+    .unwrap_or_else(|f| panic!("g / 2: {}", f.render()));
+}
+
+/// A parameter that reads data is checked when the data are read, row by row over its
+/// hyperparameters' values: `s * x[i]` as a scale is refused at the first row where it can be
+/// ≤ 0, naming the row and the datum; with every `x[i] > 0` and `s` positive it is taken.
+#[test]
+fn a_parameter_that_reads_data_is_checked_row_by_row_when_the_data_are_read() {
+    let scaled = LOGNORMAL.replace("lognormal(b * x, s)", "lognormal(b * x, s * x)");
+    let c = gpmc::check("m", &scaled).unwrap_or_else(|f| panic!("{}", f.render()));
+    let y = [1.4, 0.3, 2.2];
+    let e = data(&c.model, &[0.3, -1.2, 0.8], &y).unwrap_err();
+    assert!(
+        e.contains("the `sigma` of `lognormal` must be positive, but at row 2 `s * x` is -0.6")
+            && e.contains("`x[2]` = -1.2"),
+        "{e}"
+    );
+    assert!(data(&c.model, &[0.3, 1.2, 0.8], &y).is_ok());
+    // A scale hyperparameter whose prior reaches below 0 makes `s * x[i]` negative anywhere.
+    let unbounded = scaled.replace("s : real = 0.5;", "s : real ~ normal(0, 1);");
+    let c = gpmc::check("m", &unbounded).unwrap_or_else(|f| panic!("{}", f.render()));
+    let e = data(&c.model, &[0.3, 1.2, 0.8], &y).unwrap_err();
+    assert!(
+        e.contains("at row 1 `s * x` can be anywhere in [−∞, ∞]"),
+        "{e}"
+    );
+}
+
 const GAMMA_EXPONENTIAL: &str = r#"
 data {
   N : int;

@@ -2,8 +2,9 @@
 //! value; a hyperparameter written as the parameter by every value it can take — its fixed
 //! value, its declared range when learned, its prior's support cut to the range when sampled —
 //! so that `normal(mu, s)` with `s : real ~ normal(0, 1)` is refused here rather than run with a
-//! negative scale. An expression of hyperparameters (`s - 5`) is not checked here (its range
-//! would need interval arithmetic over the expression).
+//! negative scale; an expression of literals and hyperparameters (`nu - 5`, `1 / s`) by its
+//! range over theirs, by interval arithmetic ([`crate::interval`]). An expression that reads data or
+//! latents, or a function interval arithmetic does not follow, is checked when it is evaluated.
 
 use super::*;
 use gpm_library::Constraint;
@@ -92,8 +93,55 @@ impl Lowerer {
                 );
                 None
             }
-            _ => Some(()),
+            Sx::Num(_) | Sx::Sym(..) => Some(()),
+            _ => self.check_expression(p, span, what, c),
         }
+    }
+
+    /// An expression of literals and hyperparameters: refused when its range over theirs
+    /// reaches outside `c`, naming each hyperparameter's range.
+    fn check_expression(&mut self, p: &Sx, span: Span, what: &str, c: Constraint) -> Option<()> {
+        let model = &self.model;
+        let hypers = |role: SymRole, name: &str| match role {
+            SymRole::Hyper => model.hyper(name).map(crate::interval::hyper_range),
+            _ => None,
+        };
+        let Some((lo, hi)) = crate::interval::range(p, &hypers) else {
+            return Some(());
+        };
+        if c.admits_range(Some(lo), Some(hi)) {
+            return Some(());
+        }
+        let must = c.describe();
+        let mut named: Vec<String> = Vec::new();
+        for (role, name) in p.symbols() {
+            if let (SymRole::Hyper, Some(h)) = (role, self.model.hyper(&name)) {
+                let line = format!("`{name}` {}", hyper_values(h, c).1);
+                if !named.contains(&line) {
+                    named.push(line);
+                }
+            }
+        }
+        let over = if named.is_empty() {
+            String::new()
+        } else {
+            format!(" when {}", named.join(" and "))
+        };
+        self.err(
+            SemanticError::new(
+                "gpm::bad_parameter",
+                format!(
+                    "{what} must be {must}, but `{p}` {}{over}",
+                    crate::interval::spread((lo, hi))
+                ),
+                span,
+                format!("must be {must}"),
+            )
+            .help(format!(
+                "give the hyperparameters ranges, priors or values that keep `{p}` {must}"
+            )),
+        );
+        None
     }
 }
 

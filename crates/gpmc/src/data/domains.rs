@@ -1,7 +1,10 @@
 //! Responses and likelihood parameters that are data, checked against their domains on the
 //! data before any sampling: each response within its likelihood's support (a count whole and
 //! non-negative, a positive response above 0 — the registry's `ResponseKind`, whatever the
-//! declaration says); a class count within what the logistic-softmax takes; a binomial's
+//! declaration says); a parameter that reads data (`normal(mu, s * x[i])`) within its
+//! registry constraint at every row, over its hyperparameters' values (interval arithmetic,
+//! [`gpm_ir::interval`]: the lowering checked it without the data); a class count within what
+//! the logistic-softmax takes; a binomial's
 //! response is at most its number of trials (the log-density's `lgamma(n − y + 1)` is not a
 //! number beyond it, and the augmentation would run on regardless, returning nonsense with
 //! success).
@@ -34,6 +37,9 @@ pub(super) fn check(model: &Model, data: &Data) -> Result<(), DataError> {
             continue;
         };
         support(data, y, rep.likelihood, &f.source)?;
+        for (k, param) in rep.params.iter().enumerate() {
+            params_within(model, data, rep.likelihood, k, param, &f.source)?;
+        }
         if let Some(t) = rep.likelihood.trials() {
             binomial_trials(data, y, &rep.params[t], &f.source)?;
         }
@@ -152,4 +158,107 @@ fn support(
         ));
     }
     Ok(())
+}
+
+/// Parameter `k` of `likelihood`, an expression `param` that reads data but no predictor, within
+/// the registry's constraint at each row, whatever values its hyperparameters take (a scale
+/// `s * x[i]` with a negative `x[i]` would be run with a negative scale).
+fn params_within(
+    model: &Model,
+    data: &Data,
+    likelihood: gpm_ir::LikelihoodRef,
+    k: usize,
+    param: &Sx,
+    source: &str,
+) -> Result<(), DataError> {
+    let symbols = param.symbols();
+    let reads = |role: SymRole| symbols.iter().any(|(r, _)| *r == role);
+    let Some(c) = likelihood.constraints().get(k).copied() else {
+        return Ok(());
+    };
+    if !reads(SymRole::Data) || reads(SymRole::Predictor) {
+        return Ok(());
+    }
+    let rows = symbols
+        .iter()
+        .filter_map(|(_, name)| match data.values.get(name) {
+            Some(Value::Vector(v)) => Some(v.len()),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(1);
+    for i in 0..rows {
+        let at = |role: SymRole, name: &str| match role {
+            SymRole::Hyper => model.hyper(name).map(gpm_ir::interval::hyper_range),
+            SymRole::Data => datum(data, name, i).map(|v| (v, v)),
+            SymRole::Predictor => None,
+        };
+        let Some(range) = gpm_ir::interval::range(param, &at) else {
+            continue;
+        };
+        if c.admits_range(Some(range.0), Some(range.1)) {
+            continue;
+        }
+        return Err(out_of_constraint(
+            data,
+            (likelihood, k, c),
+            param,
+            i,
+            range,
+            source,
+        ));
+    }
+    Ok(())
+}
+
+/// Datum `name` at row `i` (a scalar at every row); `None` for a matrix or a missing value.
+fn datum(data: &Data, name: &str, i: usize) -> Option<f64> {
+    match data.values.get(name)? {
+        Value::Scalar(x) => Some(*x),
+        Value::Vector(v) => v.get(i).copied(),
+        Value::Matrix(_) => None,
+    }
+    .filter(|v| v.is_finite())
+}
+
+/// The error of a parameter outside its constraint at row `i`: the parameter, its expression's
+/// range there and the data it read.
+fn out_of_constraint(
+    data: &Data,
+    (likelihood, k, c): (gpm_ir::LikelihoodRef, usize, gpm_library::Constraint),
+    param: &Sx,
+    i: usize,
+    range: gpm_ir::interval::Interval,
+    source: &str,
+) -> DataError {
+    let mut read = Vec::new();
+    let mut first = None;
+    for (role, name) in param.symbols() {
+        if role != SymRole::Data {
+            continue;
+        }
+        first.get_or_insert(name.clone());
+        if let Some(v) = datum(data, &name, i) {
+            let at = match data.values.get(&name) {
+                Some(Value::Vector(_)) => format!("`{name}[{}]` = {v}", i + 1),
+                _ => format!("`{name}` = {v}"),
+            };
+            if !read.contains(&at) {
+                read.push(at);
+            }
+        }
+    }
+    let name = likelihood.params()[k];
+    let must = c.describe();
+    err(
+        first.as_deref().unwrap_or(name),
+        format!(
+            "the `{name}` of `{}` must be {must}, but at row {} `{param}` {} (with {}; in `{source}`)",
+            likelihood.name(),
+            i + 1,
+            gpm_ir::interval::spread(range),
+            read.join(", ")
+        ),
+        Some("check the data that enter the parameter, or write it so that it stays inside (and its hyperparameters' ranges or priors with it)"),
+    )
 }
