@@ -13,26 +13,13 @@
 //! eq. 5), whose series density is numerically unusable in the tails.
 //! The original density is evaluated from the IR's own expression evaluator.
 
-use crate::plan::{AuxVar, Family, Plan};
+use crate::plan::{AuxVar, Certificate, Family, Plan};
 use crate::probe::Probe;
 use crate::tree::{Role, T};
 use gpm_ir::{Factor, FactorForm, Model};
 use gpm_special::lgamma;
 use gpm_special::log_sum_exp;
 use rand::SeedableRng;
-
-/// The result of checking a plan numerically.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Certificate {
-    /// Points checked.
-    pub points: usize,
-    /// Largest relative error `|p̂ − p| / p` of the reconstructed density.
-    pub max_rel_error: f64,
-    /// Whether it is below [`TOLERANCE`].
-    pub passed: bool,
-    /// How the mixing integrals were computed.
-    pub method: String,
-}
 
 /// Relative error a plan must reach.
 pub const TOLERANCE: f64 = 1e-8;

@@ -22,7 +22,7 @@ mod probe;
 mod rules;
 pub mod tree;
 
-pub use plan::{AuxVar, CategoricalPlan, Certificate, Family, Plan};
+pub use plan::{AuxVar, CategoricalPlan, Certificate, Family, Plan, Refusal};
 pub use poly::Poly;
-pub use rules::{generic_plan, recognize, recognize_factor, Refusal};
+pub use rules::{generic_plan, recognize, recognize_factor};
 pub use tree::{Role, T};

@@ -220,7 +220,7 @@ pub struct Plan {
 
 impl Plan {
     /// The plan of a factor no rule augments: the log-density as written, no auxiliaries.
-    pub fn generic(refusal: &crate::Refusal) -> Plan {
+    pub fn generic(refusal: &Refusal) -> Plan {
         let reason = refusal.reason.clone();
         Plan {
             factor: refusal.factor,
@@ -257,4 +257,28 @@ pub struct CategoricalPlan {
     pub latent: String,
 }
 
-pub use crate::certify::Certificate;
+/// Why a factor could not be augmented.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// Index of the factor.
+    pub factor: usize,
+    /// The atom no rule applied to (or the reason's subject).
+    pub atom: String,
+    /// The normal form reached: the atoms of the log-density.
+    pub normal_form: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// The result of checking a plan numerically.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Certificate {
+    /// Points checked.
+    pub points: usize,
+    /// Largest relative error `|p̂ − p| / p` of the reconstructed density.
+    pub max_rel_error: f64,
+    /// Whether it is below [`crate::certify::TOLERANCE`].
+    pub passed: bool,
+    /// How the mixing integrals were computed.
+    pub method: String,
+}

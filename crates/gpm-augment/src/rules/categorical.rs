@@ -53,7 +53,7 @@ pub(super) fn recognize_categorical(model: &Model, k: usize, f: &Factor) -> Resu
             latent: latent.clone(),
         }),
         log_c: T::Num(0.0),
-        certificate: crate::certify::Certificate::pending(),
+        certificate: crate::plan::Certificate::pending(),
         generic: None,
     };
     // Certified for the model's own number of classes; when that is a datum, for 2 and 3
@@ -66,7 +66,7 @@ pub(super) fn recognize_categorical(model: &Model, k: usize, f: &Factor) -> Resu
                 crate::certify::certify_categorical(2, link),
                 crate::certify::certify_categorical(3, link),
             );
-            crate::certify::Certificate {
+            crate::plan::Certificate {
                 points: two.points + three.points,
                 max_rel_error: two.max_rel_error.max(three.max_rel_error),
                 passed: two.passed && three.passed,

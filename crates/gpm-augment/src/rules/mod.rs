@@ -20,23 +20,12 @@
 use crate::atoms::{atomize, Signs};
 use crate::norm::normalize;
 use crate::plan::{AuxVar, CategoricalPlan, Family, Plan};
+pub use crate::plan::Refusal;
 use crate::poly::Poly;
 use crate::tree::{Role, T};
 use gpm_ir::{Factor, FactorForm, Model, SxFunc};
 use std::collections::BTreeSet;
 
-/// Why a factor could not be augmented.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Refusal {
-    /// Index of the factor.
-    pub factor: usize,
-    /// The atom no rule applied to (or the reason's subject).
-    pub atom: String,
-    /// The normal form reached: the atoms of the log-density.
-    pub normal_form: String,
-    /// Why.
-    pub reason: String,
-}
 
 use crate::probe::collect;
 pub(crate) use crate::probe::Probe;
@@ -432,7 +421,7 @@ fn recognize_log_density(model: &Model, k: usize, f: &Factor, ell: &T) -> Result
         collapsed,
         categorical: None,
         log_c: T::add(w.log_c.clone()),
-        certificate: crate::certify::Certificate::pending(),
+        certificate: crate::plan::Certificate::pending(),
         generic: None,
     };
     plan.steps.push(format!("log C = {}", plan.log_c));
