@@ -2,7 +2,7 @@
 //! arithmetic (principal branches), the latter for inverse Laplace transforms of `φ`.
 
 use crate::language::{Expr, Math};
-use crate::CasError;
+use crate::error::CasError;
 use egg::Language;
 use num_complex::Complex64;
 use std::ops::{Add, Div, Mul, Sub};

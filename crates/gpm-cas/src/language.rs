@@ -43,7 +43,7 @@ define_language! {
 pub type Expr = egg::RecExpr<Math>;
 
 /// Parse an s-expression.
-pub fn parse(s: &str) -> Result<Expr, crate::CasError> {
+pub fn parse(s: &str) -> Result<Expr, crate::error::CasError> {
     s.parse()
-        .map_err(|e| crate::CasError::Parse(format!("{e}")))
+        .map_err(|e| crate::error::CasError::Parse(format!("{e}")))
 }

@@ -17,6 +17,7 @@
 
 mod analysis;
 mod diff;
+mod error;
 mod eval;
 mod language;
 pub mod monotone;
@@ -25,24 +26,8 @@ mod simplify;
 
 pub use analysis::ConstantFold;
 pub use diff::derivative;
+pub use error::CasError;
 pub use eval::{eval, eval_complex, SlotExpr};
 pub use language::{parse, Constant, Expr, Math};
 pub use monotone::{is_bernstein, is_completely_monotone, Proof};
 pub use simplify::{equivalent, saturate, simplify, simplify_with, Limits};
-
-/// What can go wrong in the CAS.
-#[derive(Debug, Clone, thiserror::Error, PartialEq)]
-pub enum CasError {
-    /// Text that is not an s-expression of the language.
-    #[error("cannot parse: {0}")]
-    Parse(String),
-    /// A symbol without a value.
-    #[error("no value for the symbol `{0}`")]
-    Unbound(String),
-    /// A function with no analytic continuation was evaluated in complex arithmetic.
-    #[error("not analytic: {0}")]
-    NotAnalytic(String),
-    /// An empty expression.
-    #[error("empty expression")]
-    Empty,
-}
