@@ -36,7 +36,8 @@ pub use gpm_library::likelihood::{
     ClassWeights, LikelihoodRef, ResponseKind, FIXED_CLASS_WEIGHT, LIKELIHOODS, MAX_CLASSES,
 };
 pub use library::MATH_FUNCTIONS;
-pub use lower::{latent_prior_signatures, lower};
+pub use lower::heavy_tailed::latent_prior_signatures;
+pub use lower::lower;
 pub use model::*;
 pub use split::{split_parameters, ParamDecision};
 pub use sx::{data_column_symbol, parse_data_column, Sx, SxFunc, SymRole};

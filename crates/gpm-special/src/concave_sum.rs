@@ -17,7 +17,7 @@
 //! the sum over any grid of step `h` equals the integral to within `e^(−2π²w²/h²)` (Poisson
 //! summation), far below rounding here — and the integer sum is the same integral.
 
-use crate::log_sum_exp;
+use crate::elementary::log_sum_exp;
 
 /// Where the variable lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -217,7 +217,7 @@ fn golden_max(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lgamma;
+    use crate::elementary::lgamma;
 
     fn poisson(rate: f64) -> impl Fn(f64) -> Option<f64> {
         move |n: f64| Some(n * rate.ln() - rate - lgamma(n + 1.0))

@@ -32,7 +32,7 @@ pub fn poisson_power_moment(j: f64, rate: f64, b: f64) -> f64 {
     // log of the mode's term: b (m log λ − λ − log m!) + j log m.
     let log_term = |k: f64| {
         let power = if j == 0.0 { 0.0 } else { j * k.ln() };
-        b * (k * log_rate - rate - crate::lgamma(k + 1.0)) + power
+        b * (k * log_rate - rate - crate::elementary::lgamma(k + 1.0)) + power
     };
     // Scale by the mode's term of p^b alone (k^j may be 0 at k = 0, j > 0).
     let scale = b * log_mass_at_mode(mode, rate);
@@ -163,7 +163,7 @@ fn stirling_correction(x: f64) -> f64 {
 /// ½ log 2πm − 1/(12m) + …`.
 fn log_mass_at_mode(m: f64, rate: f64) -> f64 {
     if m < 30.0 {
-        return m * rate.ln() - rate - crate::lgamma(m + 1.0);
+        return m * rate.ln() - rate - crate::elementary::lgamma(m + 1.0);
     }
     let delta = rate - m;
     m * (delta / m).ln_1p()
@@ -182,7 +182,7 @@ mod tests {
         (0..=top)
             .map(|k| {
                 let k = k as f64;
-                let lp = k * rate.ln() - rate - crate::lgamma(k + 1.0);
+                let lp = k * rate.ln() - rate - crate::elementary::lgamma(k + 1.0);
                 k.powf(j) * (b * lp).exp()
             })
             .sum()

@@ -7,7 +7,7 @@
 
 mod value;
 
-use crate::Constraint;
+use crate::constraint::Constraint;
 use statrs::distribution::ContinuousCDF;
 pub use value::{HyperPrior, PriorError, PriorStart};
 

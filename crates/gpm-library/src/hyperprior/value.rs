@@ -1,6 +1,6 @@
 //! [`HyperPrior`]: a law with its parameters, truncated to the declared range.
 use super::{lookup, HyperPriorLaw};
-use crate::Constraint;
+use crate::constraint::Constraint;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// Why a prior cannot be built.

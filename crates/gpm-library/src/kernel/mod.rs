@@ -22,7 +22,7 @@ pub enum ParamRole {
     /// A scalar within a constraint: positive (a period), or bounded (the exponent of
     /// `gamma_exponential`, in `(0, 2]`); checked by the lowering against a literal, a fixed
     /// value or a hyperparameter's declared range.
-    Constrained(crate::Constraint),
+    Constrained(crate::constraint::Constraint),
     /// Any real scalar, this value when the argument is left out (`linear()`'s offset 0).
     Real {
         /// The default.
@@ -90,10 +90,10 @@ pub struct Signature {
 }
 
 const LENGTHSCALE: ParamRole = ParamRole::Lengthscale;
-const POSITIVE: ParamRole = ParamRole::Constrained(crate::Constraint::Positive);
+const POSITIVE: ParamRole = ParamRole::Constrained(crate::constraint::Constraint::Positive);
 /// `lo < p ≤ hi`.
 const fn half_open(lo: f64, hi: f64) -> ParamRole {
-    ParamRole::Constrained(crate::Constraint::half_open(lo, hi))
+    ParamRole::Constrained(crate::constraint::Constraint::half_open(lo, hi))
 }
 const fn real(default: f64) -> ParamRole {
     ParamRole::Real { default }

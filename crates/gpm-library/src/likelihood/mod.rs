@@ -14,7 +14,7 @@
 
 pub mod formula;
 
-use crate::Constraint;
+use crate::constraint::Constraint;
 pub use formula::{Formula, Func};
 use rand::RngCore;
 
