@@ -2,7 +2,7 @@
 //! exceptions they are: what every entry point (the compiled model, a variational fit) shares.
 
 use crate::convert::given;
-use crate::{DataError, InferenceError};
+use crate::errors::{DataError, InferenceError};
 use gpmc::infer::InferError;
 use gpmc::Checked;
 use pyo3::prelude::*;

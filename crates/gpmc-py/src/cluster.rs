@@ -4,7 +4,7 @@
 
 use crate::checked::{raise, test_data, train_data};
 use crate::convert::{hypers_from_json, hypers_json, rows_bytes};
-use crate::InferenceError;
+use crate::errors::InferenceError;
 use gpm_runtime::cluster::GlobalState;
 use gpm_runtime::shard::{InducingStats, ShardStats};
 use gpmc::Checked;

@@ -34,7 +34,7 @@ pub fn given(data: &Bound<'_, PyDict>) -> PyResult<Vec<(String, Given)>> {
             continue;
         }
         let (address, shape): (usize, Vec<usize>) = v.extract().map_err(|_| {
-            crate::DataError::new_err(format!("`{name}`: expected a number or an array"))
+            crate::errors::DataError::new_err(format!("`{name}`: expected a number or an array"))
         })?;
         // SAFETY: see `array_values`; only the package's own wrapper calls this module.
         let values = unsafe { array_values(address, shape.iter().product()) };
@@ -43,7 +43,7 @@ pub fn given(data: &Bound<'_, PyDict>) -> PyResult<Vec<(String, Given)>> {
             [_] => Given::Vector(values.to_vec()),
             [r, c] => Given::Matrix(nalgebra::DMatrix::from_row_slice(*r, *c, values)),
             s => {
-                return Err(crate::DataError::new_err(format!(
+                return Err(crate::errors::DataError::new_err(format!(
                 "`{name}`: an array of {} dimensions (a datum is a number, a vector or a matrix)",
                 s.len()
             )))
@@ -69,7 +69,7 @@ pub fn hypers_json(hv: &HyperValues) -> String {
 
 /// [`hypers_json`] read back.
 pub fn hypers_from_json(text: &str) -> PyResult<HyperValues> {
-    let bad = || crate::InferenceError::new_err("malformed hyperparameter values");
+    let bad = || crate::errors::InferenceError::new_err("malformed hyperparameter values");
     let v: serde_json::Value = serde_json::from_str(text).map_err(|_| bad())?;
     let numbers = |v: &serde_json::Value| -> Option<Vec<f64>> {
         v.as_array()?

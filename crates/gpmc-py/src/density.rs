@@ -4,7 +4,7 @@
 
 use crate::convert::rows_bytes;
 use crate::detached::{self, Shared};
-use crate::{DataError, InferenceError, ModelError};
+use crate::errors::{DataError, InferenceError, ModelError};
 use gpmc::density::DensityChecked;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;

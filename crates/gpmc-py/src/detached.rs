@@ -58,7 +58,7 @@ pub fn run<T: Send + 'static>(
         }
         if finished {
             return handle.join().map_err(|_| {
-                crate::InferenceError::new_err(
+                crate::errors::InferenceError::new_err(
                     "internal error: the inference thread panicked (please report)",
                 )
             });

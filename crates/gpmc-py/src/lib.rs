@@ -9,8 +9,6 @@
 
 // No `unwrap()` outside tests: an error, or an `expect` that states the invariant (issue 51).
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
-use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 mod checked;
@@ -18,27 +16,10 @@ mod cluster;
 mod convert;
 mod density;
 mod detached;
+mod errors;
+use errors::{DataError, InferenceError, ModelError};
 mod model;
 mod variational;
-
-create_exception!(
-    _gpmc,
-    ModelError,
-    PyException,
-    "A model that does not parse, type-check or augment; the message is the rendered diagnostic."
-);
-create_exception!(
-    _gpmc,
-    DataError,
-    PyValueError,
-    "Data that do not match the model's declarations."
-);
-create_exception!(
-    _gpmc,
-    InferenceError,
-    PyRuntimeError,
-    "Inference that failed (a numerical failure, an unsupported method for this model)."
-);
 
 /// SVI's defaults, the ones the CLI and the Rust library use (`SviConfig::default()`): the
 /// Python API reads them rather than restating them.
