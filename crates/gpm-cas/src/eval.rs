@@ -1,8 +1,8 @@
 //! Numeric evaluation in f64 (numerically careful forms of σ, softplus, lgamma) and in complex
 //! arithmetic (principal branches), the latter for inverse Laplace transforms of `φ`.
 
-use crate::language::{Expr, Math};
 use crate::error::CasError;
+use crate::language::{Expr, Math};
 use egg::Language;
 use num_complex::Complex64;
 use std::ops::{Add, Div, Mul, Sub};

@@ -7,8 +7,8 @@
 
 use crate::gradient::{Differ, PredictorGradient};
 use crate::ids::PredictorId;
+use crate::source::Source;
 use crate::tape::Tape;
-use crate::Source;
 use gpm_augment::{Plan, Role, T};
 use gpm_families::MixingLaw;
 

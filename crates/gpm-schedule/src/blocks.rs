@@ -25,7 +25,7 @@ pub enum BlockKind {
 /// One Gaussian block of the schedule.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BlockSpec {
-    /// Its id (its position in [`crate::Schedule::blocks`]).
+    /// Its id (its position in [`crate::schedule::Schedule::blocks`]).
     pub id: BlockId,
     /// Its kind.
     pub kind: BlockKind,

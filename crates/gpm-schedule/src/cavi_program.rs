@@ -1,8 +1,13 @@
 //! Closed-form CAVI of a factor: the local updates of its auxiliaries (a mixing law's tilted
 //! moments, or a CAS-proved φ's), compiled to tapes, and why a plan has none.
 
-use crate::*;
+use crate::aux::Tilted;
+use crate::ids::PredictorId;
+use crate::source::PredOf;
+use crate::tape::{SlotOf, Tape};
+use crate::trees::collect;
 use gpm_augment::{Family, Plan, Poly, Role, T};
+use gpm_families::MixingLaw;
 
 /// A polynomial of degree ≤ 2 in the predictors (diagonal quadratic terms only), compiled:
 /// its expectation under a Gaussian `q` is `c0 + Σ lin·m + Σ quad·(m² + v)`.
@@ -109,11 +114,7 @@ pub enum CountLaw {
 type Program<T> = Result<Result<T, String>, String>;
 
 /// The factor's CAVI program, or (inner `Err`) why the plan has none.
-pub(crate) fn cavi_program(
-    plan: &Plan,
-    slot_of: tape::SlotOf,
-    pred: PredOf,
-) -> Program<CaviProgram> {
+pub(crate) fn cavi_program(plan: &Plan, slot_of: SlotOf, pred: PredOf) -> Program<CaviProgram> {
     let is_count = |a: &gpm_augment::AuxVar| a.conditional.is_count();
     if plan.aux.iter().filter(|a| is_count(a)).count() > 1 {
         return Ok(Err("more than one count variable in one factor".into()));
@@ -193,7 +194,7 @@ struct CountProgram {
     scale_index: Option<usize>,
 }
 
-fn count_program(plan: &Plan, slot_of: tape::SlotOf, pred: PredOf) -> Program<CountProgram> {
+fn count_program(plan: &Plan, slot_of: SlotOf, pred: PredOf) -> Program<CountProgram> {
     let mut poisson = None;
     let mut rate_preds = Vec::new();
     let mut scale_index = None;
@@ -257,7 +258,7 @@ fn poisson_law(
     plan: &Plan,
     a: &gpm_augment::AuxVar,
     rate: &T,
-    slot_of: tape::SlotOf,
+    slot_of: SlotOf,
 ) -> Program<(T, CountLaw, Option<usize>)> {
     let scale = plan
         .aux
@@ -313,7 +314,7 @@ type AtValues<'a> = &'a dyn Fn(&[(&str, f64)]) -> T;
 /// a collapsed predictor (`reads`).
 struct Tilts<'a> {
     plan: &'a Plan,
-    slot_of: tape::SlotOf<'a>,
+    slot_of: SlotOf<'a>,
     pred: PredOf<'a>,
     zero: &'a T,
     at: AtValues<'a>,
@@ -377,7 +378,7 @@ fn tree_reads(t: &T, name: &str) -> bool {
 }
 
 /// `φ = exp(−ψ)` as CAS expressions with its parameters bound to slots.
-pub(crate) fn tilted(phi: &T, c2: Tape, slot_of: tape::SlotOf) -> Result<Tilted, String> {
+pub(crate) fn tilted(phi: &T, c2: Tape, slot_of: SlotOf) -> Result<Tilted, String> {
     // φ was built as exp(−ψ): take ψ back out.
     let psi_tree = match phi {
         T::Call(gpm_ir::SxFunc::Exp, v) => T::neg(v[0].clone()),
@@ -403,5 +404,26 @@ pub(crate) fn tilted(phi: &T, c2: Tape, slot_of: tape::SlotOf) -> Result<Tilted,
         dpsi: bind(&dpsi)?,
         c2,
         params,
+    })
+}
+
+/// A quadratic form's coefficients compiled to tapes over the factor's slots, its predictors
+/// bound to ids (no cross terms: the recognizers give none).
+pub(crate) fn poly_tapes(p: &Poly, slot_of: SlotOf, pred: PredOf) -> Result<PolyTapes, String> {
+    let mut quad = Vec::new();
+    for ((a, b), t) in &p.quad {
+        if a != b {
+            return Err(format!("a cross term {a}·{b}"));
+        }
+        quad.push((pred(a)?, Tape::compile(t, slot_of)?));
+    }
+    Ok(PolyTapes {
+        c0: Tape::compile(&p.c0, slot_of)?,
+        lin: p
+            .lin
+            .iter()
+            .map(|(k, t)| Ok((pred(k)?, Tape::compile(t, slot_of)?)))
+            .collect::<Result<_, String>>()?,
+        quad,
     })
 }

@@ -1,7 +1,12 @@
 //! Hyperparameters with a Gamma prior conjugate to every factor that reads them: their
 //! `Gamma(shape + Σ k, rate + Σ q)` conditional, compiled to tapes.
 
-use crate::*;
+use crate::error::ScheduleError;
+use crate::ids::HyperId;
+use crate::program::{FactorProgram, HyperProgram};
+use crate::source::Source;
+use crate::tape::Tape;
+use crate::trees::family_trees;
 use gpm_augment::{Plan, Role};
 use gpm_ir::Model;
 use std::collections::BTreeSet;

@@ -1,5 +1,5 @@
 //! The Gaussian whose ellipses a GP block's marginal elliptical steps follow
-//! ([`crate::GibbsStep::MarginalElliptical`]): a value of the schedule that the steps carry and
+//! ([`crate::steps::GibbsStep::MarginalElliptical`]): a value of the schedule that the steps carry and
 //! the marginal-elliptical planner chooses, in a file of its own so that neither imports the
 //! other.
 
@@ -15,7 +15,7 @@ pub enum EllipseReference {
     /// elliptical slice sampling, Nishihara, Murray & Adams 2014): `m` the mean of the sweep's
     /// conditional means `E[f | ω]` over a window, `Σ = (K⁻¹ + diag ā)⁻¹` the conditional
     /// covariance at the window's mean curvature, refitted in doubling windows
-    /// ([`crate::SliceScheme::window_ends`]) and frozen when warm-up ends; the likelihood
+    /// ([`crate::slice_scheme::SliceScheme::window_ends`]) and frozen when warm-up ends; the likelihood
     /// sliced is `N(f | μ₀, K) Π p(y | f) / N(f | m, c²Σ)`. Before the first window ends, the
     /// prior's ellipses.
     Adapted {

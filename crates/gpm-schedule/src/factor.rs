@@ -3,7 +3,19 @@
 //! generic update and gradients where no augmentation applies. One function per part, in the
 //! order [`compile_factor`] calls them.
 
-use crate::*;
+use crate::augmented_joint;
+use crate::aux::{AuxKind, AuxProgram};
+use crate::cavi_program::{cavi_program, tilted};
+use crate::error::ScheduleError;
+use crate::gradient;
+use crate::ids::{HyperId, LatentId, PredictorId};
+use crate::program::{
+    CategoricalProgram, Curvature, FactorProgram, GenericProgram, GenericVariational,
+    ReplicateProgram,
+};
+use crate::source::{hyper_of, pred_of, DataRef, PredOf, Source};
+use crate::tape::{SlotOf, Tape};
+use crate::trees::{collect, family_trees};
 use gpm_augment::{Family, Plan, Poly, Role, T};
 use gpm_ir::Model;
 use std::collections::BTreeSet;
@@ -237,7 +249,7 @@ fn bind_slots(model: &Model, plan: &Plan, syms: &Symbols) -> Result<Vec<Source>,
 fn aux_programs(
     plan: &Plan,
     tape: &dyn Fn(&T) -> Result<Tape, String>,
-    slot_of: tape::SlotOf,
+    slot_of: SlotOf,
 ) -> Result<Vec<AuxProgram>, String> {
     let mut aux = Vec::new();
     for a in &plan.aux {
@@ -388,31 +400,6 @@ fn generic_variational(
         grad: grad.clone(),
         d2: d.second(d1, name)?,
     })
-}
-
-pub(crate) fn collect(t: &T, out: &mut Vec<(Role, String)>) {
-    match t {
-        T::Num(_) => {}
-        T::Sym(r, n) => {
-            if !out.iter().any(|(r2, n2)| r2 == r && n2 == n) {
-                out.push((*r, n.clone()));
-            }
-        }
-        T::Add(v) | T::Mul(v) | T::Call(_, v) => v.iter().for_each(|u| collect(u, out)),
-        T::Pow(a, b) => {
-            collect(a, out);
-            collect(b, out);
-        }
-    }
-}
-
-pub(crate) fn family_trees(f: &Family) -> Vec<&T> {
-    match (f.law(), f) {
-        (Some((_, params)), _) => params,
-        // φ is evaluated by the CAS; its symbol `r` is not a slot.
-        (None, Family::TiltedLaplace { c2, .. }) => vec![c2],
-        (None, _) => vec![],
-    }
 }
 
 /// `(b, a)` of `b·η − ½ a η²` read off a polynomial in the predictors.

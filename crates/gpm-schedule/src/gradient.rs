@@ -4,8 +4,8 @@
 //! for every predictor `p` the factor reads).
 
 use crate::ids::PredictorId;
+use crate::source::Source;
 use crate::tape::Tape;
-use crate::Source;
 use gpm_augment::{Role, T};
 
 /// `∂ℓ/∂η` of one predictor `η` of a factor, and the factor's slots that hold `η`.

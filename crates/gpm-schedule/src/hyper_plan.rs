@@ -6,8 +6,10 @@
 use crate::blocks::BlockSpec;
 use crate::hypers::*;
 use crate::ids::{BlockId, FactorId, HyperId, LatentId};
+use crate::program::FactorProgram;
+use crate::program::HyperProgram;
 use crate::slice_scheme::SliceScheme;
-use crate::{FactorProgram, HyperProgram, Source};
+use crate::source::Source;
 use gpm_ir::{HyperKind, LatentPrior, Model, Shape};
 use std::collections::BTreeSet;
 
@@ -273,7 +275,7 @@ impl Deciding<'_> {
         // A sparse GP's kernel hyperparameters: with the column integrated out under its
         // FITC prior (`SparseGp::log_marginal`); not its mean, not a matrix latent's, not
         // with the generic update.
-        if b.kind == crate::BlockKind::SparseGp {
+        if b.kind == crate::blocks::BlockKind::SparseGp {
             let reads_mean = matches!(&model.latents[li.0].prior,
                 LatentPrior::Gp { mean, .. } if mean.symbols().iter().any(|(_, n)| *n == h.name));
             if reads_mean || b.per_column || !b.elliptical.is_empty() {
@@ -307,8 +309,8 @@ impl Deciding<'_> {
                 given_values,
                 slice: SliceScheme::for_marginal_update(),
                 interweave: Vec::new(),
-                surrogate: (!given_values && b.kind == crate::BlockKind::FullGp)
-                    .then(crate::SurrogateTransition::for_marginal_update),
+                surrogate: (!given_values && b.kind == crate::blocks::BlockKind::FullGp)
+                    .then(crate::surrogate::SurrogateTransition::for_marginal_update),
             }),
         }
         if given_values {
@@ -351,7 +353,7 @@ impl Deciding<'_> {
     /// non-centred move) when every factor reading it has a log-density to evaluate.
     fn kernel_interweave(&self, k: &mut GpKernelUpdate) {
         let b = &self.blocks[k.block.0];
-        if b.kind != crate::BlockKind::FullGp || b.per_column || b.latents.len() != 1 {
+        if b.kind != crate::blocks::BlockKind::FullGp || b.per_column || b.latents.len() != 1 {
             return;
         }
         let reading = factors_reading(self.model, self.factors, b.latents[0]);

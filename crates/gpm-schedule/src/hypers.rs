@@ -4,8 +4,9 @@
 
 use crate::blocks::BlockSpec;
 use crate::ids::{BlockId, FactorId, HyperId, LatentId};
+use crate::program::FactorProgram;
 use crate::slice_scheme::SliceScheme;
-use crate::{FactorProgram, Source};
+use crate::source::Source;
 use gpm_ir::{Design, HyperKind, Model};
 use gpm_library::PriorStart;
 use serde::Serialize;
@@ -78,7 +79,7 @@ pub enum GibbsUpdate {
     TypeIiMl,
     /// `learn()`, but the augmentation has no closed-form CAVI: held at its initial value.
     LearnUnavailable,
-    /// Drawn from its conjugate Gamma conditional ([`crate::Schedule::hypers`]).
+    /// Drawn from its conjugate Gamma conditional ([`crate::schedule::Schedule::hypers`]).
     Conjugate,
     /// Slice sampled from the likelihood of these factors with the auxiliaries integrated out,
     /// then the auxiliaries redrawn.
@@ -93,7 +94,7 @@ pub enum GibbsUpdate {
     },
     /// Slice sampled with the GPs of a shared-kernel group (see [`KernelGroup`]).
     KernelGroup {
-        /// Index into [`crate::Schedule::kernel_groups`].
+        /// Index into [`crate::schedule::Schedule::kernel_groups`].
         group: usize,
     },
     /// Slice sampled with a dense block's weights integrated out given the auxiliaries.
@@ -107,7 +108,7 @@ pub enum GibbsUpdate {
         /// The block.
         block: BlockId,
     },
-    /// Moved with its block by the sweep's NUTS step ([`crate::NutsBlock`]).
+    /// Moved with its block by the sweep's NUTS step ([`crate::nuts_block::NutsBlock`]).
     Nuts {
         /// The block.
         block: BlockId,
@@ -270,9 +271,9 @@ pub struct GpKernelUpdate {
     /// log-density and none is categorical or collapsed.
     pub interweave: Vec<FactorId>,
     /// The marginal move proposes through a cheap approximation of its density and corrects
-    /// once ([`crate::SurrogateTransition`]); `None` for a move given the block's values or a
+    /// once ([`crate::surrogate::SurrogateTransition`]); `None` for a move given the block's values or a
     /// sparse block's (its marginal is already `O(NM²)`).
-    pub surrogate: Option<crate::SurrogateTransition>,
+    pub surrogate: Option<crate::surrogate::SurrogateTransition>,
 }
 
 /// Hyperparameters with priors read only by the `normal` priors of one dense block.

@@ -11,7 +11,7 @@ pub struct LatentId(pub usize);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct HyperId(pub usize);
 
-/// A likelihood factor: its index in [`crate::Schedule::factors`] (the same as in the model).
+/// A likelihood factor: its index in [`crate::schedule::Schedule::factors`] (the same as in the model).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct FactorId(pub usize);
 
@@ -20,6 +20,6 @@ pub struct FactorId(pub usize);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct PredictorId(pub usize);
 
-/// A Gaussian block: its index in [`crate::Schedule::blocks`].
+/// A Gaussian block: its index in [`crate::schedule::Schedule::blocks`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct BlockId(pub usize);

@@ -6,7 +6,6 @@
 
 use crate::hypers::{GibbsUpdate, HyperStep, VariationalUpdate};
 use crate::ids::HyperId;
-use crate::Schedule;
 use serde::Serialize;
 
 /// ELBO evaluations the BFGS search may take (each a CAVI run resumed from the last optimum;
@@ -50,9 +49,9 @@ impl Learning {
         self.by_gradient.is_empty() && self.class_scales.is_empty() && self.unavailable.is_empty()
     }
 
-    /// Its steps for people, one line each, naming the hyperparameters as `s` declares them.
-    pub fn describe(&self, s: &Schedule) -> Vec<String> {
-        let names = |ids: &[HyperId]| s.hyper_names(ids);
+    /// Its steps for people, one line each, naming the hyperparameters by `names` (a
+    /// schedule's [`crate::Schedule::hyper_names`]).
+    pub fn describe(&self, names: &dyn Fn(&[HyperId]) -> String) -> Vec<String> {
         let mut lines = Vec::new();
         if !self.by_gradient.is_empty() {
             lines.push(format!(

@@ -14,8 +14,8 @@ use crate::blocks::{BlockKind, BlockSpec};
 pub use crate::ellipse_reference::{EllipseReference, ADAPTED_INFLATION};
 use crate::hypers::{factors_reading, GpKernelUpdate, KernelGroup};
 use crate::ids::FactorId;
+use crate::program::FactorProgram;
 use crate::steps::GibbsStep;
-use crate::FactorProgram;
 use gpm_ir::Model;
 
 /// Elliptical slice steps per sweep (measured: docs/inference.md, "Marginal elliptical steps").
@@ -92,10 +92,9 @@ pub(crate) fn marginal_ellipticals(
         // Whether some auxiliary of a factor reading the block has a mixing law with `property`.
         let some_law = |property: fn(&dyn gpm_families::MixingLaw) -> bool| {
             reading.iter().any(|f| {
-                factors[f.0]
-                    .aux
-                    .iter()
-                    .any(|a| matches!(&a.kind, crate::AuxKind::Law { law, .. } if property(*law)))
+                factors[f.0].aux.iter().any(
+                    |a| matches!(&a.kind, crate::aux::AuxKind::Law { law, .. } if property(*law)),
+                )
             })
         };
         let slow = reading.iter().any(|f| factors[f.0].categorical.is_some())

@@ -2,7 +2,7 @@
 //! check` and the Gibbs moves' descriptions (one spelling wherever a step is described).
 
 use crate::ids::{BlockId, HyperId, LatentId};
-use crate::Schedule;
+use crate::schedule::Schedule;
 
 impl Schedule {
     /// A latent's declared name.

@@ -8,7 +8,7 @@
 //! hierarchical model whose likelihood no rule augments. There the sweep's alternative is
 //! elliptical slice sampling of the weights and slice sampling of the scales given them,
 //! Neal's funnel, which the non-centred and Laplace-standardised moves only partly undo
-//! ([`crate::DenseScaleUpdate`]); NUTS on the non-centred joint `(v, log σ)` follows the
+//! ([`crate::hypers::DenseScaleUpdate`]); NUTS on the non-centred joint `(v, log σ)` follows the
 //! posterior's curvature with the gradients the CAS already takes, and its adaptation runs
 //! in the warm-up sweeps. Measured in docs/inference.md ("NUTS as a block of the sweep").
 //! Not chosen where the block is read by a logistic-softmax factor (no CAS gradient in the
@@ -19,8 +19,8 @@ use crate::blocks::{BlockKind, BlockSpec};
 use crate::hypers::{factors_reading, GibbsUpdate, HyperPlan};
 use crate::ids::{BlockId, FactorId, HyperId};
 use crate::prior::BoundPrior;
+use crate::program::FactorProgram;
 use crate::steps::GibbsStep;
-use crate::FactorProgram;
 use gpm_ir::Model;
 use serde::Serialize;
 

@@ -3,7 +3,8 @@
 //! ARD lengthscale named by its id. The runtime evaluates them against a vector of values indexed
 //! by id and never looks a hyperparameter up by name.
 
-use crate::{HyperId, Tape};
+use crate::ids::HyperId;
+use crate::tape::Tape;
 use gpm_augment::{Role, T};
 use gpm_ir::{Hyper, Inducing, Kernel, KernelArg, LatentPrior, Sx};
 

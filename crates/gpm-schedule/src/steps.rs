@@ -1,5 +1,5 @@
 //! The ordered steps of one Gibbs sweep and of one CAVI iteration. The Gibbs executor walks
-//! [`crate::Schedule::gibbs`] step by step; `gpmc check` prints both lists, so a user sees what
+//! [`crate::schedule::Schedule::gibbs`] step by step; `gpmc check` prints both lists, so a user sees what
 //! each method will do before running it.
 
 use crate::blocks::BlockSpec;
@@ -25,14 +25,14 @@ pub enum GibbsStep {
     /// An integrated shared-kernel group: every block's curvature, θ with all of them
     /// integrated out, then every block given θ.
     KernelGroup {
-        /// Index into [`crate::Schedule::kernel_groups`].
+        /// Index into [`crate::schedule::Schedule::kernel_groups`].
         group: usize,
     },
     /// A coupled shared-kernel group's lead block: θ with this block (its first column)
     /// integrated out and the group's other blocks given, then the block; its other columns as
     /// in [`GibbsStep::Block`].
     KernelGroupLead {
-        /// Index into [`crate::Schedule::kernel_groups`].
+        /// Index into [`crate::schedule::Schedule::kernel_groups`].
         group: usize,
         /// The lead block.
         block: BlockId,
@@ -82,7 +82,7 @@ pub enum GibbsStep {
     /// One NUTS transition on a block and the scales its prior reads, the others held
     /// ([`crate::nuts_block`]); the auxiliaries of its factors drawn again after it.
     Nuts {
-        /// Index into [`crate::Schedule::nuts_blocks`].
+        /// Index into [`crate::schedule::Schedule::nuts_blocks`].
         index: usize,
     },
     /// The generic update of the blocks read by factors with no augmentation: `steps`
@@ -216,7 +216,7 @@ pub(crate) fn gibbs(
                     }
                     let fitted = members
                         .iter()
-                        .all(|m| blocks[m.0].kind == crate::BlockKind::Dense);
+                        .all(|m| blocks[m.0].kind == crate::blocks::BlockKind::Dense);
                     GibbsStep::Elliptical {
                         blocks: members,
                         factors,
@@ -284,7 +284,7 @@ pub enum GpfStep {
 pub(crate) fn gpf(
     model: &gpm_ir::Model,
     blocks: &[BlockSpec],
-    factors: &[crate::FactorProgram],
+    factors: &[crate::program::FactorProgram],
 ) -> Result<Vec<GpfStep>, String> {
     if let Some(z) = model
         .latents
@@ -317,7 +317,7 @@ pub(crate) fn gpf(
 fn flow_groups(
     model: &gpm_ir::Model,
     blocks: &[BlockSpec],
-    factors: &[crate::FactorProgram],
+    factors: &[crate::program::FactorProgram],
 ) -> Vec<Vec<BlockId>> {
     let mut group: Vec<usize> = (0..blocks.len()).collect();
     fn root(group: &mut [usize], mut b: usize) -> usize {
@@ -332,7 +332,7 @@ fn flow_groups(
             .slots
             .iter()
             .filter_map(|s| match s {
-                crate::Source::Predictor(p) => Some(p),
+                crate::source::Source::Predictor(p) => Some(p),
                 _ => None,
             })
             .flat_map(|p| model.predictors[p.0].terms.iter())

@@ -9,7 +9,6 @@
 // No `unwrap()` outside tests: an error, or an `expect` that states the invariant (issue 51).
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
-
 mod concave_sum;
 mod elementary;
 mod exp_integral;
@@ -18,11 +17,11 @@ mod poisson_power;
 pub mod root;
 mod vectorised;
 pub use concave_sum::{log_sum_concave, Lattice};
-pub use exp_integral::{e1_inverse_from, e1_scaled, e2_scaled, log_e1, log_e1_scaled};
-pub use exp_slice::{exp_in_place, matern_in_place};
-pub use poisson_power::poisson_power_moment;
-pub use vectorised::{vectorised, SliceMap};
 pub use elementary::{
     digamma, inverse_mills, lgamma, log_cosh, log_logistic, log_mean_exp, log_normal_cdf,
     log_normal_pdf, log_sum_exp, logistic, normal_cdf, softplus,
 };
+pub use exp_integral::{e1_inverse_from, e1_scaled, e2_scaled, log_e1, log_e1_scaled};
+pub use exp_slice::{exp_in_place, matern_in_place};
+pub use poisson_power::poisson_power_moment;
+pub use vectorised::{vectorised, SliceMap};

@@ -4,8 +4,8 @@
 use crate::checked::{raise, test_data, train_data};
 use crate::convert::{hypers_from_json, hypers_json, rows, rows_bytes};
 use crate::detached::{self, Shared};
-use crate::variational::VariationalFit;
 use crate::errors::{DataError, InferenceError, ModelError};
+use crate::variational::VariationalFit;
 use gpmc::Checked;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};

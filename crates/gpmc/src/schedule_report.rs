@@ -156,7 +156,12 @@ fn learning_lines(s: &Schedule, out: &mut String) {
         out,
         "  learning phase, before Gibbs, NUTS, CAVI and the particle flow (SVI learns its positive scalars along the way)"
     );
-    for (k, line) in s.learning.describe(s).iter().enumerate() {
+    for (k, line) in s
+        .learning
+        .describe(&|ids| s.hyper_names(ids))
+        .iter()
+        .enumerate()
+    {
         let _ = writeln!(out, "    {}. {line}", k + 1);
     }
 }
@@ -251,7 +256,7 @@ pub fn json(c: &Checked) -> Value {
             "class_scales": hyper_list(s, &s.learning.class_scales),
             "held_at_initial_values": hyper_list(s, &s.learning.unavailable),
             "max_evaluations": s.learning.max_evaluations,
-            "description": s.learning.describe(s),
+            "description": s.learning.describe(&|ids| s.hyper_names(ids)),
         },
         "hypers": s.hyper_steps.iter().map(|h| json!({
             "name": h.name,

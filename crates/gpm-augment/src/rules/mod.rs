@@ -19,13 +19,12 @@
 
 use crate::atoms::{atomize, Signs};
 use crate::norm::normalize;
-use crate::plan::{AuxVar, CategoricalPlan, Family, Plan};
 pub use crate::plan::Refusal;
+use crate::plan::{AuxVar, CategoricalPlan, Family, Plan};
 use crate::poly::Poly;
 use crate::tree::{Role, T};
 use gpm_ir::{Factor, FactorForm, Model, SxFunc};
 use std::collections::BTreeSet;
-
 
 use crate::probe::collect;
 pub(crate) use crate::probe::Probe;

@@ -1,7 +1,8 @@
 //! Every auxiliary variable drawn from its exact conditional, observation by observation
 //! ([`gpm_schedule::GibbsStep::Auxiliaries`]).
 
-use super::{Move, MoveState, Sampler, State};
+use super::traits::{Move, MoveState};
+use crate::gibbs::{Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;

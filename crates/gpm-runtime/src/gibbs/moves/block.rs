@@ -1,7 +1,8 @@
 //! A Gaussian block drawn given everything else, each column of a matrix latent in turn
 //! ([`gpm_schedule::GibbsStep::Block`]; the conditional is `conditional.rs`'s).
 
-use super::{Move, MoveState, Sampler, State};
+use super::traits::{Move, MoveState};
+use crate::gibbs::{Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::BlockId;
 use gpm_schedule::Schedule;

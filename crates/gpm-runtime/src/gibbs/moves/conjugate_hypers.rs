@@ -1,7 +1,8 @@
 //! The conjugate Gamma updates of the hyperparameters that allow them
 //! ([`gpm_schedule::GibbsStep::ConjugateHypers`]).
 
-use super::{Move, MoveState, Sampler, State};
+use super::traits::{Move, MoveState};
+use crate::gibbs::{Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;

@@ -2,7 +2,8 @@
 //! augmentation, jointly ([`gpm_schedule::GibbsStep::Elliptical`]; the steps are
 //! `gibbs/elliptical.rs`'s).
 
-use super::{Move, MoveState, Sampler, State};
+use super::traits::{Move, MoveState};
+use crate::gibbs::{Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::BlockId;
 use gpm_schedule::Schedule;

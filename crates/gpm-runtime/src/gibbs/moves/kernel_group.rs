@@ -1,7 +1,8 @@
 //! An integrated shared-kernel group: θ with every block integrated out, then every block
 //! given θ ([`gpm_schedule::GibbsStep::KernelGroup`]; the step is `gibbs/hypers.rs`'s).
 
-use super::{Move, MoveState, Sampler, State};
+use super::traits::{Move, MoveState};
+use crate::gibbs::{Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;

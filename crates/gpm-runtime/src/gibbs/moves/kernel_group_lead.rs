@@ -2,7 +2,8 @@
 //! that column, then its other columns as [`super::block`] draws them
 //! ([`gpm_schedule::GibbsStep::KernelGroupLead`]).
 
-use super::{Move, MoveState, Sampler, State};
+use super::traits::{Move, MoveState};
+use crate::gibbs::{Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::BlockId;
 use gpm_schedule::Schedule;

@@ -1,7 +1,8 @@
 //! The logistic-softmax factor's translation move `F → F + δ·1`
 //! ([`gpm_schedule::GibbsStep::LevelShift`]; the step is `gibbs/level_shift.rs`'s).
 
-use super::{Move, MoveState, Sampler, State};
+use super::traits::{Move, MoveState};
+use crate::gibbs::{Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::BlockId;
 use gpm_schedule::Schedule;

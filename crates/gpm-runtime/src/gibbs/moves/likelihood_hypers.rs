@@ -1,7 +1,8 @@
 //! Slice steps on the likelihood's non-conjugate hyperparameters given the latents, the
 //! auxiliaries integrated out ([`gpm_schedule::GibbsStep::LikelihoodHypers`]).
 
-use super::{Move, MoveState, Sampler, State};
+use super::traits::{Move, MoveState};
+use crate::gibbs::{Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;

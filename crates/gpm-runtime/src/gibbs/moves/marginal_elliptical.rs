@@ -2,7 +2,8 @@
 //! out ([`gpm_schedule::GibbsStep::MarginalElliptical`]; the steps are
 //! `gibbs/marginal_elliptical.rs`'s).
 
-use super::{Move, MoveState, Sampler, State};
+use super::traits::{Move, MoveState};
+use crate::gibbs::{Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::BlockId;
 use gpm_schedule::Schedule;

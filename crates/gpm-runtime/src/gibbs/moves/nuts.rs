@@ -1,7 +1,8 @@
 //! One NUTS transition on a block and the scales its prior reads, the others held
 //! ([`gpm_schedule::GibbsStep::Nuts`]; the transition is `gibbs/nuts_block.rs`'s).
 
-use super::{Move, MoveState, Sampler, State};
+use super::traits::{Move, MoveState};
+use crate::gibbs::{Sampler, State};
 use crate::RuntimeError;
 use gpm_schedule::Schedule;
 use rand_chacha::ChaCha8Rng;
