@@ -11,7 +11,7 @@ pub struct MethodFlags {
     #[arg(long)]
     pub chains: Option<usize>,
     /// Gibbs, NUTS: kept draws per chain [default: 1000]; CAVI, GPF, SVI: draws from q written as
-    /// chain-1.csv [default: 1000, fewer when rows are very wide].
+    /// chain-1.csv [default: 1000, fewer when rows are very wide; 0: none, q is in fit.json].
     #[arg(long)]
     pub draws: Option<usize>,
     /// Gibbs, NUTS: warm-up sweeps (NUTS: adaptation draws) per chain [default: 200; NUTS 1000].
@@ -141,13 +141,21 @@ impl MethodFlags {
                 ));
             }
         }
+        // A variational fit is q itself (fit.json): its draws are optional, a sampler's are not.
+        let draws = self.draws.filter(|_| method.is_sampler());
         for (flag, v) in [
             ("--chains", self.chains),
-            ("--draws", self.draws),
+            ("--draws", draws),
             ("--thin", self.thin),
             ("--batch", self.batch),
             ("--iterations", self.iterations),
         ] {
+            if v == Some(0) && flag == "--draws" {
+                return Err(format!(
+                    "--draws must be at least 1 for --method {} (--draws 0, no draws written, is for the variational methods: cavi, svi, gpf)",
+                    method.name()
+                ));
+            }
             if v == Some(0) {
                 return Err(format!("{flag} must be at least 1"));
             }

@@ -862,8 +862,8 @@ pub fn latent_values(c: &Checked, data: &gpm_runtime::data::Data) -> usize {
 
 /// Draws from a variational posterior `q` (CAVI, particle flow, SVI) in the layout of Gibbs
 /// draws, with the pointwise columns asked for, streamed to the CmdStan CSV `path` row by row.
-/// Returns the number of draws written: none, and no file, when none were asked for and the
-/// model has more than [`Q_DRAWS_WIDEST`] latent values.
+/// Returns the number of draws written: none, and no file, when 0 were asked for, or none were
+/// and the model has more than [`Q_DRAWS_WIDEST`] latent values.
 pub fn write_draws_from_q(
     c: &Checked,
     data: &gpm_runtime::data::Data,
@@ -873,7 +873,9 @@ pub fn write_draws_from_q(
     method: &str,
     path: &std::path::Path,
 ) -> Result<usize, InferError> {
-    if q.draws.is_none() && latent_values(c, data) > Q_DRAWS_WIDEST {
+    // None asked for (`--draws 0`: q is the answer, in fit.json), or none by default on a model
+    // too wide for them.
+    if q.draws == Some(0) || q.draws.is_none() && latent_values(c, data) > Q_DRAWS_WIDEST {
         return Ok(0);
     }
     let sampler = posterior_sampler(c, data, hypers, blocks)?.with_pointwise(q.pointwise)?;

@@ -39,10 +39,11 @@ enum Command {
     },
     /// Compile a model and run inference on data; write draws and a summary.
     Infer(InferArgs),
-    /// Predict at new inputs from a saved Gibbs fit (its output directory), without rerunning
-    /// it: predictive means and sds, class probabilities; scored where responses are given.
+    /// Predict at new inputs from a saved fit (its output directory: Gibbs or NUTS draws, or a
+    /// variational q), without rerunning it: predictive means and sds, class probabilities;
+    /// scored where responses are given.
     Predict {
-        /// The output directory of `gpmc infer --method gibbs`.
+        /// The output directory of `gpmc infer`.
         fit: std::path::PathBuf,
         /// New data (same layout as the training data; responses optional).
         #[arg(long, required = true, num_args = 1..)]
@@ -510,7 +511,9 @@ fn variational(
         Err(e) => return report(e),
     };
     summary["draws_from_q"] = serde_json::json!(drawn);
-    if drawn == 0 {
+    if q.draws == Some(0) {
+        eprintln!("note: no draws from q written (--draws 0); q itself is in fit.json, which `gpmc predict` and `gpmc summary` read");
+    } else if drawn == 0 {
         eprintln!(
             "note: no draws from q written (more than {} latent values per draw; --draws N writes them)",
             gpmc::infer::Q_DRAWS_WIDEST

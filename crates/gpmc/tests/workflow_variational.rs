@@ -223,6 +223,54 @@ fn streamed_draws_equal_the_draws_in_memory() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--draws 0` on a variational method writes no draws (the fit is q, in fit.json), and
+/// everything after the run still works from q: the in-run and the reused predictions agree to
+/// the last digit, `summary` and `plot` read the fit. A sampler refuses `--draws 0`.
+#[test]
+fn draws_zero_writes_no_draws_and_the_fit_still_serves() {
+    let dir = setup("draws_zero");
+    copy_example(&dir, "student_t_regression");
+    for method in ["cavi", "gpf"] {
+        let o = gpmc_ok(&dir, &format!("infer student_t_regression.gpm --data student_t_regression.data.json --predict student_t_regression.test.json --method {method} --draws 0 --output {method}"));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("no draws from q written (--draws 0)"),
+            "{method}"
+        );
+        assert!(
+            !dir.join(format!("{method}/chain-1.csv")).exists(),
+            "{method}"
+        );
+        let summary: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("{method}/summary.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(summary["draws_from_q"], 0, "{method}");
+        gpmc_ok(
+            &dir,
+            &format!("predict {method} --data student_t_regression.test.json"),
+        );
+        let in_run =
+            std::fs::read_to_string(dir.join(format!("{method}/predictions.csv"))).unwrap();
+        let reused =
+            std::fs::read_to_string(dir.join(format!("{method}/predict/predictions.csv"))).unwrap();
+        assert_eq!(in_run, reused, "{method}");
+        let table = gpmc_ok(&dir, &format!("summary {method}"));
+        assert!(
+            String::from_utf8_lossy(&table.stdout).contains("mean"),
+            "{method}"
+        );
+        gpmc_ok(&dir, &format!("plot {method}"));
+    }
+    for method in ["gibbs", "nuts"] {
+        let o = gpmc_line(&dir, &format!("infer student_t_regression.gpm --data student_t_regression.data.json --method {method} --draws 0 --output {method}"));
+        assert_eq!(o.status.code(), Some(2), "{method}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains("--draws must be at least 1 for --method"), "{e}");
+        assert!(!dir.join(method).exists(), "{method}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// SVI at scale does not form its latents at every training input unless asked: with more than
 /// 200 000 latent values and no `--draws`, no draws from q are written (a note says so).
 #[test]
