@@ -178,6 +178,18 @@ pub struct GpBlock {
 const MIN_CURVATURE: f64 = 1e-12;
 
 impl GpBlock {
+    /// The prior with its covariance times `c > 0` (its factor times `√c`): no factorisation.
+    pub fn scaled(&self, c: f64) -> GpBlock {
+        let l = self.chol.l_dirty() * c.sqrt();
+        GpBlock {
+            k: &self.k * c,
+            chol: Cholesky::pack_dirty(l),
+            mean: self.mean,
+            jitter: self.jitter * c,
+            b_factor: None,
+        }
+    }
+
     /// Factor the prior covariance.
     pub fn new(k: DMatrix<f64>, mean: f64) -> Result<Self, RuntimeError> {
         let (chol, jitter) = cholesky_jitter(&k, "GP prior covariance")?;

@@ -269,6 +269,9 @@ struct SlicedKernel {
     /// The factors the non-centred move evaluates after the block's draw (empty: none;
     /// [`gpm_schedule::GpKernelUpdate::interweave`]).
     interweave: Vec<usize>,
+    /// The non-centred move moves the kernel's variance alone
+    /// ([`gpm_schedule::GpKernelUpdate::interweave_variance_only`]).
+    interweave_variance_only: bool,
     /// The inputs' squared distances, kept when the kernel has a scalar-lengthscale part.
     sqdist: Option<std::sync::Arc<DMatrix<f64>>>,
     /// The marginal move's surrogate transition, where the schedule's rule applies.

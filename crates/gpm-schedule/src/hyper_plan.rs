@@ -309,6 +309,7 @@ impl Deciding<'_> {
                 given_values,
                 slice: SliceScheme::for_marginal_update(),
                 interweave: Vec::new(),
+                interweave_variance_only: false,
                 surrogate: (!given_values && b.kind == crate::blocks::BlockKind::FullGp)
                     .then(crate::surrogate::SurrogateTransition::for_marginal_update),
             }),
@@ -363,7 +364,35 @@ impl Deciding<'_> {
         });
         if evaluable && !reading.is_empty() {
             k.interweave = reading;
+            k.interweave_variance_only = self.variance_alone(b.latents[0], &k.hypers);
         }
+    }
+
+    /// Whether latent `li`'s GP prior is `s · k(…)` with some of `hypers` read by `s` and none
+    /// of `s`'s hyperparameters read by `k` or the mean: then its non-centred move of `s` needs
+    /// no factorisation ([`GpKernelUpdate::interweave_variance_only`]).
+    fn variance_alone(&self, li: LatentId, hypers: &[HyperId]) -> bool {
+        let LatentPrior::Gp {
+            kernel: gpm_ir::Kernel::Scale { variance, kernel },
+            mean,
+            ..
+        } = &self.model.latents[li.0].prior
+        else {
+            return false;
+        };
+        let of = |p: &gpm_ir::Param| -> Vec<String> {
+            p.symbols()
+                .into_iter()
+                .filter(|(r, _)| *r == gpm_ir::SymRole::Hyper)
+                .map(|(_, n)| n)
+                .collect()
+        };
+        let scale = of(variance);
+        let elsewhere: Vec<String> = kernel.hypers().into_iter().chain(of(mean)).collect();
+        let sampled = hypers
+            .iter()
+            .any(|h| scale.contains(&self.model.hypers[h.0].name));
+        sampled && scale.iter().all(|n| !elsewhere.contains(n))
     }
 
     /// A dense block's prior scales, sampled given its values, also move non-centred (with

@@ -4,10 +4,10 @@
 
 use crate::blocks::BlockSpec;
 use crate::hypers::{DenseScaleUpdate, GibbsUpdate, GpKernelUpdate, HyperStep, KernelGroup};
-use crate::ids::HyperId;
+use crate::ids::{BlockId, HyperId};
 use crate::learning::Learning;
 use crate::nuts_block::NutsBlock;
-use crate::prior::BoundPrior;
+use crate::prior::{BoundKernel, BoundPrior};
 use crate::program::{FactorProgram, HyperProgram};
 use crate::steps::{CaviStep, GibbsStep, GpfStep};
 use std::collections::BTreeSet;
@@ -57,6 +57,21 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// The hyperparameters the variance of block `b`'s GP prior reads, where that prior is
+    /// `variance · k(…)` (empty otherwise): what a variance-only non-centred move moves.
+    pub fn kernel_variance_hypers(&self, b: BlockId) -> Vec<HyperId> {
+        let Some(li) = self.blocks[b.0].latents.first() else {
+            return vec![];
+        };
+        match &self.priors[li.0] {
+            BoundPrior::Gp {
+                kernel: BoundKernel::Scale { variance, .. },
+                ..
+            } => variance.slots().map(HyperId).collect(),
+            _ => vec![],
+        }
+    }
+
     /// Hyperparameters Gibbs samples, in the order of the draws' columns: conjugate ones, then
     /// the likelihood's, one GP's, shared-kernel groups', dense blocks', class scales.
     pub fn sampled_hypers(&self) -> Vec<HyperId> {

@@ -9,7 +9,8 @@
 //! ESS per second of one chain (a rough guide at a few hundred draws: `--kept` for more).
 //! Prints a table; not pass/fail.
 //!
-//! `cargo bench -p gpmc --bench full_bayes [-- --quick | --n N] [--kept K]`
+//! `cargo bench -p gpmc --bench full_bayes [-- --quick | --n N] [--kept K] [--seed S]` (each
+//! hyperparameter's ESS printed to stderr)
 
 mod common;
 
@@ -58,7 +59,7 @@ fn measure(
 ) -> Measured {
     let sampler = Sampler::new(schedule, data, hv).expect("sampler");
     let mut state = sampler.init();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(chain_seed());
     for s in 1..=warmup {
         sampler
             .warmup_sweep(&mut state, &mut rng, s, warmup)
@@ -79,10 +80,12 @@ fn measure(
         }
     }
     let seconds = t0.elapsed().as_secs_f64();
-    let min_ess = trace
+    let ess: Vec<f64> = trace
         .iter()
         .map(|t| gpm_runtime::diagnostics::ess_bulk(&[t.as_slice()]))
-        .fold(f64::INFINITY, f64::min);
+        .collect();
+    eprintln!("ESS per hyperparameter: {ess:?}");
+    let min_ess = ess.iter().copied().fold(f64::INFINITY, f64::min);
     let moves = (state.surrogate_moves - m0) as f64;
     Measured {
         sweep_s: seconds / kept as f64,
@@ -96,6 +99,16 @@ fn measure(
         min_ess_per_s: min_ess / seconds,
         hypers: state.hypers.clone(),
     }
+}
+
+/// The chain's seed: `--seed S` (default 1), for ESS estimates over several chains.
+fn chain_seed() -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == "--seed")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
 }
 
 fn main() {

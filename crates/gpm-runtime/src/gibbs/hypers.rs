@@ -496,6 +496,14 @@ impl super::Sampler<'_> {
             ));
         };
         let (latent, column, rows) = (*latent, *column, gp.len());
+        if sk.interweave_variance_only {
+            let gpm_schedule::BoundKernel::Scale { variance, .. } = &sk.kernel else {
+                return Err(RuntimeError::Inconsistent(
+                    "a non-centred move of a kernel's variance alone on a kernel with none".into(),
+                ));
+            };
+            return self.interweave_variance(sk, variance, (latent, column, rows), state, rng);
+        }
         let prior = state.gp_priors[sk.block].as_deref().unwrap_or(gp);
         let centred = DVector::from_fn(rows, |i, _| {
             state.latents[latent][column * rows + i] - prior.mean
@@ -557,6 +565,75 @@ impl super::Sampler<'_> {
             state.latents[latent][column * rows + i] = f[i];
         }
         state.gp_priors[sk.block] = Some(std::sync::Arc::new(gp));
+        let pv = self.predictors(state);
+        self.sample_aux(state, &pv, rng)
+    }
+
+    /// [`Sampler::interweave_kernel`] of the kernel's variance `s` alone
+    /// ([`gpm_schedule::GpKernelUpdate::interweave_variance_only`]): with `K = s K₁`,
+    /// `L_θ = √s L₁`, so holding `z = L_θ⁻¹(f − μ₀)` a new `s'` sets `f' = μ₀ + √(s'/s)(f − μ₀)`
+    /// and the prior's factor to `√(s'/s) L_θ` — each evaluation `O(N)`, no kernel matrix and no
+    /// factorisation. `s`'s hyperparameters one at a time by slice sampling (a reference of the
+    /// joint move does not apply to a part of it), then the auxiliaries drawn again.
+    fn interweave_variance(
+        &self,
+        sk: &SlicedKernel,
+        variance: &gpm_schedule::Tape,
+        (latent, column, rows): (usize, usize, usize),
+        state: &mut State,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), RuntimeError> {
+        let Block::Gp { gp, .. } = &self.prep.blocks[sk.block] else {
+            return Err(RuntimeError::Inconsistent(
+                "a non-centred move of a block that is not a full GP".into(),
+            ));
+        };
+        let prior = state.gp_priors[sk.block].clone();
+        let prior: &crate::gaussian::GpBlock = prior.as_deref().unwrap_or(gp);
+        let hs: Vec<SlicedHyper> = sk
+            .hypers
+            .iter()
+            .filter(|h| variance.slots().any(|v| v == h.index))
+            .cloned()
+            .collect();
+        let v0 = self.hyper_values(state).eval(variance)?;
+        let f0 = DVector::from_fn(rows, |i, _| state.latents[latent][column * rows + i]);
+        let (aux, hypers, latents) = (
+            &state.aux.clone(),
+            &state.hypers.clone(),
+            state.latents.clone(),
+        );
+        let log_lik = |hv: &HyperValues| -> Result<f64, RuntimeError> {
+            let c = (hv.eval(variance)? / v0).sqrt();
+            let mut at = latents.clone();
+            for i in 0..rows {
+                at[latent][column * rows + i] = prior.mean + c * (f0[i] - prior.mean);
+            }
+            self.interwoven_log_lik(&sk.interweave, &at, aux, hypers)
+        };
+        // One at a time, at the width of the joint move's warm-up phase (its slot's adaptation
+        // is recorded by `Sampler::adapt` from the joint move's values, not here).
+        let mv = JointMove {
+            slot: sk.joint.slot,
+            scheme: gpm_schedule::SliceScheme::Coordinatewise {
+                width: 1.0,
+                max_steps: 10,
+            },
+        };
+        // Its evaluations are `O(N)`, not factorisations: `hyper_evaluations` counts what a
+        // full-Bayes sweep costs beyond a fixed one in kernel matrices and factorisations.
+        let counted = state.hyper_evaluations;
+        self.slice_update(&hs, mv, state, &log_lik, rng)?;
+        state.hyper_evaluations = counted;
+        let v1 = self.hyper_values(state).eval(variance)?;
+        if v1 == v0 {
+            return Ok(());
+        }
+        let c = (v1 / v0).sqrt();
+        for i in 0..rows {
+            state.latents[latent][column * rows + i] = prior.mean + c * (f0[i] - prior.mean);
+        }
+        state.gp_priors[sk.block] = Some(std::sync::Arc::new(prior.scaled(c * c)));
         let pv = self.predictors(state);
         self.sample_aux(state, &pv, rng)
     }
@@ -752,6 +829,7 @@ impl HyperBinding<'_> {
                 scheme: k.slice,
             },
             interweave: k.interweave.iter().map(|f| f.0).collect(),
+            interweave_variance_only: k.interweave_variance_only,
             surrogate,
             sqdist,
         })

@@ -14,7 +14,23 @@ pub(super) fn block_hyper_text(s: &Schedule, b: BlockId) -> String {
         if let Some(st) = &k.surrogate {
             let _ = write!(extra, "; {}", st.describe());
         }
-        if !k.interweave.is_empty() {
+        if !k.interweave.is_empty() && k.interweave_variance_only {
+            let variance = s.kernel_variance_hypers(k.block);
+            let moved: Vec<HyperId> = k
+                .hypers
+                .iter()
+                .copied()
+                .filter(|h| variance.contains(h))
+                .collect();
+            let _ = write!(
+                extra,
+                "; after the draw, {} again with the standardised values L⁻¹(f − μ₀) held \
+                 instead (the non-centred move of the variance alone: a new variance rescales \
+                 f − μ₀ and the prior's factor, no factorisation), one at a time by slice \
+                 sampling, then the auxiliaries drawn again",
+                s.hyper_names(&moved)
+            );
+        } else if !k.interweave.is_empty() {
             let _ = write!(
                 extra,
                 "; after the draw, {} again with the standardised values L⁻¹(f − μ₀) held \
