@@ -96,6 +96,30 @@ const MAX_THIN: usize = 1_000_000;
 const MAX_PARTICLES: usize = 65_536;
 
 impl MethodFlags {
+    /// Counts that must be at least 1: `--draws 0` only under a variational method, whose fit
+    /// is q itself (fit.json), so that its draws are optional; a sampler's are not.
+    fn no_zero_counts(&self, method: Method) -> Result<(), String> {
+        let draws = self.draws.filter(|_| method.is_sampler());
+        for (flag, v) in [
+            ("--chains", self.chains),
+            ("--draws", draws),
+            ("--thin", self.thin),
+            ("--batch", self.batch),
+            ("--iterations", self.iterations),
+        ] {
+            if v == Some(0) && flag == "--draws" {
+                return Err(format!(
+                    "--draws must be at least 1 for --method {} (--draws 0, no draws written, is for the variational methods: cavi, svi, gpf)",
+                    method.name()
+                ));
+            }
+            if v == Some(0) {
+                return Err(format!("{flag} must be at least 1"));
+            }
+        }
+        Ok(())
+    }
+
     /// Refuse, before any work, a flag of another method and a count or rate out of range.
     pub fn check(&self, method: Method) -> Result<(), String> {
         use Method::*;
@@ -141,25 +165,7 @@ impl MethodFlags {
                 ));
             }
         }
-        // A variational fit is q itself (fit.json): its draws are optional, a sampler's are not.
-        let draws = self.draws.filter(|_| method.is_sampler());
-        for (flag, v) in [
-            ("--chains", self.chains),
-            ("--draws", draws),
-            ("--thin", self.thin),
-            ("--batch", self.batch),
-            ("--iterations", self.iterations),
-        ] {
-            if v == Some(0) && flag == "--draws" {
-                return Err(format!(
-                    "--draws must be at least 1 for --method {} (--draws 0, no draws written, is for the variational methods: cavi, svi, gpf)",
-                    method.name()
-                ));
-            }
-            if v == Some(0) {
-                return Err(format!("{flag} must be at least 1"));
-            }
-        }
+        self.no_zero_counts(method)?;
         // Upper bounds: far above any real run, low enough that counts multiply without
         // overflow and a typo (`--chains 100000`) is caught before it writes 100 000 files.
         for (flag, v, max) in [

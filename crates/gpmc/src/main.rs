@@ -511,18 +511,7 @@ fn variational(
         Err(e) => return report(e),
     };
     summary["draws_from_q"] = serde_json::json!(drawn);
-    if q.draws == Some(0) {
-        eprintln!("note: no draws from q written (--draws 0); q itself is in fit.json, which `gpmc predict` and `gpmc summary` read");
-    } else if drawn == 0 {
-        eprintln!(
-            "note: no draws from q written (more than {} latent values per draw; --draws N writes them)",
-            gpmc::infer::Q_DRAWS_WIDEST
-        );
-    } else if q.draws.is_none() && drawn < 1000 {
-        eprintln!(
-            "note: {drawn} draws from q written to chain-1.csv (rows are wide; --draws N for more)"
-        );
-    }
+    draws_note(q.draws, drawn);
     if blocks
         .iter()
         .any(|b| matches!(b, gpm_runtime::cavi::BlockPosterior::Sparse(_)))
@@ -893,5 +882,22 @@ fn check(path: &std::path::Path, format: Format) -> ExitCode {
             }
             ExitCode::from(1)
         }
+    }
+}
+
+/// What a variational run says of its draws from q when it wrote fewer than asked by default:
+/// none asked for (`--draws 0`), none on a model too wide, or fewer for wide rows.
+fn draws_note(asked: Option<usize>, drawn: usize) {
+    if asked == Some(0) {
+        eprintln!("note: no draws from q written (--draws 0); q itself is in fit.json, which `gpmc predict` and `gpmc summary` read");
+    } else if drawn == 0 {
+        eprintln!(
+            "note: no draws from q written (more than {} latent values per draw; --draws N writes them)",
+            gpmc::infer::Q_DRAWS_WIDEST
+        );
+    } else if asked.is_none() && drawn < 1000 {
+        eprintln!(
+            "note: {drawn} draws from q written to chain-1.csv (rows are wide; --draws N for more)"
+        );
     }
 }
