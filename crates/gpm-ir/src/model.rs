@@ -290,8 +290,8 @@ impl Kernel {
 
     fn collect_hypers(&self, out: &mut Vec<String>) {
         let param = |p: &Param, out: &mut Vec<String>| {
-            for (role, n) in p.symbols() {
-                if role == crate::sx::SymRole::Hyper && !out.contains(&n) {
+            for n in p.hypers() {
+                if !out.contains(&n) {
                     out.push(n);
                 }
             }
@@ -329,11 +329,9 @@ impl LatentPrior {
             LatentPrior::Normal { mean, scale } => (Vec::new(), vec![mean, scale]),
             LatentPrior::Flat => (Vec::new(), vec![]),
         };
-        for p in params {
-            for (role, n) in p.symbols() {
-                if role == crate::sx::SymRole::Hyper && !out.contains(&n) {
-                    out.push(n);
-                }
+        for n in params.into_iter().flat_map(Sx::hypers) {
+            if !out.contains(&n) {
+                out.push(n);
             }
         }
         out

@@ -137,6 +137,15 @@ impl Sx {
         out
     }
 
+    /// The names of the hyperparameters it reads, each once, in first-appearance order.
+    pub fn hypers(&self) -> Vec<String> {
+        self.symbols()
+            .into_iter()
+            .filter(|(r, _)| *r == SymRole::Hyper)
+            .map(|(_, n)| n)
+            .collect()
+    }
+
     /// Every literal number, in order (for checks of the model's constants' magnitudes).
     pub fn numbers(&self) -> Vec<f64> {
         let mut out = Vec::new();

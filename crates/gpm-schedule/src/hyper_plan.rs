@@ -380,15 +380,8 @@ impl Deciding<'_> {
         else {
             return false;
         };
-        let of = |p: &gpm_ir::Param| -> Vec<String> {
-            p.symbols()
-                .into_iter()
-                .filter(|(r, _)| *r == gpm_ir::SymRole::Hyper)
-                .map(|(_, n)| n)
-                .collect()
-        };
-        let scale = of(variance);
-        let elsewhere: Vec<String> = kernel.hypers().into_iter().chain(of(mean)).collect();
+        let scale = variance.hypers();
+        let elsewhere: Vec<String> = kernel.hypers().into_iter().chain(mean.hypers()).collect();
         let sampled = hypers
             .iter()
             .any(|h| scale.contains(&self.model.hypers[h.0].name));

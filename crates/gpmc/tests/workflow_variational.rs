@@ -110,6 +110,19 @@ fn variational_runs_write_draws_from_q() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `gpmc predict` from the saved fit in `dir/method` on the student-t regression's test set
+/// gives its in-run predictions to the last digit.
+fn assert_reused_predictions_are_the_run_s(dir: &std::path::Path, method: &str) {
+    gpmc_ok(
+        dir,
+        &format!("predict {method} --data student_t_regression.test.json"),
+    );
+    let in_run = std::fs::read_to_string(dir.join(format!("{method}/predictions.csv"))).unwrap();
+    let reused =
+        std::fs::read_to_string(dir.join(format!("{method}/predict/predictions.csv"))).unwrap();
+    assert_eq!(in_run, reused, "{method}");
+}
+
 /// A variational fit is reusable too: `fit.json` holds q exactly, so `gpmc predict` gives the
 /// in-run predictions of CAVI and particle flow to the last digit; `gpmc plot` draws its band.
 #[test]
@@ -118,15 +131,7 @@ fn a_saved_variational_fit_predicts_exactly() {
     copy_example(&dir, "student_t_regression");
     for method in ["cavi", "gpf"] {
         gpmc_ok(&dir, &format!("infer student_t_regression.gpm --data student_t_regression.data.json --predict student_t_regression.test.json --method {method} --quiet --output {method}"));
-        gpmc_ok(
-            &dir,
-            &format!("predict {method} --data student_t_regression.test.json"),
-        );
-        let in_run =
-            std::fs::read_to_string(dir.join(format!("{method}/predictions.csv"))).unwrap();
-        let reused =
-            std::fs::read_to_string(dir.join(format!("{method}/predict/predictions.csv"))).unwrap();
-        assert_eq!(in_run, reused, "{method}");
+        assert_reused_predictions_are_the_run_s(&dir, method);
         let o = gpmc(&dir, &["plot", method]);
         assert!(o.status.success());
         assert!(dir.join(format!("{method}/plots/predictive.svg")).exists());
@@ -245,15 +250,7 @@ fn draws_zero_writes_no_draws_and_the_fit_still_serves() {
         )
         .unwrap();
         assert_eq!(summary["draws_from_q"], 0, "{method}");
-        gpmc_ok(
-            &dir,
-            &format!("predict {method} --data student_t_regression.test.json"),
-        );
-        let in_run =
-            std::fs::read_to_string(dir.join(format!("{method}/predictions.csv"))).unwrap();
-        let reused =
-            std::fs::read_to_string(dir.join(format!("{method}/predict/predictions.csv"))).unwrap();
-        assert_eq!(in_run, reused, "{method}");
+        assert_reused_predictions_are_the_run_s(&dir, method);
         let table = gpmc_ok(&dir, &format!("summary {method}"));
         assert!(
             String::from_utf8_lossy(&table.stdout).contains("mean"),

@@ -114,8 +114,8 @@ impl Lowerer {
         }
         let must = c.describe();
         let mut named: Vec<String> = Vec::new();
-        for (role, name) in p.symbols() {
-            if let (SymRole::Hyper, Some(h)) = (role, self.model.hyper(&name)) {
+        for name in p.hypers() {
+            if let Some(h) = self.model.hyper(&name) {
                 let line = format!("`{name}` {}", hyper_values(h, c).1);
                 if !named.contains(&line) {
                     named.push(line);
@@ -148,13 +148,17 @@ impl Lowerer {
 /// Whether every value hyperparameter `h` can take is within `c`, and what it can be (for
 /// the message when not).
 fn hyper_values(h: &Hyper, c: Constraint) -> (bool, String) {
-    let range = |lo: Option<f64>, hi: Option<f64>| {
-        let end = |v: Option<f64>, inf: &str| {
-            v.filter(|x| x.is_finite())
-                .map_or(inf.to_string(), |x| x.to_string())
-        };
-        format!("({}, {})", end(lo, "−∞"), end(hi, "∞"))
+    // The values it can take: its fixed value, its range when learned, its prior's support.
+    let (lo, hi) = crate::interval::hyper_range(h);
+    let end = |v: f64, inf: &str| {
+        if v.is_finite() {
+            v.to_string()
+        } else {
+            inf.to_string()
+        }
     };
+    let over = format!("({}, {})", end(lo, "−∞"), end(hi, "∞"));
+    let admitted = c.admits_range(Some(lo), Some(hi));
     match &h.kind {
         // A value outside its own declared range is that declaration's error, reported there.
         HyperKind::Fixed { value } => {
@@ -165,16 +169,10 @@ fn hyper_values(h: &Hyper, c: Constraint) -> (bool, String) {
                 format!("is fixed at {value}"),
             )
         }
-        HyperKind::Learn { .. } => (
-            c.admits_range(h.lower, h.upper),
-            format!("is learned over {}", range(h.lower, h.upper)),
+        HyperKind::Learn { .. } => (admitted, format!("is learned over {over}")),
+        HyperKind::Prior { prior } => (
+            admitted,
+            format!("has a `{}` prior over {over}", prior.family()),
         ),
-        HyperKind::Prior { prior } => {
-            let (lo, hi) = (Some(prior.lower()), Some(prior.upper()));
-            (
-                c.admits_range(lo, hi),
-                format!("has a `{}` prior over {}", prior.family(), range(lo, hi)),
-            )
-        }
     }
 }

@@ -154,12 +154,7 @@ impl Lowerer {
         let likelihood = likelihoods::lookup(density).expect("a library likelihood");
         let log_density =
             library::log_density(likelihood.0, mu, &p, None).expect("not the structural one");
-        let hypers = log_density
-            .symbols()
-            .into_iter()
-            .filter(|(r, _)| *r == SymRole::Hyper)
-            .map(|(_, s)| s)
-            .collect();
+        let hypers = log_density.hypers();
         let args: Vec<String> = z.prior.args.iter().map(|a| a.value.to_string()).collect();
         self.model.factors.push(Factor {
             n,

@@ -92,11 +92,7 @@ fn binomial_trials(data: &Data, y: &str, trials: &Sx, source: &str) -> Result<()
     let trial = |i: usize| -> Option<f64> {
         match trials {
             Sx::Num(x) => Some(*x),
-            Sx::Sym(SymRole::Data, n) => match data.values.get(n)? {
-                Value::Scalar(x) => Some(*x),
-                Value::Vector(v) => v.get(i).copied(),
-                Value::Matrix(_) => None,
-            },
+            Sx::Sym(SymRole::Data, n) => datum(data, n, i),
             _ => None,
         }
     };
@@ -190,7 +186,7 @@ fn params_within(
     for i in 0..rows {
         let at = |role: SymRole, name: &str| match role {
             SymRole::Hyper => model.hyper(name).map(gpm_ir::interval::hyper_range),
-            SymRole::Data => datum(data, name, i).map(|v| (v, v)),
+            SymRole::Data => finite_datum(data, name, i).map(|v| (v, v)),
             SymRole::Predictor => None,
         };
         let Some(range) = gpm_ir::interval::range(param, &at) else {
@@ -211,14 +207,18 @@ fn params_within(
     Ok(())
 }
 
-/// Datum `name` at row `i` (a scalar at every row); `None` for a matrix or a missing value.
+/// Datum `name` at row `i` (a scalar at every row); `None` for a matrix.
 fn datum(data: &Data, name: &str, i: usize) -> Option<f64> {
     match data.values.get(name)? {
         Value::Scalar(x) => Some(*x),
         Value::Vector(v) => v.get(i).copied(),
         Value::Matrix(_) => None,
     }
-    .filter(|v| v.is_finite())
+}
+
+/// [`datum`] where it is a number (a value left out for prediction is NaN: nothing to check).
+fn finite_datum(data: &Data, name: &str, i: usize) -> Option<f64> {
+    datum(data, name, i).filter(|v| v.is_finite())
 }
 
 /// The error of a parameter outside its constraint at row `i`: the parameter, its expression's
@@ -238,7 +238,7 @@ fn out_of_constraint(
             continue;
         }
         first.get_or_insert(name.clone());
-        if let Some(v) = datum(data, &name, i) {
+        if let Some(v) = finite_datum(data, &name, i) {
             let at = match data.values.get(&name) {
                 Some(Value::Vector(_)) => format!("`{name}[{}]` = {v}", i + 1),
                 _ => format!("`{name}` = {v}"),
