@@ -14,6 +14,7 @@ use crate::RuntimeError;
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use rand::Rng;
 use rand_distr::StandardNormal;
+use std::borrow::Cow;
 
 /// Cholesky with jitter added only when the matrix is not numerically positive definite; the
 /// jitter used is returned so that it can be reported.
@@ -235,10 +236,15 @@ impl GpBlock {
 
     /// The factor of `I + SKS` at curvature `a` (`s = √max(a, 10⁻¹²)`): the kept one when it
     /// was made at this `a`, else a new one.
-    fn b_matrix(&self, a: &[f64], s: &DVector<f64>) -> Result<Cholesky<f64, Dyn>, RuntimeError> {
+    /// Borrowed when kept: a copy would be one more N × N pass per draw.
+    fn b_matrix(
+        &self,
+        a: &[f64],
+        s: &DVector<f64>,
+    ) -> Result<Cow<'_, Cholesky<f64, Dyn>>, RuntimeError> {
         match &self.b_factor {
-            Some((at, lb)) if at.as_slice() == a => Ok(lb.clone()),
-            _ => b_factor(&self.k, s),
+            Some((at, lb)) if at.as_slice() == a => Ok(Cow::Borrowed(lb)),
+            _ => Ok(Cow::Owned(b_factor(&self.k, s)?)),
         }
     }
 
@@ -374,7 +380,7 @@ impl GpBlock {
 pub struct GpEllipse<'a> {
     gp: &'a GpBlock,
     s: DVector<f64>,
-    lb: Cholesky<f64, Dyn>,
+    lb: Cow<'a, Cholesky<f64, Dyn>>,
     /// The conditional mean.
     pub mean: DVector<f64>,
 }

@@ -11,6 +11,11 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 use pyo3::prelude::*;
 
+/// The CLI's allocator (see `gpmc`'s `main.rs`): the extension's own allocations reuse freed
+/// matrices instead of faulting pages in again.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod checked;
 mod cluster;
 mod convert;

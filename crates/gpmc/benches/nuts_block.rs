@@ -12,6 +12,10 @@
 use gpm_runtime::gibbs::GibbsConfig;
 use serde_json::json;
 
+/// The CLI's allocator, so that the benchmark times what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const EIGHT_SCHOOLS: &str = "data { J : int; y : vector[J]; sigma : vector[J]; }
 hyper { mu : real ~ normal(0, 5); tau : real in 0.. ~ half_cauchy(5); }
 latent { theta : vector[J] ~ normal(mu, tau); }

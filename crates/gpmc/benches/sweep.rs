@@ -7,6 +7,10 @@ use gpm_runtime::gibbs::Sampler;
 use nalgebra::DMatrix;
 use rand::SeedableRng;
 
+/// The CLI's allocator, so that the benchmark times what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn data_json(n: usize) -> serde_json::Value {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(n as u64);
     use rand::Rng;

@@ -6,6 +6,10 @@ use nalgebra::DMatrix;
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
 
+/// The CLI's allocator, so that the benchmarks time what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Input dimension of [`synthetic`].
 pub const D: usize = 10;
 
