@@ -120,23 +120,26 @@ pub fn gp_log_marginal_factored(
     Ok((value, chol))
 }
 
-/// The Cholesky factor of `B = I + S K S`.
+/// The Cholesky factor of `B = I + S K S`, its lower triangle written in one pass over `K`'s
+/// (the factorisation reads the lower triangle only; the upper one is zero).
 pub(crate) fn b_factor(
     k: &DMatrix<f64>,
     s: &DVector<f64>,
 ) -> Result<Cholesky<f64, Dyn>, RuntimeError> {
     let n = k.nrows();
-    // The factorisation reads the lower triangle only (and zeroes the upper one): only it is
-    // scaled.
-    let mut b = k.clone();
-    for (j, col) in b.as_mut_slice().chunks_exact_mut(n.max(1)).enumerate() {
+    let mut b = Vec::with_capacity(n * n);
+    for (j, col) in k.as_slice().chunks_exact(n.max(1)).enumerate() {
         let sj = s[j];
-        for (x, si) in col[j..].iter_mut().zip(s.iter().skip(j)) {
-            *x *= si * sj;
-        }
-        col[j] += 1.0;
+        b.resize(j * n + j, 0.0);
+        b.push(col[j] * (sj * sj) + 1.0);
+        b.extend(
+            col[j + 1..]
+                .iter()
+                .zip(s.iter().skip(j + 1))
+                .map(|(x, si)| x * (si * sj)),
+        );
     }
-    crate::linalg::cholesky(b).ok_or_else(|| {
+    crate::linalg::cholesky(DMatrix::from_vec(n, n, b)).ok_or_else(|| {
         RuntimeError::Numerical(
             "I + S K S is not positive definite (NaN in the augmented curvature?)".into(),
         )
