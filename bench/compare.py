@@ -254,36 +254,12 @@ def run_nuts_full_bayes_budgeted(name, draws, warmup, budget):
 
 
 def run_nutpie_full_bayes_budgeted(name, spec, draws, warmup, budget):
-    """PyMC + nutpie on a full-Bayes problem (bench/nutpie_worker.py), stopped after `budget`
-    seconds: (latents, hyperparameters by name, sampling seconds, compilation seconds, mean
-    leapfrog steps), "unfinished" when stopped, None when its virtualenv is missing."""
-    if not os.path.exists(NUTPIE_PY):
-        print(f"nutpie skipped: {NUTPIE_PY} is missing (bench/run creates it)", file=sys.stderr)
-        return None
-    d = os.path.join(OUT, name)
-    os.makedirs(d, exist_ok=True)
-    problem, result = os.path.join(d, "nutpie_problem.npz"), os.path.join(d, "nutpie_result.npz")
-    if os.path.exists(result):
-        os.remove(result)
+    """`run_nutpie` on a full-Bayes problem (its hyperparameters' Gamma priors passed along),
+    stopped after `budget` seconds: "unfinished" when stopped."""
     h = spec["hypers"]
-    np.savez(problem, X=spec["X"], y=spec["y"], lik=spec["lik"], hyper_names=[x[0] for x in h],
-             hyper_shapes=[x[1] for x in h], hyper_rates=[x[2] for x in h], hyper_roles=[x[3] for x in h])
-    proc = subprocess.Popen(
-        [NUTPIE_PY, os.path.join(ROOT, "bench", "nutpie_worker.py"), "--problem", problem,
-         "--draws", str(draws), "--warmup", str(warmup), "--out", result],
-        start_new_session=True, stdout=subprocess.DEVNULL)
-    try:
-        proc.wait(timeout=budget)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        return "unfinished"
-    if proc.returncode != 0:
-        raise RuntimeError(f"the nutpie worker for {name} failed ({proc.returncode})")
-    z = np.load(result)
-    hyp = {k[len("hyper_"):]: z[k] for k in z.files if k.startswith("hyper_")}
-    compile_s = float(z["compile_seconds"])
-    return z["arr"], hyp, float(z["wall"]) - compile_s, compile_s, float(z["leapfrog"])
+    return run_nutpie(name, dict(X=spec["X"], y=spec["y"], lik=spec["lik"], hyper_names=[x[0] for x in h],
+                                 hyper_shapes=[x[1] for x in h], hyper_rates=[x[2] for x in h],
+                                 hyper_roles=[x[3] for x in h]), draws, warmup, budget)
 
 
 def nutpie_full_bayes(name, spec, g, gh, gw, draws, warmup, budget):
@@ -527,25 +503,37 @@ def run_nuts(spec, draws, warmup):
     return arr, wall
 
 
-def run_nutpie(name, spec, draws, warmup):
-    """PyMC + nutpie on `spec` (bench/nutpie_worker.py in bench/.venv-nutpie): the latent draws
-    (chains × draws × coordinates), the sampling seconds, the compilation seconds and the mean
-    leapfrog steps per draw; None when that virtualenv is missing (bench/run makes it)."""
+def run_nutpie(name, problem_fields, draws, warmup, budget=None):
+    """PyMC + nutpie (bench/nutpie_worker.py in bench/.venv-nutpie) on the problem
+    `problem_fields` (the worker's `--problem` file's arrays), stopped after `budget` seconds if
+    one is given: (latent draws, chains × draws × coordinates; hyperparameter draws by name;
+    sampling seconds; compilation seconds; mean leapfrog steps per draw), "unfinished" when
+    stopped, None when that virtualenv is missing (bench/run makes it)."""
     if not os.path.exists(NUTPIE_PY):
         print(f"nutpie skipped: {NUTPIE_PY} is missing (bench/run creates it)", file=sys.stderr)
         return None
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     problem, result = os.path.join(d, "nutpie_problem.npz"), os.path.join(d, "nutpie_result.npz")
-    np.savez(problem, X=spec["X"], y=spec["y"], var=spec["var"], ell=spec["ell"], lik=spec["lik"])
-    subprocess.run(
+    if os.path.exists(result):
+        os.remove(result)
+    np.savez(problem, **problem_fields)
+    proc = subprocess.Popen(
         [NUTPIE_PY, os.path.join(ROOT, "bench", "nutpie_worker.py"), "--problem", problem,
          "--draws", str(draws), "--warmup", str(warmup), "--out", result],
-        check=True, stdout=subprocess.DEVNULL,
-    )
-    r = np.load(result)
-    compile_s = float(r["compile_seconds"])
-    return r["arr"], float(r["wall"]) - compile_s, compile_s, float(r["leapfrog"])
+        start_new_session=True, stdout=subprocess.DEVNULL)
+    try:
+        proc.wait(timeout=budget)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return "unfinished"
+    if proc.returncode != 0:
+        raise RuntimeError(f"the nutpie worker for {name} failed ({proc.returncode})")
+    z = np.load(result)
+    hyp = {k[len("hyper_"):]: z[k] for k in z.files if k.startswith("hyper_")}
+    compile_s = float(z["compile_seconds"])
+    return z["arr"], hyp, float(z["wall"]) - compile_s, compile_s, float(z["leapfrog"])
 
 
 def against(g, ge, gm, gw, n, ne, nm, nw):
@@ -705,9 +693,9 @@ def main():
             **{k: a[k] for k in ("z_max", "z_frac3", "sd_ratio_med", "sd_ratio_min",
                                  "sd_ratio_max", "ratio_min", "ratio_med")},
         )
-        p = run_nutpie(name, spec, draws, warmup)
+        p = run_nutpie(name, {k: spec[k] for k in ("X", "y", "var", "ell", "lik")}, draws, warmup)
         if p is not None:
-            pa, pw, pc, steps = p
+            pa, _, pw, pc, steps = p
             pe, pm = ess_mcse(pa)
             b = against(g, ge, gm, gw, pa, pe, pm, pw)
             r.update({f"nutpie_{k}": v for k, v in b.items()})

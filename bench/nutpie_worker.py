@@ -1,4 +1,4 @@
-"""One fixed-kernel comparison model under PyMC + nutpie, in nutpie's own virtualenv.
+"""One comparison model under PyMC + nutpie, in nutpie's own virtualenv.
 
 bench/compare.py runs this with bench/.venv-nutpie's Python (PyMC and nutpie do not share
 NumPyro's virtualenv): it reads a problem written by compare.py (`--problem P.npz`: inputs `X`,
@@ -17,61 +17,27 @@ import time
 
 import numpy as np
 
-
-def sqexp(X, variance, lengthscale):
-    d2 = ((X[:, None, :] - X[None, :, :]) / lengthscale) ** 2
-    return variance * np.exp(-0.5 * d2.sum(-1))
+from compare import sqexp  # the kernel compare.py's problems are defined with
 
 
-def pymc_model(X, y, var, ell, lik):
-    """compare.py's `numpyro_model`, written in PyMC: same priors, same likelihoods."""
-    import pymc as pm
-
-    n = len(X)
-    L = np.linalg.cholesky(sqexp(X, var, ell) + 1e-6 * np.eye(n))
-    with pm.Model() as model:
-        if lik == "logistic_softmax":
-            z = pm.Normal("z", 0.0, 1.0, shape=(n, 3))
-            F = pm.Deterministic("F", pm.math.dot(L, z))
-            s = pm.math.sigmoid(F)
-            pm.Categorical("y", p=s / s.sum(axis=-1, keepdims=True), observed=y - 1)
-            return model
-        z = pm.Normal("z", 0.0, 1.0, shape=n)
-        f = pm.Deterministic("f", pm.math.dot(L, z))
-        if lik.startswith("hetero"):
-            zg = pm.Normal("zg", 0.0, 1.0, shape=n)
-            g = pm.Deterministic("g", pm.math.dot(L, zg))
-            sd = 1.0 / pm.math.sqrt(20.0 * pm.math.sigmoid(g))
-            if lik == "hetero_normal":
-                pm.Normal("y", mu=f, sigma=sd, observed=y)
-            else:
-                pm.StudentT("y", nu=4.0, mu=f, sigma=sd, observed=y)
-        elif lik == "logistic":
-            pm.Bernoulli("y", logit_p=f, observed=(y + 1) // 2)
-        elif lik == "student_t":
-            pm.StudentT("y", nu=4.0, mu=f, sigma=0.5, observed=y)
-        elif lik == "laplace":
-            pm.Laplace("y", mu=f, b=0.5, observed=y)
-        elif lik == "poisson_logistic":
-            pm.Poisson("y", mu=10.0 * pm.math.sigmoid(f), observed=y)
-        else:
-            raise SystemExit(f"nutpie_worker: unknown likelihood {lik!r}")
-    return model
-
-
-def pymc_full_bayes_model(X, y, lik, hypers):
-    """compare.py's `numpyro_full_bayes_model` in PyMC: Gamma priors on the hyperparameters
-    (`hypers`: name, shape, rate, role), the GP non-centred with `L` the Cholesky factor of
-    `K(θ) + 10⁻⁶ I`, one factorisation per gradient."""
+def pymc_model(X, y, lik, var=None, ell=None, hypers=None):
+    """compare.py's NumPyro models written in PyMC, the GP non-centred (`f = L z`): with the
+    kernel fixed (`var`, `ell`: `numpyro_model`, `L` factored once), or with Gamma priors on
+    its hyperparameters (`hypers`: name, shape, rate, role; `numpyro_full_bayes_model`, `L`
+    the Cholesky factor of `K(θ) + 10⁻⁶ I`, one factorisation per gradient)."""
     import pymc as pm
     import pytensor.tensor as pt
 
     n = len(X)
-    d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
     with pm.Model() as model:
-        h = {role: pm.Gamma(name, alpha=a, beta=b) for name, a, b, role in hypers}
-        K = h["var"] * pt.exp(-0.5 * d2 / h["ell"] ** 2) + 1e-6 * np.eye(n)
-        L = pt.linalg.cholesky(K)
+        if hypers is None:
+            L = np.linalg.cholesky(sqexp(X, var, ell) + 1e-6 * np.eye(n))
+            scale = 0.5
+        else:
+            h = {role: pm.Gamma(name, alpha=a, beta=b) for name, a, b, role in hypers}
+            d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+            L = pt.linalg.cholesky(h["var"] * pt.exp(-0.5 * d2 / h["ell"] ** 2) + 1e-6 * np.eye(n))
+            scale = h["scale"] if lik == "student_t" else None
         if lik == "logistic_softmax":
             z = pm.Normal("z", 0.0, 1.0, shape=(n, 3))
             F = pm.Deterministic("F", pt.dot(L, z))
@@ -80,12 +46,24 @@ def pymc_full_bayes_model(X, y, lik, hypers):
             return model
         z = pm.Normal("z", 0.0, 1.0, shape=n)
         f = pm.Deterministic("f", pt.dot(L, z))
-        if lik == "logistic":
+        if lik.startswith("hetero"):
+            zg = pm.Normal("zg", 0.0, 1.0, shape=n)
+            g = pm.Deterministic("g", pt.dot(L, zg))
+            sd = 1.0 / pm.math.sqrt(20.0 * pm.math.sigmoid(g))
+            if lik == "hetero_normal":
+                pm.Normal("y", mu=f, sigma=sd, observed=y)
+            else:
+                pm.StudentT("y", nu=4.0, mu=f, sigma=sd, observed=y)
+        elif lik == "logistic":
             pm.Bernoulli("y", logit_p=f, observed=(y + 1) // 2)
         elif lik == "student_t":
-            pm.StudentT("y", nu=4.0, mu=f, sigma=h["scale"], observed=y)
+            pm.StudentT("y", nu=4.0, mu=f, sigma=scale, observed=y)
+        elif lik == "laplace":
+            pm.Laplace("y", mu=f, b=0.5, observed=y)
+        elif lik == "poisson_logistic":
+            pm.Poisson("y", mu=10.0 * pm.math.sigmoid(f), observed=y)
         else:
-            raise SystemExit(f"nutpie_worker: unknown full-Bayes likelihood {lik!r}")
+            raise SystemExit(f"nutpie_worker: unknown likelihood {lik!r}")
     return model
 
 
@@ -107,9 +85,9 @@ def main():
               if "hyper_names" in p.files else None)
     t = time.time()
     if hypers is None:
-        model = pymc_model(p["X"], p["y"], float(p["var"]), float(p["ell"]), lik)
+        model = pymc_model(p["X"], p["y"], lik, var=float(p["var"]), ell=float(p["ell"]))
     else:
-        model = pymc_full_bayes_model(p["X"], p["y"], lik, hypers)
+        model = pymc_model(p["X"], p["y"], lik, hypers=hypers)
     if args.backend == "jax":
         compiled = nutpie.compile_pymc_model(model, backend="jax", gradient_backend="jax")
     else:
