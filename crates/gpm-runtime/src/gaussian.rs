@@ -175,6 +175,10 @@ pub struct GpBlock {
     /// conditional at this `K` ([`gp_log_marginal_factored`]): the draw at that curvature
     /// reuses it instead of factoring again.
     b_factor: Option<(Vec<f64>, Cholesky<f64, Dyn>)>,
+    /// `K`'s leading eigenpairs, where the draw solves with `B` by preconditioned CG instead of
+    /// factorising it ([`crate::pathwise`]; a fixed kernel's block from the schedule's
+    /// crossover size on).
+    spectrum: Option<std::sync::Arc<crate::pathwise::PriorSpectrum>>,
 }
 
 /// Smallest curvature used in `S = √a`: keeps `b/s` finite for observations that carry no
@@ -191,6 +195,7 @@ impl GpBlock {
             mean: self.mean,
             jitter: self.jitter * c,
             b_factor: None,
+            spectrum: None,
         }
     }
 
@@ -207,7 +212,40 @@ impl GpBlock {
             mean,
             jitter,
             b_factor: None,
+            spectrum: None,
         })
+    }
+
+    /// Draw by the pathwise CG solve with `K`'s `rank` leading eigenpairs as preconditioner
+    /// (one eigendecomposition of `K`, here).
+    pub fn with_spectrum(mut self, rank: usize) -> Result<Self, RuntimeError> {
+        let spectrum = crate::pathwise::PriorSpectrum::of(&self.k, rank)?;
+        self.set_spectrum(std::sync::Arc::new(spectrum));
+        Ok(self)
+    }
+
+    /// Draw by the pathwise CG solve with `spectrum`, the leading eigenpairs of this block's
+    /// `K` (shared by the columns of a matrix latent).
+    pub fn set_spectrum(&mut self, spectrum: std::sync::Arc<crate::pathwise::PriorSpectrum>) {
+        if spectrum.len() == self.len() {
+            self.spectrum = Some(spectrum);
+        }
+    }
+
+    /// What the CG solve of `B W = R` at `S = diag(s)` does (the benches' crossover
+    /// measurement); `None` without a spectrum or where it does not converge.
+    pub fn pathwise_stats(
+        &self,
+        s: &DVector<f64>,
+        rhs: &DMatrix<f64>,
+    ) -> Option<crate::pathwise::SolveStats> {
+        let spectrum = self.spectrum.as_ref()?;
+        crate::pathwise::solve_b(&self.k, s, spectrum, rhs).map(|(_, stats)| stats)
+    }
+
+    /// Whether the draw solves by CG ([`GpBlock::with_spectrum`]).
+    pub fn is_pathwise(&self) -> bool {
+        self.spectrum.is_some()
     }
 
     /// Keep the factor of `I + SKS` at curvature `a` made from this block's `K` (dropped if
@@ -303,7 +341,6 @@ impl GpBlock {
     ) -> Result<(DVector<f64>, DVector<f64>), RuntimeError> {
         let n = self.len();
         let (s, bp) = self.curvature(a, b)?;
-        let lb = self.b_matrix(a, &s)?;
         let f0 = crate::linalg::lower_times_vec(self.chol.l_dirty(), &std_normal_vec(n, rng));
         let z = std_normal_vec(n, rng);
         let rhs = DMatrix::from_fn(n, 2, |i, j| {
@@ -314,7 +351,7 @@ impl GpBlock {
                 centre
             }
         });
-        let mut w = crate::linalg::cholesky_solve(lb.l_dirty(), rhs);
+        let mut w = self.solve_b(a, &s, rhs)?;
         for j in 0..2 {
             w.column_mut(j).component_mul_assign(&s);
         }
@@ -324,6 +361,24 @@ impl GpBlock {
         let mut mean = kw.column(1).into_owned();
         mean.add_scalar_mut(self.mean);
         Ok((f, mean))
+    }
+
+    /// `B⁻¹ R`: by CG where the block has its prior's spectrum and no factor of `B` at this
+    /// curvature is kept, else (or where CG does not converge) from `B`'s factor.
+    fn solve_b(
+        &self,
+        a: &[f64],
+        s: &DVector<f64>,
+        rhs: DMatrix<f64>,
+    ) -> Result<DMatrix<f64>, RuntimeError> {
+        let kept = matches!(&self.b_factor, Some((at, _)) if at.as_slice() == a);
+        if let (Some(spectrum), false) = (&self.spectrum, kept) {
+            if let Some((w, _)) = crate::pathwise::solve_b(&self.k, s, spectrum, &rhs) {
+                return Ok(w);
+            }
+        }
+        let lb = self.b_matrix(a, s)?;
+        Ok(crate::linalg::cholesky_solve(lb.l_dirty(), rhs))
     }
 
     /// The conditional's mean and a sampler of its centred draws `N(0, Σ)`, factored once:

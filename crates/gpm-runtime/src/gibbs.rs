@@ -39,6 +39,7 @@ pub use nuts_block::NutsBlockStats;
 mod pointwise;
 mod run;
 mod shard;
+mod spectra;
 mod start;
 mod surrogate;
 pub use crate::chains::{ChainTimes, GibbsConfig, RowSink};
@@ -400,6 +401,7 @@ impl<'a> Sampler<'a> {
         hypers: &HyperValues,
     ) -> Result<Self, RuntimeError> {
         collapsed_phase_is_separate(schedule, &prep)?;
+        let prep = spectra::attach(schedule, prep)?;
         // Sparse blocks: the features of the training inputs, once (`M × N`).
         crate::memory::check_features(&prep.sparse_sizes(), "Gibbs sampling")?;
         let sparse_feats = prep

@@ -37,6 +37,7 @@ pub mod natural;
 pub mod nuts;
 pub mod nuts_control;
 pub mod nuts_run;
+pub mod pathwise;
 pub mod posterior;
 pub mod predict;
 pub mod prepared;

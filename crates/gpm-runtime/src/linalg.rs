@@ -152,6 +152,69 @@ pub fn matmul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
     out
 }
 
+/// `Aᵀ B` (blocked; no transposed copy of `A`).
+pub fn transposed_times(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    let (k, m, n) = (a.nrows(), a.ncols(), b.ncols());
+    assert_eq!(k, b.nrows(), "transposed_times: inner dimensions differ");
+    let mut out = DMatrix::zeros(m, n);
+    let lhs = faer::MatRef::from_column_major_slice(a.as_slice(), k, m);
+    let rhs = faer::MatRef::from_column_major_slice(b.as_slice(), k, n);
+    let dst = faer::MatMut::from_column_major_slice_mut(out.as_mut_slice(), m, n);
+    faer::linalg::matmul::matmul(
+        dst,
+        faer::Accum::Replace,
+        lhs.transpose(),
+        rhs,
+        1.0,
+        faer::Par::Seq,
+    );
+    out
+}
+
+/// `Aᵀ A` ([`transposed_times`]).
+pub fn gram(a: &DMatrix<f64>) -> DMatrix<f64> {
+    transposed_times(a, a)
+}
+
+/// The eigenvalues (ascending) and eigenvectors (columns, orthonormal) of a symmetric matrix
+/// (its lower triangle is read), or `None` when the decomposition fails. Sequential, like the
+/// factorisations.
+pub fn symmetric_eigen(a: &DMatrix<f64>) -> Option<(Vec<f64>, DMatrix<f64>)> {
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::linalg::evd;
+    let n = a.nrows();
+    if n != a.ncols() {
+        return None;
+    }
+    let par = faer::Par::Seq;
+    let mut values = faer::diag::Diag::<f64>::zeros(n);
+    let mut vectors = DMatrix::zeros(n, n);
+    let mut mem = MemBuffer::new(evd::self_adjoint_evd_scratch::<f64>(
+        n,
+        evd::ComputeEigenvectors::Yes,
+        par,
+        Default::default(),
+    ));
+    evd::self_adjoint_evd(
+        faer::MatRef::from_column_major_slice(a.as_slice(), n, n),
+        values.as_mut(),
+        Some(faer::MatMut::from_column_major_slice_mut(
+            vectors.as_mut_slice(),
+            n,
+            n,
+        )),
+        par,
+        MemStack::new(&mut mem),
+        Default::default(),
+    )
+    .ok()?;
+    let values: Vec<f64> = (0..n).map(|i| values[i]).collect();
+    values
+        .iter()
+        .all(|v| v.is_finite())
+        .then_some((values, vectors))
+}
+
 /// `L B` for a lower-triangular `L` (its upper triangle is not read): half the work of a full
 /// product.
 pub fn lower_times(l: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {

@@ -39,6 +39,9 @@ pub struct BlockSpec {
     /// elliptical slice sampling (Murray, Adams & MacKay 2010) on their log-density, with the
     /// block's prior times the augmented factors' Gaussian terms as the ellipse's Gaussian.
     pub elliptical: Vec<crate::ids::FactorId>,
+    /// A full GP block with a fixed kernel: from a size on, its draw solves with `B = I + SKS`
+    /// by preconditioned CG instead of factorising it ([`crate::pathwise`]).
+    pub pathwise: Option<crate::pathwise::PathwiseDraw>,
 }
 
 /// Elliptical slice steps per Gibbs sweep for the blocks with the generic update. The
@@ -87,6 +90,7 @@ pub(crate) fn blocks(model: &Model, collapsed: &BTreeSet<LatentId>) -> Vec<Block
                 per_column: matches!(z.shape, Shape::Matrix(..)),
                 collapsed: collapsed.contains(&LatentId(li)),
                 elliptical: vec![],
+                pathwise: None,
             }),
             // A flat prior is a normal one of zero precision: the same dense block.
             LatentPrior::Normal { .. } | LatentPrior::Flat => normal.push(LatentId(li)),
@@ -108,6 +112,7 @@ pub(crate) fn blocks(model: &Model, collapsed: &BTreeSet<LatentId>) -> Vec<Block
             per_column: false,
             collapsed: is_collapsed,
             elliptical: vec![],
+            pathwise: None,
         });
     }
     out

@@ -43,6 +43,7 @@ pub fn build_with(
     let mut blocks = blocks::blocks(model, &collapsed_latents);
     elliptical_blocks(model, &factors, &mut blocks)?;
     let mut plan = hyper_plan::plan(model, &factors, &hypers, &collapsed, &blocks);
+    crate::pathwise::pathwise_draws(&mut blocks, &plan.kernels, &plan.groups);
     let coupled = coupled_blocks(model, &factors, &blocks);
     let mut gibbs = steps::gibbs(
         &blocks,

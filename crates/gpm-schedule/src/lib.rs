@@ -30,6 +30,7 @@ pub mod learning;
 pub mod marginal_elliptical;
 mod names;
 pub mod nuts_block;
+pub mod pathwise;
 pub mod prior;
 mod program;
 mod schedule;
@@ -55,6 +56,7 @@ pub use hypers::{
 pub use ids::{BlockId, FactorId, HyperId, LatentId, PredictorId};
 pub use learning::Learning;
 pub use nuts_block::{NutsBlock, Options};
+pub use pathwise::PathwiseDraw;
 pub use prior::{BoundArg, BoundKernel, BoundPrior, NormalPriorGradient};
 pub use program::{
     CategoricalProgram, Curvature, FactorProgram, GenericProgram, GenericVariational, HyperProgram,

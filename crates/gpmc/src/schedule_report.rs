@@ -214,6 +214,7 @@ pub fn json(c: &Checked) -> Value {
             "latents": b.latents.iter().map(|l| c.model.latents[l.0].name.clone()).collect::<Vec<_>>(),
             "per_column": b.per_column,
             "collapsed": b.collapsed,
+            "pathwise": b.pathwise,
         })).collect::<Vec<_>>(),
         "gibbs": s.gibbs.iter().zip(gpm_runtime::gibbs::describe_sweep(s)).map(|(st, text)| {
             let mut v = serde_json::to_value(st).unwrap_or(Value::Null);

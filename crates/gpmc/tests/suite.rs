@@ -35,6 +35,7 @@ mod nuts;
 mod nuts_block;
 mod online_inducing;
 mod output_safety;
+mod pathwise_draw;
 mod power_ep;
 mod predict;
 mod registry_constraints;

@@ -32,8 +32,11 @@ impl Move for Block {
     }
 
     fn describe(&self, s: &Schedule) -> String {
+        let pathwise = s.blocks[self.block.0]
+            .pathwise
+            .map_or(String::new(), |p| format!("; {}", p.describe()));
         format!(
-            "draw {}{}{}",
+            "draw {}{}{pathwise}{}",
             s.block_name(self.block),
             if self.collapsed {
                 " from its collapsed conditional (the collapsed factors' counts and Pólya-Gamma variables integrated out)"
