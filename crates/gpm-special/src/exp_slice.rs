@@ -85,6 +85,25 @@ pub fn exp_in_place(v: &mut [f64]) {
     }
 }
 
+/// `σ(x + δ) = 1/(1 + e^{−(x+δ)})` in place for every element, `δ = p[0]` (0 when `p` is
+/// empty): [`exp_in_place`]'s exponential, so within a few ulp of the exact value; `0` where
+/// `x + δ < −708` (the caller takes logs in log space there), `1` where `e^{−(x+δ)}` is below
+/// rounding. Always inlined, like [`exp_in_place`]: the logistic-softmax's class weights at
+/// every elliptical slice step are `N × C` of these.
+#[inline(always)]
+pub fn logistic_in_place(v: &mut [f64], p: &[f64]) {
+    let delta = p.first().copied().unwrap_or(0.0);
+    let mut blocks = v.chunks_exact_mut(8);
+    for block in &mut blocks {
+        for x in block.iter_mut() {
+            *x = 1.0 / (1.0 + exp_one(-(*x + delta)));
+        }
+    }
+    for x in blocks.into_remainder() {
+        *x = 1.0 / (1.0 + exp_one(-(*x + delta)));
+    }
+}
+
 /// `(1 + a + b·a²)·e^(−a)` with `a = √(c·r²)` in place over squared distances `r²`: the Matérn
 /// 3/2 (`c = 3`, `b = 0`) and 5/2 (`c = 5`, `b = 1/3`) profiles, in chunks that keep `a`
 /// beside its exponential. Always inlined, like [`exp_in_place`].
@@ -107,6 +126,30 @@ pub fn matern_in_place(v: &mut [f64], c: f64, b: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The slice's logistic is the scalar one to a few ulp, with its limits at both ends.
+    #[test]
+    fn logistic_agrees_with_the_scalar_form() {
+        let xs: Vec<f64> = (-2000..=2000).map(|i| i as f64 * 0.37).collect();
+        for delta in [0.0, 1.5] {
+            let mut v = xs.clone();
+            logistic_in_place(&mut v, &[delta]);
+            for (x, s) in xs.iter().zip(&v) {
+                let exact = crate::logistic(x + delta);
+                if exact > 1e-300 {
+                    assert!(
+                        (s - exact).abs() <= 4.0 * f64::EPSILON * exact,
+                        "{x}: {s} vs {exact}"
+                    );
+                } else {
+                    assert!(*s <= 1e-300 && *s >= 0.0, "{x}: {s}");
+                }
+            }
+        }
+        let mut nan = vec![f64::NAN];
+        logistic_in_place(&mut nan, &[]);
+        assert!(nan[0].is_nan());
+    }
 
     fn ulps(a: f64, b: f64) -> f64 {
         ((a - b) / b).abs() / f64::EPSILON

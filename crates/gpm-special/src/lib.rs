@@ -22,6 +22,6 @@ pub use elementary::{
     log_normal_pdf, log_sum_exp, logistic, normal_cdf, softplus,
 };
 pub use exp_integral::{e1_inverse_from, e1_scaled, e2_scaled, log_e1, log_e1_scaled};
-pub use exp_slice::{exp_in_place, matern_in_place};
+pub use exp_slice::{exp_in_place, logistic_in_place, matern_in_place};
 pub use poisson_power::poisson_power_moment;
 pub use vectorised::{vectorised, SliceMap};

@@ -54,17 +54,31 @@ impl ClassWeights<'_> {
     /// `log p(y = label | f, θ) = log w_label − log Σ_j w_j` (0-based label), in log space
     /// where `σ(f_label)` underflows.
     pub fn log_prob(&self, f: impl Fn(usize) -> f64, columns: usize, label: usize) -> f64 {
+        self.log_prob_with(|k| gpm_special::logistic(f(k)), &f, columns, label)
+    }
+
+    /// [`ClassWeights::log_prob`] with the logistics `σ(f_k)` given (`sigma`, computed for
+    /// many observations at once by the caller) beside the latent values (`f`, read only where
+    /// `σ(f_label)` underflows).
+    pub fn log_prob_with(
+        &self,
+        sigma: impl Fn(usize) -> f64,
+        f: impl Fn(usize) -> f64,
+        columns: usize,
+        label: usize,
+    ) -> f64 {
         let mut norm = self.fixed_weight(columns);
         let mut own = if label == columns { norm } else { 0.0 };
         for k in 0..columns {
-            let s = self.scale(k) * gpm_special::logistic(f(k));
+            let s = self.scale(k) * sigma(k);
             norm += s;
             if k == label {
                 own = s;
             }
         }
         if own > 1e-300 || label == columns {
-            own.ln() - norm.ln()
+            // One logarithm, of a ratio in (0, 1]: half the logs of `ln own − ln norm`.
+            (own / norm).ln()
         } else {
             self.scale(label).ln() + gpm_special::log_logistic(f(label)) - norm.ln()
         }
