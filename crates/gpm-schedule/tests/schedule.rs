@@ -1,7 +1,9 @@
 //! The schedule itself: blocks, step order and every hyperparameter's update, decided from the
 //! model alone (no data), for the structures the runtime distinguishes.
 
-use gpm_schedule::marginal_elliptical::MARGINAL_ELLIPTICAL_STEPS;
+use gpm_schedule::marginal_elliptical::{
+    MARGINAL_ELLIPTICAL_STEPS, MARGINAL_ELLIPTICAL_STEPS_LABELS,
+};
 use gpm_schedule::{
     build, start_value, BlockId, BlockKind, EllipseReference, FactorId, GibbsStep, GibbsUpdate,
     HyperId, LatentId, Schedule, StartRule, VariationalUpdate,
@@ -121,7 +123,7 @@ fn gp_classifier_draws_auxiliaries_then_the_gp() {
             GibbsStep::MarginalElliptical {
                 block: BlockId(0),
                 factors: vec![FactorId(0)],
-                steps: MARGINAL_ELLIPTICAL_STEPS,
+                steps: MARGINAL_ELLIPTICAL_STEPS_LABELS,
                 redraw: false,
                 reference: EllipseReference::adapted(),
             }
@@ -544,16 +546,17 @@ fn marginal_elliptical_steps_follow_slowly_mixing_gp_blocks_only() {
     let logistic = steps("y ~ bernoulli_logit(f);", "");
     assert_eq!(
         marginal(&logistic),
-        vec![(1, MARGINAL_ELLIPTICAL_STEPS, false)],
+        vec![(1, MARGINAL_ELLIPTICAL_STEPS_LABELS, false)],
         "{logistic:?}"
     );
     assert!(matches!(
         logistic.last(),
         Some(GibbsStep::MarginalElliptical { .. })
     ));
+    // A count response keeps the default number of steps; labels take more.
     assert_eq!(
-        marginal(&steps("c ~ poisson(3.0 * logistic(f));", "")).len(),
-        1
+        marginal(&steps("c ~ poisson(3.0 * logistic(f));", "")),
+        vec![(1, MARGINAL_ELLIPTICAL_STEPS, false)]
     );
     // The Student-t's Gamma scale mixture: steps only along a fitted reference, so only under a
     // fixed prior; the Laplace's Lévy mixture and a Gaussian factor: none.
@@ -582,7 +585,7 @@ fn marginal_elliptical_steps_follow_slowly_mixing_gp_blocks_only() {
     assert!(at + 1 < two.len(), "{two:?}");
     assert_eq!(
         marginal(&two),
-        vec![(1, MARGINAL_ELLIPTICAL_STEPS, true)],
+        vec![(1, MARGINAL_ELLIPTICAL_STEPS_LABELS, true)],
         "{two:?}"
     );
     // The reference: fitted where the block is one column under a fixed prior; the prior's
