@@ -1,6 +1,9 @@
 //! The executors' samplers: moments against closed forms, Kolmogorov-Smirnov against an
 //! independent CDF, and the exactness of the non-integer Pólya-Gamma and GIG draws.
 
+mod common;
+
+use common::ks_two_sample;
 use gpm_runtime::draw;
 use rand::SeedableRng;
 
@@ -43,23 +46,6 @@ fn polya_gamma_moments_for_integer_and_fractional_shapes() {
             );
         }
     }
-}
-
-/// Two-sample Kolmogorov-Smirnov statistic.
-fn ks_two_sample(mut a: Vec<f64>, mut b: Vec<f64>) -> f64 {
-    a.sort_by(f64::total_cmp);
-    b.sort_by(f64::total_cmp);
-    let (n, m) = (a.len(), b.len());
-    let (mut i, mut j, mut d) = (0, 0, 0.0f64);
-    while i < n && j < m {
-        if a[i] <= b[j] {
-            i += 1;
-        } else {
-            j += 1;
-        }
-        d = d.max((i as f64 / n as f64 - j as f64 / m as f64).abs());
-    }
-    d
 }
 
 #[test]

@@ -3,6 +3,9 @@
 //! numbers, and draws whose moments are the conditional's closed form and whose coordinates pass
 //! a Kolmogorov-Smirnov test against the factorised draws'.
 
+mod common;
+
+use common::ks_two_sample;
 use gpm_runtime::gaussian::GpBlock;
 use nalgebra::DMatrix;
 use rand::{Rng, SeedableRng};
@@ -107,21 +110,4 @@ fn pathwise_draws_have_the_conditional_distribution() {
         // Critical value at α = 0.001 for two samples of 4 000: 1.95 √(2/4000) = 0.0436.
         assert!(dks < 0.0436, "coordinate {i}: KS distance {dks}");
     }
-}
-
-/// Two-sample Kolmogorov-Smirnov statistic.
-fn ks_two_sample(mut a: Vec<f64>, mut b: Vec<f64>) -> f64 {
-    a.sort_by(f64::total_cmp);
-    b.sort_by(f64::total_cmp);
-    let (n, m) = (a.len(), b.len());
-    let (mut i, mut j, mut d) = (0, 0, 0.0f64);
-    while i < n && j < m {
-        if a[i] <= b[j] {
-            i += 1;
-        } else {
-            j += 1;
-        }
-        d = d.max((i as f64 / n as f64 - j as f64 / m as f64).abs());
-    }
-    d
 }

@@ -24,21 +24,6 @@ hyper { lengthscale : real in 0.. ~ gamma(5.0, 1.0); variance : real in 0.. ~ ga
 latent { f : vector[N] ~ gp(X, variance * sqexp(lengthscale)); }
 model { y ~ bernoulli_logit(f); }";
 
-/// Seconds per call of `f`, the median of `reps` rounds of `per` calls.
-fn per_call(reps: usize, per: usize, f: &mut dyn FnMut()) -> f64 {
-    let mut t: Vec<f64> = (0..reps)
-        .map(|_| {
-            let t0 = Instant::now();
-            for _ in 0..per {
-                f();
-            }
-            t0.elapsed().as_secs_f64() / per as f64
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[reps / 2]
-}
-
 /// One variant's numbers at one size.
 struct Measured {
     sweep_s: f64,
@@ -211,7 +196,7 @@ fn fixed_costs(
     for _ in 0..5 {
         fixed_sampler.sweep(&mut fs, &mut rng).expect("sweep");
     }
-    let fixed = per_call(5, 20, &mut || {
+    let fixed = common::per_call(5, 20, &mut || {
         fixed_sampler.sweep(&mut fs, &mut rng).expect("sweep")
     });
     let gpm_runtime::data::Value::Matrix(x) = &data.values["X"] else {
@@ -224,14 +209,14 @@ fn fixed_costs(
         _ => panic!("a GP prior"),
     };
     let d2 = gpm_runtime::kernels::squared_distances(x);
-    let kernel_s = per_call(5, 20, &mut || {
+    let kernel_s = common::per_call(5, 20, &mut || {
         std::hint::black_box(
             gpm_runtime::kernels::training_matrix(&kernel, x, &d2, &at).expect("kernel"),
         );
     });
     let k = gpm_runtime::kernels::training_matrix(&kernel, x, &d2, &at).expect("kernel")
         + nalgebra::DMatrix::<f64>::identity(n, n);
-    let chol = per_call(5, 20, &mut || {
+    let chol = common::per_call(5, 20, &mut || {
         std::hint::black_box(gpm_runtime::linalg::cholesky(k.clone()).expect("pd"));
     });
     (kernel_s, chol, fixed)

@@ -4,7 +4,9 @@
 //! classifier with the kernel fixed, on synthetic data (D = 10); the curvature is a Pólya-Gamma
 //! draw at the latent values a chain reached after its warm-up. Prints, per N, both draws'
 //! times, their ratio, the CG iterations and the preconditioner's rank — the crossover the
-//! schedule's `PathwiseDraw::min_rows` is set from. Not pass/fail.
+//! schedule's `PathwiseDraw::min_rows` is measured against (whole runs decide it: see the
+//! rule's comment), and on stderr what one product of `K` with two vectors (a CG iteration's
+//! floor) and the CG solve alone take. Not pass/fail.
 //!
 //! `cargo bench -p gpmc --bench pathwise [-- --n N] [--rank R]`
 
@@ -17,21 +19,6 @@ use std::time::Instant;
 const FIXED: &str = "data { N : int; D : int; X : matrix[N, D]; y : int[N] in {-1, 1}; }
 latent { f : vector[N] ~ gp(X, 4.0 * sqexp(3.16)); }
 model { y ~ bernoulli_logit(f); }";
-
-/// Seconds per call of `f`: the median of `reps` rounds of `per` calls.
-fn per_call(reps: usize, per: usize, f: &mut dyn FnMut()) -> f64 {
-    let mut t: Vec<f64> = (0..reps)
-        .map(|_| {
-            let t0 = Instant::now();
-            for _ in 0..per {
-                f();
-            }
-            t0.elapsed().as_secs_f64() / per as f64
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[reps / 2]
-}
 
 fn arg(name: &str) -> Option<usize> {
     let args: Vec<String> = std::env::args().collect();
@@ -89,10 +76,10 @@ fn main() {
         let eigen = t0.elapsed().as_secs_f64();
         let reps = if n >= 1500 { 5 } else { 9 };
         let per = (400_000_000 / (n * n * n)).clamp(1, 200);
-        let factorised = per_call(reps, per, &mut || {
+        let factorised = common::per_call(reps, per, &mut || {
             std::hint::black_box(gp.sample_with_mean(&a, &b, &mut rng).expect("draw"));
         });
-        let pathwise = per_call(reps, per, &mut || {
+        let pathwise = common::per_call(reps, per, &mut || {
             std::hint::black_box(pw.sample_with_mean(&a, &b, &mut rng).expect("draw"));
         });
         let s = nalgebra::DVector::from_iterator(n, a.iter().map(|v| v.sqrt()));
@@ -100,10 +87,10 @@ fn main() {
         let stats = pw.pathwise_stats(&s, &rhs);
         let (v0, v1) = (b.clone(), a.clone());
         let two = nalgebra::DMatrix::from_fn(n, 2, |i, j| if j == 0 { v0[i] } else { v1[i] });
-        let t_dense = per_call(reps, per * 10, &mut || {
+        let t_dense = common::per_call(reps, per * 10, &mut || {
             std::hint::black_box(gpm_runtime::linalg::matmul(&gp.k, &two));
         });
-        let t_solve = per_call(reps, per, &mut || {
+        let t_solve = common::per_call(reps, per, &mut || {
             std::hint::black_box(pw.pathwise_stats(&s, &rhs));
         });
         eprintln!(

@@ -10,6 +10,21 @@ use rand_distr::StandardNormal;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Seconds per call of `f`: the median of `reps` rounds of `per` calls.
+pub fn per_call(reps: usize, per: usize, f: &mut dyn FnMut()) -> f64 {
+    let mut t: Vec<f64> = (0..reps)
+        .map(|_| {
+            let t0 = std::time::Instant::now();
+            for _ in 0..per {
+                f();
+            }
+            t0.elapsed().as_secs_f64() / per as f64
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[reps / 2]
+}
+
 /// Input dimension of [`synthetic`].
 pub const D: usize = 10;
 
