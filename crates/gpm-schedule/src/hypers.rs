@@ -379,6 +379,16 @@ pub(crate) struct HyperPlan {
     pub dense: Vec<DenseScaleUpdate>,
 }
 
+/// Whether a hyperparameter of block `b`'s GP prior is sampled: its own kernel update or a
+/// shared-kernel group holding it (`K` then moves from sweep to sweep).
+pub(crate) fn kernel_moves(
+    b: crate::ids::BlockId,
+    kernels: &[GpKernelUpdate],
+    groups: &[KernelGroup],
+) -> bool {
+    kernels.iter().any(|k| k.block == b) || groups.iter().any(|g| g.blocks.contains(&b))
+}
+
 /// The factors with a predictor that reads latent `li`.
 pub(crate) fn factors_reading(
     model: &Model,

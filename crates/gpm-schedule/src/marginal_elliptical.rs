@@ -28,19 +28,25 @@ pub const MARGINAL_ELLIPTICAL_STEPS: usize = 10;
 /// the Poisson and Student-t GPs). Measured, min-ESS per second over 2 × 1 000 draws, 10 / 30 /
 /// 60 steps: the 3-class GP 230–304 / 441–454 / 354–415, the classifier 153–229 / 247–261 /
 /// 161–173; at 30 the Poisson GP fell to 0.71× and the Student-t GP to 0.82×, so they keep 10.
+/// With the kernel sampled the gain did not hold: the minimum hyperparameter ESS per second of a
+/// synthetic 200-point classifier (D = 10) went 107–109 → 81–82 (the variance's ESS 569–603 →
+/// 337–408), the 3-class GP's 48–49 → 39–56 and the breast-cancer subset's 98–108 → 108–117;
+/// a sampled kernel keeps 10.
 pub const MARGINAL_ELLIPTICAL_STEPS_LABELS: usize = 30;
 
 /// The steps of a block read by `reading`: [`MARGINAL_ELLIPTICAL_STEPS_LABELS`] where every one
-/// of them is categorical or has a binary response, else [`MARGINAL_ELLIPTICAL_STEPS`].
-fn steps_for(factors: &[FactorProgram], reading: &[FactorId]) -> usize {
-    let labels = reading.iter().all(|f| {
-        let fp = &factors[f.0];
-        fp.categorical.is_some()
-            || fp
-                .replicate
-                .as_ref()
-                .is_some_and(|r| r.likelihood.response() == gpm_library::ResponseKind::Binary)
-    });
+/// of them is categorical or has a binary response and the block's kernel is fixed (`moving`:
+/// a hyperparameter of it is sampled), else [`MARGINAL_ELLIPTICAL_STEPS`].
+fn steps_for(factors: &[FactorProgram], reading: &[FactorId], moving: bool) -> usize {
+    let labels = !moving
+        && reading.iter().all(|f| {
+            let fp = &factors[f.0];
+            fp.categorical.is_some()
+                || fp
+                    .replicate
+                    .as_ref()
+                    .is_some_and(|r| r.likelihood.response() == gpm_library::ResponseKind::Binary)
+        });
     if labels {
         MARGINAL_ELLIPTICAL_STEPS_LABELS
     } else {
@@ -54,13 +60,7 @@ fn steps_for(factors: &[FactorProgram], reading: &[FactorId]) -> usize {
 /// measured 420-429 → 213-341 min ESS on the 3-class GP) and a prior no hyperparameter moves
 /// (a fixed fit against a moving `K(θ)`: min ESS 467-604 → 445-507 on the full-Bayes GP
 /// classifier); elsewhere the prior's ellipses.
-fn reference_for(
-    b: &BlockSpec,
-    kernels: &[GpKernelUpdate],
-    groups: &[KernelGroup],
-) -> EllipseReference {
-    let moving =
-        kernels.iter().any(|k| k.block == b.id) || groups.iter().any(|g| g.blocks.contains(&b.id));
+fn reference_for(b: &BlockSpec, moving: bool) -> EllipseReference {
     if b.per_column || b.latents.len() != 1 || moving {
         EllipseReference::Prior
     } else {
@@ -128,7 +128,8 @@ pub(crate) fn marginal_ellipticals(
             || some_law(|law| law.slow_blocked_mixing());
         // Or where they pay along a fitted reference only (the Student-t's Gamma scale mixture),
         // and one is fitted.
-        let reference = reference_for(b, kernels, groups);
+        let moving = crate::hypers::kernel_moves(b.id, kernels, groups);
+        let reference = reference_for(b, moving);
         let fitted_pays = matches!(reference, EllipseReference::Adapted { .. })
             && some_law(|law| law.gains_from_fitted_steps());
         if !evaluable || !(slow || fitted_pays) || reading.is_empty() {
@@ -145,7 +146,7 @@ pub(crate) fn marginal_ellipticals(
             at + 1,
             GibbsStep::MarginalElliptical {
                 block: b.id,
-                steps: steps_for(factors, &reading),
+                steps: steps_for(factors, &reading, moving),
                 factors: reading,
                 redraw: true,
                 reference,

@@ -64,8 +64,7 @@ pub(crate) fn pathwise_draws(
     groups: &[KernelGroup],
 ) {
     for b in blocks.iter_mut() {
-        let moving = kernels.iter().any(|k| k.block == b.id)
-            || groups.iter().any(|g| g.blocks.contains(&b.id));
+        let moving = crate::hypers::kernel_moves(b.id, kernels, groups);
         if b.kind == BlockKind::FullGp && !b.collapsed && b.elliptical.is_empty() && !moving {
             b.pathwise = Some(PathwiseDraw::for_fixed_kernel());
         }

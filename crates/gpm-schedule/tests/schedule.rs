@@ -553,6 +553,19 @@ fn marginal_elliptical_steps_follow_slowly_mixing_gp_blocks_only() {
         logistic.last(),
         Some(GibbsStep::MarginalElliptical { .. })
     ));
+    // Labels under a sampled kernel keep the default number of steps.
+    let (_, sampled_labels) = schedule(
+        "data { N : int; x : vector[N]; y : int[N] in {-1, 1}; }
+         hyper { l : real in 0.. ~ gamma(2.0, 1.0); }
+         latent { f : vector[N] ~ gp(x, sqexp(l)); }
+         model { y ~ bernoulli_logit(f); }",
+    );
+    assert_eq!(
+        marginal(&sampled_labels.gibbs),
+        vec![(1, MARGINAL_ELLIPTICAL_STEPS, false)],
+        "{:?}",
+        sampled_labels.gibbs
+    );
     // A count response keeps the default number of steps; labels take more.
     assert_eq!(
         marginal(&steps("c ~ poisson(3.0 * logistic(f));", "")),
