@@ -17,7 +17,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PathwiseDraw {
     /// Blocks with fewer rows factorise `B`: below this the blocked Cholesky is faster than
-    /// CG's passes over `K` (measured: `cargo bench -p gpmc --bench pathwise`).
+    /// CG's passes over `K` (measured by whole runs: [`PathwiseDraw::for_fixed_kernel`]).
     pub min_rows: usize,
     /// Leading eigenpairs of `K` kept for the preconditioner (at most; a sweep uses those with
     /// `max(a) λ > 1`).
@@ -30,9 +30,11 @@ impl PathwiseDraw {
     /// off, interleaved; the draws identical): wall time 1.15× the factorised path's at N = 400,
     /// 1.04× at 600, 1.01× on the breast-cancer classifier (569 × 30), 0.89× at 800, 0.78× at
     /// 1 000, 0.59× at 1 500. One draw alone on one core (`cargo bench -p gpmc --bench
-    /// pathwise`) moves with the machine's state: 0.66× at N = 200 to 2.1× at 2 000 in one run,
-    /// 0.99–1.02× at 1 000–1 500 in a later one. Rank 128 against 16–80 and all pairs with
-    /// `max(a) λ > 1`: fewer iterations than the lower ranks, a cheaper setup than all pairs.
+    /// pathwise`, factorised ÷ pathwise time): 1.02× at N = 200, 0.99× at 400, 1.13× at 600,
+    /// 1.30× at 800, 1.60× at 1 000, 2.15× at 1 500, 2.88× at 2 000 — two chains at once share
+    /// the memory bandwidth CG lives on, hence the whole runs' later crossover. Rank 128
+    /// against 16–80 and all pairs with `max(a) λ > 1`: fewer iterations than the lower ranks,
+    /// a cheaper setup than all pairs.
     pub fn for_fixed_kernel() -> Self {
         PathwiseDraw {
             min_rows: 800,

@@ -34,7 +34,10 @@ fn main() {
         None => vec![200, 400, 600, 800, 1000, 1500, 2000],
     };
     let c = gpmc::check("pathwise", FIXED).unwrap_or_else(|f| panic!("{}", f.render()));
-    let schedule = gpm_schedule::build(&c.model, &c.plans).expect("schedule");
+    let mut schedule = gpm_schedule::build(&c.model, &c.plans).expect("schedule");
+    // The prepared block factorises (the rule would give it the spectrum from 800 rows on):
+    // the pathwise block is made from it below.
+    schedule.blocks[0].pathwise = None;
     let (hv, _) = gpmc::infer::hyper_values(&c);
     println!("# GP classifier, D = 10, kernel fixed; one draw of f | ω (the draw and its conditional mean)");
     println!(
@@ -60,6 +63,10 @@ fn main() {
                 _ => None,
             })
             .expect("a GP block");
+        assert!(
+            !gp.is_pathwise(),
+            "the factorised draw is measured without a spectrum"
+        );
         let f = &state.latents[0];
         let y = match data.values.get("y") {
             Some(gpm_runtime::data::Value::Vector(y)) => y.clone(),
