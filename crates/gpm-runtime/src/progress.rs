@@ -41,6 +41,12 @@ pub enum Event {
         /// The free energy after it.
         free_energy: f64,
     },
+    /// Gibbs is about to decompose a fixed GP prior for its pathwise draw (once, `O(N³)`:
+    /// minutes at tens of thousands of rows, before the first sweep).
+    PathwiseSpectrum {
+        /// The prior's rows.
+        rows: usize,
+    },
 }
 
 type Observer = Arc<dyn Fn(&Event) + Send + Sync>;

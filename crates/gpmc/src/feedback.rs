@@ -83,6 +83,21 @@ impl Feedback {
         }
     }
 
+    /// Show `message` now, in either mode: the start of a phase that says nothing until it
+    /// ends (a plain line is printed whenever the last one was).
+    fn phase(&self, message: String) {
+        match &self.mode {
+            Mode::Off => {}
+            Mode::Bar(bar) => bar.set_message(message),
+            Mode::Lines => {
+                if let Ok(mut s) = self.state.lock() {
+                    s.last_line = Instant::now();
+                }
+                eprintln!("{message}");
+            }
+        }
+    }
+
     fn event(&self, e: &Event) {
         match *e {
             Event::LearnEvaluation {
@@ -116,6 +131,9 @@ impl Feedback {
                 free_energy,
             } => self.news(format!(
                 "GPF: step {step} (at most {max_steps}), free energy {free_energy:.6}"
+            )),
+            Event::PathwiseSpectrum { rows } => self.phase(format!(
+                "Gibbs: the eigendecomposition of a {rows}-row GP prior for its pathwise draw (once, before the first sweep)"
             )),
         }
     }

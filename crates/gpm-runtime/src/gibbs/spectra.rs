@@ -35,6 +35,9 @@ pub(super) fn attach(schedule: &Schedule, mut prep: Prepared) -> Result<Prepared
                         ),
                         "run with fewer rows, or a sparse GP (`inducing = M`)",
                     )?;
+                    crate::progress::emit(crate::progress::Event::PathwiseSpectrum {
+                        rows: gp.len(),
+                    });
                     let s =
                         std::sync::Arc::new(crate::pathwise::PriorSpectrum::of(&gp.k, rule.rank)?);
                     shared = Some(std::sync::Arc::clone(&s));
