@@ -290,11 +290,22 @@ def nutpie_full_bayes(name, spec, g, gh, gw, draws, warmup, budget):
                 nutpie_ratio_min=(g_all / gw) / (n_all / nw), nutpie_hypers=rows)
 
 
-def nuts_worker(name, draws, warmup, out):
-    """The child of `run_nuts_full_bayes_budgeted`: one full-Bayes NUTS run saved to `out`."""
+def numpyro_setup():
+    """NumPyro with a device per chain; in double precision when GPMC_BENCH_NUMPYRO_X64=1 (JAX's
+    default is single precision, NumPyro users' default too, so the speed rows keep it; with
+    gpmc's Monte Carlo errors small, a float32 NUTS run shows as disagreement: on the
+    breast-cancer classifier 2.8 % of coordinates at |z| > 3 in float32, none in float64 —
+    docs/benchmarks.md, 2026-12-01). Inherited by the budgeted workers through the environment."""
     import numpyro
 
+    if os.environ.get("GPMC_BENCH_NUMPYRO_X64") == "1":
+        numpyro.enable_x64()
     numpyro.set_host_device_count(CHAINS)
+
+
+def nuts_worker(name, draws, warmup, out):
+    """The child of `run_nuts_full_bayes_budgeted`: one full-Bayes NUTS run saved to `out`."""
+    numpyro_setup()
     spec = full_bayes_datasets(np.random.default_rng(FULL_BAYES_SEED))[name]
     arr, hyp, wall, steps = run_nuts_full_bayes(spec, draws, warmup)
     np.savez(out, latent=arr, wall=wall, steps=steps, **{f"hyper_{k}": v for k, v in hyp.items()})
@@ -638,9 +649,7 @@ def main():
                      saved.get("full_bayes", []), saved.get("full_bayes_sweep", ""),
                      saved.get("full_bayes_notes", ""), saved.get("speed_notes", ""))
         return
-    import numpyro
-
-    numpyro.set_host_device_count(CHAINS)
+    numpyro_setup()
     os.makedirs(OUT, exist_ok=True)
     draws, warmup = (300, 200) if args.quick else (1000, 500)
     rng = np.random.default_rng(20261123)
