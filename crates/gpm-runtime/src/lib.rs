@@ -19,6 +19,7 @@ pub mod categorical;
 pub mod cavi;
 pub mod chains;
 pub mod cluster;
+pub mod columns;
 pub mod data;
 pub mod density_nuts;
 pub mod diagnostics;

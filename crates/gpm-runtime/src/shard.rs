@@ -20,10 +20,6 @@ use crate::RuntimeError;
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use rand::Rng;
 
-/// Columns of `Φ` weighted at a time by [`InducingStats::of`]: large enough for an efficient
-/// GEMM, small enough that the copy stays a few megabytes at `M = 100`.
-pub const CHUNK: usize = 4096;
-
 /// What one shard returns for a CAVI step: per sparse block its [`InducingStats`], and the sum
 /// of its observations' local ELBO terms.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,9 +68,8 @@ impl InducingStats {
         }
     }
 
-    /// The sums over the columns of `phi` (`M × n`) with weights `w ≥ 0` and linear terms `r`:
-    /// `Φ diag(√w)` times its transpose, a block of [`CHUNK`] columns at a time (a copy of
-    /// `Φ` would double a large fit's memory).
+    /// The sums over the columns of `phi` (`M × n`) with weights `w ≥ 0` and linear terms `r`
+    /// ([`crate::columns::weighted_gram`]: a block of columns at a time, in parallel).
     pub fn of(phi: &DMatrix<f64>, w: &[f64], r: &[f64]) -> Result<Self, RuntimeError> {
         let n = phi.ncols();
         if w.len() != n || r.len() != n {
@@ -91,19 +86,10 @@ impl InducingStats {
                 r[i]
             )));
         }
-        let m = phi.nrows();
-        let mut curvature = DMatrix::zeros(m, m);
-        for start in (0..n).step_by(CHUNK) {
-            let len = CHUNK.min(n - start);
-            let mut pw = phi.columns(start, len).into_owned();
-            for (j, mut col) in pw.column_iter_mut().enumerate() {
-                col *= w[start + j].sqrt();
-            }
-            curvature.gemm(1.0, &pw, &pw.transpose(), 1.0);
-        }
+        let (curvature, linear) = crate::columns::weighted_gram(phi, w, r);
         Ok(InducingStats {
             curvature,
-            linear: phi * DVector::from_column_slice(r),
+            linear,
             rows: n,
         })
     }

@@ -87,7 +87,8 @@ impl SparseGp {
     /// `Φ = L⁻¹ K_mx` (`M × rows`) and the residual variances `k̃_i` for the rows of `x`.
     pub fn features(&self, x: &DMatrix<f64>) -> Result<(DMatrix<f64>, Vec<f64>), RuntimeError> {
         let kmx = kernel_matrix(&self.kernel, &self.z, x, &self.hypers)?;
-        let phi = crate::linalg::solve_lower(&self.l, kmx);
+        let mut phi = kmx;
+        crate::columns::solve_lower_in_place(&self.l, &mut phi);
         let kxx = kernel_diag(&self.kernel, x, &self.hypers)?;
         let kt = (0..x.nrows())
             .map(|i| (kxx[i] - phi.column(i).norm_squared()).max(0.0))
@@ -318,14 +319,11 @@ impl QInducing {
         kt: &[f64],
         mean0: f64,
     ) -> Result<(Vec<f64>, Vec<f64>), RuntimeError> {
-        let mean = phi.tr_mul(&self.mean);
-        let w = crate::linalg::solve_lower(self.chol.l_dirty(), phi.clone());
-        Ok((
-            mean.iter().map(|x| x + mean0).collect(),
-            (0..phi.ncols())
-                .map(|i| kt[i] + w.column(i).norm_squared())
-                .collect(),
-        ))
+        // Var f_i = k̃_i + φ_iᵀ Λ⁻¹ φ_i = k̃_i + ‖L_Λ⁻¹ φ_i‖².
+        let (mut mean, mut var) = crate::columns::projections(phi, self.chol.l_dirty(), &self.mean);
+        mean.iter_mut().for_each(|x| *x += mean0);
+        var.iter_mut().zip(kt).for_each(|(v, k)| *v += k);
+        Ok((mean, var))
     }
 
     /// One draw of `v ~ q = N(m, Λ⁻¹)`: `m + L⁻ᵀz` with `Λ = LLᵀ`, `z ~ N(0, I)`.

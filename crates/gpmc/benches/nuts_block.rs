@@ -12,9 +12,7 @@
 use gpm_runtime::gibbs::GibbsConfig;
 use serde_json::json;
 
-/// The CLI's allocator, so that the benchmark times what users run.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+mod common;
 
 const EIGHT_SCHOOLS: &str = "data { J : int; y : vector[J]; sigma : vector[J]; }
 hyper { mu : real ~ normal(0, 5); tau : real in 0.. ~ half_cauchy(5); }
@@ -50,15 +48,6 @@ fn glmm_data() -> serde_json::Value {
         }
     }
     json!({"N": groups * per, "G": groups, "g": g, "y": y})
-}
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// (min bulk ESS, chain-seconds, max R-hat) of one run.
@@ -101,7 +90,7 @@ fn main() {
         ("hierarchical_logistic --generic", hl.as_str(), hl_data),
         ("Poisson GLMM (log link)", POISSON_GLMM, glmm_data()),
     ];
-    let (seeds, draws) = (arg("--seeds", 3), arg("--draws", 1000));
+    let (seeds, draws) = (common::arg("--seeds", 3), common::arg("--draws", 1000));
     println!("4 chains × {draws} draws after 1 000 warm-up sweeps; min bulk ESS over every column");
     println!(
         "{:<34} {:>4} {:>22} {:>22} {:>8}",

@@ -7,6 +7,7 @@
 //! `Σ_i [log C_i + E_q P₀(η_i) + Σ_ω log φ(E_q s_ω(η_i))] − Σ_blocks KL(q ‖ p)` (ch. 5 §3.3.1);
 //! each coordinate step maximises it exactly, so the sequence never decreases.
 
+mod chunks;
 mod generic;
 mod local;
 mod softmax;

@@ -268,13 +268,31 @@ impl<'a> CaviState<'a> {
             let Some(cp) = fp.cavi.as_ref() else {
                 continue;
             };
-            for i in 0..self.prep.factors[f].n {
-                self.fill(f, i, pm);
-                let m = |p: PredictorId| (pm[p.0].0[i], pm[p.0].1[i]);
-                let e_omega = &mut self.e_omega;
-                local_step(cp, &mut self.vals, &m, &mut self.stack, &mut |j, v| {
-                    e_omega[f][j][i] = v
-                });
+            // Each observation's step reads its own slots and E[ω] only: the ranges in
+            // parallel give the sequential loop's numbers.
+            let (pf, hv, e) = (&self.prep.factors[f], &self.hyper_values, &self.e_omega[f]);
+            let naux = e.len();
+            let ranges = super::chunks::over_observations(pf.n, |range| {
+                let (mut vals, mut stack) = (vec![0.0; pf.slots.len()], Vec::with_capacity(64));
+                let mut out = vec![0.0; range.len() * naux];
+                for (k, i) in range.enumerate() {
+                    pf.fill(i, |p| pm[p].0[i], |j| e[j][i], hv, &mut vals);
+                    let m = |p: PredictorId| (pm[p.0].0[i], pm[p.0].1[i]);
+                    local_step(cp, &mut vals, &m, &mut stack, &mut |j, v| {
+                        out[k * naux + j] = v
+                    });
+                }
+                out
+            });
+            let e = &mut self.e_omega[f];
+            for (i, row) in ranges
+                .iter()
+                .flat_map(|r| r.chunks_exact(naux.max(1)))
+                .enumerate()
+            {
+                for (j, v) in row.iter().enumerate() {
+                    e[j][i] = *v;
+                }
             }
         }
         for sq in &mut self.softmax {
@@ -531,11 +549,18 @@ impl<'a> CaviState<'a> {
             let Some(cp) = fp.cavi.as_ref() else {
                 continue;
             };
-            for i in 0..self.prep.factors[f].n {
-                self.fill(f, i, &pm);
-                let m = |p: PredictorId| (pm[p.0].0[i], pm[p.0].1[i]);
-                elbo += local_elbo(cp, &self.vals, &m, &mut self.stack);
-            }
+            let (pf, hv, e) = (&self.prep.factors[f], &self.hyper_values, &self.e_omega[f]);
+            let sums = super::chunks::over_observations(pf.n, |range| {
+                let (mut vals, mut stack) = (vec![0.0; pf.slots.len()], Vec::with_capacity(64));
+                let mut sum = 0.0;
+                for i in range {
+                    pf.fill(i, |p| pm[p].0[i], |j| e[j][i], hv, &mut vals);
+                    let m = |p: PredictorId| (pm[p.0].0[i], pm[p.0].1[i]);
+                    sum += local_elbo(cp, &vals, &m, &mut stack);
+                }
+                sum
+            });
+            elbo += sums.iter().sum::<f64>();
         }
         elbo
     }

@@ -25,6 +25,16 @@ pub fn per_call(reps: usize, per: usize, f: &mut dyn FnMut()) -> f64 {
     t[reps / 2]
 }
 
+/// The number after `name` on the command line (`--n 200000`), or `default`.
+pub fn arg(name: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// Input dimension of [`synthetic`].
 pub const D: usize = 10;
 
