@@ -107,8 +107,11 @@ pub fn weighted_gram(phi: &DMatrix<f64>, w: &[f64], r: &[f64]) -> (DMatrix<f64>,
         }
         (gram, linear)
     };
-    let parts: Vec<(DMatrix<f64>, DMatrix<f64>)> =
-        (0..groups).into_par_iter().map(partial).collect();
+    let parts: Vec<(DMatrix<f64>, DMatrix<f64>)> = (0..groups)
+        .into_par_iter()
+        .with_min_len(crate::parallel::min_items(groups, 1))
+        .map(partial)
+        .collect();
     let mut gram = DMatrix::zeros(m, m);
     let mut linear = DVector::zeros(m);
     for (g, l) in &parts {
@@ -136,6 +139,7 @@ pub fn projections(
     mean.par_chunks_mut(BLOCK)
         .zip(norms.par_chunks_mut(BLOCK))
         .enumerate()
+        .with_min_len(crate::parallel::min_items(n.div_ceil(BLOCK), 1))
         .for_each_init(
             || Vec::with_capacity(m * BLOCK),
             |buf, (k, (mean, norms))| {
@@ -169,14 +173,18 @@ pub fn solve_lower_in_place(l: &DMatrix<f64>, a: &mut DMatrix<f64>) {
     if m == 0 {
         return;
     }
-    a.as_mut_slice().par_chunks_mut(BLOCK * m).for_each(|cols| {
-        let len = cols.len() / m;
-        faer::linalg::triangular_solve::solve_lower_triangular_in_place(
-            view(l),
-            MatMut::from_column_major_slice_mut(cols, m, len),
-            Par::Seq,
-        );
-    });
+    let blocks = a.ncols().div_ceil(BLOCK);
+    a.as_mut_slice()
+        .par_chunks_mut(BLOCK * m)
+        .with_min_len(crate::parallel::min_items(blocks, 1))
+        .for_each(|cols| {
+            let len = cols.len() / m;
+            faer::linalg::triangular_solve::solve_lower_triangular_in_place(
+                view(l),
+                MatMut::from_column_major_slice_mut(cols, m, len),
+                Par::Seq,
+            );
+        });
 }
 
 #[cfg(test)]
@@ -231,20 +239,31 @@ mod tests {
         assert!((a - whole).amax() < 1e-12);
     }
 
-    /// The sums are bit for bit the same in a pool of one thread and of four.
+    /// The sums and projections are bit for bit the same split across the global pool's
+    /// threads (called from outside it) and as one task (inside a pool of one thread, and of
+    /// four, where a chain would call them).
     #[test]
-    fn the_sums_do_not_depend_on_the_threads() {
+    fn the_results_do_not_depend_on_the_threads() {
         let n = 9 * BLOCK + 100;
         let p = phi(7, n);
         let w: Vec<f64> = (0..n).map(|i| (i as f64 * 0.3).sin().abs()).collect();
         let r: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).cos()).collect();
-        let run = |threads| {
-            rayon::ThreadPoolBuilder::new()
+        let l = DMatrix::from_fn(7, 7, |i, j| {
+            if i >= j {
+                1.0 + (i * j) as f64 * 0.1
+            } else {
+                0.0
+            }
+        });
+        let mu = DVector::from_fn(7, |i, _| i as f64 - 3.0);
+        let all = || (weighted_gram(&p, &w, &r), projections(&p, &l, &mu));
+        let split = all();
+        for threads in [1, 4] {
+            let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()
-                .unwrap()
-                .install(|| weighted_gram(&p, &w, &r))
-        };
-        assert_eq!(run(1), run(4));
+                .unwrap();
+            assert_eq!(pool.install(all), split, "{threads} threads");
+        }
     }
 }

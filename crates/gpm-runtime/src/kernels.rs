@@ -135,7 +135,7 @@ fn stationary_matrix(
     out.as_mut_slice()
         .par_chunks_mut(n)
         .enumerate()
-        .with_min_len((1 << 16) / n)
+        .with_min_len(crate::parallel::min_items(m, (1 << 16) / n))
         .for_each(|(j, col)| {
             let zj = &zs[j * d..(j + 1) * d];
             let rows = if same { j + 1 } else { n };

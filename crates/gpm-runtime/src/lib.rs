@@ -38,6 +38,7 @@ pub mod natural;
 pub mod nuts;
 pub mod nuts_control;
 pub mod nuts_run;
+mod parallel;
 pub mod pathwise;
 pub mod posterior;
 pub mod predict;

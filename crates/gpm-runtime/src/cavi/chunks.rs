@@ -15,8 +15,10 @@ pub(super) fn over_observations<T: Send>(
     work: impl Fn(Range<usize>) -> T + Sync,
 ) -> Vec<T> {
     let starts: Vec<usize> = (0..n).step_by(OBSERVATIONS).collect();
+    let tasks = starts.len();
     starts
         .into_par_iter()
+        .with_min_len(crate::parallel::min_items(tasks, 1))
         .map(|start| work(start..(start + OBSERVATIONS).min(n)))
         .collect()
 }
