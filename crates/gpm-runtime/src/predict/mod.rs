@@ -71,7 +71,9 @@ impl ResponseSummary {
     /// out).
     pub fn of(draws: &[f64]) -> ResponseSummary {
         let mut sorted: Vec<f64> = draws.iter().copied().filter(|v| !v.is_nan()).collect();
-        sorted.sort_by(f64::total_cmp);
+        // Values equal under the total order are the same bits, so the unstable sort gives the
+        // stable one's sequence — faster, above all on the ties of a discrete response.
+        sorted.sort_unstable_by(f64::total_cmp);
         let n = sorted.len();
         if n == 0 {
             let nan = f64::NAN;
