@@ -26,9 +26,19 @@ use rayon::prelude::*;
 /// 512 is near the best of both for larger `M` too.
 pub const BLOCK: usize = 512;
 
-/// Partial sums a reduction over columns keeps (its memory: `GROUPS` `M × M` matrices); fixed,
-/// so that the sums do not depend on the number of threads.
+/// Partial sums a reduction over columns keeps (its memory: `GROUPS` `M × M` matrices); fixed
+/// by the sizes, so that the sums do not depend on the number of threads.
 const GROUPS: usize = 8;
+
+/// The partial sums' memory at the most: fewer groups for a large `M` (8 × 200 MB at
+/// `M = 5 000` would be more than the features of many fits).
+const PARTIAL_BYTES: usize = 256 << 20;
+
+/// How many partial sums a reduction of `blocks` blocks of an `M`-row matrix keeps.
+fn groups(blocks: usize, m: usize) -> usize {
+    let per = (8 * m * m).max(1);
+    GROUPS.min(blocks).min(PARTIAL_BYTES / per).max(1)
+}
 
 /// The column ranges of the blocks of `n` columns.
 fn blocks(n: usize) -> Vec<(usize, usize)> {
@@ -74,7 +84,7 @@ fn scaled_block<'b>(
 pub fn weighted_gram(phi: &DMatrix<f64>, w: &[f64], r: &[f64]) -> (DMatrix<f64>, DVector<f64>) {
     let m = phi.nrows();
     let all = blocks(phi.ncols());
-    let groups = GROUPS.min(all.len()).max(1);
+    let groups = groups(all.len(), m);
     let partial = |g: usize| {
         let (lo, hi) = (g * all.len() / groups, (g + 1) * all.len() / groups);
         let mut gram = DMatrix::zeros(m, m);
@@ -214,6 +224,15 @@ mod tests {
             assert!((&linear - &lin).amax() < 1e-12 * scale, "n = {n}");
             assert_eq!(gram, gram.transpose(), "n = {n}");
         }
+    }
+
+    #[test]
+    fn partial_sums_are_bounded_in_number_and_memory() {
+        assert_eq!(groups(0, 100), 1);
+        assert_eq!(groups(3, 100), 3);
+        assert_eq!(groups(400, 100), GROUPS);
+        assert_eq!(groups(400, 3_000), 3);
+        assert_eq!(groups(400, 10_000), 1);
     }
 
     #[test]
