@@ -108,12 +108,10 @@ pub fn gp_log_marginal_factored(
         .map(|d| d.ln())
         .sum::<f64>()
         * 2.0;
-    let kc = k * &c;
+    // K c and L⁻¹ S K c as blocked (faer) products: nalgebra's were a tenth of an evaluation.
+    let kc = crate::linalg::matvec(k, &c);
     let skc = kc.component_mul(&s);
-    let u = chol
-        .l_dirty()
-        .solve_lower_triangular(&skc)
-        .ok_or_else(|| RuntimeError::Numerical("triangular solve failed".into()))?;
+    let u = crate::linalg::solve_lower_vec(chol.l_dirty(), &skc);
     let (sum_b, sum_a): (f64, f64) = (b.iter().sum(), a.iter().sum());
     let value = -0.5 * log_det + 0.5 * (c.dot(&kc) - u.norm_squared()) + mean * sum_b
         - 0.5 * mean * mean * sum_a;
@@ -127,17 +125,21 @@ pub(crate) fn b_factor(
     s: &DVector<f64>,
 ) -> Result<Cholesky<f64, Dyn>, RuntimeError> {
     let n = k.nrows();
-    let mut b = Vec::with_capacity(n * n);
-    for (j, col) in k.as_slice().chunks_exact(n.max(1)).enumerate() {
+    let s = s.as_slice();
+    let mut b = vec![0.0; n * n];
+    // Column by column as slices (a strided nalgebra iterator skipped to row j cost O(j) and
+    // pushed element by element: a tenth of a full-Bayes sweep).
+    for (j, (col, out)) in k
+        .as_slice()
+        .chunks_exact(n.max(1))
+        .zip(b.chunks_exact_mut(n.max(1)))
+        .enumerate()
+    {
         let sj = s[j];
-        b.resize(j * n + j, 0.0);
-        b.push(col[j] * (sj * sj) + 1.0);
-        b.extend(
-            col[j + 1..]
-                .iter()
-                .zip(s.iter().skip(j + 1))
-                .map(|(x, si)| x * (si * sj)),
-        );
+        out[j] = col[j] * (sj * sj) + 1.0;
+        for ((o, x), si) in out[j + 1..].iter_mut().zip(&col[j + 1..]).zip(&s[j + 1..]) {
+            *o = x * (si * sj);
+        }
     }
     crate::linalg::cholesky(DMatrix::from_vec(n, n, b)).ok_or_else(|| {
         RuntimeError::Numerical(

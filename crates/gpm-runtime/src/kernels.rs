@@ -312,14 +312,27 @@ pub fn training_matrix(
 
 /// `s · k`, the covariance of a kernel scaled by the variance `s` (which must not be negative).
 pub fn scaled(k: DMatrix<f64>, s: f64) -> Result<DMatrix<f64>, RuntimeError> {
+    check_variance(s)?;
+    let mut k = k;
+    k *= s;
+    Ok(k)
+}
+
+/// [`scaled`] of a matrix kept for reuse: the product written in one pass (not a copy, then a
+/// second pass to scale it), the same numbers.
+pub fn scaled_copy(k: &DMatrix<f64>, s: f64) -> Result<DMatrix<f64>, RuntimeError> {
+    check_variance(s)?;
+    let values: Vec<f64> = k.as_slice().iter().map(|x| x * s).collect();
+    Ok(DMatrix::from_vec(k.nrows(), k.ncols(), values))
+}
+
+fn check_variance(s: f64) -> Result<(), RuntimeError> {
     if !(s >= 0.0) {
         return Err(RuntimeError::BadData(format!(
             "a kernel variance is negative ({s})"
         )));
     }
-    let mut k = k;
-    k *= s;
-    Ok(k)
+    Ok(())
 }
 
 /// The diagonal `k(x_i, x_i)` (for predictive variances without forming the matrix): what
@@ -418,6 +431,9 @@ mod tests {
                 "{k:?}"
             );
         }
+        let full = kernel_matrix(&kernels[0], &x, &x, &h).unwrap();
+        assert_eq!(scaled_copy(&full, 2.5).unwrap(), scaled(full.clone(), 2.5).unwrap());
+        assert!(scaled_copy(&full, -1.0).is_err());
         let z = x.rows(2, 3).into_owned();
         let cross = kernel_matrix(&kernels[0], &z, &x, &h).unwrap();
         let full = kernel_matrix(&kernels[0], &x, &x, &h).unwrap();

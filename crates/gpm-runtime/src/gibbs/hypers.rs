@@ -393,7 +393,7 @@ impl super::Sampler<'_> {
                         *cache = Some((key, k));
                     }
                     let (_, k) = cache.as_ref().expect("just set");
-                    crate::kernels::scaled(k.clone(), hv.eval(variance)?)?
+                    crate::kernels::scaled_copy(k, hv.eval(variance)?)?
                 }
                 None => sk.training(&sk.kernel, hv)?,
             };
