@@ -432,11 +432,13 @@ mod tests {
             );
         }
         let full = kernel_matrix(&kernels[0], &x, &x, &h).unwrap();
-        assert_eq!(scaled_copy(&full, 2.5).unwrap(), scaled(full.clone(), 2.5).unwrap());
+        assert_eq!(
+            scaled_copy(&full, 2.5).unwrap(),
+            scaled(full.clone(), 2.5).unwrap()
+        );
         assert!(scaled_copy(&full, -1.0).is_err());
         let z = x.rows(2, 3).into_owned();
         let cross = kernel_matrix(&kernels[0], &z, &x, &h).unwrap();
-        let full = kernel_matrix(&kernels[0], &x, &x, &h).unwrap();
         assert!((cross - full.rows(2, 3)).amax() < 1e-15);
     }
 }

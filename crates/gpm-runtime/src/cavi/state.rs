@@ -273,15 +273,13 @@ impl<'a> CaviState<'a> {
             let (pf, hv, e) = (&self.prep.factors[f], &self.hyper_values, &self.e_omega[f]);
             let naux = e.len();
             let ranges = super::chunks::over_observations(pf.n, |range| {
-                let (mut vals, mut stack) = (vec![0.0; pf.slots.len()], Vec::with_capacity(64));
-                let mut out = vec![0.0; range.len() * naux];
-                for (k, i) in range.enumerate() {
-                    pf.fill(i, |p| pm[p].0[i], |j| e[j][i], hv, &mut vals);
+                let (start, mut out) = (range.start, vec![0.0; range.len() * naux]);
+                each_filled(pf, range, pm, e, hv, |i, vals, stack| {
                     let m = |p: PredictorId| (pm[p.0].0[i], pm[p.0].1[i]);
-                    local_step(cp, &mut vals, &m, &mut stack, &mut |j, v| {
-                        out[k * naux + j] = v
+                    local_step(cp, vals, &m, stack, &mut |j, v| {
+                        out[(i - start) * naux + j] = v
                     });
-                }
+                });
                 out
             });
             let e = &mut self.e_omega[f];
@@ -551,18 +549,34 @@ impl<'a> CaviState<'a> {
             };
             let (pf, hv, e) = (&self.prep.factors[f], &self.hyper_values, &self.e_omega[f]);
             let sums = super::chunks::over_observations(pf.n, |range| {
-                let (mut vals, mut stack) = (vec![0.0; pf.slots.len()], Vec::with_capacity(64));
                 let mut sum = 0.0;
-                for i in range {
-                    pf.fill(i, |p| pm[p].0[i], |j| e[j][i], hv, &mut vals);
+                each_filled(pf, range, &pm, e, hv, |i, vals, stack| {
                     let m = |p: PredictorId| (pm[p.0].0[i], pm[p.0].1[i]);
-                    sum += local_elbo(cp, &vals, &m, &mut stack);
-                }
+                    sum += local_elbo(cp, vals, &m, stack);
+                });
                 sum
             });
             elbo += sums.iter().sum::<f64>();
         }
         elbo
+    }
+}
+
+/// `visit(i, slots, stack)` for every observation `i` of `range`, its slots of factor `pf`
+/// filled at the moments `pm` and the expectations `e` (with its own scratch: the ranges of
+/// [`super::chunks::over_observations`] run in parallel).
+fn each_filled(
+    pf: &crate::prepared::PFactor,
+    range: std::ops::Range<usize>,
+    pm: &Moments,
+    e: &[Vec<f64>],
+    hv: &[f64],
+    mut visit: impl FnMut(usize, &mut [f64], &mut Vec<f64>),
+) {
+    let (mut vals, mut stack) = (vec![0.0; pf.slots.len()], Vec::with_capacity(64));
+    for i in range {
+        pf.fill(i, |p| pm[p].0[i], |j| e[j][i], hv, &mut vals);
+        visit(i, &mut vals, &mut stack);
     }
 }
 
