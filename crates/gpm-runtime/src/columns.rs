@@ -14,6 +14,7 @@
 //! one block, and the sums over columns are [`GROUPS`] partial sums over fixed ranges of
 //! blocks, added in their order — never in the order threads finish.
 
+use crate::linalg::{view, view_mut};
 use faer::linalg::matmul::triangular::BlockStructure;
 use faer::prelude::{IntoConst, Reborrow, ReborrowMut};
 use faer::{Accum, MatMut, MatRef, Par};
@@ -47,16 +48,6 @@ fn blocks(n: usize) -> Vec<(usize, usize)> {
         .step_by(BLOCK)
         .map(|start| (start, BLOCK.min(n - start)))
         .collect()
-}
-
-/// `faer` view of a column-major nalgebra matrix.
-fn view(a: &DMatrix<f64>) -> MatRef<'_, f64> {
-    MatRef::from_column_major_slice(a.as_slice(), a.nrows(), a.ncols())
-}
-
-fn view_mut(a: &mut DMatrix<f64>) -> MatMut<'_, f64> {
-    let (r, c) = (a.nrows(), a.ncols());
-    MatMut::from_column_major_slice_mut(a.as_mut_slice(), r, c)
 }
 
 /// Columns `start .. start + len` of `phi`, each multiplied by `scale(column)`, into `buf`

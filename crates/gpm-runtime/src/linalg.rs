@@ -4,6 +4,7 @@
 //! nalgebra's `Cholesky`, so the rest of the runtime keeps one matrix type. Sequential (no
 //! thread pool): chains already run in parallel, and a fixed seed must reproduce a run.
 
+use faer::linalg::matmul::triangular::BlockStructure::{Rectangular, TriangularLower};
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 
 /// Below this size nalgebra's own factorisation is as fast (no packing overhead).
@@ -140,35 +141,53 @@ pub fn matvec(a: &DMatrix<f64>, v: &DVector<f64>) -> DVector<f64> {
     DVector::from_column_slice(x.as_slice())
 }
 
-/// The product `A B` (blocked, vectorised).
-pub fn matmul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
-    let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
-    assert_eq!(k, b.nrows(), "matmul: inner dimensions differ");
-    let mut out = DMatrix::zeros(m, n);
-    let lhs = faer::MatRef::from_column_major_slice(a.as_slice(), m, k);
-    let rhs = faer::MatRef::from_column_major_slice(b.as_slice(), k, n);
-    let dst = faer::MatMut::from_column_major_slice_mut(out.as_mut_slice(), m, n);
-    faer::linalg::matmul::matmul(dst, faer::Accum::Replace, lhs, rhs, 1.0, faer::Par::Seq);
-    out
+/// faer's view of a column-major nalgebra matrix (no copy).
+pub(crate) fn view(a: &DMatrix<f64>) -> faer::MatRef<'_, f64> {
+    faer::MatRef::from_column_major_slice(a.as_slice(), a.nrows(), a.ncols())
 }
 
-/// `Aᵀ B` (blocked; no transposed copy of `A`).
-pub fn transposed_times(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
-    let (k, m, n) = (a.nrows(), a.ncols(), b.ncols());
-    assert_eq!(k, b.nrows(), "transposed_times: inner dimensions differ");
-    let mut out = DMatrix::zeros(m, n);
-    let lhs = faer::MatRef::from_column_major_slice(a.as_slice(), k, m);
-    let rhs = faer::MatRef::from_column_major_slice(b.as_slice(), k, n);
-    let dst = faer::MatMut::from_column_major_slice_mut(out.as_mut_slice(), m, n);
-    faer::linalg::matmul::matmul(
-        dst,
+/// [`view`], writable.
+pub(crate) fn view_mut(a: &mut DMatrix<f64>) -> faer::MatMut<'_, f64> {
+    let (r, c) = (a.nrows(), a.ncols());
+    faer::MatMut::from_column_major_slice_mut(a.as_mut_slice(), r, c)
+}
+
+/// `lhs rhs` into a new matrix, `lhs` of the given structure (blocked, vectorised, sequential).
+fn product(
+    lhs: faer::MatRef<'_, f64>,
+    structure: faer::linalg::matmul::triangular::BlockStructure,
+    rhs: faer::MatRef<'_, f64>,
+) -> DMatrix<f64> {
+    use faer::linalg::matmul::triangular::{matmul, BlockStructure};
+    let mut out = DMatrix::zeros(lhs.nrows(), rhs.ncols());
+    matmul(
+        view_mut(&mut out),
+        BlockStructure::Rectangular,
         faer::Accum::Replace,
-        lhs.transpose(),
+        lhs,
+        structure,
         rhs,
+        BlockStructure::Rectangular,
         1.0,
         faer::Par::Seq,
     );
     out
+}
+
+/// The product `A B` (blocked, vectorised).
+pub fn matmul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    assert_eq!(a.ncols(), b.nrows(), "matmul: inner dimensions differ");
+    product(view(a), Rectangular, view(b))
+}
+
+/// `Aᵀ B` (blocked; no transposed copy of `A`).
+pub fn transposed_times(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    assert_eq!(
+        a.nrows(),
+        b.nrows(),
+        "transposed_times: inner dimensions differ"
+    );
+    product(view(a).transpose(), Rectangular, view(b))
 }
 
 /// `Aᵀ A` ([`transposed_times`]).
@@ -218,25 +237,9 @@ pub fn symmetric_eigen(a: &DMatrix<f64>) -> Option<(Vec<f64>, DMatrix<f64>)> {
 /// `L B` for a lower-triangular `L` (its upper triangle is not read): half the work of a full
 /// product.
 pub fn lower_times(l: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
-    use faer::linalg::matmul::triangular::{matmul, BlockStructure};
-    let (m, k, n) = (l.nrows(), l.ncols(), b.ncols());
+    let (m, k) = (l.nrows(), l.ncols());
     assert!(m == k && k == b.nrows(), "lower_times: dimensions differ");
-    let mut out = DMatrix::zeros(m, n);
-    let lhs = faer::MatRef::from_column_major_slice(l.as_slice(), m, k);
-    let rhs = faer::MatRef::from_column_major_slice(b.as_slice(), k, n);
-    let dst = faer::MatMut::from_column_major_slice_mut(out.as_mut_slice(), m, n);
-    matmul(
-        dst,
-        BlockStructure::Rectangular,
-        faer::Accum::Replace,
-        lhs,
-        BlockStructure::TriangularLower,
-        rhs,
-        BlockStructure::Rectangular,
-        1.0,
-        faer::Par::Seq,
-    );
-    out
+    product(view(l), TriangularLower, view(b))
 }
 
 #[cfg(test)]
