@@ -28,6 +28,7 @@ mod dense_reference;
 mod elliptical;
 mod from_q;
 mod interweave_dense;
+mod kernel_marginal;
 mod laplace_dense;
 mod level_shift;
 mod log_joint;
@@ -286,8 +287,22 @@ impl SlicedKernel {
         kernel: &gpm_schedule::BoundKernel,
         hv: &HyperValues,
     ) -> Result<DMatrix<f64>, RuntimeError> {
+        let mut k = self.training_lower(kernel, hv)?;
+        if self.sqdist.is_some() {
+            crate::kernels::mirror_lower(&mut k);
+        }
+        Ok(k)
+    }
+
+    /// [`SlicedKernel::training`]'s lower triangle (the diagonal included; above it zeros or
+    /// the mirror): what the marginal move's evaluations read.
+    fn training_lower(
+        &self,
+        kernel: &gpm_schedule::BoundKernel,
+        hv: &HyperValues,
+    ) -> Result<DMatrix<f64>, RuntimeError> {
         match &self.sqdist {
-            Some(d2) => crate::kernels::training_matrix(kernel, &self.inputs, d2, hv),
+            Some(d2) => crate::kernels::training_lower(kernel, &self.inputs, d2, hv),
             None => crate::kernels::kernel_matrix(kernel, &self.inputs, &self.inputs, hv),
         }
     }

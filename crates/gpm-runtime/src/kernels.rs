@@ -112,7 +112,7 @@ fn scaled_coordinates(x: &DMatrix<f64>, ls: &[f64]) -> Vec<f64> {
 
 /// `f(r²_ij)` for the scaled squared distances `r²_ij = Σ_d ((x_id − z_jd)/ℓ_d)²`, `f` applied
 /// in place to a column's values at once. For a training covariance (`x` and `z` the same
-/// matrix) only the upper triangle is computed and mirrored — half the evaluations of `f`, and
+/// matrix) only the lower triangle is computed and mirrored — half the evaluations of `f`, and
 /// a matrix symmetric to the bit. A column's distances are summed one coordinate at a time
 /// over all its rows (independent sums, which vectorise), in the order of the coordinates.
 fn stationary_matrix(
@@ -138,10 +138,10 @@ fn stationary_matrix(
         .with_min_len(crate::parallel::min_items(m, (1 << 16) / n))
         .for_each(|(j, col)| {
             let zj = &zs[j * d..(j + 1) * d];
-            let rows = if same { j + 1 } else { n };
-            let col = &mut col[..rows];
+            let first = if same { j } else { 0 };
+            let col = &mut col[first..];
             for (k, zjk) in zj.iter().enumerate() {
-                for (o, a) in col.iter_mut().zip(&xs[k * n..k * n + rows]) {
+                for (o, a) in col.iter_mut().zip(&xs[k * n + first..(k + 1) * n]) {
                     let t = a - zjk;
                     *o += t * t;
                 }
@@ -149,14 +149,14 @@ fn stationary_matrix(
             f(col, p);
         });
     if same {
-        mirror_upper(&mut out);
+        mirror_lower(&mut out);
     }
     out
 }
 
-/// Copy the upper triangle of a square matrix onto the lower, in 32 × 32 tiles (entry by entry,
+/// Copy the lower triangle of a square matrix onto the upper, in 32 × 32 tiles (entry by entry,
 /// a column-major transpose strides through memory).
-fn mirror_upper(m: &mut DMatrix<f64>) {
+pub fn mirror_lower(m: &mut DMatrix<f64>) {
     const TILE: usize = 32;
     let n = m.nrows();
     let a = m.as_mut_slice();
@@ -164,7 +164,7 @@ fn mirror_upper(m: &mut DMatrix<f64>) {
         for it in (jt..n).step_by(TILE) {
             for j in jt..(jt + TILE).min(n) {
                 for i in it.max(j + 1)..(it + TILE).min(n) {
-                    a[i + j * n] = a[j + i * n];
+                    a[j + i * n] = a[i + j * n];
                 }
             }
         }
@@ -277,34 +277,44 @@ pub fn training_matrix(
     d2: &DMatrix<f64>,
     h: &HyperValues,
 ) -> Result<DMatrix<f64>, RuntimeError> {
+    let mut out = training_lower(k, x, d2, h)?;
+    mirror_lower(&mut out);
+    Ok(out)
+}
+
+/// [`training_matrix`]'s lower triangle, the diagonal included — what a factorisation and a
+/// symmetric product read ([`crate::gaussian::gp_log_marginal_scaled`]): the same numbers
+/// there, without the pass that mirrors them. Above the diagonal: zeros or the mirror.
+pub fn training_lower(
+    k: &BoundKernel,
+    x: &DMatrix<f64>,
+    d2: &DMatrix<f64>,
+    h: &HyperValues,
+) -> Result<DMatrix<f64>, RuntimeError> {
     if let Some((l @ BoundArg::Scalar(_), f, rest)) = stationary(k) {
         let ls = lengthscales(l, 1, h)?[0];
         let p = scalars(rest, h)?;
         let inv = 1.0 / (ls * ls);
         let n = d2.nrows();
-        let mut out = DMatrix::zeros(n, n);
-        // The upper triangle column by column (contiguous, so the profile vectorises), then
-        // mirrored: half the exponentials, and a matrix symmetric to the bit.
-        let (d2, k) = (d2.as_slice(), out.as_mut_slice());
+        // Column j's rows j.. as plain slices (contiguous, so the profile vectorises): half the
+        // exponentials, and, mirrored, a matrix symmetric to the bit. Each entry is written
+        // once (zeros above the diagonal): no pass to zero the matrix first.
+        let d2 = d2.as_slice();
+        let mut k = Vec::with_capacity(n * n);
         for j in 0..n {
-            // Column j's rows 0..=j, as plain slices (nalgebra's strided iterators do not
-            // vectorise).
-            let col = &mut k[j * n..j * n + j + 1];
-            for (o, d) in col.iter_mut().zip(&d2[j * n..j * n + j + 1]) {
-                *o = d * inv;
-            }
-            f(col, &p);
+            k.resize(j * n + j, 0.0);
+            k.extend(d2[j * n + j..(j + 1) * n].iter().map(|d| d * inv));
+            f(&mut k[j * n + j..], &p);
         }
-        mirror_upper(&mut out);
-        return Ok(out);
+        return Ok(DMatrix::from_vec(n, n, k));
     }
     Ok(match k {
-        BoundKernel::Sum(a, b) => training_matrix(a, x, d2, h)? + training_matrix(b, x, d2, h)?,
+        BoundKernel::Sum(a, b) => training_lower(a, x, d2, h)? + training_lower(b, x, d2, h)?,
         BoundKernel::Product(a, b) => {
-            training_matrix(a, x, d2, h)?.component_mul(&training_matrix(b, x, d2, h)?)
+            training_lower(a, x, d2, h)?.component_mul(&training_lower(b, x, d2, h)?)
         }
         BoundKernel::Scale { variance, kernel } => {
-            scaled(training_matrix(kernel, x, d2, h)?, h.eval(variance)?)?
+            scaled(training_lower(kernel, x, d2, h)?, h.eval(variance)?)?
         }
         other => kernel_matrix(other, x, x, h)?,
     })
@@ -418,6 +428,13 @@ mod tests {
             let got = training_matrix(k, &x, &d2, &h).unwrap();
             assert!((want - &got).amax() < 1e-12, "{k:?}");
             assert_eq!(got, got.transpose());
+            // The lower triangle alone is the whole matrix's, to the bit.
+            let lower = training_lower(k, &x, &d2, &h).unwrap();
+            for j in 0..got.ncols() {
+                for i in j..got.nrows() {
+                    assert_eq!(lower[(i, j)].to_bits(), got[(i, j)].to_bits(), "{k:?}");
+                }
+            }
         }
         assert!(!uses_scalar_distances(&base("linear", &[0.3])));
         assert!(!uses_scalar_distances(&base("periodic", &[0.3, 1.0])));

@@ -10,7 +10,7 @@ use crate::kernels::HyperValues;
 use crate::prepared::{Block, Prepared};
 use crate::RuntimeError;
 use gpm_schedule::{BlockId, GibbsUpdate, HyperId, Schedule, SliceScheme};
-use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
+use nalgebra::{DMatrix, DVector};
 use rand_chacha::ChaCha8Rng;
 
 impl super::Sampler<'_> {
@@ -354,77 +354,11 @@ impl super::Sampler<'_> {
                 return Ok(());
             }
         }
-        // The kernel matrix of the last evaluation, with the values it was made at: slice
-        // sampling accepts the point it evaluated last, so the chain's new prior is made from it
-        // without forming the matrix again.
-        // With the block integrated out, the factor of `I + SKS` made there is kept too: the
-        // block's draw at this curvature reuses it.
-        type Last = (HyperValues, DMatrix<f64>, Option<Cholesky<f64, Dyn>>);
-        let last: std::cell::RefCell<Option<Last>> = Default::default();
-        // `variance * k(…)` with the variance read nowhere in `k`: the unit kernel `k`, kept with
-        // the values of the hyperparameters it reads, is reused while they do not move (a
-        // coordinate-wise move of the variance rescales it: no kernel function evaluated).
-        let split = match &sk.kernel {
-            gpm_schedule::BoundKernel::Scale { variance, kernel }
-                if variance.slots().all(|v| !kernel_reads(kernel, v)) =>
-            {
-                let mut read = Vec::new();
-                kernel.hypers(&mut read);
-                Some((variance, kernel.as_ref(), read))
-            }
-            _ => None,
-        };
-        // The unit-variance kernel matrix, keyed by the values it was built at.
-        type Keyed = Option<(Vec<Vec<f64>>, DMatrix<f64>)>;
-        let unit: std::cell::RefCell<Keyed> = Default::default();
-        let log_gp = |hv: &HyperValues| -> Result<f64, RuntimeError> {
-            let k = match &split {
-                Some((variance, kernel, read)) => {
-                    let key: Vec<Vec<f64>> = read
-                        .iter()
-                        .map(|h| match hv.vector(*h) {
-                            Some(v) => v.to_vec(),
-                            None => vec![hv.scalars[h.0]],
-                        })
-                        .collect();
-                    let mut cache = unit.borrow_mut();
-                    if cache.as_ref().is_none_or(|(at, _)| *at != key) {
-                        let k = sk.training(kernel, hv)?;
-                        *cache = Some((key, k));
-                    }
-                    let (_, k) = cache.as_ref().expect("just set");
-                    crate::kernels::scaled_copy(k, hv.eval(variance)?)?
-                }
-                None => sk.training(&sk.kernel, hv)?,
-            };
-            let mean = hv.eval(&sk.mean)?;
-            let (lp, lb) = match &values {
-                Some(f) => (
-                    crate::gaussian::GpBlock::new(k.clone(), mean)?.log_prior(f)?,
-                    None,
-                ),
-                None => {
-                    let (lp, lb) = crate::gaussian::gp_log_marginal_factored(&k, mean, a, b)?;
-                    (lp, Some(lb))
-                }
-            };
-            *last.borrow_mut() = Some((hv.clone(), k, lb));
-            Ok(lp)
-        };
+        let kernel = super::kernel_marginal::KernelEvaluations::new(sk);
+        let log_gp = |hv: &HyperValues| kernel.log_gp(hv, values.as_ref(), a, b);
         self.slice_update(&sk.hypers, sk.joint, state, &log_gp, rng)?;
-        let hv = self.hyper_values(state);
-        let mean = hv.eval(&sk.mean)?;
-        let last = last.into_inner();
-        state.gp_priors[sk.block] = Some(std::sync::Arc::new(match last {
-            Some((at, k, lb)) if at == hv => {
-                let gp = crate::gaussian::GpBlock::new(k, mean)?;
-                match lb {
-                    Some(lb) => gp.with_b_factor(a, lb),
-                    None => gp,
-                }
-            }
-            _ => crate::gaussian::GpBlock::new(sk.training(&sk.kernel, &hv)?, mean)?,
-        }));
+        let prior = kernel.prior_at(&self.hyper_values(state), a)?;
+        state.gp_priors[sk.block] = Some(std::sync::Arc::new(prior));
         Ok(())
     }
 
@@ -911,11 +845,4 @@ fn shared_latent(
         inputs: x,
         blocks,
     })
-}
-
-/// Whether kernel `k` reads hyperparameter `index`.
-fn kernel_reads(k: &gpm_schedule::BoundKernel, index: usize) -> bool {
-    let mut read = Vec::new();
-    k.hypers(&mut read);
-    read.iter().any(|h| h.0 == index)
 }
