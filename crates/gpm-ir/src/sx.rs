@@ -210,9 +210,9 @@ impl SxFunc {
     #[inline]
     pub fn apply(self, x: f64) -> f64 {
         match self {
-            SxFunc::Exp => x.exp(),
-            SxFunc::Log => x.ln(),
-            SxFunc::Log1p => x.ln_1p(),
+            SxFunc::Exp => gpm_special::exp(x),
+            SxFunc::Log => gpm_special::ln(x),
+            SxFunc::Log1p => gpm_special::ln_1p(x),
             SxFunc::Sqrt => x.sqrt(),
             SxFunc::Abs => x.abs(),
             SxFunc::Cosh => x.cosh(),
@@ -225,6 +225,20 @@ impl SxFunc {
             SxFunc::LogE1Scaled => gpm_special::log_e1_scaled(x),
             SxFunc::NormalCdf => gpm_special::normal_cdf(x),
             SxFunc::Max | SxFunc::Min | SxFunc::PoissonPowerMoment => f64::NAN,
+        }
+    }
+
+    /// [`SxFunc::apply`] to every element of `v` in place, to the bit: the elementary
+    /// functions a likelihood is made of as vectorised maps over the slice (a tape's chunk of
+    /// observations), the others element by element.
+    pub fn apply_in_place(self, v: &mut [f64]) {
+        match self {
+            SxFunc::Exp => gpm_special::exp_slice(v),
+            SxFunc::Log => gpm_special::ln_slice(v),
+            SxFunc::Log1p => gpm_special::ln_1p_slice(v),
+            SxFunc::Logistic => gpm_special::logistic_slice(v),
+            SxFunc::Softplus => gpm_special::softplus_slice(v),
+            _ => v.iter_mut().for_each(|x| *x = self.apply(*x)),
         }
     }
 

@@ -312,6 +312,13 @@ pub fn summarize(chains: &[&[f64]]) -> Summary {
     summarize_in_scale(chains)
 }
 
+/// [`summarize`] of each column (a column: its draws per chain), the columns in parallel —
+/// each summary its column's alone, so the same numbers as one at a time, in order.
+pub fn summarize_each(columns: &[Vec<&[f64]>]) -> Vec<Summary> {
+    use rayon::prelude::*;
+    columns.par_iter().map(|chains| summarize(chains)).collect()
+}
+
 /// [`summarize`] of draws whose squares do not overflow.
 fn summarize_in_scale(chains: &[&[f64]]) -> Summary {
     let all: Vec<f64> = chains.iter().flat_map(|c| c.iter().copied()).collect();

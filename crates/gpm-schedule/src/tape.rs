@@ -222,7 +222,7 @@ impl Tape {
                         .for_each(|(b, e)| *b = b.powf(*e));
                     sp -= 1;
                 }
-                Op::Call(f) => stack[row(sp - 1)].iter_mut().for_each(|x| *x = f.apply(*x)),
+                Op::Call(f) => f.apply_in_place(&mut stack[row(sp - 1)]),
                 Op::CallN(f, m) => {
                     let at = sp - m;
                     let mut args = vec![0.0; m];
@@ -234,9 +234,7 @@ impl Tape {
                     }
                     sp = at + 1;
                 }
-                Op::LogLogistic => stack[row(sp - 1)]
-                    .iter_mut()
-                    .for_each(|x| *x = gpm_special::log_logistic(*x)),
+                Op::LogLogistic => gpm_special::log_logistic_slice(&mut stack[row(sp - 1)]),
                 Op::LogNormalCdf => stack[row(sp - 1)]
                     .iter_mut()
                     .for_each(|x| *x = gpm_special::log_normal_cdf(*x)),

@@ -13,6 +13,7 @@ mod concave_sum;
 mod elementary;
 mod exp_integral;
 mod exp_slice;
+mod log_slice;
 mod poisson_power;
 pub mod root;
 mod vectorised;
@@ -22,6 +23,10 @@ pub use elementary::{
     log_normal_pdf, log_sum_exp, logistic, normal_cdf, softplus,
 };
 pub use exp_integral::{e1_inverse_from, e1_scaled, e2_scaled, log_e1, log_e1_scaled};
-pub use exp_slice::{exp_in_place, logistic_in_place, matern_in_place};
+pub use exp_slice::{exp, exp_in_place, logistic_in_place, matern_in_place};
+pub use log_slice::{ln, ln_1p};
 pub use poisson_power::poisson_power_moment;
-pub use vectorised::{vectorised, SliceMap};
+pub use vectorised::{
+    exp_slice, ln_1p_slice, ln_slice, log_logistic_slice, logistic_slice, softplus_slice,
+    vectorised, SliceMap,
+};

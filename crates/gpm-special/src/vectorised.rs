@@ -35,3 +35,39 @@ pub fn vectorised<M: SliceMap>(v: &mut [f64], p: &[f64]) {
         map: std::marker::PhantomData,
     })
 }
+
+/// The functions every stage's evaluator applies to a slice at once (a tape's chunk of
+/// observations): each the scalar function of this crate element by element, to the bit, at
+/// the widest instruction set available.
+macro_rules! slice_maps {
+    ($($(#[$doc:meta])* $name:ident => $one:path;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(v: &mut [f64]) {
+            struct Map;
+            impl SliceMap for Map {
+                #[inline(always)]
+                fn apply(v: &mut [f64], _p: &[f64]) {
+                    for x in v.iter_mut() {
+                        *x = $one(*x);
+                    }
+                }
+            }
+            vectorised::<Map>(v, &[])
+        }
+    )*};
+}
+
+slice_maps! {
+    /// [`crate::exp`] over a slice.
+    exp_slice => crate::exp;
+    /// [`crate::ln`] over a slice.
+    ln_slice => crate::ln;
+    /// [`crate::ln_1p`] over a slice.
+    ln_1p_slice => crate::ln_1p;
+    /// [`crate::logistic`] over a slice.
+    logistic_slice => crate::logistic;
+    /// [`crate::softplus`] over a slice.
+    softplus_slice => crate::softplus;
+    /// [`crate::log_logistic`] over a slice.
+    log_logistic_slice => crate::log_logistic;
+}

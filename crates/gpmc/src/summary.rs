@@ -268,10 +268,11 @@ pub fn summarize_in_blocks<E>(
     while j0 < names.len() {
         let j1 = (j0 + block).min(names.len());
         let per_chain = read(j0, j1)?;
-        for j in j0..j1 {
-            let refs: Vec<&[f64]> = per_chain.iter().map(|c| c[j - j0].as_slice()).collect();
-            out.push((names[j].clone(), summarize(&refs)));
-        }
+        let columns: Vec<Vec<&[f64]>> = (j0..j1)
+            .map(|j| per_chain.iter().map(|c| c[j - j0].as_slice()).collect())
+            .collect();
+        let summaries = gpm_runtime::diagnostics::summarize_each(&columns);
+        out.extend(names[j0..j1].iter().cloned().zip(summaries));
         j0 = j1;
     }
     Ok(out)
