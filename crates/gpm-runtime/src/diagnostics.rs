@@ -120,7 +120,8 @@ fn rank_normalize(chains: &[Vec<f64>]) -> Vec<Vec<f64>> {
             all.push((*v, c, i));
         }
     }
-    all.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Ties share their average rank, so the order among equal values does not matter.
+    all.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
     let s = all.len() as f64;
     let mut out: Vec<Vec<f64>> = chains.iter().map(|c| vec![0.0; c.len()]).collect();
     let mut k = 0;
@@ -225,60 +226,86 @@ fn constant(chains: &[&[f64]]) -> bool {
     chains.iter().all(|c| c.iter().all(|v| *v == v0))
 }
 
+/// What the bulk and tail ESS, the mean's ESS and R̂ of one quantity share, made once: its split
+/// chains, their rank normalisation and all its draws sorted.
+struct Split {
+    halves: Vec<Vec<f64>>,
+    ranked: Vec<Vec<f64>>,
+    sorted: Vec<f64>,
+}
+
+impl Split {
+    /// `None` where the draws are too few, ragged, not finite or constant (every statistic NaN).
+    fn of(chains: &[&[f64]]) -> Option<Split> {
+        if !valid(chains) || constant(chains) {
+            return None;
+        }
+        let halves = split(chains);
+        let ranked = rank_normalize(&halves);
+        let mut sorted: Vec<f64> = chains.iter().flat_map(|c| c.iter().copied()).collect();
+        sorted.sort_by(f64::total_cmp);
+        Some(Split {
+            halves,
+            ranked,
+            sorted,
+        })
+    }
+
+    /// The larger of bulk and folded (tail) R̂.
+    fn rhat(&self) -> f64 {
+        let bulk = rhat_basic(&self.ranked);
+        let med = quantile(&self.sorted, 0.5);
+        let folded: Vec<Vec<f64>> = self
+            .halves
+            .iter()
+            .map(|c| c.iter().map(|v| (v - med).abs()).collect())
+            .collect();
+        bulk.max(rhat_basic(&rank_normalize(&folded)))
+    }
+
+    fn ess_bulk(&self) -> f64 {
+        ess_raw(&self.ranked)
+    }
+
+    /// The smaller ESS of the 5 % and 95 % quantile indicators.
+    fn ess_tail(&self) -> f64 {
+        let (q05, q95) = (quantile(&self.sorted, 0.05), quantile(&self.sorted, 0.95));
+        let ind = |q: f64, below: bool| -> Vec<Vec<f64>> {
+            self.halves
+                .iter()
+                .map(|c| {
+                    c.iter()
+                        .map(|v| if (*v <= q) == below { 1.0 } else { 0.0 })
+                        .collect()
+                })
+                .collect()
+        };
+        ess_raw(&ind(q05, true)).min(ess_raw(&ind(q95, false)))
+    }
+
+    fn ess_mean(&self) -> f64 {
+        ess_raw(&self.halves)
+    }
+}
+
 /// Rank-normalised split-R̂: the larger of bulk and folded (tail) R̂.
 pub fn split_rhat(chains: &[&[f64]]) -> f64 {
-    if !valid(chains) || constant(chains) {
-        return f64::NAN;
-    }
-    let s = split(chains);
-    let bulk = rhat_basic(&rank_normalize(&s));
-    let all: Vec<f64> = chains.iter().flat_map(|c| c.iter().copied()).collect();
-    let mut sorted = all.clone();
-    sorted.sort_by(f64::total_cmp);
-    let med = quantile(&sorted, 0.5);
-    let folded: Vec<Vec<f64>> = s
-        .iter()
-        .map(|c| c.iter().map(|v| (v - med).abs()).collect())
-        .collect();
-    let tail = rhat_basic(&rank_normalize(&folded));
-    bulk.max(tail)
+    Split::of(chains).map_or(f64::NAN, |s| s.rhat())
 }
 
 /// Bulk ESS: ESS of the rank-normalised split chains.
 pub fn ess_bulk(chains: &[&[f64]]) -> f64 {
-    if !valid(chains) || constant(chains) {
-        return f64::NAN;
-    }
-    ess_raw(&rank_normalize(&split(chains)))
+    Split::of(chains).map_or(f64::NAN, |s| s.ess_bulk())
 }
 
 /// Tail ESS: the smaller ESS of the 5 % and 95 % quantile indicators.
 pub fn ess_tail(chains: &[&[f64]]) -> f64 {
-    if !valid(chains) || constant(chains) {
-        return f64::NAN;
-    }
-    let mut sorted: Vec<f64> = chains.iter().flat_map(|c| c.iter().copied()).collect();
-    sorted.sort_by(f64::total_cmp);
-    let (q05, q95) = (quantile(&sorted, 0.05), quantile(&sorted, 0.95));
-    let s = split(chains);
-    let ind = |q: f64, below: bool| -> Vec<Vec<f64>> {
-        s.iter()
-            .map(|c| {
-                c.iter()
-                    .map(|v| if (*v <= q) == below { 1.0 } else { 0.0 })
-                    .collect()
-            })
-            .collect()
-    };
-    ess_raw(&ind(q05, true)).min(ess_raw(&ind(q95, false)))
+    Split::of(chains).map_or(f64::NAN, |s| s.ess_tail())
 }
 
 /// ESS of the mean (no rank normalisation), for the MCSE of the mean.
 pub fn ess_mean(chains: &[&[f64]]) -> f64 {
-    if !valid(chains) || constant(chains) {
-        return f64::NAN;
-    }
-    ess_raw(&split(chains))
+    Split::of(chains).map_or(f64::NAN, |s| s.ess_mean())
 }
 
 /// Summary of one quantity. Draws beyond about 10¹⁵⁴ in magnitude (a prior sd of 10²⁴⁰ the data
@@ -329,7 +356,10 @@ fn summarize_in_scale(chains: &[&[f64]]) -> Summary {
     } else {
         (f64::NAN, f64::NAN)
     };
-    let ess_m = ess_mean(chains);
+    // The split chains, their ranks and the sorted draws made once for the four statistics.
+    let split = Split::of(chains);
+    let stat = |f: fn(&Split) -> f64| split.as_ref().map_or(f64::NAN, f);
+    let ess_m = stat(Split::ess_mean);
     let median = quantile(&sorted, 0.5);
     let mut deviations: Vec<f64> = sorted.iter().map(|v| (v - median).abs()).collect();
     deviations.sort_by(f64::total_cmp);
@@ -341,9 +371,9 @@ fn summarize_in_scale(chains: &[&[f64]]) -> Summary {
         q50: quantile(&sorted, 0.5),
         q95: quantile(&sorted, 0.95),
         mcse_mean: sd / ess_m.sqrt(),
-        ess_bulk: ess_bulk(chains),
-        ess_tail: ess_tail(chains),
-        rhat: split_rhat(chains),
+        ess_bulk: stat(Split::ess_bulk),
+        ess_tail: stat(Split::ess_tail),
+        rhat: stat(Split::rhat),
     }
 }
 
