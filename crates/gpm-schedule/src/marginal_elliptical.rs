@@ -103,15 +103,18 @@ pub(crate) fn marginal_ellipticals(
             }
         }
         reading.sort();
+        // A factor that also reads a block drawn from its collapsed conditional (the
+        // heteroscedastic GP's mean) is evaluated as written too: the steps read no auxiliary,
+        // and they redraw them all (measured on the precision GP `g`: min bulk ESS 243 → 912 and
+        // 532 → 1594 on the heteroscedastic Student-t and Gaussian GPs, 1.2–1.4× the sweep).
         let evaluable = reading.iter().all(|f| {
             let fp = &factors[f.0];
             let categorical_of_block = fp
                 .categorical
                 .as_ref()
                 .is_some_and(|c| b.latents.contains(&c.latent_id));
-            fp.collapsed.is_empty()
-                && (categorical_of_block
-                    || (fp.categorical.is_none() && fp.log_density_in_predictors.is_some()))
+            categorical_of_block
+                || (fp.categorical.is_none() && fp.log_density_in_predictors.is_some())
         });
         // Only where the blocked sweep mixes slowly (`MixingLaw::slow_blocked_mixing`, and the
         // logistic-softmax's Pólya-Gamma chain): a Gaussian factor's block is drawn from its

@@ -586,6 +586,20 @@ fn marginal_elliptical_steps_follow_slowly_mixing_gp_blocks_only() {
     assert!(marginal(&sampled.gibbs).is_empty(), "{:?}", sampled.gibbs);
     assert!(marginal(&steps("z ~ laplace(f, 0.5);", "")).is_empty());
     assert!(marginal(&steps("z ~ normal(f, 0.5);", "")).is_empty());
+    // A factor that also reads a block drawn from its collapsed conditional (the heteroscedastic
+    // GP's mean `f`): the precision GP `g` gets the steps, and they redraw the auxiliaries
+    // (the sweep opens with `f`'s draw, not theirs).
+    let (_, hetero) = schedule(
+        "data { N : int; x : vector[N]; z : vector[N]; }
+         latent { f : vector[N] ~ gp(x, sqexp(1.0)); g : vector[N] ~ gp(x, sqexp(1.0)); }
+         model { z ~ normal(f, 1 / sqrt(20.0 * logistic(g))); }",
+    );
+    assert_eq!(
+        marginal(&hetero.gibbs),
+        vec![(1, MARGINAL_ELLIPTICAL_STEPS, true)],
+        "{:?}",
+        hetero.gibbs
+    );
     // A second block drawn after the first reads the auxiliaries: the steps redraw them.
     let two = steps(
         "y ~ bernoulli_logit(f); for i in 1..N { z[i] ~ normal(g[i], 0.5); }",

@@ -105,7 +105,9 @@ fn gibbs_agrees_with_elliptical_slice_sampling_on_count_gps() {
 
 #[test]
 fn gibbs_agrees_with_elliptical_slice_sampling_on_heteroscedastic_gp() {
-    agrees(&["heteroscedastic_gp"]);
+    // Both take elliptical slice steps on the precision GP `g` (the mean GP `f` drawn from its
+    // collapsed conditional).
+    agrees(&["heteroscedastic_gp", "heteroscedastic_student_t"]);
 }
 
 #[test]
@@ -143,7 +145,7 @@ fn agrees(models: &[&str]) {
         let sampler = Sampler::new(&schedule, &d, &r.values).unwrap();
         // The multi-GP models have 120-180 coordinates: longer reference runs.
         let iters = match m {
-            "multiclass_gp" | "heteroscedastic_gp" => 25_000,
+            "multiclass_gp" | "heteroscedastic_gp" | "heteroscedastic_student_t" => 25_000,
             "logistic_regression" => 60_000,
             _ => 15_000,
         };
