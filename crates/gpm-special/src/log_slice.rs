@@ -24,6 +24,8 @@ const LG: [f64; 7] = [
 ];
 /// `2⁵⁴`: a subnormal argument is scaled by it into the normal range first.
 const TWO54: f64 = 18_014_398_509_481_984.0;
+/// `2⁵²`.
+const TWO52: f64 = 4_503_599_627_370_496.0;
 const MANTISSA: u64 = (1 << 52) - 1;
 
 /// `ln x` for one value: within 1 ulp of the exact value for every positive `x` (subnormals
@@ -33,17 +35,16 @@ pub fn ln(x: f64) -> f64 {
     let tiny = x < f64::MIN_POSITIVE;
     let y = if tiny { x * TWO54 } else { x };
     let bits = y.to_bits();
-    let exponent = ((bits >> 52) & 0x7ff) as i64 - 1023 - if tiny { 54 } else { 0 };
+    // The biased exponent as a float through the bits of 2⁵² + e (exact): an integer-to-float
+    // conversion of 64-bit lanes has no AVX2 instruction and would run a lane at a time.
+    let biased = f64::from_bits(0x4330_0000_0000_0000 | ((bits >> 52) & 0x7ff)) - TWO52;
     // m ∈ [1, 2) from the mantissa bits; halved above √2 so that f = m − 1 is small.
     let m = f64::from_bits((bits & MANTISSA) | 0x3ff0_0000_0000_0000);
     let big = m > std::f64::consts::SQRT_2;
-    let (m, k) = if big {
-        (m * 0.5, exponent + 1)
-    } else {
-        (m, exponent)
-    };
+    let m = if big { m * 0.5 } else { m };
     let f = m - 1.0;
-    let dk = k as f64;
+    // k = e − 1023 (− 54 for a scaled subnormal, + 1 where m was halved): small integers, exact.
+    let dk = biased - 1023.0 - if tiny { 54.0 } else { 0.0 } + if big { 1.0 } else { 0.0 };
     let hfsq = 0.5 * f * f;
     let s = f / (2.0 + f);
     let z = s * s;

@@ -1,8 +1,11 @@
-//! A map over a slice compiled for the widest instruction set the CPU has (AVX2 + FMA where
-//! present, else the baseline x86-64 set), chosen at run time by `pulp` (faer's dispatcher):
-//! the build targets the baseline, and four lanes run the exponentials of a kernel profile
-//! 2.3× faster. A kernel's profile is written once, as a [`SliceMap`], and called through
-//! [`vectorised`].
+//! A map over a slice compiled for the widest instruction set the CPU has (AVX-512 where
+//! present, else AVX2 + FMA, else the baseline x86-64 set), chosen at run time by `pulp`
+//! (faer's dispatcher, with its `x86-v4` feature): the build targets the baseline, and the
+//! lanes run a kernel profile's exponentials and a likelihood's logarithms 2–3× faster than
+//! libm's scalar calls (measured on an AVX-512 Xeon, ns per value: `exp` 1.4 against 4.1, `ln`
+//! 1.5 against 3.4, `log σ` 3.9 against 8.5; with AVX2 alone 2.2, 2.9 and 6.9). Every width
+//! gives the same bits: the maps are plain IEEE arithmetic, never contracted. A kernel's
+//! profile is written once, as a [`SliceMap`], and called through [`vectorised`].
 
 /// A map applied in place to a slice. Implementations mark `apply` `#[inline(always)]`, so that
 /// it is compiled inside each instruction set's version (a closure would not be inlined there
