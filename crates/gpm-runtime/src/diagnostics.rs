@@ -349,27 +349,36 @@ pub fn summarize_each(columns: &[Vec<&[f64]>]) -> Vec<Summary> {
 /// [`summarize`] of draws whose squares do not overflow.
 fn summarize_in_scale(chains: &[&[f64]]) -> Summary {
     let all: Vec<f64> = chains.iter().flat_map(|c| c.iter().copied()).collect();
-    let mut sorted = all.clone();
-    sorted.sort_by(f64::total_cmp);
     let (m, sd) = if all.len() > 1 {
         (mean(&all), var(&all).sqrt())
     } else {
         (f64::NAN, f64::NAN)
     };
-    // The split chains, their ranks and the sorted draws made once for the four statistics.
+    // The split chains, their ranks and the sorted draws made once for the four statistics
+    // and the quantiles (sorted here only where there are no statistics).
     let split = Split::of(chains);
+    let owned;
+    let sorted: &[f64] = match &split {
+        Some(s) => &s.sorted,
+        None => {
+            let mut all = all;
+            all.sort_by(f64::total_cmp);
+            owned = all;
+            &owned
+        }
+    };
     let stat = |f: fn(&Split) -> f64| split.as_ref().map_or(f64::NAN, f);
     let ess_m = stat(Split::ess_mean);
-    let median = quantile(&sorted, 0.5);
+    let median = quantile(sorted, 0.5);
     let mut deviations: Vec<f64> = sorted.iter().map(|v| (v - median).abs()).collect();
     deviations.sort_by(f64::total_cmp);
     Summary {
         mean: m,
         sd,
         mad: 1.4826 * quantile(&deviations, 0.5),
-        q5: quantile(&sorted, 0.05),
-        q50: quantile(&sorted, 0.5),
-        q95: quantile(&sorted, 0.95),
+        q5: quantile(sorted, 0.05),
+        q50: quantile(sorted, 0.5),
+        q95: quantile(sorted, 0.95),
         mcse_mean: sd / ess_m.sqrt(),
         ess_bulk: stat(Split::ess_bulk),
         ess_tail: stat(Split::ess_tail),
