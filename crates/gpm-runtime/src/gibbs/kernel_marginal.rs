@@ -82,11 +82,7 @@ impl<'a> KernelEvaluations<'a> {
             })
             .collect();
         let v = hv.eval(split.variance)?;
-        if !(v >= 0.0) {
-            return Err(RuntimeError::BadData(format!(
-                "a kernel variance is negative ({v})"
-            )));
-        }
+        crate::kernels::check_variance(v)?;
         let mut cache = self.unit.borrow_mut();
         match cache.as_ref() {
             Some((at, k1)) if *at == key => Ok((k1.clone(), v)),
